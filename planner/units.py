@@ -1,0 +1,54 @@
+"""Unit constants and conversions. GB = 1e9 B (decimal), GiB = 2**30 B (binary).
+
+Every quantity in the planner carries its unit in its name; convert only through these helpers.
+"""
+
+from __future__ import annotations
+
+BYTES_PER_KB = 1e3
+BYTES_PER_MB = 1e6
+BYTES_PER_GB = 1e9
+BYTES_PER_TB = 1e12
+BYTES_PER_KIB = 2.0**10
+BYTES_PER_MIB = 2.0**20
+BYTES_PER_GIB = 2.0**30
+
+FLOP_PER_TFLOP = 1e12
+FLOP_PER_GFLOP = 1e9
+
+MS_PER_S = 1e3
+US_PER_S = 1e6
+S_PER_HOUR = 3600.0
+HOURS_PER_MONTH = 720.0  # the book's rental month (30 days), card 12
+S_PER_MONTH = HOURS_PER_MONTH * S_PER_HOUR  # 2,592,000 s
+MONTHS_PER_YEAR = 12.0
+
+
+def gb_to_bytes(gb: float) -> float:
+    """Decimal gigabytes to bytes (x 1e9)."""
+    return gb * BYTES_PER_GB
+
+
+def bytes_to_gb(n_bytes: float) -> float:
+    """Bytes to decimal gigabytes (/ 1e9)."""
+    return n_bytes / BYTES_PER_GB
+
+
+def gib_to_bytes(gib: float) -> float:
+    """Binary gibibytes to bytes (x 2**30)."""
+    return gib * BYTES_PER_GIB
+
+
+def bytes_to_gib(n_bytes: float) -> float:
+    """Bytes to binary gibibytes (/ 2**30)."""
+    return n_bytes / BYTES_PER_GIB
+
+
+def gbit_per_s_to_gb_per_s(gbit_per_s: float) -> float:
+    """Link bit rate to byte rate: divide by 8 (400 Gb/s = 50 GB/s), card 1."""
+    return gbit_per_s / 8.0
+
+
+def mbit_per_s_to_bytes_per_s(mbit_per_s: float) -> float:
+    """Megabits per second to bytes per second (1 Mb/s = 125,000 B/s)."""
+    return mbit_per_s * 1e6 / 8.0
