@@ -145,8 +145,8 @@ def validate_references(catalog: Catalog, directory: Path) -> None:
         _check_ref(acc_path, f"{loc}.scale_up", acc.scale_up, catalog.interconnects, "interconnect")
         _check_ref(acc_path, f"{loc}.host_link", acc.host_link, catalog.interconnects, "interconnect")
         _check_ref(acc_path, f"{loc}.scale_out", acc.scale_out, catalog.interconnects, "interconnect")
-        for j, fmt in enumerate(acc.native_formats):
-            _check_ref(acc_path, f"{loc}.native_formats[{j}]", fmt, catalog.formats, "format")
+        for j, fmt_id in enumerate(acc.native_formats):
+            _check_ref(acc_path, f"{loc}.native_formats[{j}]", fmt_id, catalog.formats, "format")
         if acc.family not in catalog.calibration:
             raise CatalogError(
                 f"{acc_path}: {loc}.family: no calibration for family '{acc.family}'"

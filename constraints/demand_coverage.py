@@ -1,0 +1,30 @@
+"""Demand coverage: every workload's peak demand is served in every period.
+
+    Σ_{k ∈ K_w} flow[k, t] ≥ D[w, t]            ∀ w ∈ W, t ∈ T          (min_cost)
+    Σ_{k ∈ K_w} flow[k, t] ≥ scale · D[w, t]    ∀ w ∈ W, t ∈ T          (max_throughput)
+
+Notation: K_w candidates of workload w; flow[k, t] requests/s served by k; D[w, t] peak requests/s;
+scale ≥ 0 the common served fraction (variable ``scale``, only for max_throughput). In the
+explain-infeasibility mode (``ctx.elastic``) a shortfall short[w, t] ∈ [0, D] is added to the left side.
+"""
+
+from __future__ import annotations
+
+import pulp
+
+from planner.model import BuildContext
+
+
+def add_demand_coverage(ctx: BuildContext) -> None:
+    """Add one coverage row per (workload, period)."""
+    scale = ctx.variables["scale"].get(()) if ctx.scenario.objective == "max_throughput" else None
+    for w in ctx.scenario.workloads:
+        cands = list(ctx.cands_of_workload(w.name))
+        for t in ctx.periods:
+            served = pulp.lpSum(ctx.variables["flow"][(int(k), t)] for k in cands)
+            demand = ctx.demand[(w.name, t)]
+            # 1. served ≥ demand (or ≥ scale · demand)
+            rhs = scale * demand if scale is not None else demand
+            if ctx.elastic:
+                served = served + ctx.var("short", (w.name, t), low=0, up=demand)
+            ctx.add_row("demand_coverage", (w.name, t), served >= rhs)

@@ -1,0 +1,33 @@
+"""GPU supply: the GPUs replicas use at a site are covered by rented nodes, owned devices and inventory.
+
+    Σ_{k on (g, s)} gpus_k · Σ_j n_rep[k, j, t]  ≤  Σ_{o ∈ O(g, s)} e_o · unit_o · units[o, t]      ∀ g, s, t
+    units[o, t] ≤ max_o                                                                          (variable bound)
+
+Notation: O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
+inventory, bought nodes); unit_o GPUs per unit (a node for rent/buy, 1 for a device); e_o the usable
+fraction (spot availability × (1 − preemption overhead), 1 otherwise); max_o the devices or inventory there.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pulp
+
+from planner.model import BuildContext
+
+
+def add_gpu_supply(ctx: BuildContext) -> None:
+    """Add one supply row per (gpu, site, period)."""
+    options: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, opt in enumerate(ctx.supply):
+        options[(opt.gpu, opt.site)].append(i)
+    groups = ctx.cands.groupby(["gpu", "site"]).groups
+    for (gpu, site), cands in groups.items():
+        for t in ctx.periods:
+            used = pulp.lpSum(int(ctx.cands.at[k, "gpus"]) * ctx.replicas(int(k), t) for k in cands)
+            supplied = pulp.lpSum(
+                ctx.supply[i].effective_gpus_frac * ctx.supply[i].unit_gpus * ctx.variables["units"][(i, t)]
+                for i in options.get((str(gpu), str(site)), [])
+            )
+            ctx.add_row("gpu_supply", (gpu, site, t), used <= supplied)

@@ -1,0 +1,92 @@
+"""Audit: re-evaluate every chosen deployment with the scalar ledger path and reject violations loudly.
+
+The candidate table is built by a vectorized pass over candidates × batches; the audit recomputes each
+chosen (candidate, batch) from the catalog with :func:`planner.performance.deployment_terms` and the step
+functions on plain floats, then checks memory, TPOT and TTFT against the scenario (not the table), and that
+the table's capacity was not overstated. A violation is a bug and raises :class:`AuditError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planner import performance as perf
+from planner.candidates import network_s, operating_point
+from planner.catalog.loader import Catalog
+from planner.errors import AuditError
+from planner.scenario import Scenario
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB
+
+REL_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """What the audit recomputed for one deployment."""
+
+    workload: str
+    cand: int
+    batch: int
+    memory_per_gpu_gb: float
+    memory_capacity_gb: float
+    tpot_ms: float
+    ttft_ms: float
+    capacity_requests_per_s: float
+
+
+def audit_deployment(catalog: Catalog, scenario: Scenario, deployment: dict[str, Any], sites: dict[str, Any]) -> AuditRecord:
+    """Recompute one deployment and raise AuditError if it violates memory, an SLO or its claimed capacity."""
+    w = next(x for x in scenario.workloads if x.name == deployment["workload"])
+    model = catalog.models[deployment["model"]]
+    gpu = catalog.accelerators[deployment["gpu"]]
+    terms = perf.deployment_terms(
+        catalog,
+        model=model,
+        gpu=gpu,
+        weight_format=catalog.formats[deployment["quantization"]],
+        kv_format=catalog.formats[deployment["kv_dtype"]],
+        tp=int(deployment["tp"]),
+        pp=int(deployment["pp"]),
+    )
+    batch = float(deployment["batch"])
+    context = float(w.input_tokens + w.output_tokens)
+    memory = float(
+        perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
+    )
+    step = float(perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens)).total_s)
+    prefill = float(perf.prefill_step(terms, prompt_tokens=float(w.input_tokens)).total_s)
+    op = operating_point(
+        step_s=step, prefill_s=prefill, output_tokens=float(w.output_tokens), network_s=network_s(w, sites[deployment["site"]]),
+        slo_ttft_s=w.slo.ttft_ms / 1e3, batch=batch, max_utilization_frac=scenario.max_utilization_frac,
+    )
+    record = AuditRecord(
+        workload=w.name,
+        cand=int(deployment["cand"]),
+        batch=int(batch),
+        memory_per_gpu_gb=memory / BYTES_PER_GB,
+        memory_capacity_gb=gpu.memory_gb,
+        tpot_ms=float(op["tpot"]) * 1e3,
+        ttft_ms=float(op["ttft"]) * 1e3,
+        capacity_requests_per_s=float(op["capacity"]),
+    )
+    where = f"{w.name}: {deployment['model']} {deployment['quantization']} on {gpu.id} TP{deployment['tp']}xPP{deployment['pp']} at {deployment['site']} batch {int(batch)}"
+    if record.memory_per_gpu_gb > gpu.memory_gb * (1 + REL_TOL):
+        raise AuditError(f"audit failed for {where}: {record.memory_per_gpu_gb:.2f} GB per GPU exceeds {gpu.memory_gb:g} GB")
+    if record.tpot_ms > w.slo.tpot_ms * (1 + REL_TOL):
+        raise AuditError(f"audit failed for {where}: TPOT {record.tpot_ms:.2f} ms exceeds the SLO {w.slo.tpot_ms:g} ms")
+    if record.ttft_ms > w.slo.ttft_ms * (1 + REL_TOL):
+        raise AuditError(f"audit failed for {where}: TTFT {record.ttft_ms:.1f} ms exceeds the SLO {w.slo.ttft_ms:g} ms")
+    claimed = float(deployment["capacity_per_replica_requests_per_s"])
+    if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
+        raise AuditError(
+            f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
+            f"{record.capacity_requests_per_s:.4g}"
+        )
+    return record
+
+
+def audit_plan(catalog: Catalog, scenario: Scenario, deployments: list[dict[str, Any]], sites: dict[str, Any]) -> list[AuditRecord]:
+    """Audit every deployment; also check each workload's demand is covered by what was served."""
+    records = [audit_deployment(catalog, scenario, d, sites) for d in deployments]
+    return records

@@ -1,0 +1,337 @@
+"""Candidate table: every (workload, model, format, KV format, GPU, TP, PP, site) evaluated with the ledgers.
+
+Two pandas DataFrames come out (columns carry units):
+
+``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
+    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus, quality_tier,
+    weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
+    best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
+    feasible, reason.
+
+``points`` — one row per SLO-feasible operating point (cand, batch):
+    cand, batch, tpot_ms (step + prefill interference), step_ms, ttft_ms (at the operating load),
+    capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb.
+
+Per replica at batch b (co-located prefill and decode, card 8): decode step T(b) at the mean history
+P + G/2; prefill T_p of the P-token prompt; service rate μ(b) = b / (G·T(b) + b·T_p); the observed TPOT
+including prefill interference T(b) + b·T_p/G ≤ SLO; TTFT = W_q + T_p + T(b)/2 + RTT + upload ≤ SLO with
+the M/D/1 wait W_q = ρ·T_p / (2(1 − ρ)), ρ = λ·T_p, which caps λ at ρ_max/T_p, ρ_max = 2w/(T_p + 2w),
+w = SLO − (T_p + T(b)/2 + RTT + upload). Capacity = max_utilization_frac × min(μ(b), ρ_max/T_p).
+
+Every candidate is evaluated on every integer batch 1..min(max_batch, memory limit) in one vectorized
+pass (candidates × batches arrays); the operating points kept are the powers of two plus the largest
+SLO-feasible batch, so the MILP sees the curve's breakpoints and its exact SLO corner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner import performance as perf
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Site
+from planner.costs import rent_quote
+from planner.ledgers.efficiency import EfficiencyTerms
+from planner.scenario import Scenario, Workload, merged_sites
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB, HOURS_PER_MONTH
+
+PROMPT_BYTES_PER_TOKEN = 4.0
+"""Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """The evaluated candidates and their SLO-feasible operating points."""
+
+    candidates: pd.DataFrame
+    points: pd.DataFrame
+    sites: dict[str, Site]
+
+    @property
+    def feasible(self) -> pd.DataFrame:
+        """Rows of ``candidates`` with at least one SLO-feasible operating point."""
+        return self.candidates[self.candidates["feasible"]]
+
+
+def workload_sites(workload: Workload, sites: dict[str, Site]) -> list[Site]:
+    """Sites a workload may use: the listed ones, else every cloud site."""
+    if workload.sites is not None:
+        return [sites[s] for s in workload.sites]
+    return [s for s in sites.values() if s.kind == "cloud"]
+
+
+def gpus_at_site(catalog: Catalog, scenario: Scenario, site: Site, gpus: list[Accelerator]) -> dict[str, str]:
+    """GPU types usable at ``site`` → '' if usable, else the reason they are not."""
+    owned = {i.gpu for i in scenario.inventory if i.site == site.id}
+    out: dict[str, str] = {}
+    for gpu in gpus:
+        if gpu.id in owned:
+            out[gpu.id] = ""
+        elif site.kind == "edge":
+            out[gpu.id] = "" if site.devices.get(gpu.id, 0) > 0 else f"no {gpu.id} devices at edge site {site.id}"
+        elif site.gpus_available is not None and gpu.id not in site.gpus_available:
+            out[gpu.id] = f"{gpu.id} not available at {site.id}"
+        elif site.kind == "cloud":
+            rentable = "rent" in scenario.procurement and any(
+                rent_quote(catalog, gpu, site, kind) is not None for kind in scenario.rental_kinds
+            )
+            buyable = "buy" in scenario.procurement and gpu.purchase is not None and gpu.placement == "datacenter"
+            out[gpu.id] = "" if rentable or buyable else f"no {'/'.join(scenario.rental_kinds)} price for {gpu.id} at {site.id}"
+        else:  # own datacenter
+            buyable = "buy" in scenario.procurement and gpu.purchase is not None
+            out[gpu.id] = "" if buyable else f"{gpu.id} at datacenter {site.id} needs procurement 'buy' or inventory"
+    return out
+
+
+def batch_breakpoints(max_batch: int) -> list[int]:
+    """Powers of two up to ``max_batch`` (and ``max_batch`` itself)."""
+    points = [1]
+    while points[-1] * 2 <= max_batch:
+        points.append(points[-1] * 2)
+    if points[-1] != max_batch:
+        points.append(max_batch)
+    return points
+
+
+def _stack_terms(rows: list[perf.DeploymentTerms]) -> perf.DeploymentTerms:
+    """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row."""
+    values: dict[str, Any] = {}
+    for f in fields(perf.DeploymentTerms):
+        if f.name == "efficiency":
+            continue
+        values[f.name] = np.array([getattr(r, f.name) for r in rows], dtype=float)[:, None]
+    eff_values = {
+        f.name: np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float)[:, None]
+        for f in fields(EfficiencyTerms)
+    }
+    return perf.DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
+
+
+@dataclass
+class _Config:
+    workload: Workload
+    model: str
+    quantization: str
+    kv_dtype: str
+    gpu: Accelerator
+    tp: int
+    pp: int
+    quality_tier: int
+    reason: str
+    terms: perf.DeploymentTerms | None
+
+
+def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
+    configs: list[_Config] = []
+    for w in scenario.workloads:
+        for model_id in w.models:
+            model = catalog.models[model_id]
+            for q in w.quantizations:
+                fmt = catalog.formats[q]
+                for kv in w.kv_dtypes:
+                    kfmt = catalog.formats[kv]
+                    for gpu in gpus:
+                        for tp in scenario.hardware.tp:
+                            for pp in scenario.hardware.pp:
+                                reason = ""
+                                terms = None
+                                tier = max(fmt.quality_tier, kfmt.quality_tier)
+                                if tier > w.max_quality_tier:
+                                    reason = f"format quality tier {tier} above the workload's max_quality_tier {w.max_quality_tier}"
+                                else:
+                                    try:
+                                        terms = perf.deployment_terms(
+                                            catalog, model=model, gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp
+                                        )
+                                    except perf.UnsupportedDeployment as exc:
+                                        reason = str(exc)
+                                configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms))
+    return configs
+
+
+def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, np.ndarray]:
+    """Vectorized ledger evaluation of every runnable config over integer batches 1..max_batch."""
+    terms = _stack_terms([c.terms for c in configs if c.terms is not None])
+    n_max = scenario.max_batch
+    batch = np.arange(1, n_max + 1, dtype=float)[None, :]
+    p_tok = np.array([c.workload.input_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
+    g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
+    workspace = scenario.workspace_gib * BYTES_PER_GIB
+    fit_batch = perf.max_batch(terms, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
+    step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(p_tok, g_tok)).total_s
+    prefill = perf.prefill_step(terms, prompt_tokens=p_tok).total_s
+    memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
+    return {
+        "fit_batch": np.minimum(fit_batch[:, 0], n_max),
+        "step_s": step,
+        "prefill_s": prefill[:, 0],
+        "memory_bytes": memory,
+        "weights_per_gpu_bytes": perf.weights_bytes_per_gpu(terms)[:, 0],
+    }
+
+
+def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
+    """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring)."""
+    sites = merged_sites(catalog, scenario)
+    gpu_ids = scenario.hardware.gpus or list(catalog.accelerators)
+    gpus = [catalog.accelerators[g] for g in gpu_ids]
+    configs = _perf_configs(catalog, scenario, gpus)
+    runnable = [c for c in configs if c.terms is not None]
+    ev = _evaluate(scenario, runnable) if runnable else {}
+    index_of = {id(c): i for i, c in enumerate(runnable)}
+
+    cand_rows: list[dict[str, Any]] = []
+    pending: list[tuple[dict[str, Any], _Config, Site]] = []
+    usable_cache: dict[tuple[str, str], str] = {}
+    quote_cache: dict[tuple[str, str], float] = {}
+    for cfg in configs:
+        w = cfg.workload
+        for site in workload_sites(w, sites):
+            key = (site.id, cfg.gpu.id)
+            if key not in usable_cache:
+                usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
+                quote = rent_quote(catalog, cfg.gpu, site, "on_demand") if site.kind == "cloud" else None
+                quote_cache[key] = quote.usd_per_gpu_hour if quote else np.nan
+            row: dict[str, Any] = {
+                "cand": len(cand_rows),
+                "workload": w.name,
+                "model": cfg.model,
+                "quantization": cfg.quantization,
+                "kv_dtype": cfg.kv_dtype,
+                "gpu": cfg.gpu.id,
+                "tp": cfg.tp,
+                "pp": cfg.pp,
+                "site": site.id,
+                "placement": "edge" if site.kind == "edge" else "cloud",
+                "gpus": cfg.tp * cfg.pp,
+                "quality_tier": cfg.quality_tier,
+                "weights_per_gpu_gb": np.nan,
+                "max_batch": 0,
+                "prefill_ms": np.nan,
+                "network_ms": np.nan,
+                "tpot_floor_ms": np.nan,
+                "best_batch": 0,
+                "best_capacity_requests_per_s": 0.0,
+                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.pp,
+                "feasible": False,
+                "reason": cfg.reason or usable_cache[key],
+            }
+            cand_rows.append(row)
+            if row["reason"]:
+                continue
+            if site.kind == "edge" and cfg.tp * cfg.pp > site.devices.get(cfg.gpu.id, 0):
+                row["reason"] = f"needs {cfg.tp * cfg.pp} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
+                continue
+            if cfg.tp * cfg.pp > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
+                row["reason"] = f"TP{cfg.tp}xPP{cfg.pp} spans nodes but {site.id} has no scale-out fabric"
+                continue
+            pending.append((row, cfg, site))
+    point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
+
+    candidates = pd.DataFrame(cand_rows)
+    points = pd.DataFrame(
+        point_rows,
+        columns=["cand", "batch", "tpot_ms", "step_ms", "ttft_ms", "capacity_requests_per_s", "memory_per_gpu_gb"],
+    )
+    return CandidateTable(candidates=candidates, points=points, sites=sites)
+
+
+def network_s(workload: Workload, site: Site) -> float:
+    """Network part of TTFT: site RTT + prompt upload (P tokens × 4 B over the users' uplink), s (card 12)."""
+    upload_s = workload.input_tokens * PROMPT_BYTES_PER_TOKEN * 8.0 / (site.uplink_mbit_per_s * 1e6)
+    return site.rtt_ms / 1e3 + upload_s
+
+
+def operating_point(
+    *, step_s: Any, prefill_s: Any, output_tokens: float, network_s: float, slo_ttft_s: float, batch: Any,
+    max_utilization_frac: float,
+) -> dict[str, Any]:
+    """Per-replica capacity, observed TPOT and TTFT at batch ``batch`` (module docstring formulas).
+
+    Works on numpy arrays; ``capacity`` is 0 where the TTFT budget is exhausted.
+    """
+    service = batch / (output_tokens * step_s + batch * prefill_s)
+    tpot = step_s + batch * prefill_s / output_tokens
+    fixed = prefill_s + step_s / 2.0 + network_s
+    budget = np.maximum(slo_ttft_s - fixed, 0.0)
+    rho_max = 2.0 * budget / (prefill_s + 2.0 * budget)
+    capacity = max_utilization_frac * np.minimum(service, rho_max / prefill_s)
+    rho = np.minimum(capacity * prefill_s, 0.999999)
+    ttft = rho * prefill_s / (2.0 * (1.0 - rho)) + fixed
+    return {"capacity": capacity, "tpot": tpot, "ttft": ttft, "fixed": fixed}
+
+
+def _operating_points(
+    pending: list[tuple[dict[str, Any], _Config, Site]],
+    scenario: Scenario,
+    ev: dict[str, np.ndarray],
+    index_of: dict[int, int],
+) -> list[dict[str, Any]]:
+    """Evaluate every (candidate, batch) of the pending rows at once; fill the rows; return the points."""
+    idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
+    net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
+    out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
+    slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
+    slo_tpot_ms = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None]
+    fit = ev["fit_batch"][idx].astype(int)
+    step = ev["step_s"][idx]
+    prefill = ev["prefill_s"][idx][:, None]
+    batch = np.arange(1, scenario.max_batch + 1, dtype=float)[None, :]
+    op = operating_point(
+        step_s=step, prefill_s=prefill, output_tokens=out_tok, network_s=net, slo_ttft_s=slo_ttft,
+        batch=batch, max_utilization_frac=scenario.max_utilization_frac,
+    )
+    in_memory = batch <= fit[:, None]
+    ok = (op["tpot"] * 1e3 <= slo_tpot_ms) & (op["capacity"] > 0) & in_memory
+    capacity = np.where(ok, op["capacity"], -1.0)
+    best = capacity.argmax(axis=1)
+    last = np.where(ok.any(axis=1), ok.shape[1] - 1 - ok[:, ::-1].argmax(axis=1), -1)
+    breakpoints = np.zeros(ok.shape[1], dtype=bool)
+    breakpoints[[b - 1 for b in batch_breakpoints(scenario.max_batch)]] = True
+    points: list[dict[str, Any]] = []
+    for r, (row, cfg, _site) in enumerate(pending):
+        w = cfg.workload
+        row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
+        row["max_batch"] = int(fit[r])
+        row["prefill_ms"] = float(prefill[r, 0]) * 1e3
+        row["network_ms"] = float(net[r, 0]) * 1e3
+        if fit[r] < 1:
+            row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+            continue
+        row["tpot_floor_ms"] = float(op["tpot"][r, 0]) * 1e3
+        if last[r] < 0:
+            if row["tpot_floor_ms"] > w.slo.tpot_ms:
+                row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
+            else:
+                row["reason"] = (
+                    f"TTFT floor {float(op['fixed'][r, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f" above the SLO {w.slo.ttft_ms:g} ms"
+                )
+            continue
+        keep = np.flatnonzero(ok[r] & breakpoints).tolist()
+        keep = sorted(set(keep) | {int(last[r]), int(best[r])})
+        for j in keep:
+            points.append(
+                {
+                    "cand": row["cand"],
+                    "batch": j + 1,
+                    "tpot_ms": float(op["tpot"][r, j]) * 1e3,
+                    "step_ms": float(step[r, j]) * 1e3,
+                    "ttft_ms": float(op["ttft"][r, j]) * 1e3,
+                    "capacity_requests_per_s": float(op["capacity"][r, j]),
+                    "memory_per_gpu_gb": float(ev["memory_bytes"][idx[r], j]) / BYTES_PER_GB,
+                }
+            )
+        row["best_batch"] = int(best[r]) + 1
+        row["best_capacity_requests_per_s"] = float(op["capacity"][r, best[r]])
+        row["feasible"] = True
+    return points
+
+
+def usd_per_month_from_hourly(usd_per_hour: float) -> float:
+    """Monthly cost of an hourly price over the 720-hour rental month (card 12)."""
+    return usd_per_hour * HOURS_PER_MONTH

@@ -1,0 +1,88 @@
+"""Unit prices the candidate table and the MILP use: rent per GPU-hour, owned-device monthly cost, power.
+
+Formulas (USD, per GPU):
+- rent per month = usd_per_gpu_hour × 720 h (the book's rental month, card 12);
+- power per month = (idle + u·(TDP − idle)) W × PUE × USD/kWh × 720 h / 1000;
+- colocation per month = draw kW × USD per kW-month;
+- depreciation per month = (node price / GPUs per node) / (lifetime_years × 12).
+
+The buy-vs-rent economics over a horizon (capex, resale, lead time) live in :mod:`planner.ledgers.economics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, RentalKind, RentalPrice, Site
+from planner.units import HOURS_PER_MONTH, MONTHS_PER_YEAR
+
+
+@dataclass(frozen=True)
+class RentQuote:
+    """The cheapest applicable rental price of one GPU type at one site and pricing kind."""
+
+    gpu: str
+    site: str
+    kind: RentalKind
+    usd_per_gpu_hour: float
+    provider: str
+    source: str
+    as_of: str
+
+
+def _applies(price: RentalPrice, site: Site) -> bool:
+    if site.kind != "cloud":
+        return False
+    if price.sites:
+        return site.id in price.sites
+    return not site.providers or price.provider in site.providers
+
+
+def rent_quote(catalog: Catalog, gpu: Accelerator, site: Site, kind: RentalKind) -> RentQuote | None:
+    """Cheapest quote for ``gpu`` at a cloud ``site`` of pricing ``kind`` (None if nobody rents it there).
+
+    Ties are broken by provider id so the choice is deterministic.
+    """
+    if site.gpus_available is not None and gpu.id not in site.gpus_available:
+        return None
+    quotes = [p for p in catalog.rental_prices(gpu.id) if p.kind == kind and _applies(p, site)]
+    if not quotes:
+        return None
+    best = min(quotes, key=lambda p: (p.usd_per_gpu_hour, p.provider))
+    return RentQuote(gpu.id, site.id, kind, best.usd_per_gpu_hour, best.provider, best.source, best.as_of)
+
+
+def power_draw_w(gpu: Accelerator, *, utilization_frac: float) -> float:
+    """Average electrical draw of one GPU: idle + u·(TDP − idle), W (card 10 power ledger)."""
+    return gpu.idle_w + utilization_frac * (gpu.tdp_w - gpu.idle_w)
+
+
+def power_usd_per_month(gpu: Accelerator, site: Site, *, utilization_frac: float) -> float:
+    """Electricity per GPU-month: draw × PUE × USD/kWh × 720 h / 1000."""
+    return power_draw_w(gpu, utilization_frac=utilization_frac) * site.pue * site.electricity_usd_per_kwh * HOURS_PER_MONTH / 1e3
+
+
+def colocation_usd_per_month(gpu: Accelerator, site: Site, *, utilization_frac: float) -> float:
+    """Colocation per GPU-month: draw kW × USD per kW-month (reserved at TDP: colo bills provisioned power)."""
+    del utilization_frac  # provisioned, not average, power is what a colocation contract bills
+    return gpu.tdp_w / 1e3 * site.colocation_usd_per_kw_month
+
+
+def depreciation_usd_per_month(gpu: Accelerator, *, lifetime_years: float | None = None) -> float:
+    """Straight-line depreciation per GPU-month: (node price / GPUs per node) / (lifetime × 12)."""
+    if gpu.purchase is None:
+        raise ValueError(f"{gpu.id} has no purchase price in the catalog")
+    life = lifetime_years if lifetime_years is not None else gpu.purchase.lifetime_years
+    return gpu.purchase.usd_per_node / gpu.gpus_per_node / (life * MONTHS_PER_YEAR)
+
+
+def owned_device_usd_per_month(
+    gpu: Accelerator, site: Site, *, utilization_frac: float, lifetime_years: float | None = None
+) -> float:
+    """Monthly cost of an owned device before the economics model: depreciation + power + colocation."""
+    return (
+        depreciation_usd_per_month(gpu, lifetime_years=lifetime_years)
+        + power_usd_per_month(gpu, site, utilization_frac=utilization_frac)
+        + colocation_usd_per_month(gpu, site, utilization_frac=utilization_frac)
+    )

@@ -1,0 +1,259 @@
+"""MILP construction: the BuildContext every constraint family writes into, supply options, objective.
+
+Data flow: candidate table → :func:`build_context` (index sets, coefficients, dominance pruning) →
+``constraints.FAMILIES`` add their rows in order → :func:`set_objective` → :mod:`planner.solve`.
+No PuLP object leaves this module and :mod:`planner.solve`: results are read through the variable
+registry by key (never by parsing names).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pulp
+
+from planner.candidates import CandidateTable
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Site
+from planner.costs import owned_device_usd_per_month, power_usd_per_month, rent_quote, colocation_usd_per_month
+from planner.scenario import Scenario, demand_per_period
+from planner.units import HOURS_PER_MONTH
+
+TIE_BREAK_USD = 1e-3
+"""Tiny cost per replica-point rank so identical inputs give identical plans (fewer GPUs, then table order)."""
+
+
+@dataclass(frozen=True)
+class SupplyOption:
+    """One way to obtain GPUs of a type at a site: rent (per kind), an owned edge device, inventory, buy."""
+
+    gpu: str
+    site: str
+    kind: str
+    """rent_on_demand, rent_reserved_1y, rent_reserved_3y, rent_spot, edge_device, owned, buy."""
+    unit_gpus: int
+    usd_per_unit_month: float
+    """Recurring cost of one unit per month (rent, power, colocation, ops, depreciation)."""
+    max_units: int | None
+    source: str
+    capex_usd_per_unit: float = 0.0
+    effective_gpus_frac: float = 1.0
+    """Usable fraction of a unit's GPUs (spot availability × (1 − preemption overhead))."""
+
+    @property
+    def procurement(self) -> str:
+        """'rent', 'buy' or 'owned' (inventory and edge devices)."""
+        if self.kind.startswith("rent_"):
+            return "rent"
+        return "buy" if self.kind == "buy" else "owned"
+
+    @property
+    def rental_kind(self) -> str | None:
+        """on_demand / reserved_1y / reserved_3y / spot for rent options."""
+        return self.kind.removeprefix("rent_") if self.kind.startswith("rent_") else None
+
+
+@dataclass
+class BuildContext:
+    """Everything a constraint family needs: problem, data, index sets, variables, named rows."""
+
+    prob: pulp.LpProblem
+    scenario: Scenario
+    catalog: Catalog
+    sites: dict[str, Site]
+    cands: pd.DataFrame
+    """Feasible, non-dominated candidates (index = cand id)."""
+    points: pd.DataFrame
+    """Operating points of ``cands`` (columns as in planner.candidates) with a ``point`` id column."""
+    periods: list[int]
+    months_per_period: float
+    demand: dict[tuple[str, int], float]
+    supply: list[SupplyOption]
+    variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
+    elastic: bool = False
+    """Explain-infeasibility mode: demand rows get a shortfall variable and the objective minimizes it."""
+    rows: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """PuLP row name → (family, key)."""
+    cost_terms: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    """Objective terms by cost category (USD over the horizon)."""
+    _counter: int = 0
+
+    # -- naming and registries ------------------------------------------------------------------
+    def _name(self, family: str) -> str:
+        self._counter += 1
+        return f"{family}_{self._counter}"
+
+    def var(self, family: str, key: Any, *, low: float | None = 0.0, up: float | None = None, cat: str = "Continuous") -> Any:
+        """Create (once) and register a variable ``family[key]``."""
+        if key in self.variables[family]:
+            return self.variables[family][key]
+        v = self.prob.add_variable(self._name(family), lowBound=low, upBound=up, cat=cat)
+        self.variables[family][key] = v
+        return v
+
+    def add_row(self, family: str, key: Any, constraint: Any) -> None:
+        """Add a named row of constraint ``family`` for ``key``."""
+        name = self._name(family)
+        self.prob += constraint, name
+        self.rows[name] = (family, key)
+
+    def add_cost(self, category: str, expr: Any) -> None:
+        """Add a horizon cost term (USD) of ``category`` to the objective."""
+        self.cost_terms[category].append(expr)
+
+    # -- index helpers --------------------------------------------------------------------------
+    def points_of(self, cand: int) -> pd.DataFrame:
+        """Operating points of candidate ``cand``."""
+        return self.points[self.points["cand"] == cand]
+
+    def cands_of_workload(self, workload: str) -> Iterable[int]:
+        """Candidate ids serving ``workload``."""
+        return self.cands.index[self.cands["workload"] == workload]
+
+    def replicas(self, cand: int, period: int) -> Any:
+        """Σ_j n_rep[k, j, t]: replicas of candidate ``cand`` in ``period``."""
+        return pulp.lpSum(self.variables["n_rep"][(cand, int(p), period)] for p in self.points_of(cand)["point"])
+
+    def gpu(self, gpu_id: str) -> Accelerator:
+        """Catalog accelerator."""
+        return self.catalog.accelerators[gpu_id]
+
+
+def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
+    """Drop candidates dominated within (workload, gpu, site): another one uses no more GPUs, has no worse
+    quality tier and at least the same best capacity (ties keep the lower candidate id)."""
+    keep: list[int] = []
+    for _, group in cands.groupby(["workload", "gpu", "site"], sort=False):
+        rows = group.sort_values(["gpus", "quality_tier", "best_capacity_requests_per_s"], ascending=[True, True, False])
+        frontier: list[tuple[int, int, float]] = []
+        for cand, row in rows.iterrows():
+            dominated = any(
+                g <= row["gpus"] and q <= row["quality_tier"] and c >= row["best_capacity_requests_per_s"]
+                for g, q, c in frontier
+            )
+            if not dominated:
+                frontier.append((int(row["gpus"]), int(row["quality_tier"]), float(row["best_capacity_requests_per_s"])))
+                keep.append(int(cand))  # type: ignore[call-overload]
+    return cands.loc[sorted(keep)]
+
+
+def supply_options(catalog: Catalog, scenario: Scenario, sites: dict[str, Site], pairs: set[tuple[str, str]]) -> list[SupplyOption]:
+    """Supply options for every (gpu, site) pair the candidates use."""
+    econ = scenario.economics
+    out: list[SupplyOption] = []
+    owned: dict[tuple[str, str], int] = defaultdict(int)
+    for item in scenario.inventory:
+        owned[(item.gpu, item.site)] += item.count
+    for gpu_id, site_id in sorted(pairs):
+        gpu, site = catalog.accelerators[gpu_id], sites[site_id]
+        util = econ.utilization_frac
+        if owned.get((gpu_id, site_id)):
+            running = power_usd_per_month(gpu, site, utilization_frac=util) + colocation_usd_per_month(
+                gpu, site, utilization_frac=util
+            )
+            out.append(
+                SupplyOption(gpu_id, site_id, "owned", 1, running * (1 + econ.ops_overhead_frac), owned[(gpu_id, site_id)],
+                             "inventory (sunk cost: power, colocation, ops)")
+            )
+        if site.kind == "edge" and site.devices.get(gpu_id, 0):
+            monthly = owned_device_usd_per_month(gpu, site, utilization_frac=util, lifetime_years=econ.lifetime_years)
+            out.append(
+                SupplyOption(gpu_id, site_id, "edge_device", 1, monthly, site.devices[gpu_id],
+                             "edge device: purchase price over its lifetime + power")
+            )
+        if site.kind == "cloud" and "rent" in scenario.procurement:
+            for kind in scenario.rental_kinds:
+                quote = rent_quote(catalog, gpu, site, kind)
+                if quote is None:
+                    continue
+                eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
+                unit = gpu.gpus_per_node
+                out.append(
+                    SupplyOption(gpu_id, site_id, f"rent_{kind}", unit, quote.usd_per_gpu_hour * HOURS_PER_MONTH * unit, None,
+                                 f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
+                                 effective_gpus_frac=eff)
+                )
+    return out
+
+
+def build_context(catalog: Catalog, scenario: Scenario, table: CandidateTable, *, prune: bool = True,
+                  exclude: dict[str, set[str]] | None = None) -> BuildContext:
+    """Index sets and coefficients of the MILP; ``exclude`` drops candidates by column value (alternatives)."""
+    cands = table.feasible.set_index("cand", drop=False).rename_axis(index=None)
+    for column, values in (exclude or {}).items():
+        cands = cands[~cands[column].isin(values)]
+    if prune and not cands.empty:
+        cands = prune_dominated(cands)
+    points = table.points[table.points["cand"].isin(cands.index)].reset_index(drop=True)
+    points = points.assign(point=range(len(points)))
+    periods = list(range(scenario.periods))
+    demand = {
+        (w.name, t): d
+        for w in scenario.workloads
+        for t, d in enumerate(demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months))
+    }
+    pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
+    prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
+    return BuildContext(
+        prob=prob,
+        scenario=scenario,
+        catalog=catalog,
+        sites=table.sites,
+        cands=cands,
+        points=points,
+        periods=periods,
+        months_per_period=float(scenario.period_months),
+        demand=demand,
+        supply=supply_options(catalog, scenario, table.sites, pairs),
+    )
+
+
+def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
+    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector)."""
+    workload = ctx.cands.at[cand, "workload"]
+    peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
+    return max(1, math.ceil(peak / capacity_requests_per_s - 1e-9))
+
+
+def create_variables(ctx: BuildContext) -> None:
+    """n_rep[k, j, t] integer replicas per point; y[k, j] binary point selection; flow[k, t] served req/s."""
+    for row in ctx.points.itertuples():
+        cand, point = int(row.cand), int(row.point)
+        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s))
+        ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
+        for t in ctx.periods:
+            ctx.var("n_rep", (cand, point, t), low=0, up=bound, cat="Integer")
+    for cand in ctx.cands.index:
+        for t in ctx.periods:
+            ctx.var("flow", (int(cand), t), low=0)
+    for i, opt in enumerate(ctx.supply):
+        for t in ctx.periods:
+            ctx.var("units", (i, t), low=0, up=opt.max_units, cat="Integer")
+
+
+def set_objective(ctx: BuildContext) -> None:
+    """min Σ categories of horizon cost + a deterministic tie-break (module constant TIE_BREAK_USD)."""
+    for i, opt in enumerate(ctx.supply):
+        category = "rent" if opt.procurement == "rent" else ("owned" if opt.procurement == "owned" else "buy")
+        ctx.add_cost(
+            category,
+            pulp.lpSum(opt.usd_per_unit_month * ctx.months_per_period * ctx.variables["units"][(i, t)] for t in ctx.periods),
+        )
+    ranked = ctx.cands.sort_values(["gpus", "quality_tier", "cand"]).index
+    rank = {int(c): r for r, c in enumerate(ranked)}
+    tie = pulp.lpSum(
+        TIE_BREAK_USD * (1 + rank[int(row.cand)] / max(1, len(rank))) * ctx.variables["n_rep"][(int(row.cand), int(row.point), t)]
+        for row in ctx.points.itertuples()
+        for t in ctx.periods
+    )
+    ctx.add_cost("tie_break", tie)
+    if ctx.elastic:
+        # lexicographic first stage: the least unserved demand, whatever it costs
+        ctx.prob += pulp.lpSum(ctx.variables["short"].values())
+        return
+    ctx.prob += pulp.lpSum(pulp.lpSum(terms) for terms in ctx.cost_terms.values())

@@ -1,0 +1,257 @@
+"""Scenario files: the question a user asks the planner (workloads, SLOs, hardware, sites, money).
+
+A scenario is YAML validated by :class:`Scenario` (``planner schema`` prints its JSON Schema). Every field
+has a unit in its name and a documented default. :func:`load_scenario` also checks every id against the
+catalog and answers with "file: field: unknown gpu 'h100sxm' — did you mean h100_sxm?".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from planner.catalog.loader import Catalog, format_validation_error
+from planner.catalog.schema import Id, RentalKind, Site
+from planner.errors import ScenarioError, did_you_mean
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+
+class Strict(BaseModel):
+    """Strict, frozen base for scenario sections."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Slo(Strict):
+    """Latency targets of a workload (both are per request, at the peak arrival rate)."""
+
+    ttft_ms: PositiveFloat = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
+    tpot_ms: PositiveFloat = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
+
+
+class Workload(Strict):
+    """One stream of requests with its models, lengths, SLOs and allowed sites."""
+
+    name: Id = Field(description="Workload id (lowercase, digits, underscores).")
+    models: list[Id] = Field(min_length=1, description="Acceptable models (any one of them may serve it).")
+    quantizations: list[Id] = Field(
+        default_factory=lambda: ["bf16", "fp8", "int8", "int4"],
+        description="Allowed weight formats (quality policy); default bf16, fp8, int8, int4.",
+    )
+    kv_dtypes: list[Id] = Field(default_factory=lambda: ["bf16"], description="Allowed KV-cache formats.")
+    max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
+        3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
+    )
+    requests_per_s: PositiveFloat | list[NonNegFloat] = Field(
+        description="Peak arrival rate, requests/s: one number, or one value per period."
+    )
+    growth_frac_per_month: float = Field(
+        0.0, ge=-0.5, le=1.0, description="Compound monthly growth of requests_per_s when it is a number."
+    )
+    hourly_profile_frac: list[Fraction] | None = Field(
+        None,
+        min_length=24,
+        max_length=24,
+        description="Optional 24 hourly load fractions of the peak (the base load can be bought, peaks rented).",
+    )
+    input_tokens: Annotated[int, Field(ge=1)] = Field(description="Prompt tokens per request.")
+    output_tokens: Annotated[int, Field(ge=1)] = Field(description="Generated tokens per request.")
+    slo: Slo = Field(default_factory=Slo)
+    sites: list[Id] | None = Field(None, description="Sites it may run at; default: every cloud site.")
+    weight: PositiveFloat = Field(1.0, description="Weight of this workload in max_throughput (served req/s).")
+
+
+class HardwareSpace(Strict):
+    """The hardware search space; omitted fields mean 'everything in the catalog'."""
+
+    gpus: list[Id] | None = Field(None, description="GPU types to consider; default all.")
+    tp: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 2, 4, 8], description="TP degrees.")
+    pp: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 2], description="PP degrees.")
+
+
+class SiteOverride(Strict):
+    """A site added by the scenario, or fields overriding a catalog site of the same name."""
+
+    name: Id
+    kind: Literal["cloud", "datacenter", "edge"] | None = None
+    rtt_ms: NonNegFloat | None = None
+    uplink_mbit_per_s: PositiveFloat | None = None
+    electricity_usd_per_kwh: NonNegFloat | None = None
+    pue: Annotated[float, Field(ge=1.0)] | None = None
+    colocation_usd_per_kw_month: NonNegFloat | None = None
+    gpus_available: list[Id] | None = None
+    max_gpus: Annotated[int, Field(ge=0)] | None = None
+    max_power_kw: PositiveFloat | None = None
+    devices: dict[Id, Annotated[int, Field(ge=0)]] | None = None
+    has_scale_out_fabric: bool | None = None
+
+
+class Budget(Strict):
+    """Spending limits (any subset)."""
+
+    capex_usd: NonNegFloat | None = None
+    opex_usd_per_month: NonNegFloat | None = None
+    total_usd: NonNegFloat | None = None
+
+
+class InventoryItem(Strict):
+    """GPUs already owned (sunk cost: only power, colocation and ops are paid)."""
+
+    gpu: Id
+    count: Annotated[int, Field(ge=1)]
+    site: Id
+
+
+class Economics(Strict):
+    """Cost-model parameters (defaults documented; catalog figures supply prices)."""
+
+    lifetime_years: PositiveFloat | None = Field(None, description="Depreciation life; default: the catalog's (4 y).")
+    resale_frac: Fraction = Field(0.5, description="Residual value at the horizon = book value x resale_frac.")
+    ops_overhead_frac: Fraction = Field(0.1, description="Operations cost as a fraction of power+colocation+depreciation.")
+    cost_of_capital_frac_per_year: Annotated[float, Field(ge=0, le=1)] = Field(0.0, description="Discount rate.")
+    spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
+    spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
+    utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
+
+
+class Scenario(Strict):
+    """A planning question: the cheapest plan that serves every workload within its SLOs."""
+
+    name: str = Field(description="Scenario name (free text).")
+    horizon_months: Annotated[int, Field(ge=1, le=120)] = Field(36, description="Planning horizon, months.")
+    period_months: Annotated[int, Field(ge=1)] = Field(1, description="Length of one demand period, months.")
+    objective: Literal["min_cost", "max_throughput"] = "min_cost"
+    workloads: list[Workload] = Field(min_length=1)
+    hardware: HardwareSpace = Field(default_factory=HardwareSpace)
+    sites: list[SiteOverride] = Field(default_factory=list)
+    procurement: list[Literal["rent", "buy"]] = Field(default_factory=lambda: ["rent"])
+    rental_kinds: list[RentalKind] = Field(default_factory=lambda: ["on_demand"])
+    budget: Budget | None = None
+    inventory: list[InventoryItem] = Field(default_factory=list)
+    economics: Economics = Field(default_factory=Economics)
+    workspace_gib: PositiveFloat = Field(2.0, description="Per-GPU workspace reservation, GiB (card 1 default).")
+    max_batch: Annotated[int, Field(ge=1)] = Field(256, description="Largest batch breakpoint considered.")
+    max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
+        0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        names = [w.name for w in self.workloads]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate workload names: {dupes}")
+        if self.horizon_months % self.period_months:
+            raise ValueError("horizon_months must be a multiple of period_months")
+        if self.objective == "max_throughput" and self.budget is None:
+            raise ValueError("objective max_throughput needs a budget")
+        return self
+
+    @property
+    def periods(self) -> int:
+        """Number of demand periods over the horizon."""
+        return self.horizon_months // self.period_months
+
+
+def demand_per_period(workload: Workload, *, periods: int, period_months: int) -> list[float]:
+    """Peak requests/s of ``workload`` in each period (a list as given, or a number with compound growth).
+
+    A list shorter than the horizon holds its last value; a longer one is an error (checked at load).
+    """
+    if isinstance(workload.requests_per_s, list):
+        values = list(workload.requests_per_s)
+        return (values + [values[-1]] * periods)[:periods]
+    growth = 1.0 + workload.growth_frac_per_month
+    return [workload.requests_per_s * growth ** (t * period_months) for t in range(periods)]
+
+
+def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
+    """Catalog sites with the scenario's additions and overrides applied."""
+    sites = dict(catalog.sites)
+    for override in scenario.sites:
+        given = {k: v for k, v in override.model_dump(exclude={"name"}).items() if v is not None}
+        for key in ("gpus_available",):
+            if key in given:
+                given[key] = tuple(given[key])
+        if override.name in sites:
+            sites[override.name] = sites[override.name].model_copy(update=given)
+        else:
+            base = {
+                "id": override.name,
+                "name": override.name,
+                "kind": "edge",
+                "rtt_ms": 5.0,
+                "electricity_usd_per_kwh": 0.15,
+                "pue": 1.0,
+                "source": "scenario file",
+                "as_of": "2026",
+            }
+            base.update(given)
+            try:
+                sites[override.name] = Site.model_validate(base)
+            except ValidationError as err:
+                raise ScenarioError(format_validation_error("scenario", err, prefix=f"sites[{override.name}]")) from None
+    return sites
+
+
+def _check_ids(path: str, loc: str, values: list[str] | None, table: dict[str, object] | set[str], what: str) -> None:
+    for i, value in enumerate(values or []):
+        if value not in table:
+            raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
+
+
+def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "scenario") -> None:
+    """Check every id in the scenario exists in the catalog (or the scenario's own sites)."""
+    sites = merged_sites(catalog, scenario)
+    _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
+    for i, w in enumerate(scenario.workloads):
+        loc = f"workloads[{i}]"
+        _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")
+        _check_ids(path, f"{loc}.quantizations", w.quantizations, catalog.formats, "format")
+        _check_ids(path, f"{loc}.kv_dtypes", w.kv_dtypes, catalog.formats, "format")
+        _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
+        if isinstance(w.requests_per_s, list) and len(w.requests_per_s) > scenario.periods:
+            raise ScenarioError(
+                f"{path}: {loc}.requests_per_s: {len(w.requests_per_s)} values for {scenario.periods} periods"
+            )
+    for i, s in enumerate(scenario.sites):
+        devices = list((s.devices or {}).keys())
+        _check_ids(path, f"sites[{i}].devices", devices, catalog.accelerators, "gpu")
+        _check_ids(path, f"sites[{i}].gpus_available", s.gpus_available, catalog.accelerators, "gpu")
+    for i, item in enumerate(scenario.inventory):
+        _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
+        _check_ids(path, f"inventory[{i}].site", [item.site], sites, "site")
+
+
+def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:
+    """Validate a decoded YAML document into a Scenario (ScenarioError with one line per problem)."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: expected a mapping at the top level")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        raise ScenarioError(format_validation_error(path, err)) from None
+
+
+def load_scenario(path: Path | str, catalog: Catalog) -> Scenario:
+    """Read, validate and cross-check a scenario YAML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: scenario file not found") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{p}: is a directory, expected a scenario YAML file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{p}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    scenario = parse_scenario(data, path=str(p))
+    validate_against_catalog(scenario, catalog, str(p))
+    return scenario

@@ -1,0 +1,152 @@
+"""Solve the planning MILP (HiGHS by default, CBC as fallback) and read the solution back by key.
+
+The PuLP 3.x / 4.x status difference lives in :func:`solve_status` only. HiGHS prints a banner on fd 1
+once per process even with ``msg=False``; :func:`quiet_stdout` swallows it so ``--json -`` stays clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pulp
+
+from constraints import FAMILIES
+from planner.errors import SolverError
+from planner.model import BuildContext, create_variables, set_objective
+
+PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
+SolverName = Literal["highs", "cbc"]
+
+
+@contextlib.contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Redirect C-level stdout (fd 1) to /dev/null for the duration (HiGHS banner)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no real fd 1 (e.g. captured by a test runner): nothing to protect
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+
+
+def make_solver(name: SolverName, *, time_limit_s: float | None, gap_rel: float = 1e-6) -> Any:
+    """PuLP solver object: HiGHS via highspy, or the CBC binary (bundled on PuLP 3, cbcbox on 4)."""
+    if name == "highs":
+        solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1)
+        if not solver.available():
+            raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")
+        return solver
+    if PULP_V4:
+        solver = pulp.COIN_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap_rel)
+    else:
+        from pulp.apis.coin_api import pulp_cbc_path
+
+        solver = pulp.COIN_CMD(path=pulp_cbc_path, msg=False, timeLimit=time_limit_s, gapRel=gap_rel)
+    if not solver.available():
+        raise SolverError("CBC is not available (on PuLP 4 install pulp[cbc]); use --solver highs")
+    return solver
+
+
+def solve_status(prob: pulp.LpProblem, solver: Any) -> tuple[str, bool, bool]:
+    """Solve and return (status_name, has_solution, proven_optimal) on PuLP 3.3.x and 4.x."""
+    with quiet_stdout():
+        res = prob.solve(solver)
+    if PULP_V4:
+        return str(res.status_str), bool(res.has_solution), bool(res.status == pulp.LpSolveStatus.Optimal)
+    name = pulp.LpStatus[res]
+    sol = pulp.LpSolution[prob.sol_status]
+    has = prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    optimal = sol == "Optimal Solution Found"
+    return ("TimeLimit" if name == "Optimal" and not optimal else name), has, optimal
+
+
+def mip_gap(prob: pulp.LpProblem) -> float | None:
+    """Relative MIP gap reported by HiGHS (None for other solvers)."""
+    model = getattr(prob, "solverModel", None)
+    if model is None or not hasattr(model, "getInfo"):
+        return None
+    try:
+        return float(model.getInfo().mip_gap)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+@dataclass
+class Solution:
+    """Solver outcome, read back through the registry (no PuLP object inside)."""
+
+    status: Literal["optimal", "feasible", "infeasible"]
+    objective_usd: float
+    gap: float | None
+    solve_seconds: float
+    values: dict[str, dict[Any, float]] = field(default_factory=dict)
+    costs_usd: dict[str, float] = field(default_factory=dict)
+    binding: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_problem(ctx: BuildContext) -> None:
+    """Variables, the constraint families in ``constraints.FAMILIES`` order, then the objective."""
+    create_variables(ctx)
+    for _name, add in FAMILIES:
+        add(ctx)
+    set_objective(ctx)
+
+
+def _binding_rows(ctx: BuildContext, tol: float = 1e-6) -> list[dict[str, Any]]:
+    """Resource rows with no slack at the solution (supply, site limits, budgets, demand)."""
+    interesting = {"gpu_supply", "site_capacity", "budget_max", "demand_coverage", "commitments"}
+    out = []
+    for name, (family, key) in ctx.rows.items():
+        if family not in interesting:
+            continue
+        c = ctx.prob.constraints[name] if not PULP_V4 else ctx.prob.get_constraint_by_name(name)
+        lhs = c.value()
+        if lhs is None:
+            continue
+        slack = -float(lhs)  # PuLP rows are expr <= 0 / >= 0 with the constant folded in
+        if abs(slack) <= tol * max(1.0, abs(float(c.constant or 0.0))):
+            out.append({"family": family, "key": [str(k) for k in (key if isinstance(key, tuple) else (key,))], "slack": 0.0})
+    return out
+
+
+def solve_context(ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None) -> Solution:
+    """Build and solve; map the solver status to optimal / feasible (time limit, with gap) / infeasible."""
+    build_problem(ctx)
+    start = time.perf_counter()
+    status, has_solution, optimal = solve_status(ctx.prob, make_solver(solver, time_limit_s=time_limit_s))
+    elapsed = time.perf_counter() - start
+    if not has_solution:
+        if status in ("Infeasible", "Undefined", "Unbounded") or status.startswith("Infeasible"):
+            return Solution("infeasible", float("nan"), None, elapsed)
+        if status in ("Not Solved", "TimeLimit"):
+            return Solution("infeasible", float("nan"), None, elapsed)
+        raise SolverError(f"solver returned status {status} without a solution")
+    values = {
+        family: {key: float(v.varValue or 0.0) for key, v in table.items()} for family, table in ctx.variables.items()
+    }
+    costs = {cat: float(pulp.value(pulp.lpSum(terms)) or 0.0) for cat, terms in ctx.cost_terms.items()}
+    gap = None if optimal else mip_gap(ctx.prob)
+    return Solution(
+        status="optimal" if optimal else "feasible",
+        objective_usd=float(pulp.value(ctx.prob.objective) or 0.0),
+        gap=gap,
+        solve_seconds=elapsed,
+        values=values,
+        costs_usd=costs,
+        binding=_binding_rows(ctx),
+    )
