@@ -20,4 +20,6 @@ def add_memory_fit(ctx: BuildContext) -> None:
         gpu = ctx.gpu(str(ctx.cands.at[int(p.cand), "gpu"]))
         if float(p.memory_per_gpu_gb) > gpu.memory_gb:
             for t in ctx.periods:
-                ctx.add_row("memory_fit", (int(p.cand), int(p.point), t), n_rep[(int(p.cand), int(p.point), t)] <= 0)
+                ctx.add_row(
+                    "memory_fit", (int(p.cand), int(p.point), t), n_rep[(int(p.cand), int(p.point), t)] <= 0
+                )

@@ -21,9 +21,13 @@ def add_node_packing(ctx: BuildContext) -> None:
         gpu = ctx.gpu(str(row["gpu"]))
         size, node = int(row["gpus"]), gpu.gpus_per_node
         packs = node % size == 0 or size % node == 0  # (1)
-        fits_node = size <= node or (gpu.scale_out is not None and ctx.sites[str(row["site"])].has_scale_out_fabric)  # (2)
+        fits_node = size <= node or (
+            gpu.scale_out is not None and ctx.sites[str(row["site"])].has_scale_out_fabric
+        )  # (2)
         if packs and fits_node:
             continue
-        for p in ctx.points_of(int(cand)).itertuples():  # type: ignore[call-overload]
+        for p in ctx.points_of(int(cand)):
             for t in ctx.periods:
-                ctx.add_row("node_packing", (int(cand), int(p.point), t), n_rep[(int(cand), int(p.point), t)] <= 0)  # type: ignore[call-overload]
+                ctx.add_row(
+                    "node_packing", (int(cand), int(p.point), t), n_rep[(int(cand), int(p.point), t)] <= 0
+                )

@@ -18,9 +18,11 @@ def add_placement_rtt(ctx: BuildContext) -> None:
     workloads = {w.name: w for w in ctx.scenario.workloads}
     for cand, row in ctx.cands.iterrows():
         w = workloads[str(row["workload"])]
-        allowed = (w.sites is None and ctx.sites[str(row["site"])].kind == "cloud") or (w.sites is not None and row["site"] in w.sites)
+        allowed = (w.sites is None and ctx.sites[str(row["site"])].kind == "cloud") or (
+            w.sites is not None and row["site"] in w.sites
+        )
         in_time = float(row["network_ms"]) + float(row["prefill_ms"]) < w.slo.ttft_ms
         if allowed and in_time:
             continue
         for t in ctx.periods:
-            ctx.add_row("placement_rtt", (int(cand), t), flow[(int(cand), t)] <= 0)  # type: ignore[call-overload]
+            ctx.add_row("placement_rtt", (int(cand), t), flow[(int(cand), t)] <= 0)

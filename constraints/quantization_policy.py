@@ -17,8 +17,15 @@ def add_quantization_policy(ctx: BuildContext) -> None:
     workloads = {w.name: w for w in ctx.scenario.workloads}
     for cand, row in ctx.cands.iterrows():
         w = workloads[str(row["workload"])]
-        tier = max(ctx.catalog.formats[str(row["quantization"])].quality_tier, ctx.catalog.formats[str(row["kv_dtype"])].quality_tier)
-        if row["quantization"] in w.quantizations and row["kv_dtype"] in w.kv_dtypes and tier <= w.max_quality_tier:
+        tier = max(
+            ctx.catalog.formats[str(row["quantization"])].quality_tier,
+            ctx.catalog.formats[str(row["kv_dtype"])].quality_tier,
+        )
+        if (
+            row["quantization"] in w.quantizations
+            and row["kv_dtype"] in w.kv_dtypes
+            and tier <= w.max_quality_tier
+        ):
             continue
         for t in ctx.periods:
-            ctx.add_row("quantization_policy", (int(cand), t), flow[(int(cand), t)] <= 0)  # type: ignore[call-overload]
+            ctx.add_row("quantization_policy", (int(cand), t), flow[(int(cand), t)] <= 0)

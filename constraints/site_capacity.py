@@ -26,7 +26,11 @@ def add_site_capacity(ctx: BuildContext) -> None:
         for t in ctx.periods:
             gpus = [(ctx.supply[i], ctx.variables["units"][(i, t)]) for i in opts]
             if site.max_gpus is not None:
-                ctx.add_row("site_capacity", ("gpus", site_id, t), pulp.lpSum(o.unit_gpus * u for o, u in gpus) <= site.max_gpus)  # (1)
+                ctx.add_row(
+                    "site_capacity",
+                    ("gpus", site_id, t),
+                    pulp.lpSum(o.unit_gpus * u for o, u in gpus) <= site.max_gpus,
+                )  # (1)
             if site.max_power_kw is not None:
                 kw = pulp.lpSum(o.unit_gpus * u * ctx.gpu(o.gpu).tdp_w * site.pue / 1e3 for o, u in gpus)
                 ctx.add_row("site_capacity", ("power", site_id, t), kw <= site.max_power_kw)  # (2)

@@ -25,11 +25,15 @@ def add_slo_operating_point(ctx: BuildContext) -> None:
         k = int(cand)
         pts = ctx.points_of(k)
         for t in ctx.periods:
-            capacity = pulp.lpSum(float(p.capacity_requests_per_s) * n_rep[(k, int(p.point), t)] for p in pts.itertuples())
+            capacity = pulp.lpSum(float(p.capacity_requests_per_s) * n_rep[(k, int(p.point), t)] for p in pts)
             ctx.add_row("slo_operating_point", ("capacity", k, t), flow[(k, t)] <= capacity)  # (1)
-        for p in pts.itertuples():
+        for p in pts:
             j = int(p.point)
             bound = n_rep[(k, j, 0)].upBound
             for t in ctx.periods:
-                ctx.add_row("slo_operating_point", ("select", k, j, t), n_rep[(k, j, t)] <= bound * y[(k, j)])  # (2)
-        ctx.add_row("slo_operating_point", ("one_point", k), pulp.lpSum(y[(k, int(p.point))] for p in pts.itertuples()) <= 1)  # (3)
+                ctx.add_row(
+                    "slo_operating_point", ("select", k, j, t), n_rep[(k, j, t)] <= bound * y[(k, j)]
+                )  # (2)
+        ctx.add_row(
+            "slo_operating_point", ("one_point", k), pulp.lpSum(y[(k, int(p.point))] for p in pts) <= 1
+        )  # (3)

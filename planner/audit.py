@@ -35,7 +35,9 @@ class AuditRecord:
     capacity_requests_per_s: float
 
 
-def audit_deployment(catalog: Catalog, scenario: Scenario, deployment: dict[str, Any], sites: dict[str, Any]) -> AuditRecord:
+def audit_deployment(
+    catalog: Catalog, scenario: Scenario, deployment: dict[str, Any], sites: dict[str, Any]
+) -> AuditRecord:
     """Recompute one deployment and raise AuditError if it violates memory, an SLO or its claimed capacity."""
     w = next(x for x in scenario.workloads if x.name == deployment["workload"])
     model = catalog.models[deployment["model"]]
@@ -52,13 +54,26 @@ def audit_deployment(catalog: Catalog, scenario: Scenario, deployment: dict[str,
     batch = float(deployment["batch"])
     context = float(w.input_tokens + w.output_tokens)
     memory = float(
-        perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
+        perf.memory_per_gpu_bytes(
+            terms, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
+        )
     )
-    step = float(perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens)).total_s)
+    step = float(
+        perf.decode_step(
+            terms,
+            batch=batch,
+            context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
+        ).total_s
+    )
     prefill = float(perf.prefill_step(terms, prompt_tokens=float(w.input_tokens)).total_s)
     op = operating_point(
-        step_s=step, prefill_s=prefill, output_tokens=float(w.output_tokens), network_s=network_s(w, sites[deployment["site"]]),
-        slo_ttft_s=w.slo.ttft_ms / 1e3, batch=batch, max_utilization_frac=scenario.max_utilization_frac,
+        step_s=step,
+        prefill_s=prefill,
+        output_tokens=float(w.output_tokens),
+        network_s=network_s(w, sites[deployment["site"]]),
+        slo_ttft_s=w.slo.ttft_ms / 1e3,
+        batch=batch,
+        max_utilization_frac=scenario.max_utilization_frac,
     )
     record = AuditRecord(
         workload=w.name,
@@ -72,11 +87,17 @@ def audit_deployment(catalog: Catalog, scenario: Scenario, deployment: dict[str,
     )
     where = f"{w.name}: {deployment['model']} {deployment['quantization']} on {gpu.id} TP{deployment['tp']}xPP{deployment['pp']} at {deployment['site']} batch {int(batch)}"
     if record.memory_per_gpu_gb > gpu.memory_gb * (1 + REL_TOL):
-        raise AuditError(f"audit failed for {where}: {record.memory_per_gpu_gb:.2f} GB per GPU exceeds {gpu.memory_gb:g} GB")
+        raise AuditError(
+            f"audit failed for {where}: {record.memory_per_gpu_gb:.2f} GB per GPU exceeds {gpu.memory_gb:g} GB"
+        )
     if record.tpot_ms > w.slo.tpot_ms * (1 + REL_TOL):
-        raise AuditError(f"audit failed for {where}: TPOT {record.tpot_ms:.2f} ms exceeds the SLO {w.slo.tpot_ms:g} ms")
+        raise AuditError(
+            f"audit failed for {where}: TPOT {record.tpot_ms:.2f} ms exceeds the SLO {w.slo.tpot_ms:g} ms"
+        )
     if record.ttft_ms > w.slo.ttft_ms * (1 + REL_TOL):
-        raise AuditError(f"audit failed for {where}: TTFT {record.ttft_ms:.1f} ms exceeds the SLO {w.slo.ttft_ms:g} ms")
+        raise AuditError(
+            f"audit failed for {where}: TTFT {record.ttft_ms:.1f} ms exceeds the SLO {w.slo.ttft_ms:g} ms"
+        )
     claimed = float(deployment["capacity_per_replica_requests_per_s"])
     if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
         raise AuditError(
@@ -86,7 +107,9 @@ def audit_deployment(catalog: Catalog, scenario: Scenario, deployment: dict[str,
     return record
 
 
-def audit_plan(catalog: Catalog, scenario: Scenario, deployments: list[dict[str, Any]], sites: dict[str, Any]) -> list[AuditRecord]:
+def audit_plan(
+    catalog: Catalog, scenario: Scenario, deployments: list[dict[str, Any]], sites: dict[str, Any]
+) -> list[AuditRecord]:
     """Audit every deployment; also check each workload's demand is covered by what was served."""
     records = [audit_deployment(catalog, scenario, d, sites) for d in deployments]
     return records

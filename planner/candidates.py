@@ -72,18 +72,28 @@ def gpus_at_site(catalog: Catalog, scenario: Scenario, site: Site, gpus: list[Ac
         if gpu.id in owned:
             out[gpu.id] = ""
         elif site.kind == "edge":
-            out[gpu.id] = "" if site.devices.get(gpu.id, 0) > 0 else f"no {gpu.id} devices at edge site {site.id}"
+            out[gpu.id] = (
+                "" if site.devices.get(gpu.id, 0) > 0 else f"no {gpu.id} devices at edge site {site.id}"
+            )
         elif site.gpus_available is not None and gpu.id not in site.gpus_available:
             out[gpu.id] = f"{gpu.id} not available at {site.id}"
         elif site.kind == "cloud":
             rentable = "rent" in scenario.procurement and any(
                 rent_quote(catalog, gpu, site, kind) is not None for kind in scenario.rental_kinds
             )
-            buyable = "buy" in scenario.procurement and gpu.purchase is not None and gpu.placement == "datacenter"
-            out[gpu.id] = "" if rentable or buyable else f"no {'/'.join(scenario.rental_kinds)} price for {gpu.id} at {site.id}"
+            buyable = (
+                "buy" in scenario.procurement and gpu.purchase is not None and gpu.placement == "datacenter"
+            )
+            out[gpu.id] = (
+                ""
+                if rentable or buyable
+                else f"no {'/'.join(scenario.rental_kinds)} price for {gpu.id} at {site.id}"
+            )
         else:  # own datacenter
             buyable = "buy" in scenario.procurement and gpu.purchase is not None
-            out[gpu.id] = "" if buyable else f"{gpu.id} at datacenter {site.id} needs procurement 'buy' or inventory"
+            out[gpu.id] = (
+                "" if buyable else f"{gpu.id} at datacenter {site.id} needs procurement 'buy' or inventory"
+            )
     return out
 
 
@@ -145,7 +155,13 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                 else:
                                     try:
                                         terms = perf.deployment_terms(
-                                            catalog, model=model, gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp
+                                            catalog,
+                                            model=model,
+                                            gpu=gpu,
+                                            weight_format=fmt,
+                                            kv_format=kfmt,
+                                            tp=tp,
+                                            pp=pp,
                                         )
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
@@ -162,9 +178,13 @@ def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, np.ndarra
     g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     fit_batch = perf.max_batch(terms, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
-    step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(p_tok, g_tok)).total_s
+    step = perf.decode_step(
+        terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(p_tok, g_tok)
+    ).total_s
     prefill = perf.prefill_step(terms, prompt_tokens=p_tok).total_s
-    memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
+    memory = perf.memory_per_gpu_bytes(
+        terms, batch=batch, context_tokens=p_tok + g_tok, workspace_bytes=workspace
+    )
     return {
         "fit_batch": np.minimum(fit_batch[:, 0], n_max),
         "step_s": step,
@@ -224,7 +244,9 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             if row["reason"]:
                 continue
             if site.kind == "edge" and cfg.tp * cfg.pp > site.devices.get(cfg.gpu.id, 0):
-                row["reason"] = f"needs {cfg.tp * cfg.pp} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
+                row["reason"] = (
+                    f"needs {cfg.tp * cfg.pp} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
+                )
                 continue
             if cfg.tp * cfg.pp > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
                 row["reason"] = f"TP{cfg.tp}xPP{cfg.pp} spans nodes but {site.id} has no scale-out fabric"
@@ -235,7 +257,15 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     candidates = pd.DataFrame(cand_rows)
     points = pd.DataFrame(
         point_rows,
-        columns=["cand", "batch", "tpot_ms", "step_ms", "ttft_ms", "capacity_requests_per_s", "memory_per_gpu_gb"],
+        columns=[
+            "cand",
+            "batch",
+            "tpot_ms",
+            "step_ms",
+            "ttft_ms",
+            "capacity_requests_per_s",
+            "memory_per_gpu_gb",
+        ],
     )
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
@@ -247,7 +277,13 @@ def network_s(workload: Workload, site: Site) -> float:
 
 
 def operating_point(
-    *, step_s: Any, prefill_s: Any, output_tokens: float, network_s: float, slo_ttft_s: float, batch: Any,
+    *,
+    step_s: Any,
+    prefill_s: Any,
+    output_tokens: Any,
+    network_s: Any,
+    slo_ttft_s: Any,
+    batch: Any,
     max_utilization_frac: float,
 ) -> dict[str, Any]:
     """Per-replica capacity, observed TPOT and TTFT at batch ``batch`` (module docstring formulas).
@@ -282,8 +318,13 @@ def _operating_points(
     prefill = ev["prefill_s"][idx][:, None]
     batch = np.arange(1, scenario.max_batch + 1, dtype=float)[None, :]
     op = operating_point(
-        step_s=step, prefill_s=prefill, output_tokens=out_tok, network_s=net, slo_ttft_s=slo_ttft,
-        batch=batch, max_utilization_frac=scenario.max_utilization_frac,
+        step_s=step,
+        prefill_s=prefill,
+        output_tokens=out_tok,
+        network_s=net,
+        slo_ttft_s=slo_ttft,
+        batch=batch,
+        max_utilization_frac=scenario.max_utilization_frac,
     )
     in_memory = batch <= fit[:, None]
     ok = (op["tpot"] * 1e3 <= slo_tpot_ms) & (op["capacity"] > 0) & in_memory

@@ -60,7 +60,13 @@ def power_draw_w(gpu: Accelerator, *, utilization_frac: float) -> float:
 
 def power_usd_per_month(gpu: Accelerator, site: Site, *, utilization_frac: float) -> float:
     """Electricity per GPU-month: draw × PUE × USD/kWh × 720 h / 1000."""
-    return power_draw_w(gpu, utilization_frac=utilization_frac) * site.pue * site.electricity_usd_per_kwh * HOURS_PER_MONTH / 1e3
+    return (
+        power_draw_w(gpu, utilization_frac=utilization_frac)
+        * site.pue
+        * site.electricity_usd_per_kwh
+        * HOURS_PER_MONTH
+        / 1e3
+    )
 
 
 def colocation_usd_per_month(gpu: Accelerator, site: Site, *, utilization_frac: float) -> float:

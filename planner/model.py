@@ -20,7 +20,12 @@ import pulp
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
-from planner.costs import owned_device_usd_per_month, power_usd_per_month, rent_quote, colocation_usd_per_month
+from planner.costs import (
+    colocation_usd_per_month,
+    owned_device_usd_per_month,
+    power_usd_per_month,
+    rent_quote,
+)
 from planner.scenario import Scenario, demand_per_period
 from planner.units import HOURS_PER_MONTH
 
@@ -71,7 +76,9 @@ class BuildContext:
     points: pd.DataFrame
     """Operating points of ``cands`` (columns as in planner.candidates) with a ``point`` id column."""
     periods: list[int]
-    months_per_period: float
+    """Representative periods: periods with identical demand are merged (no inter-period coupling yet)."""
+    months: dict[int, float]
+    """Months each representative period stands for (they sum to the horizon)."""
     demand: dict[tuple[str, int], float]
     supply: list[SupplyOption]
     variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
@@ -88,7 +95,15 @@ class BuildContext:
         self._counter += 1
         return f"{family}_{self._counter}"
 
-    def var(self, family: str, key: Any, *, low: float | None = 0.0, up: float | None = None, cat: str = "Continuous") -> Any:
+    def var(
+        self,
+        family: str,
+        key: Any,
+        *,
+        low: float | None = 0.0,
+        up: float | None = None,
+        cat: str = "Continuous",
+    ) -> Any:
         """Create (once) and register a variable ``family[key]``."""
         if key in self.variables[family]:
             return self.variables[family][key]
@@ -107,17 +122,22 @@ class BuildContext:
         self.cost_terms[category].append(expr)
 
     # -- index helpers --------------------------------------------------------------------------
-    def points_of(self, cand: int) -> pd.DataFrame:
-        """Operating points of candidate ``cand``."""
-        return self.points[self.points["cand"] == cand]
+    _points_by_cand: dict[int, list[Any]] = field(default_factory=dict)
+
+    def points_of(self, cand: int) -> list[Any]:
+        """Operating points of candidate ``cand`` (itertuples rows of ``points``)."""
+        if not self._points_by_cand:
+            for row in self.points.itertuples():
+                self._points_by_cand.setdefault(int(row.cand), []).append(row)
+        return self._points_by_cand.get(cand, [])
 
     def cands_of_workload(self, workload: str) -> Iterable[int]:
         """Candidate ids serving ``workload``."""
-        return self.cands.index[self.cands["workload"] == workload]
+        return [int(k) for k in self.cands.index[self.cands["workload"] == workload]]
 
     def replicas(self, cand: int, period: int) -> Any:
         """Σ_j n_rep[k, j, t]: replicas of candidate ``cand`` in ``period``."""
-        return pulp.lpSum(self.variables["n_rep"][(cand, int(p), period)] for p in self.points_of(cand)["point"])
+        return pulp.lpSum(self.variables["n_rep"][(cand, int(p.point), period)] for p in self.points_of(cand))
 
     def gpu(self, gpu_id: str) -> Accelerator:
         """Catalog accelerator."""
@@ -129,7 +149,9 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     quality tier and at least the same best capacity (ties keep the lower candidate id)."""
     keep: list[int] = []
     for _, group in cands.groupby(["workload", "gpu", "site"], sort=False):
-        rows = group.sort_values(["gpus", "quality_tier", "best_capacity_requests_per_s"], ascending=[True, True, False])
+        rows = group.sort_values(
+            ["gpus", "quality_tier", "best_capacity_requests_per_s"], ascending=[True, True, False]
+        )
         frontier: list[tuple[int, int, float]] = []
         for cand, row in rows.iterrows():
             dominated = any(
@@ -137,12 +159,16 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
                 for g, q, c in frontier
             )
             if not dominated:
-                frontier.append((int(row["gpus"]), int(row["quality_tier"]), float(row["best_capacity_requests_per_s"])))
-                keep.append(int(cand))  # type: ignore[call-overload]
+                frontier.append(
+                    (int(row["gpus"]), int(row["quality_tier"]), float(row["best_capacity_requests_per_s"]))
+                )
+                keep.append(int(cand))
     return cands.loc[sorted(keep)]
 
 
-def supply_options(catalog: Catalog, scenario: Scenario, sites: dict[str, Site], pairs: set[tuple[str, str]]) -> list[SupplyOption]:
+def supply_options(
+    catalog: Catalog, scenario: Scenario, sites: dict[str, Site], pairs: set[tuple[str, str]]
+) -> list[SupplyOption]:
     """Supply options for every (gpu, site) pair the candidates use."""
     econ = scenario.economics
     out: list[SupplyOption] = []
@@ -157,32 +183,65 @@ def supply_options(catalog: Catalog, scenario: Scenario, sites: dict[str, Site],
                 gpu, site, utilization_frac=util
             )
             out.append(
-                SupplyOption(gpu_id, site_id, "owned", 1, running * (1 + econ.ops_overhead_frac), owned[(gpu_id, site_id)],
-                             "inventory (sunk cost: power, colocation, ops)")
+                SupplyOption(
+                    gpu_id,
+                    site_id,
+                    "owned",
+                    1,
+                    running * (1 + econ.ops_overhead_frac),
+                    owned[(gpu_id, site_id)],
+                    "inventory (sunk cost: power, colocation, ops)",
+                )
             )
         if site.kind == "edge" and site.devices.get(gpu_id, 0):
-            monthly = owned_device_usd_per_month(gpu, site, utilization_frac=util, lifetime_years=econ.lifetime_years)
+            monthly = owned_device_usd_per_month(
+                gpu, site, utilization_frac=util, lifetime_years=econ.lifetime_years
+            )
             out.append(
-                SupplyOption(gpu_id, site_id, "edge_device", 1, monthly, site.devices[gpu_id],
-                             "edge device: purchase price over its lifetime + power")
+                SupplyOption(
+                    gpu_id,
+                    site_id,
+                    "edge_device",
+                    1,
+                    monthly,
+                    site.devices[gpu_id],
+                    "edge device: purchase price over its lifetime + power",
+                )
             )
         if site.kind == "cloud" and "rent" in scenario.procurement:
             for kind in scenario.rental_kinds:
                 quote = rent_quote(catalog, gpu, site, kind)
                 if quote is None:
                     continue
-                eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
+                eff = (
+                    econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac)
+                    if kind == "spot"
+                    else 1.0
+                )
                 unit = gpu.gpus_per_node
                 out.append(
-                    SupplyOption(gpu_id, site_id, f"rent_{kind}", unit, quote.usd_per_gpu_hour * HOURS_PER_MONTH * unit, None,
-                                 f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
-                                 effective_gpus_frac=eff)
+                    SupplyOption(
+                        gpu_id,
+                        site_id,
+                        f"rent_{kind}",
+                        unit,
+                        quote.usd_per_gpu_hour * HOURS_PER_MONTH * unit,
+                        None,
+                        f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
+                        effective_gpus_frac=eff,
+                    )
                 )
     return out
 
 
-def build_context(catalog: Catalog, scenario: Scenario, table: CandidateTable, *, prune: bool = True,
-                  exclude: dict[str, set[str]] | None = None) -> BuildContext:
+def build_context(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    *,
+    prune: bool = True,
+    exclude: dict[str, set[str]] | None = None,
+) -> BuildContext:
     """Index sets and coefficients of the MILP; ``exclude`` drops candidates by column value (alternatives)."""
     cands = table.feasible.set_index("cand", drop=False).rename_axis(index=None)
     for column, values in (exclude or {}).items():
@@ -191,12 +250,7 @@ def build_context(catalog: Catalog, scenario: Scenario, table: CandidateTable, *
         cands = prune_dominated(cands)
     points = table.points[table.points["cand"].isin(cands.index)].reset_index(drop=True)
     points = points.assign(point=range(len(points)))
-    periods = list(range(scenario.periods))
-    demand = {
-        (w.name, t): d
-        for w in scenario.workloads
-        for t, d in enumerate(demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months))
-    }
+    periods, months, demand = representative_periods(scenario)
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
     return BuildContext(
@@ -207,10 +261,33 @@ def build_context(catalog: Catalog, scenario: Scenario, table: CandidateTable, *
         cands=cands,
         points=points,
         periods=periods,
-        months_per_period=float(scenario.period_months),
+        months=months,
         demand=demand,
         supply=supply_options(catalog, scenario, table.sites, pairs),
     )
+
+
+def representative_periods(
+    scenario: Scenario,
+) -> tuple[list[int], dict[int, float], dict[tuple[str, int], float]]:
+    """Merge periods with identical demand vectors: (periods, months per period, demand[(w, t)]).
+
+    Valid because rented capacity follows each period and nothing couples periods in this model, so
+    identical periods have identical optimal decisions; the cost of a merged period is weighted by its months.
+    """
+    series = {
+        w.name: demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
+        for w in scenario.workloads
+    }
+    first_of: dict[tuple[float, ...], int] = {}
+    months: dict[int, float] = {}
+    for t in range(scenario.periods):
+        vector = tuple(series[w.name][t] for w in scenario.workloads)
+        rep = first_of.setdefault(vector, t)
+        months[rep] = months.get(rep, 0.0) + scenario.period_months
+    periods = sorted(months)
+    demand = {(w.name, t): series[w.name][t] for w in scenario.workloads for t in periods}
+    return periods, months, demand
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
@@ -242,12 +319,17 @@ def set_objective(ctx: BuildContext) -> None:
         category = "rent" if opt.procurement == "rent" else ("owned" if opt.procurement == "owned" else "buy")
         ctx.add_cost(
             category,
-            pulp.lpSum(opt.usd_per_unit_month * ctx.months_per_period * ctx.variables["units"][(i, t)] for t in ctx.periods),
+            pulp.lpSum(
+                opt.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods
+            ),
         )
     ranked = ctx.cands.sort_values(["gpus", "quality_tier", "cand"]).index
     rank = {int(c): r for r, c in enumerate(ranked)}
     tie = pulp.lpSum(
-        TIE_BREAK_USD * (1 + rank[int(row.cand)] / max(1, len(rank))) * ctx.variables["n_rep"][(int(row.cand), int(row.point), t)]
+        TIE_BREAK_USD
+        * ctx.months[t]
+        * (1 + rank[int(row.cand)] / max(1, len(rank)))
+        * ctx.variables["n_rep"][(int(row.cand), int(row.point), t)]
         for row in ctx.points.itertuples()
         for t in ctx.periods
     )

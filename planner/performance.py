@@ -37,7 +37,7 @@ from planner.catalog.schema import Accelerator, Interconnect, Model, NumericForm
 from planner.errors import InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
-from planner.ledgers.communication import transfer_s
+from planner.ledgers.communication import best_allreduce_s, transfer_s
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
 ACTIVATION_BYTES = 2.0
@@ -155,16 +155,12 @@ def efficiency_terms(catalog: Catalog, gpu: Accelerator, weight_format: NumericF
     MBU, prefill MFU and link efficiency come from the accelerator's sourced defaults; overhead, prefill
     saturation, de-quantizing kernel and paging parameters from the calibration record of its family.
     """
-    params = catalog.calibration[gpu.family].parameters
-    weight_read = params.get("weight_only_read_efficiency_frac", 1.0) if weight_format.weight_only else 1.0
-    return eff.EfficiencyTerms(
+    return eff.calibrated_efficiency_terms(
+        catalog.calibration[gpu.family].parameters,
         decode_mbu_frac=gpu.efficiency.decode_mbu_frac,
         prefill_mfu_frac=gpu.efficiency.prefill_mfu_frac,
-        prefill_half_tokens=params.get("prefill_saturation_tokens", 0.0),
-        step_overhead_s=params.get("step_overhead_ms", 0.0) / 1e3,
-        weight_read_efficiency_frac=weight_read,
         link_efficiency_frac=gpu.efficiency.link_efficiency_frac,
-        kv_page_tokens=params.get("kv_page_tokens", 16.0),
+        weight_only=weight_format.weight_only,
     )
 
 
@@ -247,14 +243,19 @@ def _min(a: Num, b: Num) -> Num:
 
 def kv_bytes_per_sequence(terms: DeploymentTerms, context_tokens: Num) -> Num:
     """KV bytes one sequence holds at ``context_tokens`` (windowed layers keep at most the window), B."""
-    held = terms.full_attention_layers * context_tokens + terms.window_layers * _min(context_tokens, terms.window_tokens)
+    held = terms.full_attention_layers * context_tokens + terms.window_layers * _min(
+        context_tokens, terms.window_tokens
+    )
     return terms.kv_bytes_per_token_per_layer * held
 
 
 def kv_bytes_per_gpu(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> Num:
     """KV bytes on one GPU: B·c(H) / (s_kv·p) (KV heads split over TP up to n_KV; layers over PP), B (card 8)."""
-    return batch * kv_bytes_per_sequence(terms, context_tokens) * eff.kv_paging_factor(terms.efficiency, context_tokens) / (
-        terms.kv_shards * terms.pp
+    return (
+        batch
+        * kv_bytes_per_sequence(terms, context_tokens)
+        * eff.kv_paging_factor(terms.efficiency, context_tokens)
+        / (terms.kv_shards * terms.pp)
     )
 
 
@@ -263,9 +264,15 @@ def weights_bytes_per_gpu(terms: DeploymentTerms) -> Num:
     return terms.weights_bytes / (terms.tp * terms.pp)
 
 
-def memory_per_gpu_bytes(terms: DeploymentTerms, *, batch: Num, context_tokens: Num, workspace_bytes: float) -> Num:
+def memory_per_gpu_bytes(
+    terms: DeploymentTerms, *, batch: Num, context_tokens: Num, workspace_bytes: float
+) -> Num:
     """Resident bytes per GPU: weights + KV + workspace (card 1 capacity rule)."""
-    return weights_bytes_per_gpu(terms) + kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens) + workspace_bytes
+    return (
+        weights_bytes_per_gpu(terms)
+        + kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens)
+        + workspace_bytes
+    )
 
 
 def max_batch(terms: DeploymentTerms, *, context_tokens: Num, workspace_bytes: float) -> Num:
@@ -312,33 +319,32 @@ class StepBreakdown:
 
 def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
     """Expected distinct routed experts a step with ``tokens`` tokens reads, per MoE layer (card 2)."""
-    return arch.expected_experts_touched(tokens, experts=terms.experts_routed, experts_per_token=terms.experts_per_token)
+    return arch.expected_experts_touched(
+        tokens, experts=terms.experts_routed, experts_per_token=terms.experts_per_token
+    )
 
 
 def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B."""
-    return terms.weights_read_fixed_bytes + terms.moe_layers * experts_touched(terms, tokens) * terms.expert_bytes
-
-
-def allreduce_s(message_bytes: Num, *, ranks: Num, bandwidth_gb_per_s: Num, latency_us: Num) -> Num:
-    """TEMPORARY: best of ring and tree all-reduce (moves to planner.ledgers.communication)."""
-    n = np.maximum(ranks, 1)
-    alpha = latency_us / 1e6
-    bw = bandwidth_gb_per_s * BYTES_PER_GB
-    ring = 2 * (n - 1) * alpha + 2 * (n - 1) * message_bytes / (n * bw)
-    tree = 2 * np.ceil(np.log2(n)) * (alpha + message_bytes / bw)
-    return np.minimum(ring, tree)
+    return (
+        terms.weights_read_fixed_bytes
+        + terms.moe_layers * experts_touched(terms, tokens) * terms.expert_bytes
+    )
 
 
 def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     ranks = terms.tp
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    t = allreduce_s(message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us)
+    t = best_allreduce_s(
+        message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
+    )
     return np.where(ranks > 1, t, 0.0)
 
 
 def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    t = transfer_s(message_bytes, bandwidth_gb_per_s=terms.pp_link_gb_per_s, latency_us=terms.pp_link_latency_us)
+    t = transfer_s(
+        message_bytes, bandwidth_gb_per_s=terms.pp_link_gb_per_s, latency_us=terms.pp_link_latency_us
+    )
     return (terms.pp - 1) * t
 
 
@@ -348,8 +354,10 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     t, p = terms.tp, terms.pp
     micro = batch / p
     window_ctx = _min(context_tokens, terms.window_tokens)
-    attn_flop = terms.attention_flop_per_pair_per_layer * micro * (
-        terms.full_attention_layers * context_tokens + terms.window_layers * window_ctx
+    attn_flop = (
+        terms.attention_flop_per_pair_per_layer
+        * micro
+        * (terms.full_attention_layers * context_tokens + terms.window_layers * window_ctx)
     )
     flop = micro * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) + attn_flop
     flop_per_gpu = flop / (t * p)
@@ -358,7 +366,9 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
     mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
     w_bytes = weights_read_bytes(terms, micro) / (t * p)
-    kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(e, context_tokens)
+    kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
+        e, context_tokens
+    )
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * mbu
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_s = kv_bytes / bw
@@ -380,14 +390,18 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     )
 
 
-def prefill_step(terms: DeploymentTerms, *, prompt_tokens: Num, cached_tokens: Num = 0.0, batch: Num = 1.0) -> StepBreakdown:
+def prefill_step(
+    terms: DeploymentTerms, *, prompt_tokens: Num, cached_tokens: Num = 0.0, batch: Num = 1.0
+) -> StepBreakdown:
     """Prefill of ``batch`` prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` (module docstring)."""
     e = terms.efficiency
     t, p = terms.tp, terms.pp
     tokens = batch * prompt_tokens
     pairs = arch.attention_pairs(prompt_tokens, cached_tokens=cached_tokens, batch=batch)
     windowed = _min(pairs, batch * prompt_tokens * terms.window_tokens)
-    attn_flop = terms.attention_flop_per_pair_per_layer * (terms.full_attention_layers * pairs + terms.window_layers * windowed)
+    attn_flop = terms.attention_flop_per_pair_per_layer * (
+        terms.full_attention_layers * pairs + terms.window_layers * windowed
+    )
     flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
     mfu = eff.prefill_compute_efficiency_frac(e, tokens)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
@@ -541,15 +555,32 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
     terms = deployment_terms(
-        catalog, model=model, gpu=gpu, weight_format=wfmt, kv_format=kfmt, tp=request.tp, pp=request.pp, ideal=request.ideal
+        catalog,
+        model=model,
+        gpu=gpu,
+        weight_format=wfmt,
+        kv_format=kfmt,
+        tp=request.tp,
+        pp=request.pp,
+        ideal=request.ideal,
     )
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
     batch = float(request.batch)
-    memory = float(memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=workspace))
+    memory = float(
+        memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=workspace)
+    )
     prefill = prefill_step(terms, prompt_tokens=float(request.input_tokens))
-    decode = decode_step(terms, batch=batch, context_tokens=mean_decode_context_tokens(request.input_tokens, request.output_tokens))
-    first = decode_step(replace(terms, efficiency=eff.EfficiencyTerms.ideal()), batch=batch, context_tokens=float(request.input_tokens))
+    decode = decode_step(
+        terms,
+        batch=batch,
+        context_tokens=mean_decode_context_tokens(request.input_tokens, request.output_tokens),
+    )
+    first = decode_step(
+        replace(terms, efficiency=eff.EfficiencyTerms.ideal()),
+        batch=batch,
+        context_tokens=float(request.input_tokens),
+    )
     hp = catalog.format(wfmt.high_precision).bytes_per_value
     tpot_s = float(decode.total_s)
     return Prediction(
@@ -558,8 +589,12 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         weights_bytes=float(terms.weights_bytes),
         decode_read_bytes_per_step=float(
             arch.decode_read_bytes_per_step(
-                model, wfmt, batch=batch, context_tokens=request.input_tokens,
-                kv_bytes_per_value=kfmt.bytes_per_value, high_precision_bytes_per_value=hp,
+                model,
+                wfmt,
+                batch=batch,
+                context_tokens=request.input_tokens,
+                kv_bytes_per_value=kfmt.bytes_per_value,
+                high_precision_bytes_per_value=hp,
             )
         ),
         kv_bytes_per_token=arch.kv_bytes_per_token(model, kv_bytes_per_value=kfmt.bytes_per_value),

@@ -107,7 +107,10 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
 
 def _deployments(ctx: BuildContext, sol: Solution, supply: list[dict[str, Any]]) -> list[dict[str, Any]]:
     n_rep, flow = sol.values["n_rep"], sol.values["flow"]
-    peak_t = {w.name: max(ctx.periods, key=lambda t, w=w: ctx.demand[(w.name, t)]) for w in ctx.scenario.workloads}
+    peak_t = {
+        w.name: max(ctx.periods, key=lambda t, name=w.name: ctx.demand[(name, t)])  # type: ignore[misc]
+        for w in ctx.scenario.workloads
+    }
     out: list[dict[str, Any]] = []
     for p in ctx.points.itertuples():
         k, j = int(p.cand), int(p.point)
@@ -160,7 +163,9 @@ def _limited_by(c: pd.Series, p: Any, w: Any) -> str:
     return "throughput_peak"
 
 
-def _allocate_costs(ctx: BuildContext, deployments: list[dict[str, Any]], supply: list[dict[str, Any]]) -> None:
+def _allocate_costs(
+    ctx: BuildContext, deployments: list[dict[str, Any]], supply: list[dict[str, Any]]
+) -> None:
     """Split each (gpu, site) supply cost over its deployments by GPUs used; attach procurement labels."""
     cost: dict[tuple[str, str], float] = defaultdict(float)
     kinds: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -175,7 +180,8 @@ def _allocate_costs(ctx: BuildContext, deployments: list[dict[str, Any]], supply
         d["cost_usd_per_month"] = cost[key] * d["gpus"] / used[key] if used[key] else 0.0
         labels = sorted(set(kinds[key]))
         d["procurement"] = "+".join(
-            "rent" if k.startswith("rent_") else ("owned" if k in ("owned", "edge_device") else k) for k in labels
+            "rent" if k.startswith("rent_") else ("owned" if k in ("owned", "edge_device") else k)
+            for k in labels
         )
         d["rental_kind"] = "+".join(k.removeprefix("rent_") for k in labels if k.startswith("rent_")) or None
 
@@ -187,7 +193,7 @@ def _allocate_costs(ctx: BuildContext, deployments: list[dict[str, Any]], supply
 
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[dict[str, Any]]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
-    out = []
+    out: list[dict[str, Any]] = []
     cands = table.candidates
     for w in scenario.workloads:
         rows = cands[cands["workload"] == w.name]
@@ -243,16 +249,26 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
     return out
 
 
-def explain_capacity(catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName) -> list[dict[str, Any]]:
+def explain_capacity(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName
+) -> list[dict[str, Any]]:
     """Re-solve with a penalized shortfall per workload to name the limit that binds (devices, site GPUs, power)."""
     ctx = build_context(catalog, scenario, table)
     ctx.elastic = True
     sol = solve_context(ctx, solver=solver, time_limit_s=ALTERNATIVE_TIME_LIMIT_S)
-    out = []
+    out: list[dict[str, Any]] = []
     if sol.status == "infeasible":
-        return [{"workload": None, "requirement": "unknown", "message": "the model stays infeasible even with unlimited shortfall"}]
+        return [
+            {
+                "workload": None,
+                "requirement": "unknown",
+                "message": "the model stays infeasible even with unlimited shortfall",
+            }
+        ]
     limits = [b for b in sol.binding if b["family"] in ("gpu_supply", "site_capacity", "budget_max")]
-    limit_text = "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
+    limit_text = (
+        "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
+    )
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6:
             continue
@@ -276,13 +292,17 @@ def explain_capacity(catalog: Catalog, scenario: Scenario, table: CandidateTable
 # --------------------------------------------------------------------------------------------------
 
 
-def _solve_restricted(catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName, *, column: str, keep: str) -> tuple[Solution, BuildContext]:
+def _solve_restricted(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName, *, column: str, keep: str
+) -> tuple[Solution, BuildContext]:
     others = set(table.feasible[column]) - {keep}
     ctx = build_context(catalog, scenario, table, exclude={column: others})
     return solve_context(ctx, solver=solver, time_limit_s=ALTERNATIVE_TIME_LIMIT_S), ctx
 
 
-def alternatives(catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost: float, solver: SolverName) -> list[dict[str, Any]]:
+def alternatives(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost: float, solver: SolverName
+) -> list[dict[str, Any]]:
     """Best plan per GPU type and per site, with its cost delta and why it lost."""
     out = []
     for column in ("gpu", "site"):
@@ -291,15 +311,24 @@ def alternatives(catalog: Catalog, scenario: Scenario, table: CandidateTable, be
             entry: dict[str, Any] = {"kind": column, column: value}
             if not rows["feasible"].any():
                 reasons = rows["reason"].value_counts()
-                entry.update(status="infeasible", total_cost_usd=None, cost_delta_usd=None,
-                             lost_because=f"no SLO-feasible candidate: {reasons.index[0] if len(reasons) else 'none'}")
+                entry.update(
+                    status="infeasible",
+                    total_cost_usd=None,
+                    cost_delta_usd=None,
+                    lost_because=f"no SLO-feasible candidate: {reasons.index[0] if len(reasons) else 'none'}",
+                )
                 out.append(entry)
                 continue
             sol, ctx = _solve_restricted(catalog, scenario, table, solver, column=column, keep=value)
             if sol.status == "infeasible":
-                uncovered = [w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()]
-                why = (f"cannot serve {', '.join(uncovered)} within the SLOs" if uncovered
-                       else "supply or site limits cannot cover the demand (gpu_supply/site_capacity)")
+                uncovered = [
+                    w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()
+                ]
+                why = (
+                    f"cannot serve {', '.join(uncovered)} within the SLOs"
+                    if uncovered
+                    else "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
+                )
                 entry.update(status="infeasible", total_cost_usd=None, cost_delta_usd=None, lost_because=why)
             else:
                 cost = sol.objective_usd - sol.costs_usd.get("tie_break", 0.0)
@@ -309,7 +338,8 @@ def alternatives(catalog: Catalog, scenario: Scenario, table: CandidateTable, be
                     total_cost_usd=cost,
                     cost_delta_usd=delta,
                     cost_usd_per_month=cost / scenario.horizon_months,
-                    lost_because="chosen" if abs(delta) <= 1e-6 * max(1.0, best_cost)
+                    lost_because="chosen"
+                    if abs(delta) <= 1e-6 * max(1.0, best_cost)
                     else f"costs ${delta:,.0f} more over the horizon (objective: min cost)",
                 )
             out.append(entry)
@@ -332,17 +362,44 @@ def plan(
     """Plan ``scenario``; never returns a plan that fails the audit."""
     start = time.perf_counter()
     table = build_candidates(catalog, scenario)
-    evaluated, feasible = len(table.candidates), int(table.candidates["feasible"].sum()) if len(table.candidates) else 0
+    evaluated, feasible = (
+        len(table.candidates),
+        int(table.candidates["feasible"].sum()) if len(table.candidates) else 0,
+    )
     missing = explain_workload_candidates(table, scenario)
     if missing:
-        return PlanResult(scenario, "infeasible", math.nan, {}, [], [], [], evaluated, feasible, 0.0,
-                          time.perf_counter() - start, infeasibility=missing)
+        return PlanResult(
+            scenario,
+            "infeasible",
+            math.nan,
+            {},
+            [],
+            [],
+            [],
+            evaluated,
+            feasible,
+            0.0,
+            time.perf_counter() - start,
+            infeasibility=missing,
+        )
     ctx = build_context(catalog, scenario, table)
     sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
-        return PlanResult(scenario, "infeasible", math.nan, {}, [], [], [], evaluated, feasible, sol.solve_seconds,
-                          time.perf_counter() - start, infeasibility=why)
+        return PlanResult(
+            scenario,
+            "infeasible",
+            math.nan,
+            {},
+            [],
+            [],
+            [],
+            evaluated,
+            feasible,
+            sol.solve_seconds,
+            time.perf_counter() - start,
+            infeasibility=why,
+        )
     supply = _supply_used(ctx, sol)
     deployments = _deployments(ctx, sol, supply)
     audit_plan(catalog, scenario, deployments, table.sites)

@@ -7,6 +7,7 @@ catalog and answers with "file: field: unknown gpu 'h100sxm' — did you mean h1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -31,7 +32,9 @@ class Strict(BaseModel):
 class Slo(Strict):
     """Latency targets of a workload (both are per request, at the peak arrival rate)."""
 
-    ttft_ms: PositiveFloat = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
+    ttft_ms: PositiveFloat = Field(
+        2000.0, description="Time to first token, ms: queue + prefill + RTT + upload."
+    )
     tpot_ms: PositiveFloat = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
 
 
@@ -64,14 +67,18 @@ class Workload(Strict):
     output_tokens: Annotated[int, Field(ge=1)] = Field(description="Generated tokens per request.")
     slo: Slo = Field(default_factory=Slo)
     sites: list[Id] | None = Field(None, description="Sites it may run at; default: every cloud site.")
-    weight: PositiveFloat = Field(1.0, description="Weight of this workload in max_throughput (served req/s).")
+    weight: PositiveFloat = Field(
+        1.0, description="Weight of this workload in max_throughput (served req/s)."
+    )
 
 
 class HardwareSpace(Strict):
     """The hardware search space; omitted fields mean 'everything in the catalog'."""
 
     gpus: list[Id] | None = Field(None, description="GPU types to consider; default all.")
-    tp: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 2, 4, 8], description="TP degrees.")
+    tp: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], description="TP degrees."
+    )
     pp: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 2], description="PP degrees.")
 
 
@@ -111,13 +118,32 @@ class InventoryItem(Strict):
 class Economics(Strict):
     """Cost-model parameters (defaults documented; catalog figures supply prices)."""
 
-    lifetime_years: PositiveFloat | None = Field(None, description="Depreciation life; default: the catalog's (4 y).")
-    resale_frac: Fraction = Field(0.5, description="Residual value at the horizon = book value x resale_frac.")
-    ops_overhead_frac: Fraction = Field(0.1, description="Operations cost as a fraction of power+colocation+depreciation.")
-    cost_of_capital_frac_per_year: Annotated[float, Field(ge=0, le=1)] = Field(0.0, description="Discount rate.")
+    lifetime_years: PositiveFloat | None = Field(
+        None, description="Depreciation life; default: the catalog's (4 y)."
+    )
+    resale_frac: Fraction = Field(
+        0.5, description="Residual value at the horizon = book value x resale_frac."
+    )
+    ops_overhead_frac: Fraction = Field(
+        0.1, description="Operations cost as a fraction of power+colocation+depreciation."
+    )
+    cost_of_capital_frac_per_year: Annotated[float, Field(ge=0, le=1)] = Field(
+        0.0, description="Discount rate."
+    )
     spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
     spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
     utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
+
+
+Procurement = Literal["rent", "buy"]
+
+
+def _default_procurement() -> list[Procurement]:
+    return ["rent"]
+
+
+def _default_rental_kinds() -> list[RentalKind]:
+    return ["on_demand"]
 
 
 class Scenario(Strict):
@@ -130,12 +156,14 @@ class Scenario(Strict):
     workloads: list[Workload] = Field(min_length=1)
     hardware: HardwareSpace = Field(default_factory=HardwareSpace)
     sites: list[SiteOverride] = Field(default_factory=list)
-    procurement: list[Literal["rent", "buy"]] = Field(default_factory=lambda: ["rent"])
-    rental_kinds: list[RentalKind] = Field(default_factory=lambda: ["on_demand"])
+    procurement: list[Procurement] = Field(default_factory=_default_procurement)
+    rental_kinds: list[RentalKind] = Field(default_factory=_default_rental_kinds)
     budget: Budget | None = None
     inventory: list[InventoryItem] = Field(default_factory=list)
     economics: Economics = Field(default_factory=Economics)
-    workspace_gib: PositiveFloat = Field(2.0, description="Per-GPU workspace reservation, GiB (card 1 default).")
+    workspace_gib: PositiveFloat = Field(
+        2.0, description="Per-GPU workspace reservation, GiB (card 1 default)."
+    )
     max_batch: Annotated[int, Field(ge=1)] = Field(256, description="Largest batch breakpoint considered.")
     max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
         0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."
@@ -196,11 +224,13 @@ def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
             try:
                 sites[override.name] = Site.model_validate(base)
             except ValidationError as err:
-                raise ScenarioError(format_validation_error("scenario", err, prefix=f"sites[{override.name}]")) from None
+                raise ScenarioError(
+                    format_validation_error("scenario", err, prefix=f"sites[{override.name}]")
+                ) from None
     return sites
 
 
-def _check_ids(path: str, loc: str, values: list[str] | None, table: dict[str, object] | set[str], what: str) -> None:
+def _check_ids(path: str, loc: str, values: list[str] | None, table: Mapping[str, object], what: str) -> None:
     for i, value in enumerate(values or []):
         if value not in table:
             raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")

@@ -116,15 +116,23 @@ def _binding_rows(ctx: BuildContext, tol: float = 1e-6) -> list[dict[str, Any]]:
             continue
         c = ctx.prob.constraints[name] if not PULP_V4 else ctx.prob.get_constraint_by_name(name)
         lhs = c.value()
-        if lhs is None:
+        if lhs is None or not any(abs(v.varValue or 0.0) > tol for v in c):
             continue
         slack = -float(lhs)  # PuLP rows are expr <= 0 / >= 0 with the constant folded in
         if abs(slack) <= tol * max(1.0, abs(float(c.constant or 0.0))):
-            out.append({"family": family, "key": [str(k) for k in (key if isinstance(key, tuple) else (key,))], "slack": 0.0})
+            out.append(
+                {
+                    "family": family,
+                    "key": [str(k) for k in (key if isinstance(key, tuple) else (key,))],
+                    "slack": 0.0,
+                }
+            )
     return out
 
 
-def solve_context(ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None) -> Solution:
+def solve_context(
+    ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None
+) -> Solution:
     """Build and solve; map the solver status to optimal / feasible (time limit, with gap) / infeasible."""
     build_problem(ctx)
     start = time.perf_counter()
@@ -137,7 +145,8 @@ def solve_context(ctx: BuildContext, *, solver: SolverName = "highs", time_limit
             return Solution("infeasible", float("nan"), None, elapsed)
         raise SolverError(f"solver returned status {status} without a solution")
     values = {
-        family: {key: float(v.varValue or 0.0) for key, v in table.items()} for family, table in ctx.variables.items()
+        family: {key: float(v.varValue or 0.0) for key, v in table.items()}
+        for family, table in ctx.variables.items()
     }
     costs = {cat: float(pulp.value(pulp.lpSum(terms)) or 0.0) for cat, terms in ctx.cost_terms.items()}
     gap = None if optimal else mip_gap(ctx.prob)

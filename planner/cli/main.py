@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -27,14 +26,18 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-catalog_app = typer.Typer(help="List or show catalog records (gpus, models, formats, sites).", no_args_is_help=True)
-ledger_app = typer.Typer(help="One formula family of the 12 ledger cards per subcommand.", no_args_is_help=True)
+catalog_app = typer.Typer(
+    help="List or show catalog records (gpus, models, formats, sites).", no_args_is_help=True
+)
+ledger_app = typer.Typer(
+    help="One formula family of the 12 ledger cards per subcommand.", no_args_is_help=True
+)
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(ledger_app, name="ledger")
 for module in (ledger_hardware, ledger_serving, ledger_training_comm):
     module.register(ledger_app)
 
-out = Console()
+out = Console(width=max(160, Console().width))
 err = Console(stderr=True)
 T = TypeVar("T")
 
@@ -87,10 +90,19 @@ def _show_records(kind: str, record_id: str | None, as_json: bool) -> None:
     from planner.errors import CatalogError, did_you_mean
 
     catalog = _catalog()
-    table = {"gpus": catalog.accelerators, "models": catalog.models, "formats": catalog.formats, "sites": catalog.sites}[kind]
+    table = {
+        "gpus": catalog.accelerators,
+        "models": catalog.models,
+        "formats": catalog.formats,
+        "sites": catalog.sites,
+    }[kind]
     if record_id is not None:
         if record_id not in table:
-            run_guarded(lambda: (_ for _ in ()).throw(CatalogError(f"unknown {kind[:-1]} '{record_id}'{did_you_mean(record_id, table)}")))
+            run_guarded(
+                lambda: (_ for _ in ()).throw(
+                    CatalogError(f"unknown {kind[:-1]} '{record_id}'{did_you_mean(record_id, table)}")
+                )
+            )
         record = table[record_id]
         payload = record.model_dump(mode="json")
         if kind == "models":
@@ -116,7 +128,15 @@ def _show_records(kind: str, record_id: str | None, as_json: bool) -> None:
         emit_json([r.model_dump(mode="json") for r in table.values()])
         return
     columns = {
-        "gpus": ["id", "name", "placement", "memory_gb", "memory_bandwidth_gb_per_s", "tdp_w", "gpus_per_node"],
+        "gpus": [
+            "id",
+            "name",
+            "placement",
+            "memory_gb",
+            "memory_bandwidth_gb_per_s",
+            "tdp_w",
+            "gpus_per_node",
+        ],
         "models": ["id", "name", "layers", "hidden_size", "q_heads", "kv_heads", "params_published_b"],
         "formats": ["id", "name", "bits_per_value", "group_size_values", "compute_format", "quality_tier"],
         "sites": ["id", "name", "kind", "rtt_ms", "electricity_usd_per_kwh", "pue"],
@@ -174,7 +194,9 @@ def predict(
     input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request.", min=1)] = 2048,
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
     workspace_gib: Annotated[float, typer.Option(help="Per-GPU workspace reservation, GiB.", min=0)] = 2.0,
-    ideal: Annotated[bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")] = False,
+    ideal: Annotated[
+        bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
+    ] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Print the per-term time breakdown.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -183,16 +205,33 @@ def predict(
     from planner.performance import predict as run_predict
 
     catalog = _catalog()
-    request = PredictRequest(model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal)
+    request = PredictRequest(
+        model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal
+    )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     if as_json:
         emit_json(result)
         return
-    t = Table(title=f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), batch {batch}{' — ideal' if ideal else ''}")
+    t = Table(
+        title=f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), batch {batch}{' — ideal' if ideal else ''}"
+    )
     t.add_column("quantity")
     t.add_column("value", justify="right")
-    for key in ("params", "weights_gb", "kv_bytes_per_token", "kv_cache_gb", "memory_per_gpu_gb", "fits", "max_batch",
-                "prefill_tflop", "decode_gflop_per_step", "ttft_ms", "tpot_ms", "output_tokens_per_s", "bound"):
+    for key in (
+        "params",
+        "weights_gb",
+        "kv_bytes_per_token",
+        "kv_cache_gb",
+        "memory_per_gpu_gb",
+        "fits",
+        "max_batch",
+        "prefill_tflop",
+        "decode_gflop_per_step",
+        "ttft_ms",
+        "tpot_ms",
+        "output_tokens_per_s",
+        "bound",
+    ):
         value = result[key]
         t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     out.print(t)
@@ -226,11 +265,15 @@ def schema() -> None:
 
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
-JsonTarget = Annotated[str | None, typer.Option("--json", help="Write the plan as JSON to PATH, or '-' for stdout.")]
+JsonTarget = Annotated[
+    str | None, typer.Option("--json", help="Write the plan as JSON to PATH, or '-' for stdout.")
+]
 OutputXlsx = Annotated[Path | None, typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx).")]
 SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Solver time limit, seconds.", min=0.1)]
-PlotsDir = Annotated[Path | None, typer.Option("--plots", help="Also write the charts as PNG files to this folder.")]
+PlotsDir = Annotated[
+    Path | None, typer.Option("--plots", help="Also write the charts as PNG files to this folder.")
+]
 
 
 def _check_solver(solver: str) -> Any:
@@ -257,15 +300,42 @@ def _print_plan(result: Any) -> None:
             if item.get("relaxation"):
                 err.print(f"    smallest relaxation: {item['relaxation']}", highlight=False, soft_wrap=True)
         return
-    t = Table(title=f"{data['scenario']}: {data['status']} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
-                    f"(${data['cost_usd_per_month']:,.0f}/month)")
-    for c in ("workload", "model", "quant", "gpu", "TPxPP", "site", "repl", "GPUs", "batch", "TTFT ms", "TPOT ms", "req/s cap",
-              "$/month"):
+    t = Table(
+        title=f"{data['scenario']}: {data['status']} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
+        f"(${data['cost_usd_per_month']:,.0f}/month)"
+    )
+    for c in (
+        "workload",
+        "model",
+        "quant",
+        "gpu",
+        "TPxPP",
+        "site",
+        "repl",
+        "GPUs",
+        "batch",
+        "TTFT ms",
+        "TPOT ms",
+        "req/s cap",
+        "$/month",
+    ):
         t.add_column(c, justify="right" if c not in ("workload", "model", "quant", "gpu", "site") else "left")
     for d in data["deployments"]:
-        t.add_row(d["workload"], d["model"], d["quantization"], d["gpu"], f"{d['tp']}x{d['pp']}", d["site"], str(d["replicas"]),
-                  str(d["gpus"]), str(d["batch"]), f"{d['ttft_ms']:.0f}", f"{d['tpot_ms']:.1f}", f"{d['capacity_requests_per_s']:.2f}",
-                  f"{d['cost_usd_per_month']:,.0f}")
+        t.add_row(
+            d["workload"],
+            d["model"],
+            d["quantization"],
+            d["gpu"],
+            f"{d['tp']}x{d['pp']}",
+            d["site"],
+            str(d["replicas"]),
+            str(d["gpus"]),
+            str(d["batch"]),
+            f"{d['ttft_ms']:.0f}",
+            f"{d['tpot_ms']:.1f}",
+            f"{d['capacity_requests_per_s']:.2f}",
+            f"{d['cost_usd_per_month']:,.0f}",
+        )
     out.print(t)
     if data["binding_constraints"]:
         b = Table(title="binding constraints")
@@ -280,7 +350,13 @@ def _print_plan(result: Any) -> None:
             a.add_column(c)
         for row in data["alternatives"]:
             delta = row.get("cost_delta_usd")
-            a.add_row(row["kind"], row[row["kind"]], row["status"], "" if delta is None else f"{delta:,.0f}", row["lost_because"])
+            a.add_row(
+                row["kind"],
+                row[row["kind"]],
+                row["status"],
+                "" if delta is None else f"{delta:,.0f}",
+                row["lost_because"],
+            )
         out.print(a)
 
 
@@ -292,7 +368,9 @@ def plan(
     solver: SolverOpt = "highs",
     time_limit: TimeLimit = None,
     plots: PlotsDir = None,
-    no_alternatives: Annotated[bool, typer.Option("--no-alternatives", help="Skip the per-GPU/per-site re-solves.")] = False,
+    no_alternatives: Annotated[
+        bool, typer.Option("--no-alternatives", help="Skip the per-GPU/per-site re-solves.")
+    ] = False,
 ) -> None:
     """Cheapest plan meeting every SLO: GPU types, counts, TP×PP, quantization, sites. Exit 3 if infeasible."""
     from planner.plan import plan as run_plan
@@ -303,7 +381,9 @@ def plan(
         chosen = _check_solver(solver)
         catalog = _catalog()
         scenario = load_scenario(scenario_path, catalog)
-        return run_plan(catalog, scenario, solver=chosen, time_limit_s=time_limit, with_alternatives=not no_alternatives)
+        return run_plan(
+            catalog, scenario, solver=chosen, time_limit_s=time_limit, with_alternatives=not no_alternatives
+        )
 
     result = run_guarded(go)
     if json_target is not None:
@@ -326,4 +406,4 @@ def main() -> None:  # pragma: no cover - console entry point convenience
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -11,6 +11,7 @@ References: card 2 (book ch02 §2.1–2.6, ch06 §6.1–6.3, ch09 MLA ledger); c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner.catalog.schema import Model, NumericFormat, TensorKind
 
@@ -111,7 +112,9 @@ def expert_params(model: Model) -> int:
     """
     if model.moe is None:
         return 0
-    return swiglu_ffn_params(model.hidden_size, ffn_size=model.moe.expert_ffn_size, bias=model.moe.expert_bias)
+    return swiglu_ffn_params(
+        model.hidden_size, ffn_size=model.moe.expert_ffn_size, bias=model.moe.expert_bias
+    )
 
 
 def shared_expert_params(model: Model) -> int:
@@ -179,7 +182,9 @@ def params_active_per_token(model: Model) -> int:
 # --------------------------------------------------------------------------------------------------
 
 
-def bytes_per_param_by_kind(fmt: NumericFormat, *, high_precision_bytes_per_value: float) -> dict[TensorKind, float]:
+def bytes_per_param_by_kind(
+    fmt: NumericFormat, *, high_precision_bytes_per_value: float
+) -> dict[TensorKind, float]:
     """Bytes per parameter of each tensor kind under ``fmt`` (exempt kinds stay in high precision)."""
     kinds: tuple[TensorKind, ...] = ("embedding", "lm_head", "norm", "router", "attention", "ffn", "expert")
     return {
@@ -205,7 +210,7 @@ def weights_bytes(model: Model, fmt: NumericFormat, *, high_precision_bytes_per_
     return float(sum(n * per_kind[k] for k, n in param_breakdown(model).by_kind().items()))
 
 
-def expected_experts_touched(tokens: float, *, experts: int, experts_per_token: int) -> float:
+def expected_experts_touched(tokens: Any, *, experts: Any, experts_per_token: Any) -> Any:
     """Expected distinct experts a batch of ``tokens`` touches under uniform routing.
 
     Notes
@@ -243,9 +248,11 @@ def weights_read_bytes_per_step(
     if model.moe is None:
         return streamed
     moe = model.moe
-    touched = expected_experts_touched(batch, experts=moe.experts_routed, experts_per_token=moe.experts_per_token)
+    touched = expected_experts_touched(
+        batch, experts=moe.experts_routed, experts_per_token=moe.experts_per_token
+    )
     expert_bytes = expert_params(model) * per_kind["expert"]
-    return streamed - moe.moe_layers * (moe.experts_routed - touched) * expert_bytes
+    return float(streamed - moe.moe_layers * (moe.experts_routed - touched) * expert_bytes)
 
 
 def kv_bytes_per_token_per_layer(model: Model, *, kv_bytes_per_value: float = 2.0) -> float:
@@ -296,7 +303,9 @@ def kv_cache_bytes(model: Model, *, context_tokens: float, kv_bytes_per_value: f
     held = full_layers * context_tokens
     if model.sliding_window_layers:
         window = float(model.sliding_window_tokens or 0)
-        held = held + model.sliding_window_layers * ((context_tokens + window - abs(context_tokens - window)) / 2)
+        held = held + model.sliding_window_layers * (
+            (context_tokens + window - abs(context_tokens - window)) / 2
+        )
     return per_layer * held
 
 
@@ -343,7 +352,9 @@ def attention_flop_per_pair_per_layer(model: Model) -> float:
     """
     if model.mla is not None:
         m = model.mla
-        return 2.0 * model.q_heads * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * model.q_heads * m.kv_lora_rank
+        return (
+            2.0 * model.q_heads * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * model.q_heads * m.kv_lora_rank
+        )
     return 4.0 * model.q_heads * model.head_dim
 
 
@@ -357,7 +368,9 @@ def _windowed_pairs_per_layer_sum(model: Model, full_pairs: float, windowed_pair
     return full_layers * full_pairs + model.sliding_window_layers * windowed_pairs
 
 
-def prefill_flop(model: Model, *, prompt_tokens: float, cached_tokens: float = 0.0, batch: float = 1.0) -> float:
+def prefill_flop(
+    model: Model, *, prompt_tokens: float, cached_tokens: float = 0.0, batch: float = 1.0
+) -> float:
     """Matrix FLOPs of a prefill call of ``prompt_tokens`` new tokens after ``cached_tokens``, FLOP.
 
     Notes
@@ -391,8 +404,12 @@ def decode_flop_per_step(model: Model, *, batch: float = 1.0, context_tokens: fl
     Card 1 (decode F ≈ 2·N·B), card 2 (C2.11).
     """
     window = float(model.sliding_window_tokens or 0)
-    windowed = (context_tokens + window - abs(context_tokens - window)) / 2 if model.sliding_window_layers else 0.0
-    attn = attention_flop_per_pair_per_layer(model) * _windowed_pairs_per_layer_sum(model, context_tokens, windowed)
+    windowed = (
+        (context_tokens + window - abs(context_tokens - window)) / 2 if model.sliding_window_layers else 0.0
+    )
+    attn = attention_flop_per_pair_per_layer(model) * _windowed_pairs_per_layer_sum(
+        model, context_tokens, windowed
+    )
     return batch * (linear_flop_per_token(model) + attn + lm_head_flop_per_token(model))
 
 
@@ -418,4 +435,6 @@ def decode_read_bytes_per_step(
     weights = weights_read_bytes_per_step(
         model, fmt, batch=batch, high_precision_bytes_per_value=high_precision_bytes_per_value
     )
-    return weights + batch * kv_cache_bytes(model, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value)
+    return weights + batch * kv_cache_bytes(
+        model, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value
+    )

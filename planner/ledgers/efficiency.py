@@ -19,6 +19,7 @@ card 6 (busbw vs algbw), README rule "never add an overhead twice when an effici
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -30,22 +31,22 @@ Num = Any
 class EfficiencyTerms:
     """Parameters of the efficiency terms of one (accelerator, weight format)."""
 
-    decode_mbu_frac: float = 1.0
-    prefill_mfu_frac: float = 1.0
-    prefill_half_tokens: float = 0.0
+    decode_mbu_frac: Num = 1.0
+    prefill_mfu_frac: Num = 1.0
+    prefill_half_tokens: Num = 0.0
     """Tokens per prefill at which compute efficiency is half its maximum (0 = always at maximum)."""
-    step_overhead_s: float = 0.0
-    weight_read_efficiency_frac: float = 1.0
+    step_overhead_s: Num = 0.0
+    weight_read_efficiency_frac: Num = 1.0
     """Bandwidth efficiency of the weight stream relative to η_m (below 1 for de-quantizing kernels)."""
-    link_efficiency_frac: float = 1.0
-    kv_page_tokens: float = 1.0
+    link_efficiency_frac: Num = 1.0
+    kv_page_tokens: Num = 1.0
 
     @classmethod
     def ideal(cls) -> EfficiencyTerms:
         """All terms off: the roofline lower bound."""
         return cls()
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, Num]:
         """Parameter values by name."""
         return asdict(self)
 
@@ -74,3 +75,53 @@ def kv_paging_factor(terms: EfficiencyTerms, context_tokens: Num) -> Num:
     page = terms.kv_page_tokens
     ctx = np.maximum(context_tokens, 1.0)
     return np.ceil(ctx / page) * page / ctx
+
+
+def calibrated_efficiency_terms(
+    parameters: Mapping[str, float],
+    *,
+    decode_mbu_frac: float,
+    prefill_mfu_frac: float,
+    link_efficiency_frac: float,
+    weight_only: bool,
+) -> EfficiencyTerms:
+    """Efficiency terms from an accelerator's sourced defaults and its family's calibration parameters.
+
+    Parameters
+    ----------
+    parameters
+        The family record of catalogs/calibration.yaml: ``step_overhead_ms`` (ms),
+        ``prefill_saturation_tokens`` (tokens), optional ``decode_mbu_scale`` and ``prefill_mfu_scale``
+        (dimensionless multipliers on the accelerator defaults, fitted by ``make validate``),
+        ``weight_only_read_efficiency_frac`` and ``kv_page_tokens`` (tokens).
+    decode_mbu_frac, prefill_mfu_frac, link_efficiency_frac
+        The accelerator's sourced defaults (fractions of peak).
+    weight_only
+        True when the weight format is de-quantized on the fly (W4A16 / W8A16).
+
+    Returns
+    -------
+    EfficiencyTerms
+        With η_m = min(η_m0 · s_m, 1) and η_p = min(η_p0 · s_p, 1).
+
+    Notes
+    -----
+    The scales are per family and per (accelerator, format) never per measurement row; a scale of 1
+    keeps the sourced default. Efficiencies are capped at 1 so a fit can never beat the roofline.
+
+    References
+    ----------
+    Card 1 (MFU/MBU), card 3 (measured MBU and MFU), chapter 8 §8.2.
+    """
+    mbu = min(decode_mbu_frac * parameters.get("decode_mbu_scale", 1.0), 1.0)
+    mfu = min(prefill_mfu_frac * parameters.get("prefill_mfu_scale", 1.0), 1.0)
+    weight_read = parameters.get("weight_only_read_efficiency_frac", 1.0) if weight_only else 1.0
+    return EfficiencyTerms(
+        decode_mbu_frac=mbu,
+        prefill_mfu_frac=mfu,
+        prefill_half_tokens=parameters.get("prefill_saturation_tokens", 0.0),
+        step_overhead_s=parameters.get("step_overhead_ms", 0.0) / 1e3,
+        weight_read_efficiency_frac=weight_read,
+        link_efficiency_frac=link_efficiency_frac,
+        kv_page_tokens=parameters.get("kv_page_tokens", 16.0),
+    )

@@ -78,14 +78,19 @@ def memory_time_s(n_bytes: float, *, bandwidth_gb_per_s: float, efficiency_frac:
     return n_bytes / (bandwidth_gb_per_s * BYTES_PER_GB * efficiency_frac)
 
 
-def step_lower_bound_s(flop: float, *, n_bytes: float, peak_tflops: float, bandwidth_gb_per_s: float) -> float:
+def step_lower_bound_s(
+    flop: float, *, n_bytes: float, peak_tflops: float, bandwidth_gb_per_s: float
+) -> float:
     """Roofline step bound T_step ≥ max(F/Π, R/β), s.
 
     References
     ----------
     Card 1 (step lower bound), README rule 3 (lower bound per resource).
     """
-    return max(compute_time_s(flop, peak_tflops=peak_tflops), memory_time_s(n_bytes, bandwidth_gb_per_s=bandwidth_gb_per_s))
+    return max(
+        compute_time_s(flop, peak_tflops=peak_tflops),
+        memory_time_s(n_bytes, bandwidth_gb_per_s=bandwidth_gb_per_s),
+    )
 
 
 def mfu_frac(flop: float, *, time_s: float, peak_tflops: float) -> float:
@@ -98,7 +103,9 @@ def mbu_frac(n_bytes: float, *, time_s: float, bandwidth_gb_per_s: float) -> flo
     return n_bytes / (bandwidth_gb_per_s * BYTES_PER_GB * time_s)
 
 
-def kv_overtakes_weights_batch(weights_read_bytes: float, *, kv_bytes_per_token: float, context_tokens: float) -> float:
+def kv_overtakes_weights_batch(
+    weights_read_bytes: float, *, kv_bytes_per_token: float, context_tokens: float
+) -> float:
     """Batch at which KV reads equal weight reads: B = R_W / (c_KV·H) (card 1; Qwen3-8B 13 at 8K, 51 at 2K)."""
     return weights_read_bytes / (kv_bytes_per_token * context_tokens)
 
@@ -131,7 +138,9 @@ def state_time_area_byte_s(memory_bytes: Sequence[float], *, interval_s: float) 
     return float(sum(memory_bytes)) * interval_s
 
 
-def little_law_mean_memory_bytes(arrival_per_s: float, *, bytes_per_request: float, residence_s: float) -> float:
+def little_law_mean_memory_bytes(
+    arrival_per_s: float, *, bytes_per_request: float, residence_s: float
+) -> float:
     """Steady-state mean memory ≈ λ·M_0·τ (Little's law), B (card 1)."""
     return arrival_per_s * bytes_per_request * residence_s
 

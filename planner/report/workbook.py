@@ -31,8 +31,24 @@ def write_plan_workbook(result: Any, catalog: Any, path: Path) -> None:
         ws.append(["Total cost (USD)", data["total_cost_usd"]])
         ws.append(["Cost per month (USD)", data["cost_usd_per_month"]])
         dep = wb.create_sheet("Deployments")
-        columns = ["workload", "model", "quantization", "gpu", "tp", "pp", "site", "placement", "replicas", "gpus", "batch",
-                   "ttft_ms", "tpot_ms", "capacity_requests_per_s", "served_requests_per_s", "cost_usd_per_month"]
+        columns = [
+            "workload",
+            "model",
+            "quantization",
+            "gpu",
+            "tp",
+            "pp",
+            "site",
+            "placement",
+            "replicas",
+            "gpus",
+            "batch",
+            "ttft_ms",
+            "tpot_ms",
+            "capacity_requests_per_s",
+            "served_requests_per_s",
+            "cost_usd_per_month",
+        ]
         dep.append(columns)
         for cell in dep[1]:
             cell.font = Font(bold=True)

@@ -411,3 +411,17 @@ def test_hierarchical_with_equal_links_never_beats_bandwidth_bound(
         # Every rank must send at least 2(n − 1)/n · M over links no faster than the faster of the two.
         lower = comm.ring_allreduce_bytes_per_rank(message_bytes, ranks=q * h) / (max(local, nic) * 1e9)
         assert t >= lower * (1 - 1e-9)
+
+
+def test_best_allreduce_picks_tree_below_crossover_and_ring_above() -> None:
+    import numpy as np
+
+    from planner.ledgers.communication import best_allreduce_s, ring_allreduce_s, tree_allreduce_s
+
+    kw = {"ranks": 8, "bandwidth_gb_per_s": 450.0, "latency_us": 0.822}
+    small, large = 64 * 1024, 8 * 2**20
+    assert best_allreduce_s(small, **kw) == pytest.approx(tree_allreduce_s(small, **kw))
+    assert best_allreduce_s(large, **kw) == pytest.approx(ring_allreduce_s(large, **kw))
+    arr = best_allreduce_s(np.array([small, large]), ranks=np.array([8, 8]), bandwidth_gb_per_s=450.0, latency_us=0.822)
+    assert arr[1] == pytest.approx(ring_allreduce_s(large, **kw))
+    assert best_allreduce_s(large, ranks=1, bandwidth_gb_per_s=450.0, latency_us=0.822) == 0.0
