@@ -1,7 +1,10 @@
 """Demand coverage: every workload's peak demand is served in every period.
 
-    Σ_{k ∈ K_w} flow[k, t] ≥ D[w, t]            ∀ w ∈ W, t ∈ T          (min_cost)
-    Σ_{k ∈ K_w} flow[k, t] ≥ scale · D[w, t]    ∀ w ∈ W, t ∈ T          (max_throughput)
+    Σ_{k ∈ K_w} flow[k, t] = D[w, t]            ∀ w ∈ W, t ∈ T          (min_cost)
+    Σ_{k ∈ K_w} flow[k, t] = scale · D[w, t]    ∀ w ∈ W, t ∈ T          (max_throughput)
+
+(an equality, so ``flow`` is the traffic actually routed to each deployment; spare capacity shows as
+capacity − served).
 
 Notation: K_w candidates of workload w; flow[k, t] requests/s served by k; D[w, t] peak requests/s;
 scale ≥ 0 the common served fraction (variable ``scale``, only for max_throughput). In the
@@ -23,8 +26,8 @@ def add_demand_coverage(ctx: BuildContext) -> None:
         for t in ctx.periods:
             served = pulp.lpSum(ctx.variables["flow"][(int(k), t)] for k in cands)
             demand = ctx.demand[(w.name, t)]
-            # 1. served ≥ demand (or ≥ scale · demand)
+            # 1. served = demand (or scale · demand)
             rhs = scale * demand if scale is not None else demand
             if ctx.elastic:
                 served = served + ctx.var("short", (w.name, t), low=0, up=demand)
-            ctx.add_row("demand_coverage", (w.name, t), served >= rhs)
+            ctx.add_row("demand_coverage", (w.name, t), served == rhs)

@@ -252,7 +252,7 @@ def weights_read_bytes_per_step(
         batch, experts=moe.experts_routed, experts_per_token=moe.experts_per_token
     )
     expert_bytes = expert_params(model) * per_kind["expert"]
-    return float(streamed - moe.moe_layers * (moe.experts_routed - touched) * expert_bytes)
+    return streamed - moe.moe_layers * (moe.experts_routed - touched) * expert_bytes  # type: ignore[no-any-return]
 
 
 def kv_bytes_per_token_per_layer(model: Model, *, kv_bytes_per_value: float = 2.0) -> float:

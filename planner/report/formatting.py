@@ -1,0 +1,43 @@
+"""Cell styles, number formats and name sanitizing shared by the workbook sheets."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+USD_FORMAT = '"$"#,##0.00'
+USD_WHOLE_FORMAT = '"$"#,##0'
+PERCENT_FORMAT = "0.0%"
+NUMBER_FORMAT = "#,##0.00"
+INT_FORMAT = "#,##0"
+
+HEADER_FILL = "1F4E78"
+HEADER_FONT_COLOR = "FFFFFF"
+MAX_COLUMN_WIDTH = 60
+MIN_COLUMN_WIDTH = 8
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@")
+_SHEET_FORBIDDEN = re.compile(r"[\[\]:*?/\\]")
+_NAME_FORBIDDEN = re.compile(r"[^A-Za-z0-9_]")
+
+
+def is_formula_like(value: Any) -> bool:
+    """True for user text that a spreadsheet would read as a formula (starts with = + - @)."""
+    return isinstance(value, str) and value[:1] in _FORMULA_PREFIXES
+
+
+def sanitize_sheet_title(title: str) -> str:
+    """A legal sheet title: no ``[]:*?/\\``, no leading/trailing apostrophe, at most 31 characters."""
+    cleaned = _SHEET_FORBIDDEN.sub("_", title).strip("'").strip()
+    return (cleaned or "Sheet")[:31]
+
+
+def sanitize_defined_name(name: str) -> str:
+    """A legal table displayName / defined name: letters, digits, underscores; starts with a letter."""
+    cleaned = _NAME_FORBIDDEN.sub("_", name)
+    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        cleaned = "T_" + cleaned
+    # Names that look like cell references (A1, R1C1) are illegal.
+    if re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", cleaned) or re.fullmatch(r"[Rr][0-9]*[Cc][0-9]*", cleaned):
+        cleaned = "N_" + cleaned
+    return cleaned[:255]

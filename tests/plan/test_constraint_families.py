@@ -1,0 +1,101 @@
+"""One focused test per constraint family on a tiny synthetic table; a registry test keeps them honest."""
+
+from __future__ import annotations
+
+import pytest
+
+import constraints
+from planner.catalog import Catalog
+from planner.model import build_context
+from planner.solve import solve_context
+from tests.plan.helpers import scenario, table
+
+TESTED = {
+    "demand_coverage", "slo_operating_point", "memory_fit", "node_packing", "gpu_supply", "site_capacity",
+    "placement_rtt", "quantization_policy",
+}
+
+
+def test_every_family_has_a_focused_test() -> None:
+    assert {name for name, _ in constraints.FAMILIES} == TESTED
+
+
+def _replicas(sol, cand: int) -> int:  # type: ignore[no-untyped-def]
+    return round(sum(v for (k, _j, _t), v in sol.values["n_rep"].items() if k == cand))
+
+
+def test_demand_coverage_serves_the_demand(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=5.0)
+    tab = table(catalog, scen, [{"gpu": "l4", "cap": 1.0}], [{"cand": 0, "cap": 1.0}])
+    sol = solve_context(build_context(catalog, scen, tab, prune=False))
+    assert _replicas(sol, 0) == 5
+    assert sum(sol.values["flow"].values()) == pytest.approx(5.0)
+
+
+def test_slo_operating_point_uses_one_point_per_candidate(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=3.0)
+    # two points: 1.0 req/s and 2.0 req/s; the selector allows one of them only, so 2 replicas at 2.0
+    tab = table(catalog, scen, [{"gpu": "l4", "cap": 2.0}], [{"cand": 0, "cap": 1.0, "batch": 4}, {"cand": 0, "cap": 2.0, "batch": 8}])
+    ctx = build_context(catalog, scen, tab, prune=False)
+    sol = solve_context(ctx)
+    chosen = {j for (k, j), v in sol.values["y"].items() if v > 0.5}
+    assert len(chosen) == 1
+    assert _replicas(sol, 0) == 2
+
+
+def test_memory_fit_forbids_points_that_do_not_fit(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=2.0)
+    l4 = catalog.gpu("l4")
+    cands = [{"gpu": "l4", "cap": 10.0}, {"gpu": "l4", "cap": 1.0}]
+    points = [{"cand": 0, "cap": 10.0, "memory_per_gpu_gb": l4.memory_gb + 1}, {"cand": 1, "cap": 1.0}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
+    assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 2
+
+
+def test_node_packing_forbids_groups_that_straddle_nodes(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=2.0)
+    node = catalog.gpu("h100_sxm").gpus_per_node
+    cands = [{"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 10.0}, {"gpu": "h100_sxm", "tp": 1, "cap": 1.0}]
+    assert node % 3 != 0
+    points = [{"cand": 0, "cap": 10.0}, {"cand": 1, "cap": 1.0}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
+    assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 2
+
+
+def test_gpu_supply_rents_whole_nodes(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=3.0)
+    tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 1.0}], [{"cand": 0, "cap": 1.0}])
+    ctx = build_context(catalog, scen, tab, prune=False)
+    sol = solve_context(ctx)
+    node = catalog.gpu("h100_sxm").gpus_per_node
+    units = sum(sol.values["units"].values())
+    assert units == pytest.approx(1.0)  # 3 GPUs used → one whole 8-GPU node
+    assert ctx.supply[0].unit_gpus == node
+
+
+def test_site_capacity_limits_gpus(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=3.0, sites=[{"name": "us_east", "max_gpus": 8}])
+    cands = [{"gpu": "h100_sxm", "cap": 0.25}]
+    points = [{"cand": 0, "cap": 0.25}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
+    assert sol.status == "infeasible"  # 12 H100 needed = two 8-GPU nodes, but the site allows 8 GPUs
+    scen2 = scenario(requests_per_s=3.0, sites=[{"name": "us_east", "max_gpus": 16}])
+    sol2 = solve_context(build_context(catalog, scen2, table(catalog, scen2, cands, points), prune=False))
+    assert sol2.status == "optimal"
+
+
+def test_placement_rtt_excludes_sites_and_slow_networks(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=1.0)
+    cands = [{"gpu": "l4", "cap": 5.0, "network_ms": 5000.0}, {"gpu": "l4", "cap": 1.0, "site": "us_west"}, {"gpu": "l4", "cap": 0.5}]
+    points = [{"cand": 0, "cap": 5.0}, {"cand": 1, "cap": 1.0}, {"cand": 2, "cap": 0.5}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
+    assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 0 and _replicas(sol, 2) == 2
+
+
+def test_quantization_policy_excludes_disallowed_formats(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=1.0)
+    cands = [{"gpu": "l4", "cap": 5.0, "quantization": "int4", "quality_tier": 2}, {"gpu": "l4", "cap": 1.0}]
+    scen = scen.model_copy(update={"workloads": [scen.workloads[0].model_copy(update={"quantizations": ["bf16"]})]})
+    points = [{"cand": 0, "cap": 5.0}, {"cand": 1, "cap": 1.0}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
+    assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 1
