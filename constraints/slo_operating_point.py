@@ -8,7 +8,8 @@ Notation: J_k the operating points (batch breakpoints b = 1, 2, 4, … and the l
 of candidate k — each already satisfies TPOT(b) ≤ SLO and TTFT(b, load) ≤ SLO in the candidate table;
 cap[k, j] requests/s one replica sustains there; y[k, j] ∈ {0, 1} selects the point (the binary segment
 selection of the piecewise-linear curve — no SOS2, which PuLP drops with HiGHS/CBC); U[k, j] =
-ceil(peak demand / cap[k, j]) a data bound.
+ceil(peak demand / cap[k, j]) a data bound. Candidates left with one point after dominance pruning
+(planner.model.prune_dominated_points) need no selector and get only row (1).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def add_slo_operating_point(ctx: BuildContext) -> None:
         for t in ctx.periods:
             capacity = pulp.lpSum(float(p.capacity_requests_per_s) * n_rep[(k, int(p.point), t)] for p in pts)
             ctx.add_row("slo_operating_point", ("capacity", k, t), flow[(k, t)] <= capacity)  # (1)
+        if len(pts) == 1:
+            continue  # a single point needs no selector: (2) and (3) would only restate the bound
         for p in pts:
             j = int(p.point)
             bound = n_rep[(k, j, 0)].upBound

@@ -86,6 +86,8 @@ class BuildContext:
     """Explain-infeasibility mode: demand rows get a shortfall variable and the objective minimizes it."""
     rows: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """PuLP row name → (family, key)."""
+    row_constraints: dict[str, Any] = field(default_factory=dict)
+    """PuLP row name → the constraint as built (to read its activity without PuLP's name lookups)."""
     cost_terms: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     """Objective terms by cost category (USD over the horizon)."""
     _counter: int = 0
@@ -116,6 +118,7 @@ class BuildContext:
         name = self._name(family)
         self.prob += constraint, name
         self.rows[name] = (family, key)
+        self.row_constraints[name] = constraint
 
     def add_cost(self, category: str, expr: Any) -> None:
         """Add a horizon cost term (USD) of ``category`` to the objective."""
@@ -164,6 +167,17 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
                 )
                 keep.append(int(cand))
     return cands.loc[sorted(keep)]
+
+
+def prune_dominated_points(points: pd.DataFrame) -> pd.DataFrame:
+    """Keep, per candidate, the operating points no other point beats on capacity.
+
+    A replica costs the same at every point of its curve (same GPUs), so a point with less capacity than
+    another of the same candidate never lowers the cost; only the best point (ties: the smaller batch,
+    i.e. lower latency) reaches the MILP. The full curve stays in the candidate table for reports.
+    """
+    ordered = points.sort_values(["cand", "capacity_requests_per_s", "batch"], ascending=[True, False, True])
+    return ordered.drop_duplicates("cand", keep="first").sort_values(["cand", "batch"])
 
 
 def supply_options(
@@ -248,7 +262,10 @@ def build_context(
         cands = cands[~cands[column].isin(values)]
     if prune and not cands.empty:
         cands = prune_dominated(cands)
-    points = table.points[table.points["cand"].isin(cands.index)].reset_index(drop=True)
+    points = table.points[table.points["cand"].isin(cands.index)]
+    if prune and not points.empty:
+        points = prune_dominated_points(points)
+    points = points.reset_index(drop=True)
     points = points.assign(point=range(len(points)))
     periods, months, demand = representative_periods(scenario)
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
@@ -299,10 +316,12 @@ def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: f
 
 def create_variables(ctx: BuildContext) -> None:
     """n_rep[k, j, t] integer replicas per point; y[k, j] binary point selection; flow[k, t] served req/s."""
+    counts = ctx.points["cand"].value_counts()
     for row in ctx.points.itertuples():
         cand, point = int(row.cand), int(row.point)
         bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s))
-        ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
+        if counts[cand] > 1:
+            ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
         for t in ctx.periods:
             ctx.var("n_rep", (cand, point, t), low=0, up=bound, cat="Integer")
     for cand in ctx.cands.index:

@@ -114,7 +114,7 @@ def _binding_rows(ctx: BuildContext, tol: float = 1e-6) -> list[dict[str, Any]]:
     for name, (family, key) in ctx.rows.items():
         if family not in interesting:
             continue
-        c = ctx.prob.get_constraint_by_name(name)
+        c = ctx.row_constraints[name]
         lhs = c.value()
         if lhs is None or not any(abs(v.varValue or 0.0) > tol for v in c):
             continue

@@ -71,7 +71,12 @@ FIT_PARAMETERS = ("step_overhead_ms", "decode_mbu_scale", "prefill_mfu_scale")
 FIT_REGULARIZATION = 0.02
 """Weight of the prior term: (Δ ln scale)² and (Δ overhead / 5 ms)² per parameter."""
 OVERHEAD_PRIOR_SCALE_MS = 5.0
-MAX_STEP_OVERHEAD_MS = 30.0
+MIN_STEP_OVERHEAD_MS = 0.1
+MAX_STEP_OVERHEAD_MS = 10.0
+"""Overhead bounds of the fit (the range tests/catalog accepts: a launch at least, a slow host at most)."""
+LN_SCALE_MIN = math.log(0.5)
+LN_SCALE_MAX = math.log(1.6)
+"""Efficiency scales stay within 0.5-1.6x the sourced defaults (and efficiencies at most 1)."""
 
 UNCALIBRATED_PARAMETERS: dict[str, dict[str, float]] = {
     "nvidia_ampere": {"step_overhead_ms": 1.0, "prefill_saturation_tokens": 128},
@@ -194,6 +199,10 @@ class Case:
     note: str = ""
     fixed_prediction: float | None = None
     """Predictions that no efficiency parameter changes (memory, all-reduce), computed once."""
+    serving: bool = False
+    """ITL of a continuous-batching serving run: B / throughput (decode steps stretched by prefills)."""
+    fitted: bool = True
+    """Whether the row enters the calibration fit (it is always validated)."""
 
 
 @dataclass(frozen=True)
@@ -497,13 +506,18 @@ def _default_kv_format(wfmt: NumericFormat) -> str:
     return "fp16" if wfmt.id == "fp16" else "bf16"
 
 
-def _workspace_bytes(terms: perf.DeploymentTerms) -> float:
-    unclaimed = (1.0 - ENGINE_MEMORY_UTILIZATION_FRAC) * float(terms.memory_capacity_bytes)
-    return WORKSPACE_GIB * BYTES_PER_GIB + unclaimed
+def _workspace_bytes(terms: perf.DeploymentTerms, *, engine: str) -> float:
+    capacity = float(terms.memory_capacity_bytes)
+    if engine == "trtllm":
+        # TensorRT-LLM gives the KV cache 90 % of the memory left after weights and activations.
+        free = capacity - float(perf.weights_bytes_per_gpu(terms)) - WORKSPACE_GIB * BYTES_PER_GIB
+        return WORKSPACE_GIB * BYTES_PER_GIB + max(free, 0.0) * (1.0 - ENGINE_MEMORY_UTILIZATION_FRAC)
+    return WORKSPACE_GIB * BYTES_PER_GIB + (1.0 - ENGINE_MEMORY_UTILIZATION_FRAC) * capacity
 
 
-def _fitting_batch(terms: perf.DeploymentTerms, *, context_tokens: float, cap: float) -> float:
-    fits = float(perf.max_batch(terms, context_tokens=context_tokens, workspace_bytes=_workspace_bytes(terms)))
+def _fitting_batch(terms: perf.DeploymentTerms, *, context_tokens: float, cap: float, engine: str) -> float:
+    workspace = _workspace_bytes(terms, engine=engine)
+    fits = float(perf.max_batch(terms, context_tokens=context_tokens, workspace_bytes=workspace))
     return max(min(fits, cap), 1.0)
 
 
@@ -545,9 +559,10 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         out = _num(row, "avg_output_len_tokens") or 256.0
         note = "EP approximated as TP over the same GPUs" if par.startswith("EP") else ""
-        batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs)
+        batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs, engine="vllm")
         ctx = float(perf.mean_decode_context_tokens(MLENERGY_INPUT_TOKENS, out))
-        b.add(src, "tpot_itl", label, _num(row, "median_itl_ms"), cfg, batch=batch, context_tokens=ctx, note=note)
+        b.add(src, "tpot_itl", label, _num(row, "median_itl_ms"), cfg, batch=batch, context_tokens=ctx, note=note,
+              serving=True, prompt_tokens=MLENERGY_INPUT_TOKENS, output_tokens=out)
         b.add(src, "throughput", label, _num(row, "output_tokens_per_s"), cfg, batch=batch,
               prompt_tokens=MLENERGY_INPUT_TOKENS, output_tokens=out, note=note)
 
@@ -562,7 +577,7 @@ def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
         cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["precision"], tp=tp)
         if cfg is None:
             continue
-        batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH)
+        batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH, engine="trtllm")
         b.add(src, "throughput", label + f" (B={batch:g})", _num(row, "output_tokens_per_s"), cfg, batch=batch,
               prompt_tokens=isl, output_tokens=osl)
 
@@ -687,18 +702,22 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
         if cfg is None:
             continue
         note = "not llama.cpp" if "llama.cpp" not in row["backend"] else ""
+        fitted = cfg[0].placement != "datacenter" and row["uncertain"] != "U"
+        if cfg[0].placement == "datacenter":
+            note = (note + "; " if note else "") + "llama.cpp on a datacenter GPU: validated, not fitted"
         if row["uncertain"] == "U":
             note = (note + "; " if note else "") + "secondary source [U]"
         gen_test = row["generation_test"]
         gen = float(gen_test[2:]) if gen_test.startswith("tg") else EDGE_GENERATION_TOKENS
         tg = _num(row, "token_generation_tokens_per_s")
         if tg is not None:
-            b.add(src, "tpot_itl", label, MS_PER_S / tg, cfg, context_tokens=gen / 2.0, note=note)
+            b.add(src, "tpot_itl", label, MS_PER_S / tg, cfg, context_tokens=gen / 2.0, note=note, fitted=fitted)
         pp = _num(row, "prompt_processing_tokens_per_s")
         if pp is not None:
             test = row["prompt_test"]
             prompt = float(test[2:]) if test.startswith("pp") else EDGE_PROMPT_TOKENS
-            b.add(src, "ttft_or_prefill", label, prompt / pp * MS_PER_S, cfg, prompt_tokens=prompt, note=note)
+            b.add(src, "ttft_or_prefill", label, prompt / pp * MS_PER_S, cfg, prompt_tokens=prompt, note=note,
+                  fitted=fitted)
 
 
 def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[Case], list[Skipped]]:
@@ -744,6 +763,10 @@ def predict_case(case: Case, efficiency: eff.EfficiencyTerms) -> float:
     if case.terms is None:
         raise ValueError(f"case {case.label} has neither terms nor a fixed prediction")
     t = replace(case.terms, efficiency=efficiency)
+    if case.metric == "tpot_itl" and case.serving:
+        rate = throughput_tokens_per_s(t, batch=case.batch, prompt_tokens=case.prompt_tokens,
+                                       output_tokens=case.output_tokens)
+        return case.batch / rate * MS_PER_S
     if case.metric == "tpot_itl":
         return float(perf.decode_step(t, batch=case.batch, context_tokens=case.context_tokens).total_s) * MS_PER_S
     if case.metric == "ttft_or_prefill":
@@ -827,9 +850,9 @@ def nelder_mead(
 
 def _decode_parameters(x: np.ndarray) -> dict[str, float]:
     return {
-        "step_overhead_ms": float(min(max(x[0], 0.0), MAX_STEP_OVERHEAD_MS)),
-        "decode_mbu_scale": float(math.exp(min(max(x[1], -1.5), 1.0))),
-        "prefill_mfu_scale": float(math.exp(min(max(x[2], -1.5), 1.0))),
+        "step_overhead_ms": float(min(max(x[0], MIN_STEP_OVERHEAD_MS), MAX_STEP_OVERHEAD_MS)),
+        "decode_mbu_scale": float(math.exp(min(max(x[1], LN_SCALE_MIN), LN_SCALE_MAX))),
+        "prefill_mfu_scale": float(math.exp(min(max(x[2], LN_SCALE_MIN), LN_SCALE_MAX))),
     }
 
 
@@ -842,14 +865,18 @@ def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str
     prior = UNCALIBRATED_PARAMETERS.get(family, {}).get(
         "step_overhead_ms", catalog.calibration[family].parameters.get("step_overhead_ms", 0.0)
     )
-    mine = [c for c in cases if c.family == family and c.metric in TIME_METRICS]
+    mine = [c for c in cases if c.family == family and c.metric in TIME_METRICS and c.fitted]
+    counts = {m: sum(1 for c in mine if c.metric == m) for m in TIME_METRICS}
+    # Each metric weighs the same whatever its row count, so 30 throughput rows cannot drown 3 TTFT rows.
+    weights = [len(mine) / (len(counts) * counts[c.metric]) if mine else 0.0 for c in mine]
+    weights = [w * len(counts) / sum(1 for v in counts.values() if v) for w in weights]
 
     def objective(x: np.ndarray) -> float:
         p = _decode_parameters(x)
         loss = 0.0
-        for c in mine:
+        for c, w in zip(mine, weights, strict=True):
             pred = predict_case(c, case_efficiency(catalog, c, p))
-            loss += math.log(pred / c.measured) ** 2
+            loss += w * math.log(pred / c.measured) ** 2
         reg = math.log(p["decode_mbu_scale"]) ** 2 + math.log(p["prefill_mfu_scale"]) ** 2
         reg += ((p["step_overhead_ms"] - prior) / OVERHEAD_PRIOR_SCALE_MS) ** 2
         return loss + FIT_REGULARIZATION * reg
@@ -868,7 +895,7 @@ def fit_calibration(
     """
     base = _uncalibrated_catalog(catalog)
     used = [c for c in cases if c.source != exclude_source]
-    families = sorted({c.family for c in used if c.metric in TIME_METRICS})
+    families = sorted({c.family for c in used if c.metric in TIME_METRICS and c.fitted})
     return {fam: fit_family(base, used, fam) for fam in families}
 
 

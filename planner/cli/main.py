@@ -400,6 +400,23 @@ def plan(
             err.print(f"wrote {output}")
 
 
+@app.command("validate-model")
+def validate_model(
+    as_json: JsonFlag = False,
+    reports: Annotated[Path, typer.Option("--reports", help="Folder for validation.md and validation.csv.")] = Path("reports"),
+) -> None:
+    """Predict every public measurement with the plan/predict code path; print and write the error report."""
+    from planner.validate import run_validation, write_reports
+
+    catalog = _catalog()
+    report = run_guarded(lambda: run_validation(catalog))
+    run_guarded(lambda: write_reports(report, reports))
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        typer.echo(report.to_markdown())
+
+
 def main() -> None:  # pragma: no cover - console entry point convenience
     """Entry point for ``python -m planner.cli.main``."""
     app()

@@ -66,8 +66,13 @@ def prefill_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num) -> Num:
 
 
 def decode_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num) -> Num:
-    """Compute efficiency of a decode step's matmuls (few rows): the same saturation curve as prefill."""
-    return prefill_compute_efficiency_frac(terms, tokens)
+    """Compute efficiency of a decode step's matmuls, η_max (constant in the row count).
+
+    A decode matmul with few rows is slow because it is bound by the weight stream, which the step
+    already charges as T_weights; applying the prefill saturation curve here as well would count that
+    bound twice (at batch 1 it made a 4-bit 8B model on an RTX 4090 5x slower than measured).
+    """
+    return terms.prefill_mfu_frac + 0.0 * tokens
 
 
 def kv_paging_factor(terms: EfficiencyTerms, context_tokens: Num) -> Num:
