@@ -2,6 +2,7 @@
 
     Σ_{k on (g, s)} gpus_k · Σ_j n_rep[k, j, t]  ≤  Σ_{o ∈ O(g, s)} e_o · unit_o · units[o, t]      ∀ g, s, t
     units[o, t] ≤ max_o                                                                          (variable bound)
+    units[o, t] = bought[o] · 1[start(t) ≥ lead_o]                     ∀ buy options o, t             (bought nodes persist)
 
 Notation: O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
 inventory, bought nodes); unit_o GPUs per unit (a node for rent/buy, 1 for a device); e_o the usable
@@ -22,6 +23,13 @@ def add_gpu_supply(ctx: BuildContext) -> None:
     options: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, opt in enumerate(ctx.supply):
         options[(opt.gpu, opt.site)].append(i)
+    for i, opt in enumerate(ctx.supply):
+        if opt.kind != "buy":
+            continue
+        for t in ctx.periods:
+            delivered = t * ctx.scenario.period_months >= opt.available_from_month
+            rhs = ctx.variables["bought"][i] if delivered else 0
+            ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] == rhs)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
     for (gpu, site), cands in groups.items():
         for t in ctx.periods:

@@ -20,6 +20,7 @@ import pulp
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
+from planner.ledgers.economics import bought_unit_horizon_usd, running_usd_per_month
 from planner.costs import (
     colocation_usd_per_month,
     owned_device_usd_per_month,
@@ -28,6 +29,9 @@ from planner.costs import (
 )
 from planner.scenario import Scenario, demand_per_period
 from planner.units import HOURS_PER_MONTH
+
+MAX_SCALE = 10.0
+"""max_throughput serves at most 10× the stated demand (bounds the replica counts)."""
 
 TIE_BREAK_USD = 1e-3
 """Tiny cost per replica-point rank so identical inputs give identical plans (fewer GPUs, then table order)."""
@@ -49,6 +53,10 @@ class SupplyOption:
     capex_usd_per_unit: float = 0.0
     effective_gpus_frac: float = 1.0
     """Usable fraction of a unit's GPUs (spot availability × (1 − preemption overhead))."""
+    available_from_month: float = 0.0
+    """Bought units are usable from their delivery month (the purchase lead time) on."""
+    horizon_usd_per_unit: float = 0.0
+    """Buy only: capex − residual value + running costs over the horizon (planner.ledgers.economics)."""
 
     @property
     def procurement(self) -> str:
@@ -82,6 +90,8 @@ class BuildContext:
     demand: dict[tuple[str, int], float]
     supply: list[SupplyOption]
     variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
+    scale_floor: float | None = None
+    """max_throughput second stage: the served fraction is held at this value while cost is minimized."""
     elastic: bool = False
     """Explain-infeasibility mode: demand rows get a shortfall variable and the objective minimizes it."""
     rows: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -222,6 +232,24 @@ def supply_options(
                     "edge device: purchase price over its lifetime + power",
                 )
             )
+        if site.kind == "datacenter" and "buy" in scenario.procurement and gpu.purchase is not None:
+            running = running_usd_per_month(
+                power_usd_per_month=power_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
+                colocation_usd_per_month=colocation_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
+                ops_overhead_frac=econ.ops_overhead_frac,
+            )
+            life = econ.lifetime_years or gpu.purchase.lifetime_years
+            horizon = bought_unit_horizon_usd(
+                gpu.purchase.usd_per_node, horizon_months=scenario.horizon_months, lead_time_months=gpu.purchase.lead_time_months,
+                lifetime_years=life, resale_frac=econ.resale_frac, running_usd_per_month=running,
+                cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year,
+            )
+            out.append(
+                SupplyOption(gpu_id, site_id, "buy", gpu.gpus_per_node, running, None,
+                             f"buy node ${gpu.purchase.usd_per_node:,.0f} ({gpu.purchase.source}, {gpu.purchase.as_of})",
+                             capex_usd_per_unit=gpu.purchase.usd_per_node,
+                             available_from_month=gpu.purchase.lead_time_months, horizon_usd_per_unit=horizon)
+            )
         if site.kind == "cloud" and "rent" in scenario.procurement:
             for kind in scenario.rental_kinds:
                 quote = rent_quote(catalog, gpu, site, kind)
@@ -267,8 +295,10 @@ def build_context(
         points = prune_dominated_points(points)
     points = points.reset_index(drop=True)
     points = points.assign(point=range(len(points)))
-    periods, months, demand = representative_periods(scenario)
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
+    supply = supply_options(catalog, scenario, table.sites, pairs)
+    leads = tuple(sorted({o.available_from_month for o in supply if o.kind == "buy"}))
+    periods, months, demand = representative_periods(scenario, leads)
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
     return BuildContext(
         prob=prob,
@@ -280,16 +310,17 @@ def build_context(
         periods=periods,
         months=months,
         demand=demand,
-        supply=supply_options(catalog, scenario, table.sites, pairs),
+        supply=supply,
     )
 
 
 def representative_periods(
-    scenario: Scenario,
+    scenario: Scenario, lead_times_months: tuple[float, ...] = ()
 ) -> tuple[list[int], dict[int, float], dict[tuple[str, int], float]]:
     """Merge periods with identical demand vectors: (periods, months per period, demand[(w, t)]).
 
-    Valid because rented capacity follows each period and nothing couples periods in this model, so
+    Valid because rented capacity follows each period and bought capacity is one decision whose
+    availability only depends on whether a period starts after the delivery month (part of the key), so
     identical periods have identical optimal decisions; the cost of a merged period is weighted by its months.
     """
     series = {
@@ -299,7 +330,9 @@ def representative_periods(
     first_of: dict[tuple[float, ...], int] = {}
     months: dict[int, float] = {}
     for t in range(scenario.periods):
-        vector = tuple(series[w.name][t] for w in scenario.workloads)
+        start = t * scenario.period_months
+        start = t * scenario.period_months
+        vector = tuple(series[w.name][t] for w in scenario.workloads) + tuple(start >= lead for lead in lead_times_months)
         rep = first_of.setdefault(vector, t)
         months[rep] = months.get(rep, 0.0) + scenario.period_months
     periods = sorted(months)
@@ -311,6 +344,8 @@ def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: f
     """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector)."""
     workload = ctx.cands.at[cand, "workload"]
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
+    if ctx.scenario.objective == "max_throughput":
+        peak *= MAX_SCALE
     return max(1, math.ceil(peak / capacity_requests_per_s - 1e-9))
 
 
@@ -328,14 +363,21 @@ def create_variables(ctx: BuildContext) -> None:
         for t in ctx.periods:
             ctx.var("flow", (int(cand), t), low=0)
     for i, opt in enumerate(ctx.supply):
+        if opt.kind == "buy":
+            ctx.var("bought", i, low=0, up=opt.max_units, cat="Integer")
         for t in ctx.periods:
             ctx.var("units", (i, t), low=0, up=opt.max_units, cat="Integer")
+    if ctx.scenario.objective == "max_throughput":
+        ctx.var("scale", (), low=0, up=MAX_SCALE)
 
 
 def set_objective(ctx: BuildContext) -> None:
     """min Σ categories of horizon cost + a deterministic tie-break (module constant TIE_BREAK_USD)."""
     for i, opt in enumerate(ctx.supply):
         category = "rent" if opt.procurement == "rent" else ("owned" if opt.procurement == "owned" else "buy")
+        if opt.kind == "buy":
+            ctx.add_cost(category, opt.horizon_usd_per_unit * ctx.variables["bought"][i])
+            continue
         ctx.add_cost(
             category,
             pulp.lpSum(
@@ -357,4 +399,11 @@ def set_objective(ctx: BuildContext) -> None:
         # lexicographic first stage: the least unserved demand, whatever it costs
         ctx.prob += pulp.lpSum(ctx.variables["short"].values())
         return
+    if ctx.scenario.objective == "max_throughput" and ctx.scale_floor is None:
+        # first stage of max_throughput: the largest common served fraction within the budget
+        ctx.prob.sense = pulp.LpMaximize
+        ctx.prob += ctx.variables["scale"][()]
+        return
+    if ctx.scale_floor is not None:
+        ctx.add_row("demand_coverage", ("scale_floor",), ctx.variables["scale"][()] >= ctx.scale_floor)
     ctx.prob += pulp.lpSum(pulp.lpSum(terms) for terms in ctx.cost_terms.values())

@@ -44,6 +44,10 @@ class PlanResult:
     infeasibility: list[dict[str, Any]] = field(default_factory=list)
     supply: list[dict[str, Any]] = field(default_factory=list)
     schedule: list[dict[str, Any]] = field(default_factory=list)
+    capex_usd: float = 0.0
+    residual_value_usd: float = 0.0
+    served_scale: float | None = None
+    """max_throughput: the common fraction of the stated demand that is served."""
 
     @property
     def cost_usd_per_month(self) -> float:
@@ -62,6 +66,13 @@ class PlanResult:
             "total_cost_usd": self.total_cost_usd if feasible else None,
             "cost_usd_per_month": self.cost_usd_per_month if feasible else None,
             "costs_usd": self.costs_usd,
+            "capex_usd": self.capex_usd if feasible else None,
+            "residual_value_usd": self.residual_value_usd if feasible else None,
+            "opex_usd_per_month": (self.total_cost_usd - self.capex_usd + self.residual_value_usd) / self.scenario.horizon_months
+            if feasible
+            else None,
+            "served_scale": self.served_scale,
+            "served_requests_per_s": _served_by_workload(self.deployments),
             "deployments": self.deployments,
             "supply": self.supply,
             "schedule": self.schedule,
@@ -78,6 +89,51 @@ class PlanResult:
 # --------------------------------------------------------------------------------------------------
 # Reading the solution
 # --------------------------------------------------------------------------------------------------
+
+
+def _served_by_workload(deployments: list[dict[str, Any]]) -> dict[str, float]:
+    out: dict[str, float] = defaultdict(float)
+    for d in deployments:
+        out[d["workload"]] += d["served_requests_per_s"]
+    out["total"] = sum(v for k, v in out.items() if k != "total")
+    return dict(out)
+
+
+def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
+    """Per demand period: GPUs bought (delivered), rented and owned in use, and requests/s served."""
+    rows = []
+    for t in range(ctx.scenario.periods):
+        rep = max(p for p in ctx.periods if p <= t and _same_group(ctx, p, t)) if t not in ctx.periods else t
+        entry: dict[str, Any] = {"period": t, "start_month": t * ctx.scenario.period_months, "bought_gpus": {}, "rented_gpus": {},
+                                 "owned_gpus": {}, "served_requests_per_s": {}}
+        for i, opt in enumerate(ctx.supply):
+            units = round(sol.values["units"].get((i, rep), 0.0))
+            if units:
+                bucket = {"buy": "bought_gpus", "owned": "owned_gpus", "edge_device": "owned_gpus"}.get(opt.kind, "rented_gpus")
+                key = f"{opt.gpu}@{opt.site}"
+                entry[bucket][key] = entry[bucket].get(key, 0) + units * opt.unit_gpus
+        for w in ctx.scenario.workloads:
+            entry["served_requests_per_s"][w.name] = sum(
+                sol.values["flow"][(int(k), rep)] for k in ctx.cands_of_workload(w.name)
+            )
+        rows.append(entry)
+    return rows
+
+
+def _same_group(ctx: BuildContext, rep: int, t: int) -> bool:
+    from planner.model import representative_periods
+
+    leads = tuple(sorted({o.available_from_month for o in ctx.supply if o.kind == "buy"}))
+    _periods, _months, _demand = representative_periods(ctx.scenario, leads)
+    return _period_key(ctx, rep, leads) == _period_key(ctx, t, leads)
+
+
+def _period_key(ctx: BuildContext, t: int, leads: tuple[float, ...]) -> tuple[Any, ...]:
+    from planner.scenario import demand_per_period
+
+    sc = ctx.scenario
+    vec = tuple(demand_per_period(w, periods=sc.periods, period_months=sc.period_months)[t] for w in sc.workloads)
+    return vec + tuple(t * sc.period_months >= lead for lead in leads)
 
 
 def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
@@ -97,7 +153,14 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                 "units": max(units),
                 "gpus": max(units) * opt.unit_gpus,
                 "usd_per_unit_month": opt.usd_per_unit_month,
-                "cost_usd_per_month": max(units) * opt.usd_per_unit_month,
+                "cost_usd_per_month": (
+                    round(sol.values["bought"][i]) * opt.horizon_usd_per_unit / ctx.scenario.horizon_months
+                    if opt.kind == "buy"
+                    else sum(u * opt.usd_per_unit_month * ctx.months[t] for u, t in zip(units, ctx.periods, strict=True))
+                    / ctx.scenario.horizon_months
+                ),
+                "capex_usd": round(sol.values["bought"][i]) * opt.capex_usd_per_unit if opt.kind == "buy" else 0.0,
+                "available_from_month": opt.available_from_month,
                 "units_per_period": units,
                 "source": opt.source,
             }
@@ -382,7 +445,19 @@ def plan(
             time.perf_counter() - start,
             infeasibility=missing,
         )
+    served_scale = None
+    if scenario.objective == "max_throughput":
+        first = build_context(catalog, scenario, table)
+        stage1 = solve_context(first, solver=solver, time_limit_s=time_limit_s)
+        if stage1.status == "infeasible":
+            return PlanResult(scenario, "infeasible", math.nan, {}, [], [], [], evaluated, feasible, stage1.solve_seconds,
+                              time.perf_counter() - start,
+                              infeasibility=[{"workload": None, "requirement": "budget",
+                                              "message": "no plan fits the budget", "relaxation": "raise the budget"}])
+        served_scale = stage1.values["scale"][()]
     ctx = build_context(catalog, scenario, table)
+    if served_scale is not None:
+        ctx.scale_floor = served_scale * (1 - 1e-7)
     sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
@@ -420,4 +495,8 @@ def plan(
         total_seconds=time.perf_counter() - start,
         gap=sol.gap,
         supply=supply,
+        schedule=_schedule(ctx, sol),
+        capex_usd=sum(s["capex_usd"] for s in supply),
+        residual_value_usd=0.0,
+        served_scale=served_scale,
     )

@@ -43,7 +43,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat
 from planner.errors import InputError
 from planner.ledgers import efficiency as eff
-from planner.ledgers.communication import busbw_gb_per_s, hierarchical_allreduce_s
+from planner.ledgers.communication import best_allreduce_s, busbw_gb_per_s, hierarchical_allreduce_s
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, MS_PER_S
 
 MEASUREMENTS_ENV = "PLANNER_MEASUREMENTS_DIR"
@@ -68,6 +68,8 @@ TIME_METRICS = ("ttft_or_prefill", "tpot_itl", "throughput")
 TARGET_MEDIAN_PCT = {"tpot_itl": 15.0, "throughput": 15.0, "ttft_or_prefill": 25.0}
 
 FIT_PARAMETERS = ("step_overhead_ms", "decode_mbu_scale", "prefill_mfu_scale")
+MIN_FIT_ROWS = 3
+"""Families with fewer fit rows keep the physics defaults (three parameters need at least three rows)."""
 FIT_REGULARIZATION = 0.02
 """Weight of the prior term: (Δ ln scale)² and (Δ overhead / 5 ms)² per parameter."""
 OVERHEAD_PRIOR_SCALE_MS = 5.0
@@ -679,8 +681,10 @@ def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
             )
             note = f"hierarchical all-reduce over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
         else:
-            t_s = float(perf.best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw,
+            t_s = float(best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw,
                                               latency_us=links.tp.latency_us))
+        if "NVLink bridge" in row["interconnect"] and links.tp.id != "nvlink_bridge":
+            note = f"catalog {acc.id} pairs over {links.tp.id}, not the NVLink bridge this setup used"
         if "NVLS" in label and "NVLS_ENABLE=0" not in label:
             note = "NVLS/SHARP in-switch reduction is not modelled (ring/tree only)"
         predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
@@ -695,7 +699,10 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
     for row in rows:
         label = f"{row['model']} {row['quant'] or '?'} on {row['device']} ({row['backend']})"
         quant = row["quant"] or ""
-        if not quant and MODEL_IDS.get(row["model"]) is not None:
+        release_format = "MXFP4" if str(MODEL_IDS.get(row["model"])).startswith("gpt_oss") else ""
+        if not quant and release_format:
+            quant = release_format  # gpt-oss is released (and served by Ollama) in MXFP4
+        elif not quant and MODEL_IDS.get(row["model"]) is not None:
             b.skip(src, label, "quantisation not stated")
             continue
         cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant)
@@ -888,14 +895,18 @@ def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str
 def fit_calibration(
     catalog: Catalog, cases: Sequence[Case], *, exclude_source: str | None = None
 ) -> dict[str, dict[str, float]]:
-    """Fit FIT_PARAMETERS per accelerator family that has time/throughput cases (others keep defaults).
+    """Fit FIT_PARAMETERS per accelerator family with >= MIN_FIT_ROWS time/throughput cases (others keep defaults).
 
     The base parameters (prefill saturation, paging, weight-only efficiency) are the catalog's; step
     overhead starts from the physics default. ``exclude_source`` drops one source (leave-one-out).
     """
     base = _uncalibrated_catalog(catalog)
     used = [c for c in cases if c.source != exclude_source]
-    families = sorted({c.family for c in used if c.metric in TIME_METRICS and c.fitted})
+    fit_rows: dict[str, int] = {}
+    for c in used:
+        if c.metric in TIME_METRICS and c.fitted:
+            fit_rows[c.family] = fit_rows.get(c.family, 0) + 1
+    families = sorted(f for f, n in fit_rows.items() if n >= MIN_FIT_ROWS)
     return {fam: fit_family(base, used, fam) for fam in families}
 
 

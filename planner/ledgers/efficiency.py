@@ -18,8 +18,8 @@ card 6 (busbw vs algbw), README rule "never add an overhead twice when an effici
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np

@@ -83,16 +83,29 @@ class _Line:
         return sum(self.monthly_units) * float(self.row["usd_per_unit_month"])
 
 
-def _monthly_units(row: dict[str, Any], horizon_months: int) -> list[int]:
-    """Units in each month; periods are spread evenly over the horizon (one period per month when equal)."""
+def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int | None) -> list[int]:
+    """Units in each month of the horizon.
+
+    ``units_per_month`` is used when the plan gives it; otherwise each entry of ``units_per_period`` covers
+    ``period_months`` months when the periods tile the horizon. When the solver merged identical periods
+    (fewer entries than periods) the calendar order is not in the plan, so the entries are spread evenly:
+    the monthly split is then approximate, but the total still equals the planner's (``Other_cost_usd``
+    carries any difference).
+    """
+    per_month = row.get("units_per_month")
+    if per_month is not None and len(per_month) == horizon_months:
+        return [int(u) for u in per_month]
     periods = row.get("units_per_period") or [row["units"]]
     n = len(periods)
+    if period_months and n * period_months == horizon_months:
+        return [int(u) for u in periods for _ in range(period_months)]
     return [int(periods[min(n - 1, m * n // horizon_months)]) for m in range(horizon_months)]
 
 
 def _lines(data: dict[str, Any]) -> list[_Line]:
     horizon = int(data["horizon_months"])
-    return [_Line(i + 1, s, _monthly_units(s, horizon)) for i, s in enumerate(data["supply"])]
+    period_months = data.get("period_months")
+    return [_Line(i + 1, s, _monthly_units(s, horizon, period_months)) for i, s in enumerate(data["supply"])]
 
 
 def _other_cost_usd(data: dict[str, Any], lines: Sequence[_Line]) -> float:
@@ -448,8 +461,10 @@ def _inputs(ws: Any, tables: _Tables, scenario: Any) -> None:
 
 
 def _summary(ws: Any, data: dict[str, Any], deploy_last: int, ledger_last: int, buy_last: int) -> None:
+    from openpyxl.styles import Alignment, Font
+
     _set(ws, 1, 1, "Capacity plan")
-    ws["A1"].font = ws["A1"].font.copy(bold=True, size=14)
+    ws["A1"].font = Font(bold=True, size=14)
     rows: list[tuple[str, Any, str | None]] = [
         ("Scenario", data["scenario"], None),
         ("Status", data["status"], None),
@@ -462,7 +477,7 @@ def _summary(ws: Any, data: dict[str, Any], deploy_last: int, ledger_last: int, 
     for label, value, fmt in rows:
         _append(ws, r, [label, value], [None, fmt])
         r += 1
-    ws.cell(row=7, column=2).alignment = ws.cell(row=7, column=2).alignment.copy(wrap_text=True)
+    ws.cell(row=7, column=2).alignment = Alignment(wrap_text=True, vertical="top")
     if data["status"] == "infeasible":
         for item in data.get("infeasibility", []):
             _append(ws, r, [f"Infeasible: {item.get('workload')}", item.get("message", "")])
@@ -522,11 +537,20 @@ def _native_charts(wb: Any, costs: dict[str, Any], alt_last: int) -> None:
         alt.add_chart(chart, "I2")
 
 
+def plan_data(result: Any) -> dict[str, Any]:
+    """``result.to_json()`` plus the scenario's ``period_months`` (to place periods on the calendar)."""
+    data = dict(result.to_json())
+    period_months = getattr(result.scenario, "period_months", None)
+    if "period_months" not in data and isinstance(period_months, int):
+        data["period_months"] = period_months
+    return data
+
+
 def build_workbook(result: Any) -> Any:
     """The openpyxl Workbook of ``result`` (a PlanResult or any object with the same ``to_json()``)."""
     from openpyxl import Workbook
 
-    data = result.to_json()
+    data = plan_data(result)
     wb = Workbook()
     sheets = {}
     for i, title in enumerate(SHEETS):
@@ -565,7 +589,7 @@ def write_plan_outputs(result: Any, catalog: Any, *, workbook: Path | None, plot
     if workbook is not None:
         write_plan_workbook(result, catalog, workbook)
     if plots_dir is not None:
-        data = result.to_json()
+        data = plan_data(result)
         if data["status"] == "infeasible":
             return
         write_plan_plots(plots_dir, categories_usd=category_cost_usd(data), monthly_usd=monthly_cost_usd(data),

@@ -1,0 +1,38 @@
+"""Budget: capex, monthly opex and total spend stay within the scenario's budget.
+
+    Σ_{o buy} capex_o · bought[o] ≤ B_capex                                               (1)
+    Σ_{o} c_o · units[o, t] ≤ B_opex                       ∀ t   (rent + running cost per month)   (2)
+    total horizon cost (the objective's cost terms) ≤ B_total                             (3)
+
+Notation: capex_o the node price of buy option o; c_o its recurring USD per unit-month (rent price ×
+720 h × GPUs per node for rent, power + colocation + ops for owned/bought units).
+"""
+
+from __future__ import annotations
+
+import pulp
+
+from planner.model import BuildContext
+
+
+def add_budget_max(ctx: BuildContext) -> None:
+    """Add the budget rows the scenario declares (none without a budget)."""
+    budget = ctx.scenario.budget
+    if budget is None:
+        return
+    if budget.capex_usd is not None:
+        capex = pulp.lpSum(
+            o.capex_usd_per_unit * ctx.variables["bought"][i] for i, o in enumerate(ctx.supply) if o.kind == "buy"
+        )
+        ctx.add_row("budget_max", ("capex",), capex <= budget.capex_usd)  # (1)
+    if budget.opex_usd_per_month is not None:
+        for t in ctx.periods:
+            opex = pulp.lpSum(o.usd_per_unit_month * ctx.variables["units"][(i, t)] for i, o in enumerate(ctx.supply))
+            ctx.add_row("budget_max", ("opex", t), opex <= budget.opex_usd_per_month)  # (2)
+    if budget.total_usd is not None:
+        total = pulp.lpSum(
+            (o.horizon_usd_per_unit * ctx.variables["bought"][i]) if o.kind == "buy"
+            else pulp.lpSum(o.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods)
+            for i, o in enumerate(ctx.supply)
+        )
+        ctx.add_row("budget_max", ("total",), total <= budget.total_usd)  # (3)

@@ -1,0 +1,91 @@
+"""Procurement economics: the horizon cost of a bought node (capex, depreciation, resale, running costs).
+
+Rent-side break-evens (N > F/(c − v), reserved/on-demand utilisation) live in
+:mod:`planner.ledgers.edge_cloud` (card 12); this module adds the buy side the planner optimizes.
+
+References: card 12 (buy / reserve vs pay-as-you-go, book ch11 §11.4.4), card 4 §4.8.4 (fixed investment,
+delivery delay shortens the useful life), hardware.md §4 (depreciation, PUE, colocation).
+"""
+
+from __future__ import annotations
+
+from planner.units import MONTHS_PER_YEAR
+
+
+def book_value_usd(capex_usd: float, *, age_months: float, lifetime_years: float) -> float:
+    """Straight-line book value after ``age_months``: capex·max(0, 1 − age/(12·lifetime)), USD.
+
+    References
+    ----------
+    hardware.md §4 (server depreciation 4–6 years, straight line).
+    """
+    if lifetime_years <= 0:
+        raise ValueError("lifetime_years must be positive")
+    if age_months < 0:
+        raise ValueError("age_months must be non-negative")
+    return capex_usd * max(0.0, 1.0 - age_months / (lifetime_years * MONTHS_PER_YEAR))
+
+
+def residual_value_usd(capex_usd: float, *, horizon_months: float, lifetime_years: float, resale_frac: float) -> float:
+    """Value recovered at the end of the horizon: book value at the horizon × resale_frac, USD.
+
+    A short horizon therefore does not make buying look cheap: only the resale share of the remaining
+    book value comes back.
+    """
+    if not 0 <= resale_frac <= 1:
+        raise ValueError("resale_frac must be in [0, 1]")
+    return resale_frac * book_value_usd(capex_usd, age_months=horizon_months, lifetime_years=lifetime_years)
+
+
+def running_usd_per_month(*, power_usd_per_month: float, colocation_usd_per_month: float, ops_overhead_frac: float) -> float:
+    """Running cost of an owned unit per month: (power + colocation)·(1 + ops overhead), USD/month."""
+    return (power_usd_per_month + colocation_usd_per_month) * (1.0 + ops_overhead_frac)
+
+
+def discount_factor(month: float, *, cost_of_capital_frac_per_year: float) -> float:
+    """Present-value factor of a payment at ``month``: (1 + r)^(−month/12)."""
+    return float((1.0 + cost_of_capital_frac_per_year) ** (-month / MONTHS_PER_YEAR))
+
+
+def bought_unit_horizon_usd(
+    capex_usd: float,
+    *,
+    horizon_months: float,
+    lead_time_months: float,
+    lifetime_years: float,
+    resale_frac: float,
+    running_usd_per_month: float,
+    cost_of_capital_frac_per_year: float = 0.0,
+) -> float:
+    """Horizon cost of one unit bought at month 0: capex − PV(residual) + PV(running while delivered), USD.
+
+    Notes
+    -----
+    C = capex − resale·BV(H)·d(H) + Σ_{m = lead}^{H−1} running·d(m), with BV the straight-line book value
+    (age counted from purchase) and d(m) = (1 + r)^(−m/12). Capacity is usable only from the delivery month
+    ``lead_time_months`` on, so the lead time shortens the useful part of the horizon (card 4 §4.8.4).
+    """
+    if horizon_months <= 0:
+        raise ValueError("horizon_months must be positive")
+    r = cost_of_capital_frac_per_year
+    residual = residual_value_usd(capex_usd, horizon_months=horizon_months, lifetime_years=lifetime_years, resale_frac=resale_frac)
+    start = int(min(max(lead_time_months, 0.0), horizon_months))
+    running = sum(running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r) for m in range(start, int(horizon_months)))
+    return capex_usd - residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r) + running
+
+
+def rent_horizon_usd(usd_per_gpu_hour: float, *, gpus: float, months: float, hours_per_month: float = 720.0) -> float:
+    """Horizon rent of ``gpus`` GPUs: price × hours × months × GPUs, USD (the book's 720-hour month)."""
+    return usd_per_gpu_hour * hours_per_month * months * gpus
+
+
+def buy_breakeven_months(
+    capex_usd: float, *, rent_usd_per_month: float, running_usd_per_month: float
+) -> float:
+    """Months after which buying (without resale) costs less than renting: capex / (rent − running).
+
+    Returns inf when renting is no more expensive per month than running an owned unit (c ≤ v in the
+    card-12 rule N > F/(c − v)).
+    """
+    saving = rent_usd_per_month - running_usd_per_month
+    return capex_usd / saving if saving > 0 else float("inf")

@@ -1,0 +1,182 @@
+"""Tests of the validation engine (planner/validate.py) and the calibrated efficiency terms."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner import performance as perf
+from planner import validate as v
+from planner.catalog import default_catalog
+from planner.catalog.loader import Catalog
+from planner.ledgers import efficiency as eff
+
+
+def _measurements() -> Path:
+    env = os.environ.get(v.MEASUREMENTS_ENV)
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "shared" / "reference" / "measurements"
+
+
+MEASUREMENTS = _measurements()
+needs_measurements = pytest.mark.skipif(not MEASUREMENTS.is_dir(), reason="shared measurements not present")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return default_catalog()
+
+
+@pytest.fixture(scope="module")
+def report(catalog: Catalog) -> v.ValidationReport:
+    return v.run_validation(catalog, directory=MEASUREMENTS, cross_validate=False)
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def test_error_of_a_hand_made_row() -> None:
+    row = v.ResultRow("src", "tpot_itl", "hand", "fam", predicted=11.5, measured=10.0)
+    assert row.abs_pct_error == pytest.approx(15.0, rel=1e-12)
+    assert row.ratio == pytest.approx(1.15, rel=1e-12)
+    assert v.abs_pct_error(8.0, measured=10.0) == pytest.approx(20.0, rel=1e-12)
+
+
+def test_error_rejects_non_positive_measurement() -> None:
+    with pytest.raises(ValueError, match="measured"):
+        v.abs_pct_error(1.0, measured=0.0)
+
+
+def test_summary_median_and_p90() -> None:
+    rows = [v.ResultRow("s", "m", str(i), "f", predicted=100 + e, measured=100.0) for i, e in enumerate((10, 20, 30))]
+    (summary,) = v.summarize(rows, key=lambda r: r.metric)
+    assert summary.rows == 3
+    assert summary.median_pct == pytest.approx(20.0, rel=1e-9)
+    assert summary.p90_pct == pytest.approx(28.0, rel=1e-9)  # linear interpolation: 20 + 0.8 * 10
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    p=st.floats(min_value=1e-3, max_value=1e6),
+    m=st.floats(min_value=1e-3, max_value=1e6),
+    k=st.floats(min_value=1e-3, max_value=1e3),
+)
+def test_error_is_scale_free(p: float, m: float, k: float) -> None:
+    assert v.abs_pct_error(k * p, measured=k * m) == pytest.approx(v.abs_pct_error(p, measured=m), rel=1e-9, abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ fitting tools
+
+
+def test_nelder_mead_finds_a_quadratic_minimum() -> None:
+    best = v.nelder_mead(lambda x: float((x[0] - 1.0) ** 2 + 3 * (x[1] + 2.0) ** 2), [0.0, 0.0], iterations=200)
+    assert best[0] == pytest.approx(1.0, abs=1e-3)
+    assert best[1] == pytest.approx(-2.0, abs=1e-3)
+
+
+def test_calibrated_terms_default_and_cap() -> None:
+    base = dict(decode_mbu_frac=0.65, prefill_mfu_frac=0.6, link_efficiency_frac=0.8, weight_only=False)
+    plain = eff.calibrated_efficiency_terms({"step_overhead_ms": 1.5}, **base)  # type: ignore[arg-type]
+    assert plain.decode_mbu_frac == 0.65
+    assert plain.step_overhead_s == pytest.approx(1.5e-3, rel=1e-12)
+    capped = eff.calibrated_efficiency_terms({"decode_mbu_scale": 1.6, "prefill_mfu_scale": 1.2}, **base)  # type: ignore[arg-type]
+    assert capped.decode_mbu_frac == 1.0
+    assert capped.prefill_mfu_frac == pytest.approx(0.72, rel=1e-12)
+    assert eff.EfficiencyTerms.ideal() == eff.EfficiencyTerms()
+
+
+def test_decode_only_throughput_is_batch_over_step(catalog: Catalog) -> None:
+    terms = perf.deployment_terms(
+        catalog, model=catalog.model("qwen3_8b"), gpu=catalog.gpu("rtx_pro_6000"),
+        weight_format=catalog.format("bf16"), kv_format=catalog.format("bf16"),
+    )
+    step = float(perf.decode_step(terms, batch=4.0, context_tokens=1000.0).total_s)
+    rate = v.throughput_tokens_per_s(terms, batch=4.0, prompt_tokens=0.0, output_tokens=0.0, context_tokens=1000.0)
+    assert rate == pytest.approx(4.0 / step, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ hand-made CSV
+
+
+def test_hand_made_csv_row(tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    header = ["model", "gpu", "tp_gpus", "engine", "batch_size", "isl_tokens", "osl_tokens",
+              "measured_output_tokens_per_s_per_gpu", "measured_first_token_latency_ms"]
+    with (tmp_path / "trtllm_a100_llama7b.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerow(["LLaMA-7B", "A100", "1", "TensorRT-LLM", "1", "2048", "", "", "100.0"])
+        w.writerow(["LLaMA-7B", "A100-40GB", "1", "TensorRT-LLM", "1", "128", "", "", "10.0"])
+    monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
+    assert v.measurements_dir() == tmp_path
+    rep = v.run_validation(catalog, cross_validate=False)
+    (row,) = rep.rows
+    terms = perf.deployment_terms(
+        catalog, model=catalog.model("llama_2_7b"), gpu=catalog.gpu("a100_sxm_80gb"),
+        weight_format=catalog.format("fp16"), kv_format=catalog.format("fp16"),
+    )
+    expected_ms = float(perf.prefill_step(terms, prompt_tokens=2048.0).total_s) * 1e3
+    assert row.metric == "ttft_or_prefill"
+    assert row.predicted == pytest.approx(expected_ms, rel=1e-12)
+    assert row.abs_pct_error == pytest.approx(abs(expected_ms - 100.0), rel=1e-12)
+    (skipped,) = rep.skipped
+    assert "A100-40GB" in skipped.reason
+
+
+# ------------------------------------------------------------------------------------------ shipped CSVs
+
+
+@needs_measurements
+def test_report_builds_on_shipped_measurements(report: v.ValidationReport) -> None:
+    metrics = {r.metric for r in report.rows}
+    assert metrics == set(v.METRICS)
+    assert len(report.rows) >= 90
+    assert all(r.predicted > 0 and math.isfinite(r.predicted) for r in report.rows)
+    assert any("not in the catalog" in s.reason for s in report.skipped)
+    memory = [r for r in report.rows if r.metric == "memory"]
+    assert np.median([r.abs_pct_error for r in memory]) < 5.0
+
+
+@needs_measurements
+def test_markdown_and_json_contain_the_summary(report: v.ValidationReport, tmp_path: Path) -> None:
+    md = report.to_markdown()
+    assert "## Summary by metric" in md
+    assert "| tpot_itl |" in md and "| throughput |" in md
+    assert "## Skipped rows" in md
+    data = report.to_json()
+    assert {s["group"] for s in data["summary_by_metric"]} == set(v.METRICS)
+    paths = v.write_reports(report, tmp_path)
+    assert [p.name for p in paths] == ["validation.md", "validation.csv", "validation.json"]
+    with (tmp_path / "validation.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(report.rows)
+    assert float(rows[0]["abs_pct_error"]) == pytest.approx(report.rows[0].abs_pct_error, abs=0.005)
+
+
+@needs_measurements
+def test_fitted_calibration_beats_uncalibrated_on_book_rows(report: v.ValidationReport) -> None:
+    def book_median(rows: list[v.ResultRow]) -> float:
+        return float(np.median([r.abs_pct_error for r in rows if r.source == "book_rtxpro6000_qwen3_8b"]))
+
+    assert book_median(report.rows) < book_median(report.uncalibrated_rows)
+
+
+@needs_measurements
+def test_fit_on_book_rows_lowers_log_error(catalog: Catalog) -> None:
+    cases, _ = v.build_cases(catalog, MEASUREMENTS)
+    book = [c for c in cases if c.source == "book_rtxpro6000_qwen3_8b"]
+    fitted = v.fit_calibration(catalog, book)
+    assert set(fitted) == {"nvidia_blackwell_consumer"}
+
+    def loss(rows: list[v.ResultRow]) -> float:
+        return sum(math.log(r.ratio) ** 2 for r in rows)
+
+    base = v._uncalibrated_catalog(catalog)
+    assert loss(v.evaluate(base, book, fitted)) < loss(v.evaluate(base, book))
