@@ -22,17 +22,24 @@ def add_budget_max(ctx: BuildContext) -> None:
         return
     if budget.capex_usd is not None:
         capex = pulp.lpSum(
-            o.capex_usd_per_unit * ctx.variables["bought"][i] for i, o in enumerate(ctx.supply) if o.kind == "buy"
+            o.capex_usd_per_unit * ctx.variables["bought"][i]
+            for i, o in enumerate(ctx.supply)
+            if o.kind == "buy"
         )
         ctx.add_row("budget_max", ("capex",), capex <= budget.capex_usd)  # (1)
     if budget.opex_usd_per_month is not None:
         for t in ctx.periods:
-            opex = pulp.lpSum(o.usd_per_unit_month * ctx.variables["units"][(i, t)] for i, o in enumerate(ctx.supply))
+            opex = pulp.lpSum(
+                o.usd_per_unit_month * ctx.variables["units"][(i, t)] for i, o in enumerate(ctx.supply)
+            )
             ctx.add_row("budget_max", ("opex", t), opex <= budget.opex_usd_per_month)  # (2)
     if budget.total_usd is not None:
         total = pulp.lpSum(
-            (o.horizon_usd_per_unit * ctx.variables["bought"][i]) if o.kind == "buy"
-            else pulp.lpSum(o.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods)
+            (o.horizon_usd_per_unit * ctx.variables["bought"][i])
+            if o.kind == "buy"
+            else pulp.lpSum(
+                o.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods
+            )
             for i, o in enumerate(ctx.supply)
         )
         ctx.add_row("budget_max", ("total",), total <= budget.total_usd)  # (3)

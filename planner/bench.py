@@ -33,8 +33,16 @@ def bench_scenario() -> object:
             "name": "bench-5-workloads-full-catalog",
             "horizon_months": 36,
             "workloads": [
-                {"name": n, "models": m, "quantizations": formats, "requests_per_s": r, "input_tokens": p,
-                 "output_tokens": g, "slo": {"ttft_ms": ttft, "tpot_ms": tpot}, "sites": cloud}
+                {
+                    "name": n,
+                    "models": m,
+                    "quantizations": formats,
+                    "requests_per_s": r,
+                    "input_tokens": p,
+                    "output_tokens": g,
+                    "slo": {"ttft_ms": ttft, "tpot_ms": tpot},
+                    "sites": cloud,
+                }
                 for n, m, r, p, g, ttft, tpot in WORKLOADS
             ],
             "hardware": {"tp": [1, 2, 4, 8], "pp": [1, 2]},

@@ -235,20 +235,34 @@ def supply_options(
         if site.kind == "datacenter" and "buy" in scenario.procurement and gpu.purchase is not None:
             running = running_usd_per_month(
                 power_usd_per_month=power_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
-                colocation_usd_per_month=colocation_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
+                colocation_usd_per_month=colocation_usd_per_month(gpu, site, utilization_frac=util)
+                * gpu.gpus_per_node,
                 ops_overhead_frac=econ.ops_overhead_frac,
             )
             life = econ.lifetime_years or gpu.purchase.lifetime_years
+            node_usd = gpu.purchase.usd_per_node * econ.purchase_price_scale
             horizon = bought_unit_horizon_usd(
-                gpu.purchase.usd_per_node, horizon_months=scenario.horizon_months, lead_time_months=gpu.purchase.lead_time_months,
-                lifetime_years=life, resale_frac=econ.resale_frac, running_usd_per_month=running,
+                node_usd,
+                horizon_months=scenario.horizon_months,
+                lead_time_months=gpu.purchase.lead_time_months,
+                lifetime_years=life,
+                resale_frac=econ.resale_frac,
+                running_usd_per_month=running,
                 cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year,
             )
             out.append(
-                SupplyOption(gpu_id, site_id, "buy", gpu.gpus_per_node, running, None,
-                             f"buy node ${gpu.purchase.usd_per_node:,.0f} ({gpu.purchase.source}, {gpu.purchase.as_of})",
-                             capex_usd_per_unit=gpu.purchase.usd_per_node,
-                             available_from_month=gpu.purchase.lead_time_months, horizon_usd_per_unit=horizon)
+                SupplyOption(
+                    gpu_id,
+                    site_id,
+                    "buy",
+                    gpu.gpus_per_node,
+                    running,
+                    None,
+                    f"buy node ${gpu.purchase.usd_per_node:,.0f} ({gpu.purchase.source}, {gpu.purchase.as_of})",
+                    capex_usd_per_unit=node_usd,
+                    available_from_month=gpu.purchase.lead_time_months,
+                    horizon_usd_per_unit=horizon,
+                )
             )
         if site.kind == "cloud" and "rent" in scenario.procurement:
             for kind in scenario.rental_kinds:
@@ -267,7 +281,7 @@ def supply_options(
                         site_id,
                         f"rent_{kind}",
                         unit,
-                        quote.usd_per_gpu_hour * HOURS_PER_MONTH * unit,
+                        quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
                         None,
                         f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
                         effective_gpus_frac=eff,
@@ -332,7 +346,9 @@ def representative_periods(
     for t in range(scenario.periods):
         start = t * scenario.period_months
         start = t * scenario.period_months
-        vector = tuple(series[w.name][t] for w in scenario.workloads) + tuple(start >= lead for lead in lead_times_months)
+        vector = tuple(series[w.name][t] for w in scenario.workloads) + tuple(
+            start >= lead for lead in lead_times_months
+        )
         rep = first_of.setdefault(vector, t)
         months[rep] = months.get(rep, 0.0) + scenario.period_months
     periods = sorted(months)

@@ -68,7 +68,8 @@ class PlanResult:
             "costs_usd": self.costs_usd,
             "capex_usd": self.capex_usd if feasible else None,
             "residual_value_usd": self.residual_value_usd if feasible else None,
-            "opex_usd_per_month": (self.total_cost_usd - self.capex_usd + self.residual_value_usd) / self.scenario.horizon_months
+            "opex_usd_per_month": (self.total_cost_usd - self.capex_usd + self.residual_value_usd)
+            / self.scenario.horizon_months
             if feasible
             else None,
             "served_scale": self.served_scale,
@@ -104,12 +105,20 @@ def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
     rows = []
     for t in range(ctx.scenario.periods):
         rep = max(p for p in ctx.periods if p <= t and _same_group(ctx, p, t)) if t not in ctx.periods else t
-        entry: dict[str, Any] = {"period": t, "start_month": t * ctx.scenario.period_months, "bought_gpus": {}, "rented_gpus": {},
-                                 "owned_gpus": {}, "served_requests_per_s": {}}
+        entry: dict[str, Any] = {
+            "period": t,
+            "start_month": t * ctx.scenario.period_months,
+            "bought_gpus": {},
+            "rented_gpus": {},
+            "owned_gpus": {},
+            "served_requests_per_s": {},
+        }
         for i, opt in enumerate(ctx.supply):
             units = round(sol.values["units"].get((i, rep), 0.0))
             if units:
-                bucket = {"buy": "bought_gpus", "owned": "owned_gpus", "edge_device": "owned_gpus"}.get(opt.kind, "rented_gpus")
+                bucket = {"buy": "bought_gpus", "owned": "owned_gpus", "edge_device": "owned_gpus"}.get(
+                    opt.kind, "rented_gpus"
+                )
                 key = f"{opt.gpu}@{opt.site}"
                 entry[bucket][key] = entry[bucket].get(key, 0) + units * opt.unit_gpus
         for w in ctx.scenario.workloads:
@@ -132,8 +141,27 @@ def _period_key(ctx: BuildContext, t: int, leads: tuple[float, ...]) -> tuple[An
     from planner.scenario import demand_per_period
 
     sc = ctx.scenario
-    vec = tuple(demand_per_period(w, periods=sc.periods, period_months=sc.period_months)[t] for w in sc.workloads)
+    vec = tuple(
+        demand_per_period(w, periods=sc.periods, period_months=sc.period_months)[t] for w in sc.workloads
+    )
     return vec + tuple(t * sc.period_months >= lead for lead in leads)
+
+
+def _residual_usd(scenario: Scenario, supply: list[dict[str, Any]]) -> float:
+    """Resale value of bought nodes at the horizon (book value × resale_frac, planner.ledgers.economics)."""
+    from planner.ledgers.economics import residual_value_usd
+
+    life = scenario.economics.lifetime_years or 4.0
+    return sum(
+        residual_value_usd(
+            s["capex_usd"],
+            horizon_months=scenario.horizon_months,
+            lifetime_years=life,
+            resale_frac=scenario.economics.resale_frac,
+        )
+        for s in supply
+        if s["kind"] == "buy"
+    )
 
 
 def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
@@ -156,10 +184,15 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                 "cost_usd_per_month": (
                     round(sol.values["bought"][i]) * opt.horizon_usd_per_unit / ctx.scenario.horizon_months
                     if opt.kind == "buy"
-                    else sum(u * opt.usd_per_unit_month * ctx.months[t] for u, t in zip(units, ctx.periods, strict=True))
+                    else sum(
+                        u * opt.usd_per_unit_month * ctx.months[t]
+                        for u, t in zip(units, ctx.periods, strict=True)
+                    )
                     / ctx.scenario.horizon_months
                 ),
-                "capex_usd": round(sol.values["bought"][i]) * opt.capex_usd_per_unit if opt.kind == "buy" else 0.0,
+                "capex_usd": round(sol.values["bought"][i]) * opt.capex_usd_per_unit
+                if opt.kind == "buy"
+                else 0.0,
                 "available_from_month": opt.available_from_month,
                 "units_per_period": units,
                 "source": opt.source,
@@ -450,10 +483,27 @@ def plan(
         first = build_context(catalog, scenario, table)
         stage1 = solve_context(first, solver=solver, time_limit_s=time_limit_s)
         if stage1.status == "infeasible":
-            return PlanResult(scenario, "infeasible", math.nan, {}, [], [], [], evaluated, feasible, stage1.solve_seconds,
-                              time.perf_counter() - start,
-                              infeasibility=[{"workload": None, "requirement": "budget",
-                                              "message": "no plan fits the budget", "relaxation": "raise the budget"}])
+            return PlanResult(
+                scenario,
+                "infeasible",
+                math.nan,
+                {},
+                [],
+                [],
+                [],
+                evaluated,
+                feasible,
+                stage1.solve_seconds,
+                time.perf_counter() - start,
+                infeasibility=[
+                    {
+                        "workload": None,
+                        "requirement": "budget",
+                        "message": "no plan fits the budget",
+                        "relaxation": "raise the budget",
+                    }
+                ],
+            )
         served_scale = stage1.values["scale"][()]
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
@@ -497,6 +547,6 @@ def plan(
         supply=supply,
         schedule=_schedule(ctx, sol),
         capex_usd=sum(s["capex_usd"] for s in supply),
-        residual_value_usd=0.0,
+        residual_value_usd=_residual_usd(scenario, supply),
         served_scale=served_scale,
     )

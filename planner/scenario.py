@@ -133,6 +133,12 @@ class Economics(Strict):
     spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
     spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
     utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
+    rent_price_scale: PositiveFloat = Field(
+        1.0, description="Multiplier on every catalog rental price (what-if)."
+    )
+    purchase_price_scale: PositiveFloat = Field(
+        1.0, description="Multiplier on every catalog purchase price (what-if)."
+    )
 
 
 Procurement = Literal["rent", "buy"]

@@ -28,7 +28,6 @@ without that source.
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -315,7 +314,9 @@ class ValidationReport:
         for metric, t in self.targets().items():
             med = t["median_pct"]
             med_s = "n/a" if med is None else f"{med:.1f} %"
-            lines.append(f"| {metric} | {t['target_median_pct']:.0f} % | {med_s} | {'yes' if t['met'] else 'NO'} |")
+            lines.append(
+                f"| {metric} | {t['target_median_pct']:.0f} % | {med_s} | {'yes' if t['met'] else 'NO'} |"
+            )
         lines += ["", "## Summary by source", "", *_summary_table(self.by_source(), None), ""]
         if self.leave_one_source_out:
             lines += [
@@ -335,7 +336,10 @@ class ValidationReport:
         lines += ["## Rows above 2x error", ""]
         big = self.large_errors()
         if big:
-            lines += ["| Source | Metric | Row | Predicted | Measured | Ratio | Reason |", "| --- |" * 1 + " --- |" * 6]
+            lines += [
+                "| Source | Metric | Row | Predicted | Measured | Ratio | Reason |",
+                "| --- |" * 1 + " --- |" * 6,
+            ]
             for r in big:
                 lines.append(
                     f"| {r.source} | {r.metric} | {r.label} | {r.predicted:.4g} | {r.measured:.4g} | "
@@ -381,7 +385,9 @@ def _summary_table(summaries: list[ErrorSummary], baseline: list[ErrorSummary] |
     base = {s.group: s for s in baseline or []}
     if baseline is None:
         out = ["| Group | Rows | Median abs error | p90 abs error |", "| --- | ---: | ---: | ---: |"]
-        return out + [f"| {s.group} | {s.rows} | {s.median_pct:.1f} % | {s.p90_pct:.1f} % |" for s in summaries]
+        return out + [
+            f"| {s.group} | {s.rows} | {s.median_pct:.1f} % | {s.p90_pct:.1f} % |" for s in summaries
+        ]
     out = [
         "| Metric | Rows | Median abs error | p90 abs error | Uncalibrated median | Uncalibrated p90 |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -483,8 +489,12 @@ class _Builder:
         kfmt = self.catalog.format(kv or _default_kv_format(wfmt))
         try:
             t = perf.deployment_terms(
-                self.catalog, model=self.catalog.model(str(MODEL_IDS[model])), gpu=acc,
-                weight_format=wfmt, kv_format=kfmt, tp=tp,
+                self.catalog,
+                model=self.catalog.model(str(MODEL_IDS[model])),
+                gpu=acc,
+                weight_format=wfmt,
+                kv_format=kfmt,
+                tp=tp,
             )
         except InputError as exc:
             self.skip(source, label, f"not a supported deployment: {exc}")
@@ -496,8 +506,17 @@ class _Builder:
             return
         acc, wfmt, t = cfg
         self.cases.append(
-            Case(source=source, metric=metric, label=label, measured=measured, family=acc.family,
-                 gpu=acc, weight_format=wfmt, terms=t, **kw)
+            Case(
+                source=source,
+                metric=metric,
+                label=label,
+                measured=measured,
+                family=acc.family,
+                gpu=acc,
+                weight_format=wfmt,
+                terms=t,
+                **kw,
+            )
         )
 
 
@@ -532,8 +551,15 @@ def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
         cfg = b.terms(src, label, model="Qwen3-8B", gpu=row["gpu"], quant="BF16")
         if cfg is None:
             continue
-        b.add(src, "tpot_itl", label + " (isolated decode round)", _num(row, "measured_round_ms"), cfg,
-              batch=batch, context_tokens=ctx)
+        b.add(
+            src,
+            "tpot_itl",
+            label + " (isolated decode round)",
+            _num(row, "measured_round_ms"),
+            cfg,
+            batch=batch,
+            context_tokens=ctx,
+        )
         inp = _num(row, "input_tokens") or ctx
         out = _num(row, "output_tokens")
         if batch == 1 and _num(row, "ttft_ms") is not None:
@@ -542,8 +568,16 @@ def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
             b.skip(src, label + " ttft", "TTFT of a 64-request burst includes queueing, not a prefill time")
         tps = _num(row, "output_tokens_per_s")
         if tps is not None and out is not None:
-            b.add(src, "throughput", label + " serving run", tps, cfg, batch=batch, prompt_tokens=inp,
-                  output_tokens=out)
+            b.add(
+                src,
+                "throughput",
+                label + " serving run",
+                tps,
+                cfg,
+                batch=batch,
+                prompt_tokens=inp,
+                output_tokens=out,
+            )
         elif tps is not None:
             # Decode-only run of 128 steps at 8K history: tokens/s = 1 / T_step.
             b.add(src, "throughput", label + " decode-only", tps, cfg, batch=batch, context_tokens=ctx + 64)
@@ -563,10 +597,30 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
         note = "EP approximated as TP over the same GPUs" if par.startswith("EP") else ""
         batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs, engine="vllm")
         ctx = float(perf.mean_decode_context_tokens(MLENERGY_INPUT_TOKENS, out))
-        b.add(src, "tpot_itl", label, _num(row, "median_itl_ms"), cfg, batch=batch, context_tokens=ctx, note=note,
-              serving=True, prompt_tokens=MLENERGY_INPUT_TOKENS, output_tokens=out)
-        b.add(src, "throughput", label, _num(row, "output_tokens_per_s"), cfg, batch=batch,
-              prompt_tokens=MLENERGY_INPUT_TOKENS, output_tokens=out, note=note)
+        b.add(
+            src,
+            "tpot_itl",
+            label,
+            _num(row, "median_itl_ms"),
+            cfg,
+            batch=batch,
+            context_tokens=ctx,
+            note=note,
+            serving=True,
+            prompt_tokens=MLENERGY_INPUT_TOKENS,
+            output_tokens=out,
+        )
+        b.add(
+            src,
+            "throughput",
+            label,
+            _num(row, "output_tokens_per_s"),
+            cfg,
+            batch=batch,
+            prompt_tokens=MLENERGY_INPUT_TOKENS,
+            output_tokens=out,
+            note=note,
+        )
 
 
 def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -580,8 +634,16 @@ def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
         if cfg is None:
             continue
         batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH, engine="trtllm")
-        b.add(src, "throughput", label + f" (B={batch:g})", _num(row, "output_tokens_per_s"), cfg, batch=batch,
-              prompt_tokens=isl, output_tokens=osl)
+        b.add(
+            src,
+            "throughput",
+            label + f" (B={batch:g})",
+            _num(row, "output_tokens_per_s"),
+            cfg,
+            batch=batch,
+            prompt_tokens=isl,
+            output_tokens=osl,
+        )
 
 
 def _trtllm_a100(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -595,9 +657,25 @@ def _trtllm_a100(b: _Builder, rows: list[dict[str, str]]) -> None:
         if cfg is None:
             continue
         if osl is not None:
-            b.add(src, "throughput", label, _num(row, "measured_output_tokens_per_s_per_gpu"), cfg, batch=batch,
-                  prompt_tokens=isl, output_tokens=osl, note="LLaMA-1 7B mapped to llama_2_7b (same shapes)")
-        b.add(src, "ttft_or_prefill", label, _num(row, "measured_first_token_latency_ms"), cfg, prompt_tokens=isl)
+            b.add(
+                src,
+                "throughput",
+                label,
+                _num(row, "measured_output_tokens_per_s_per_gpu"),
+                cfg,
+                batch=batch,
+                prompt_tokens=isl,
+                output_tokens=osl,
+                note="LLaMA-1 7B mapped to llama_2_7b (same shapes)",
+            )
+        b.add(
+            src,
+            "ttft_or_prefill",
+            label,
+            _num(row, "measured_first_token_latency_ms"),
+            cfg,
+            prompt_tokens=isl,
+        )
 
 
 def _fastertransformer(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -631,17 +709,36 @@ def _vllm_memory(b: _Builder, rows: list[dict[str, str]]) -> None:
         acc = b.catalog.gpu("h100_sxm")
         note = ""
         try:
-            t = perf.deployment_terms(b.catalog, model=model, gpu=acc, weight_format=fmt,
-                                      kv_format=b.catalog.format("bf16"), tp=tp)
+            t = perf.deployment_terms(
+                b.catalog, model=model, gpu=acc, weight_format=fmt, kv_format=b.catalog.format("bf16"), tp=tp
+            )
             predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
         except perf.UnsupportedDeployment:
             # vLLM runs MXFP4 on Hopper through weight-only kernels; the bytes are the same.
-            t = perf.deployment_terms(b.catalog, model=model, gpu=b.catalog.gpu("b200"), weight_format=fmt,
-                                      kv_format=b.catalog.format("bf16"), tp=tp)
+            t = perf.deployment_terms(
+                b.catalog,
+                model=model,
+                gpu=b.catalog.gpu("b200"),
+                weight_format=fmt,
+                kv_format=b.catalog.format("bf16"),
+                tp=tp,
+            )
             predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
             note = "MXFP4 is weight-only on H100; bytes from the same terms on a native GPU"
-        b.cases.append(Case(source=src, metric="memory", label=label, measured=measured, family=acc.family,
-                            gpu=acc, weight_format=fmt, terms=t, note=note, fixed_prediction=predicted))
+        b.cases.append(
+            Case(
+                source=src,
+                metric="memory",
+                label=label,
+                measured=measured,
+                family=acc.family,
+                gpu=acc,
+                weight_format=fmt,
+                terms=t,
+                note=note,
+                fixed_prediction=predicted,
+            )
+        )
 
 
 def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -655,7 +752,9 @@ def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         gpu = row["gpu"]
         if not gpu or GPU_IDS.get(gpu) is None or not row["gpu_count"]:
-            b.skip(src, label, "GPU type or count not reported" if not gpu else f"GPU '{gpu}' not in the catalog")
+            b.skip(
+                src, label, "GPU type or count not reported" if not gpu else f"GPU '{gpu}' not in the catalog"
+            )
             continue
         acc = b.catalog.gpu(str(GPU_IDS[gpu]))
         n = int(row["gpu_count"])
@@ -675,23 +774,39 @@ def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
         if nodes > 1 and acc.scale_out is not None:
             nic = b.catalog.interconnect(acc.scale_out)
             t_s = hierarchical_allreduce_s(
-                size, ranks_per_node=n // nodes, nodes=nodes, local_bandwidth_gb_per_s=local_bw,
-                nic_bandwidth_gb_per_s=nic.gb_per_s_per_direction * link_eff, latency_us=links.tp.latency_us,
+                size,
+                ranks_per_node=n // nodes,
+                nodes=nodes,
+                local_bandwidth_gb_per_s=local_bw,
+                nic_bandwidth_gb_per_s=nic.gb_per_s_per_direction * link_eff,
+                latency_us=links.tp.latency_us,
                 nic_latency_us=nic.latency_us,
             )
             note = f"hierarchical all-reduce over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
         else:
-            t_s = float(best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw,
-                                              latency_us=links.tp.latency_us))
+            t_s = float(
+                best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw, latency_us=links.tp.latency_us)
+            )
         if "NVLink bridge" in row["interconnect"] and links.tp.id != "nvlink_bridge":
             note = f"catalog {acc.id} pairs over {links.tp.id}, not the NVLink bridge this setup used"
         if "NVLS" in label and "NVLS_ENABLE=0" not in label:
             note = "NVLS/SHARP in-switch reduction is not modelled (ring/tree only)"
         predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
         measured = float(row["value_gb_per_s"])
-        b.cases.append(Case(source=src, metric="allreduce_busbw", label=label, measured=measured,
-                            family=acc.family, gpu=acc, weight_format=None, terms=None, note=note,
-                            fixed_prediction=predicted))
+        b.cases.append(
+            Case(
+                source=src,
+                metric="allreduce_busbw",
+                label=label,
+                measured=measured,
+                family=acc.family,
+                gpu=acc,
+                weight_format=None,
+                terms=None,
+                note=note,
+                fixed_prediction=predicted,
+            )
+        )
 
 
 def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -718,13 +833,23 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
         gen = float(gen_test[2:]) if gen_test.startswith("tg") else EDGE_GENERATION_TOKENS
         tg = _num(row, "token_generation_tokens_per_s")
         if tg is not None:
-            b.add(src, "tpot_itl", label, MS_PER_S / tg, cfg, context_tokens=gen / 2.0, note=note, fitted=fitted)
+            b.add(
+                src, "tpot_itl", label, MS_PER_S / tg, cfg, context_tokens=gen / 2.0, note=note, fitted=fitted
+            )
         pp = _num(row, "prompt_processing_tokens_per_s")
         if pp is not None:
             test = row["prompt_test"]
             prompt = float(test[2:]) if test.startswith("pp") else EDGE_PROMPT_TOKENS
-            b.add(src, "ttft_or_prefill", label, prompt / pp * MS_PER_S, cfg, prompt_tokens=prompt, note=note,
-                  fitted=fitted)
+            b.add(
+                src,
+                "ttft_or_prefill",
+                label,
+                prompt / pp * MS_PER_S,
+                cfg,
+                prompt_tokens=prompt,
+                note=note,
+                fitted=fitted,
+            )
 
 
 def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[Case], list[Skipped]]:
@@ -747,7 +872,9 @@ def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[C
 # -------------------------------------------------------------------------------------------------
 
 
-def case_efficiency(catalog: Catalog, case: Case, parameters: Mapping[str, float] | None = None) -> eff.EfficiencyTerms:
+def case_efficiency(
+    catalog: Catalog, case: Case, parameters: Mapping[str, float] | None = None
+) -> eff.EfficiencyTerms:
     """Efficiency terms of a case: the catalog's calibration, or ``parameters`` for its family."""
     if case.gpu is None or case.weight_format is None:
         return eff.EfficiencyTerms.ideal()
@@ -771,21 +898,35 @@ def predict_case(case: Case, efficiency: eff.EfficiencyTerms) -> float:
         raise ValueError(f"case {case.label} has neither terms nor a fixed prediction")
     t = replace(case.terms, efficiency=efficiency)
     if case.metric == "tpot_itl" and case.serving:
-        rate = throughput_tokens_per_s(t, batch=case.batch, prompt_tokens=case.prompt_tokens,
-                                       output_tokens=case.output_tokens)
+        rate = throughput_tokens_per_s(
+            t, batch=case.batch, prompt_tokens=case.prompt_tokens, output_tokens=case.output_tokens
+        )
         return case.batch / rate * MS_PER_S
     if case.metric == "tpot_itl":
-        return float(perf.decode_step(t, batch=case.batch, context_tokens=case.context_tokens).total_s) * MS_PER_S
+        return (
+            float(perf.decode_step(t, batch=case.batch, context_tokens=case.context_tokens).total_s)
+            * MS_PER_S
+        )
     if case.metric == "ttft_or_prefill":
         return float(perf.prefill_step(t, prompt_tokens=case.prompt_tokens).total_s) * MS_PER_S
     if case.metric == "throughput":
-        return throughput_tokens_per_s(t, batch=case.batch, prompt_tokens=case.prompt_tokens,
-                                       output_tokens=case.output_tokens, context_tokens=case.context_tokens)
+        return throughput_tokens_per_s(
+            t,
+            batch=case.batch,
+            prompt_tokens=case.prompt_tokens,
+            output_tokens=case.output_tokens,
+            context_tokens=case.context_tokens,
+        )
     raise ValueError(f"unknown metric {case.metric}")
 
 
 def throughput_tokens_per_s(
-    terms: perf.DeploymentTerms, *, batch: float, prompt_tokens: float, output_tokens: float, context_tokens: float = 0.0
+    terms: perf.DeploymentTerms,
+    *,
+    batch: float,
+    prompt_tokens: float,
+    output_tokens: float,
+    context_tokens: float = 0.0,
 ) -> float:
     """Continuous-batching output rate: B·G / (G·T_dec(B, P + G/2) + B·T_pre(P)/b_pre), tokens/s.
 
@@ -797,7 +938,9 @@ def throughput_tokens_per_s(
     ctx = perf.mean_decode_context_tokens(prompt_tokens, output_tokens)
     step = float(perf.decode_step(terms, batch=batch, context_tokens=ctx).total_s)
     pre_batch = max(min(math.floor(PREFILL_TOKEN_BUDGET / prompt_tokens), batch), 1.0)
-    prefill = float(perf.prefill_step(terms, prompt_tokens=prompt_tokens, batch=pre_batch).total_s) / pre_batch
+    prefill = (
+        float(perf.prefill_step(terms, prompt_tokens=prompt_tokens, batch=pre_batch).total_s) / pre_batch
+    )
     return batch * output_tokens / (output_tokens * step + batch * prefill)
 
 
@@ -957,7 +1100,7 @@ def run_validation(
 
 
 def write_reports(report: ValidationReport, directory: Path) -> list[Path]:
-    """Write validation.md and validation.csv (and validation.json) into ``directory``; returns the paths."""
+    """Write validation.md and validation.csv into ``directory``; returns the paths (JSON: ``to_json``)."""
     directory.mkdir(parents=True, exist_ok=True)
     md = directory / "validation.md"
     md.write_text(report.to_markdown(), encoding="utf-8")
@@ -966,11 +1109,19 @@ def write_reports(report: ValidationReport, directory: Path) -> list[Path]:
         w = csv.writer(fh)
         w.writerow(["source", "metric", "label", "family", "predicted", "measured", "abs_pct_error", "note"])
         for r in report.rows:
-            w.writerow([r.source, r.metric, r.label, r.family, f"{r.predicted:.6g}", f"{r.measured:.6g}",
-                        f"{r.abs_pct_error:.2f}", r.note])
-    path_json = directory / "validation.json"
-    path_json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-    return [md, path_csv, path_json]
+            w.writerow(
+                [
+                    r.source,
+                    r.metric,
+                    r.label,
+                    r.family,
+                    f"{r.predicted:.6g}",
+                    f"{r.measured:.6g}",
+                    f"{r.abs_pct_error:.2f}",
+                    r.note,
+                ]
+            )
+    return [md, path_csv]
 
 
 __all__ = [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 import os
 from pathlib import Path
@@ -150,10 +151,10 @@ def test_markdown_and_json_contain_the_summary(report: v.ValidationReport, tmp_p
     assert "## Summary by metric" in md
     assert "| tpot_itl |" in md and "| throughput |" in md
     assert "## Skipped rows" in md
-    data = report.to_json()
+    data = json.loads(json.dumps(report.to_json()))
     assert {s["group"] for s in data["summary_by_metric"]} == set(v.METRICS)
     paths = v.write_reports(report, tmp_path)
-    assert [p.name for p in paths] == ["validation.md", "validation.csv", "validation.json"]
+    assert [p.name for p in paths] == ["validation.md", "validation.csv"]
     with (tmp_path / "validation.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == len(report.rows)

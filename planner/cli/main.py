@@ -400,10 +400,118 @@ def plan(
             err.print(f"wrote {output}")
 
 
+@app.command()
+def compare(
+    scenario_path: ScenarioArg,
+    json_target: JsonTarget = None,
+    solver: SolverOpt = "highs",
+    no_flip_points: Annotated[
+        bool, typer.Option("--no-flip-points", help="Skip the bisection for flip points.")
+    ] = False,
+) -> None:
+    """Buy-only vs rent-only vs hybrid: TCO, cost per million tokens, crossover month, flip points."""
+    from planner.compare import compare as run_compare
+    from planner.scenario import load_scenario
+
+    def go() -> Any:
+        chosen = _check_solver(solver)
+        catalog = _catalog()
+        return run_compare(
+            catalog, load_scenario(scenario_path, catalog), solver=chosen, flip_points=not no_flip_points
+        )
+
+    data = run_guarded(go).to_json()
+    if json_target is not None:
+        emit_json(data, json_target)
+    if json_target == "-":
+        return
+    t = Table(title=f"{data['scenario']}: buy vs rent (recommendation: {data['recommendation']})")
+    for c in ("option", "status", "total $", "capex $", "opex $/month", "$/M output tokens"):
+        t.add_column(c)
+    for o in data["options"]:
+
+        def money(v: Any) -> str:
+            return "" if v is None else f"{v:,.2f}" if abs(v) < 100 else f"{v:,.0f}"
+
+        t.add_row(
+            o["name"],
+            o["status"],
+            money(o["total_cost_usd"]),
+            money(o["capex_usd"]),
+            money(o["opex_usd_per_month"]),
+            money(o["cost_usd_per_million_output_tokens"]),
+        )
+    out.print(t)
+    out.print(
+        f"crossover month: {data['crossover_month']}; break-even utilization (reserved/on-demand): "
+        f"{data['breakeven_utilization_frac']}"
+    )
+    for f in data["flip_points"]:
+        out.print(f"• {f['sentence']}")
+
+
+@app.command()
+def budget(
+    scenario_path: ScenarioArg,
+    capex_usd: Annotated[
+        float | None, typer.Option("--capex-usd", help="Capital budget, USD.", min=0)
+    ] = None,
+    opex_usd_per_month: Annotated[
+        float | None, typer.Option("--opex-usd-per-month", help="Monthly budget, USD.", min=0)
+    ] = None,
+    total_usd: Annotated[
+        float | None, typer.Option("--total-usd", help="Horizon budget, USD.", min=0)
+    ] = None,
+    json_target: JsonTarget = None,
+    output: OutputXlsx = None,
+    solver: SolverOpt = "highs",
+) -> None:
+    """The most traffic (all workloads scaled together) that a budget serves within every SLO."""
+    from planner.errors import InputError
+    from planner.plan import plan as run_plan
+    from planner.scenario import Budget, load_scenario
+
+    def go() -> Any:
+        _check_output(output)
+        if capex_usd is None and opex_usd_per_month is None and total_usd is None:
+            raise InputError("budget: give at least one of --capex-usd, --opex-usd-per-month, --total-usd")
+        chosen = _check_solver(solver)
+        catalog = _catalog()
+        scenario = load_scenario(scenario_path, catalog)
+        limits = Budget(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
+        scenario = scenario.model_copy(update={"objective": "max_throughput", "budget": limits})
+        return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)
+
+    result = run_guarded(go)
+    data = result.to_json()
+    data["budget_used"] = {
+        "capex_usd": data["capex_usd"],
+        "opex_usd_per_month": data["opex_usd_per_month"],
+        "total_usd": data["total_cost_usd"],
+        "limits": {"capex_usd": capex_usd, "opex_usd_per_month": opex_usd_per_month, "total_usd": total_usd},
+    }
+    if json_target is not None:
+        emit_json(data, json_target)
+    if json_target != "-":
+        _print_plan(result)
+        if data["served_scale"] is not None:
+            out.print(
+                f"served: {data['served_scale']:.3f} × the stated demand = {data['served_requests_per_s'].get('total', 0):.2f} req/s"
+            )
+    if result.status == "infeasible":
+        raise typer.Exit(code=InfeasiblePlan.exit_code)
+    if output is not None:
+        from planner.report.workbook import write_plan_outputs
+
+        run_guarded(lambda: write_plan_outputs(result, _catalog(), workbook=output, plots_dir=None))
+
+
 @app.command("validate-model")
 def validate_model(
     as_json: JsonFlag = False,
-    reports: Annotated[Path, typer.Option("--reports", help="Folder for validation.md and validation.csv.")] = Path("reports"),
+    reports: Annotated[
+        Path, typer.Option("--reports", help="Folder for validation.md and validation.csv.")
+    ] = Path("reports"),
 ) -> None:
     """Predict every public measurement with the plan/predict code path; print and write the error report."""
     from planner.validate import run_validation, write_reports

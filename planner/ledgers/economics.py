@@ -26,7 +26,9 @@ def book_value_usd(capex_usd: float, *, age_months: float, lifetime_years: float
     return capex_usd * max(0.0, 1.0 - age_months / (lifetime_years * MONTHS_PER_YEAR))
 
 
-def residual_value_usd(capex_usd: float, *, horizon_months: float, lifetime_years: float, resale_frac: float) -> float:
+def residual_value_usd(
+    capex_usd: float, *, horizon_months: float, lifetime_years: float, resale_frac: float
+) -> float:
     """Value recovered at the end of the horizon: book value at the horizon × resale_frac, USD.
 
     A short horizon therefore does not make buying look cheap: only the resale share of the remaining
@@ -37,7 +39,9 @@ def residual_value_usd(capex_usd: float, *, horizon_months: float, lifetime_year
     return resale_frac * book_value_usd(capex_usd, age_months=horizon_months, lifetime_years=lifetime_years)
 
 
-def running_usd_per_month(*, power_usd_per_month: float, colocation_usd_per_month: float, ops_overhead_frac: float) -> float:
+def running_usd_per_month(
+    *, power_usd_per_month: float, colocation_usd_per_month: float, ops_overhead_frac: float
+) -> float:
     """Running cost of an owned unit per month: (power + colocation)·(1 + ops overhead), USD/month."""
     return (power_usd_per_month + colocation_usd_per_month) * (1.0 + ops_overhead_frac)
 
@@ -68,13 +72,20 @@ def bought_unit_horizon_usd(
     if horizon_months <= 0:
         raise ValueError("horizon_months must be positive")
     r = cost_of_capital_frac_per_year
-    residual = residual_value_usd(capex_usd, horizon_months=horizon_months, lifetime_years=lifetime_years, resale_frac=resale_frac)
+    residual = residual_value_usd(
+        capex_usd, horizon_months=horizon_months, lifetime_years=lifetime_years, resale_frac=resale_frac
+    )
     start = int(min(max(lead_time_months, 0.0), horizon_months))
-    running = sum(running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r) for m in range(start, int(horizon_months)))
+    running = sum(
+        running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r)
+        for m in range(start, int(horizon_months))
+    )
     return capex_usd - residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r) + running
 
 
-def rent_horizon_usd(usd_per_gpu_hour: float, *, gpus: float, months: float, hours_per_month: float = 720.0) -> float:
+def rent_horizon_usd(
+    usd_per_gpu_hour: float, *, gpus: float, months: float, hours_per_month: float = 720.0
+) -> float:
     """Horizon rent of ``gpus`` GPUs: price × hours × months × GPUs, USD (the book's 720-hour month)."""
     return usd_per_gpu_hour * hours_per_month * months * gpus
 

@@ -32,13 +32,24 @@ from planner.report.formatting import (
 from planner.units import S_PER_MONTH
 
 SHEETS = (
-    "Summary", "Deployments", "Ledger", "Costs", "BuyVsRent", "Alternatives", "Constraints", "Assumptions", "Inputs",
+    "Summary",
+    "Deployments",
+    "Ledger",
+    "Costs",
+    "BuyVsRent",
+    "Alternatives",
+    "Constraints",
+    "Assumptions",
+    "Inputs",
 )
 TOTAL_NAME = "Total_cost_usd"
 HORIZON_NAME = "Horizon_months"
 OTHER_NAME = "Other_cost_usd"
 SLO_MARGIN_WARN_FRAC = 0.10
 TOKENS_PER_MTOK = 1e6
+HEADER_WRAP_CHARS = 18
+RECOMMENDATION_CHARS_PER_LINE = 110
+POINTS_PER_LINE = 15
 
 
 @dataclass(frozen=True)
@@ -46,13 +57,6 @@ class Formula:
     """A trusted formula written by this module (user text is never one)."""
 
     text: str
-
-
-def safe_text(value: Any) -> Any:
-    """Kept for callers of the first version: prefix text that would read as a formula with an apostrophe."""
-    if is_formula_like(value):
-        return "'" + str(value)
-    return value
 
 
 # --------------------------------------------------------------------------------------------------
@@ -213,10 +217,15 @@ def _finish(ws: Any, *, freeze: str | None) -> None:
             if cell.value is None:
                 continue
             text = str(cell.value)
-            length = 14 if text.startswith("=") else len(text)
+            length = 14 if text.startswith("=") and cell.data_type == "f" else len(text)
+            if cell.alignment.wrap_text:
+                # Wrapped headers and notes grow the row, not the column.
+                length = min(length, HEADER_WRAP_CHARS)
             widths[cell.column] = max(widths.get(cell.column, 0), length)
     for col, width in widths.items():
-        ws.column_dimensions[get_column_letter(col)].width = max(MIN_COLUMN_WIDTH, min(MAX_COLUMN_WIDTH, width + 2))
+        ws.column_dimensions[get_column_letter(col)].width = max(
+            MIN_COLUMN_WIDTH, min(MAX_COLUMN_WIDTH, width + 2)
+        )
     if freeze:
         ws.freeze_panes = freeze
     ws.page_setup.orientation = "landscape"
@@ -247,8 +256,15 @@ class _Tables:
         ws.add_table(table)
 
 
-def _header_table(ws: Any, tables: _Tables, row: int, headers: Sequence[str], rows: Sequence[Sequence[Any]],
-                  formats: Sequence[str | None], name: str) -> int:
+def _header_table(
+    ws: Any,
+    tables: _Tables,
+    row: int,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    formats: Sequence[str | None],
+    name: str,
+) -> int:
     """Header + rows as an Excel table starting at ``row``; returns the last row written."""
     _append(ws, row, headers)
     _style_header(ws, row, len(headers))
@@ -271,35 +287,95 @@ def _col(headers: Sequence[str], name: str) -> str:
 
 ASSUMPTION_HEADERS = ["Name", "Item", "Value", "Unit", "Source"]
 BUY_HEADERS = [
-    "GPU", "Site", "Kind", "Procurement", "Rental kind", "Unit GPUs", "Units (peak)", "GPUs (peak)",
-    "Price (USD/unit/month)", "Cost at peak (USD/month)", "Cost over horizon (USD)", "Source",
+    "GPU",
+    "Site",
+    "Kind",
+    "Procurement",
+    "Rental kind",
+    "Unit GPUs",
+    "Units (peak)",
+    "GPUs (peak)",
+    "Price (USD/unit/month)",
+    "Cost at peak (USD/month)",
+    "Cost over horizon (USD)",
+    "Source",
 ]
 DEPLOY_HEADERS = [
-    "Workload", "Model", "GPU", "Site", "Placement", "Quantization", "KV dtype", "TP", "PP", "Replicas", "GPUs",
-    "Batch", "Output tokens (tok/request)", "Capacity (req/s)", "Served (req/s)", "Procurement", "Rental kind",
+    "Workload",
+    "Model",
+    "GPU",
+    "Site",
+    "Placement",
+    "Quantization",
+    "KV dtype",
+    "TP",
+    "PP",
+    "Replicas",
+    "GPUs",
+    "Batch",
+    "Output tokens (tok/request)",
+    "Capacity (req/s)",
+    "Served (req/s)",
+    "Procurement",
+    "Rental kind",
     "Cost (USD/month)",
 ]
 LEDGER_HEADERS = [
-    "Workload", "Model", "GPU", "Site", "Memory per GPU (GB)", "Batch", "TTFT (ms)", "TTFT SLO (ms)",
-    "TTFT margin (%)", "TPOT (ms)", "TPOT SLO (ms)", "TPOT margin (%)", "Limited by",
+    "Workload",
+    "Model",
+    "GPU",
+    "Site",
+    "Memory per GPU (GB)",
+    "Batch",
+    "TTFT (ms)",
+    "TTFT SLO (ms)",
+    "TTFT margin (%)",
+    "TPOT (ms)",
+    "TPOT SLO (ms)",
+    "TPOT margin (%)",
+    "Limited by",
 ]
-ALT_HEADERS = ["Kind", "Option", "Status", "Total cost (USD)", "Cost delta (USD)", "Cost (USD/month)", "Lost because"]
+ALT_HEADERS = [
+    "Kind",
+    "Option",
+    "Status",
+    "Total cost (USD)",
+    "Cost delta (USD)",
+    "Cost (USD/month)",
+    "Lost because",
+]
 
 
 def _assumptions(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Sequence[_Line]) -> None:
     from openpyxl.workbook.defined_name import DefinedName
 
-    _set(ws, 1, 1, "Assumptions: every unit price used by the plan. Edit a Value and every total updates.")
-    rows: list[list[Any]] = [[HORIZON_NAME, "Planning horizon", int(data["horizon_months"]), "months", "scenario"]]
+    rows: list[list[Any]] = [
+        [HORIZON_NAME, "Planning horizon", int(data["horizon_months"]), "months", "scenario"]
+    ]
     formats: list[str | None] = [None, None, INT_FORMAT, None, None]
     for line in lines:
         r = line.row
-        rows.append([line.price_name, f"{line.label} ({r['unit_gpus']} GPU/unit)", float(r["usd_per_unit_month"]),
-                     "USD/unit/month", r.get("source") or ""])
+        rows.append(
+            [
+                line.price_name,
+                f"{line.label} ({r['unit_gpus']} GPU/unit)",
+                float(r["usd_per_unit_month"]),
+                "USD/unit/month",
+                r.get("source") or "",
+            ]
+        )
     other = _other_cost_usd(data, lines)
-    rows.append([OTHER_NAME, "Costs not explained by the supply lines (solver categories: "
-                 + ", ".join(f"{k} ${v:,.2f}" for k, v in data["costs_usd"].items()) + ")",
-                 other, "USD over horizon", "planner solution"])
+    rows.append(
+        [
+            OTHER_NAME,
+            "Costs not explained by the supply lines (solver categories: "
+            + ", ".join(f"{k} ${v:,.2f}" for k, v in data["costs_usd"].items())
+            + ")",
+            other,
+            "USD over horizon",
+            "planner solution",
+        ]
+    )
     first = 3
     last = _header_table(ws, tables, first, ASSUMPTION_HEADERS, rows, formats, "Assumptions")
     for row_i in range(first + 1, last + 1):
@@ -307,6 +383,7 @@ def _assumptions(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines:
         ws.cell(row=row_i, column=3).number_format = INT_FORMAT if name == HORIZON_NAME else USD_FORMAT
         wb.defined_names[name] = DefinedName(name, attr_text=f"Assumptions!$C${row_i}")
     _finish(ws, freeze=f"A{first + 1}")
+    _set(ws, 1, 1, "Assumptions: every unit price used by the plan. Edit a Value and every total updates.")
 
 
 def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Sequence[_Line]) -> dict[str, Any]:
@@ -315,8 +392,12 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
 
     horizon = int(data["horizon_months"])
     n = len(lines)
-    headers = (["Month"] + [f"Units {ln.label}" for ln in lines] + [f"Cost {ln.label} (USD)" for ln in lines]
-               + ["Other (USD)", "Total (USD)", "Cumulative (USD)"])
+    headers = (
+        ["Month"]
+        + [f"Units {ln.label}" for ln in lines]
+        + [f"Cost {ln.label} (USD)" for ln in lines]
+        + ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
+    )
     cost_col = {ln.index: get_column_letter(2 + n + k) for k, ln in enumerate(lines)}
     other_col, total_col, cum_col = (get_column_letter(2 + 2 * n + k) for k in range(3))
     rows: list[list[Any]] = []
@@ -324,7 +405,9 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
         r = m + 2
         units = [ln.monthly_units[m] for ln in lines]
         costs = [Formula(f"={get_column_letter(2 + k)}{r}*{ln.price_name}") for k, ln in enumerate(lines)]
-        total = Formula(f"=SUM({cost_col[lines[0].index]}{r}:{other_col}{r})" if lines else f"={other_col}{r}")
+        total = Formula(
+            f"=SUM({cost_col[lines[0].index]}{r}:{other_col}{r})" if lines else f"={other_col}{r}"
+        )
         cum = Formula(f"={total_col}{r}" if m == 0 else f"={cum_col}{r - 1}+{total_col}{r}")
         rows.append([m + 1, *units, *costs, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum])
     formats: Sequence[str | None] = [INT_FORMAT] * (n + 1) + [USD_FORMAT] * (n + 3)
@@ -340,32 +423,67 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
     for cat, ls in _categories(lines).items():
         cat_rows.append([cat, Formula("=" + "+".join(f"{cost_col[ln.index]}{total_row}" for ln in ls))])
     cat_rows.append(["other", Formula(f"={other_col}{total_row}")])
-    cat_last = _header_table(ws, tables, cat_row, ["Category", "Cost over horizon (USD)"], cat_rows,
-                             [None, USD_FORMAT], "CostByCategory")
+    cat_last = _header_table(
+        ws,
+        tables,
+        cat_row,
+        ["Category", "Cost over horizon (USD)"],
+        cat_rows,
+        [None, USD_FORMAT],
+        "CostByCategory",
+    )
     _set(ws, cat_last + 1, 1, "Total")
     _set(ws, cat_last + 1, 2, Formula(f"=SUM(B{cat_row + 1}:B{cat_last})"), USD_FORMAT)
     _finish(ws, freeze="B2")
-    return {"cost_col": cost_col, "total_row": total_row, "last_month_row": last, "cum_col": cum_col,
-            "cat_row": cat_row, "cat_last": cat_last}
+    return {
+        "cost_col": cost_col,
+        "total_row": total_row,
+        "last_month_row": last,
+        "cum_col": cum_col,
+        "cat_row": cat_row,
+        "cat_last": cat_last,
+    }
 
 
-def _buy_vs_rent(ws: Any, tables: _Tables, data: dict[str, Any], lines: Sequence[_Line], costs: dict[str, Any]) -> int:
+def _buy_vs_rent(
+    ws: Any, tables: _Tables, data: dict[str, Any], lines: Sequence[_Line], costs: dict[str, Any]
+) -> int:
     rows: list[list[Any]] = []
     for k, ln in enumerate(lines):
         r, row = k + 2, ln.row
-        rows.append([row["gpu"], row["site"], row["kind"], row["procurement"], row.get("rental_kind") or "",
-                     int(row["unit_gpus"]), int(row["units"]), Formula(f"=F{r}*G{r}"), Formula(f"={ln.price_name}"),
-                     Formula(f"=G{r}*I{r}"), Formula(f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}"),
-                     row.get("source") or ""])
+        rows.append(
+            [
+                row["gpu"],
+                row["site"],
+                row["kind"],
+                row["procurement"],
+                row.get("rental_kind") or "",
+                int(row["unit_gpus"]),
+                int(row["units"]),
+                Formula(f"=F{r}*G{r}"),
+                Formula(f"={ln.price_name}"),
+                Formula(f"=G{r}*I{r}"),
+                Formula(f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}"),
+                row.get("source") or "",
+            ]
+        )
     formats: list[str | None] = [None] * 5 + [INT_FORMAT] * 3 + [USD_FORMAT] * 3 + [None]
     last = _header_table(ws, tables, 1, BUY_HEADERS, rows, formats, "BuyVsRent")
-    _set(ws, last + 2, 1, "Note: only the procurement options in the scenario were priced; the economics issue "
-         "will add buy options (capex, depreciation, power, colocation) beside each rental line.")
     _finish(ws, freeze="A2")
+    # Written after the widths are set so the note spills over instead of widening column A.
+    _set(
+        ws,
+        last + 2,
+        1,
+        "Note: only the procurement options in the scenario were priced; the economics issue "
+        "will add buy options (capex, depreciation, power, colocation) beside each rental line.",
+    )
     return max(last, 2)
 
 
-def _deployments(ws: Any, tables: _Tables, data: dict[str, Any], output_tokens: dict[str, int], buy_last: int) -> int:
+def _deployments(
+    ws: Any, tables: _Tables, data: dict[str, Any], output_tokens: dict[str, int], buy_last: int
+) -> int:
     deps = data["deployments"]
     last = max(len(deps) + 1, 2)
     g, s, gp = _col(DEPLOY_HEADERS, "GPU"), _col(DEPLOY_HEADERS, "Site"), _col(DEPLOY_HEADERS, "GPUs")
@@ -373,15 +491,35 @@ def _deployments(ws: Any, tables: _Tables, data: dict[str, Any], output_tokens: 
     for k, d in enumerate(deps):
         r = k + 2
         used = f"SUMIFS(${gp}$2:${gp}${last},${g}$2:${g}${last},{g}{r},${s}$2:${s}${last},{s}{r})"
-        supply = (f"SUMIFS(BuyVsRent!$J$2:$J${buy_last},BuyVsRent!$A$2:$A${buy_last},{g}{r},"
-                  f"BuyVsRent!$B$2:$B${buy_last},{s}{r})")
-        rows.append([d["workload"], d["model"], d["gpu"], d["site"], d["placement"], d["quantization"],
-                     d.get("kv_dtype", ""), int(d["tp"]), int(d["pp"]), int(d["replicas"]), int(d["gpus"]),
-                     int(d["batch"]), output_tokens.get(str(d["workload"]), 0),
-                     float(d["capacity_requests_per_s"]), float(d["served_requests_per_s"]),
-                     d.get("procurement") or "", d.get("rental_kind") or "",
-                     Formula(f"=IF({used}=0,0,{supply}*{gp}{r}/{used})")])
-    formats: list[str | None] = [None] * 7 + [INT_FORMAT] * 6 + [NUMBER_FORMAT] * 2 + [None] * 2 + [USD_FORMAT]
+        supply = (
+            f"SUMIFS(BuyVsRent!$J$2:$J${buy_last},BuyVsRent!$A$2:$A${buy_last},{g}{r},"
+            f"BuyVsRent!$B$2:$B${buy_last},{s}{r})"
+        )
+        rows.append(
+            [
+                d["workload"],
+                d["model"],
+                d["gpu"],
+                d["site"],
+                d["placement"],
+                d["quantization"],
+                d.get("kv_dtype", ""),
+                int(d["tp"]),
+                int(d["pp"]),
+                int(d["replicas"]),
+                int(d["gpus"]),
+                int(d["batch"]),
+                output_tokens.get(str(d["workload"]), 0),
+                float(d["capacity_requests_per_s"]),
+                float(d["served_requests_per_s"]),
+                d.get("procurement") or "",
+                d.get("rental_kind") or "",
+                Formula(f"=IF({used}=0,0,{supply}*{gp}{r}/{used})"),
+            ]
+        )
+    formats: list[str | None] = (
+        [None] * 7 + [INT_FORMAT] * 6 + [NUMBER_FORMAT] * 2 + [None] * 2 + [USD_FORMAT]
+    )
     _header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     _finish(ws, freeze="B2")
     return last
@@ -394,20 +532,42 @@ def _ledger(ws: Any, tables: _Tables, data: dict[str, Any]) -> int:
     rows: list[list[Any]] = []
     for k, d in enumerate(data["deployments"]):
         r = k + 2
-        rows.append([d["workload"], d["model"], d["gpu"], d["site"], float(d["memory_per_gpu_gb"]), int(d["batch"]),
-                     float(d["ttft_ms"]), float(d["ttft_slo_ms"]), Formula(f"=1-G{r}/H{r}"),
-                     float(d["tpot_ms"]), float(d["tpot_slo_ms"]), Formula(f"=1-J{r}/K{r}"), d.get("limited_by") or ""])
-    formats: list[str | None] = ([None] * 4 + [NUMBER_FORMAT, INT_FORMAT] + [NUMBER_FORMAT] * 2 + [PERCENT_FORMAT]
-                                 + [NUMBER_FORMAT] * 2 + [PERCENT_FORMAT, None])
+        rows.append(
+            [
+                d["workload"],
+                d["model"],
+                d["gpu"],
+                d["site"],
+                float(d["memory_per_gpu_gb"]),
+                int(d["batch"]),
+                float(d["ttft_ms"]),
+                float(d["ttft_slo_ms"]),
+                Formula(f"=1-G{r}/H{r}"),
+                float(d["tpot_ms"]),
+                float(d["tpot_slo_ms"]),
+                Formula(f"=1-J{r}/K{r}"),
+                d.get("limited_by") or "",
+            ]
+        )
+    formats: list[str | None] = (
+        [None] * 4
+        + [NUMBER_FORMAT, INT_FORMAT]
+        + [NUMBER_FORMAT] * 2
+        + [PERCENT_FORMAT]
+        + [NUMBER_FORMAT] * 2
+        + [PERCENT_FORMAT, None]
+    )
     last = _header_table(ws, tables, 1, LEDGER_HEADERS, rows, formats, "Ledger")
     red = PatternFill("solid", start_color="F8CBAD", end_color="F8CBAD")
     green = PatternFill("solid", start_color="C6EFCE", end_color="C6EFCE")
     for col in ("I", "L"):
         rng = f"{col}2:{col}{max(last, 2)}"
-        ws.conditional_formatting.add(rng, CellIsRule(operator="lessThan", formula=[str(SLO_MARGIN_WARN_FRAC)],
-                                                      fill=red))
-        ws.conditional_formatting.add(rng, CellIsRule(operator="greaterThanOrEqual",
-                                                      formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green))
+        ws.conditional_formatting.add(
+            rng, CellIsRule(operator="lessThan", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=red)
+        )
+        ws.conditional_formatting.add(
+            rng, CellIsRule(operator="greaterThanOrEqual", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green)
+        )
     _finish(ws, freeze="B2")
     return max(last, 2)
 
@@ -417,9 +577,17 @@ def _alternatives(ws: Any, tables: _Tables, data: dict[str, Any]) -> int:
     for k, a in enumerate(data["alternatives"]):
         r = k + 2
         cost = a.get("total_cost_usd")
-        rows.append([a["kind"], a.get(a["kind"], ""), a.get("status", ""), cost,
-                     Formula(f"=D{r}-{TOTAL_NAME}") if cost is not None else None,
-                     a.get("cost_usd_per_month"), a.get("lost_because") or ""])
+        rows.append(
+            [
+                a["kind"],
+                a.get(a["kind"], ""),
+                a.get("status", ""),
+                cost,
+                Formula(f"=D{r}-{TOTAL_NAME}") if cost is not None else None,
+                a.get("cost_usd_per_month"),
+                a.get("lost_because") or "",
+            ]
+        )
     formats: list[str | None] = [None] * 3 + [USD_FORMAT] * 3 + [None]
     last = _header_table(ws, tables, 1, ALT_HEADERS, rows, formats, "Alternatives")
     _finish(ws, freeze="A2")
@@ -477,7 +645,9 @@ def _summary(ws: Any, data: dict[str, Any], deploy_last: int, ledger_last: int, 
     for label, value, fmt in rows:
         _append(ws, r, [label, value], [None, fmt])
         r += 1
-    ws.cell(row=7, column=2).alignment = Alignment(wrap_text=True, vertical="top")
+    rec = ws.cell(row=7, column=2)
+    rec.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[7].height = POINTS_PER_LINE * (1 + len(str(rec.value)) // RECOMMENDATION_CHARS_PER_LINE)
     if data["status"] == "infeasible":
         for item in data.get("infeasibility", []):
             _append(ws, r, [f"Infeasible: {item.get('workload')}", item.get("message", "")])
@@ -492,9 +662,16 @@ def _summary(ws: Any, data: dict[str, Any], deploy_last: int, ledger_last: int, 
         ("Horizon (months)", Formula(f"={HORIZON_NAME}"), INT_FORMAT),
         ("Total cost (USD)", Formula(f"={TOTAL_NAME}"), USD_FORMAT),
         ("Opex (USD/month)", Formula(f"={TOTAL_NAME}/{HORIZON_NAME}"), USD_FORMAT),
-        ("Served output tokens (Mtok/month)",
-         Formula(f"=SUMPRODUCT({served},{tokens})*{S_PER_MONTH:.0f}/{TOKENS_PER_MTOK:.0f}"), NUMBER_FORMAT),
-        ("Cost per million output tokens (USD/Mtok)", Formula(f"=IF(B{r + 3}=0,NA(),B{r + 2}/B{r + 3})"), USD_FORMAT),
+        (
+            "Served output tokens (Mtok/month)",
+            Formula(f"=SUMPRODUCT({served},{tokens})*{S_PER_MONTH:.0f}/{TOKENS_PER_MTOK:.0f}"),
+            NUMBER_FORMAT,
+        ),
+        (
+            "Cost per million output tokens (USD/Mtok)",
+            Formula(f"=IF(B{r + 3}=0,NA(),B{r + 2}/B{r + 3})"),
+            USD_FORMAT,
+        ),
         ("Min TTFT margin (%)", Formula(f"=MIN(Ledger!$I$2:$I${ledger_last})"), PERCENT_FORMAT),
         ("Min TPOT margin (%)", Formula(f"=MIN(Ledger!$L$2:$L${ledger_last})"), PERCENT_FORMAT),
     ]
@@ -506,8 +683,12 @@ def _summary(ws: Any, data: dict[str, Any], deploy_last: int, ledger_last: int, 
     _style_header(ws, r, 2)
     for gpu in sorted({str(s["gpu"]) for s in data["supply"]}):
         r += 1
-        _append(ws, r, [gpu, Formula(f'=SUMIFS(BuyVsRent!$H$2:$H${buy_last},BuyVsRent!$A$2:$A${buy_last},"{gpu}")')],
-                [None, INT_FORMAT])
+        _append(
+            ws,
+            r,
+            [gpu, Formula(f'=SUMIFS(BuyVsRent!$H$2:$H${buy_last},BuyVsRent!$A$2:$A${buy_last},"{gpu}")')],
+            [None, INT_FORMAT],
+        )
     _finish(ws, freeze="A4")
     ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2
 
@@ -518,15 +699,21 @@ def _native_charts(wb: Any, costs: dict[str, Any], alt_last: int) -> None:
     ws = wb["Costs"]
     bar = BarChart()
     bar.title, bar.y_axis.title = "Cost by category over the horizon", "USD"
-    bar.add_data(Reference(ws, min_col=2, min_row=costs["cat_row"], max_row=costs["cat_last"]), titles_from_data=True)
+    bar.add_data(
+        Reference(ws, min_col=2, min_row=costs["cat_row"], max_row=costs["cat_last"]), titles_from_data=True
+    )
     bar.set_categories(Reference(ws, min_col=1, min_row=costs["cat_row"] + 1, max_row=costs["cat_last"]))
+    bar.width, bar.height = 16, 8
     ws.add_chart(bar, f"D{costs['cat_row']}")
     line = LineChart()
     line.title, line.y_axis.title, line.x_axis.title = "Cumulative cost", "USD", "Month"
     cum = ws[f"{costs['cum_col']}1"].column
-    line.add_data(Reference(ws, min_col=cum, min_row=1, max_row=costs["last_month_row"]), titles_from_data=True)
+    line.add_data(
+        Reference(ws, min_col=cum, min_row=1, max_row=costs["last_month_row"]), titles_from_data=True
+    )
     line.set_categories(Reference(ws, min_col=1, min_row=2, max_row=costs["last_month_row"]))
-    ws.add_chart(line, f"M{costs['cat_row']}")
+    line.width, line.height = 16, 8
+    ws.add_chart(line, f"L{costs['cat_row']}")
     if alt_last >= 2:
         alt = wb["Alternatives"]
         chart = BarChart()
@@ -552,6 +739,8 @@ def build_workbook(result: Any) -> Any:
 
     data = plan_data(result)
     wb = Workbook()
+    # Files from openpyxl carry no cached values: ask the spreadsheet to compute everything on open.
+    wb.calculation.fullCalcOnLoad = True
     sheets = {}
     for i, title in enumerate(SHEETS):
         sheets[title] = wb.active if i == 0 else wb.create_sheet()
@@ -592,5 +781,9 @@ def write_plan_outputs(result: Any, catalog: Any, *, workbook: Path | None, plot
         data = plan_data(result)
         if data["status"] == "infeasible":
             return
-        write_plan_plots(plots_dir, categories_usd=category_cost_usd(data), monthly_usd=monthly_cost_usd(data),
-                         alternatives=data["alternatives"])
+        write_plan_plots(
+            plots_dir,
+            categories_usd=category_cost_usd(data),
+            monthly_usd=monthly_cost_usd(data),
+            alternatives=data["alternatives"],
+        )

@@ -15,20 +15,29 @@ from planner.ledgers.edge_cloud import breakeven_utilization_frac
 def test_book_value_and_residual() -> None:
     assert eco.book_value_usd(400_000, age_months=24, lifetime_years=4) == pytest.approx(200_000)
     assert eco.book_value_usd(400_000, age_months=60, lifetime_years=4) == 0.0
-    assert eco.residual_value_usd(400_000, horizon_months=24, lifetime_years=4, resale_frac=0.5) == pytest.approx(100_000)
+    assert eco.residual_value_usd(
+        400_000, horizon_months=24, lifetime_years=4, resale_frac=0.5
+    ) == pytest.approx(100_000)
 
 
 def test_hand_computed_node_tco() -> None:
     # 8×H100 node $320k, 36 months, 4-year life, resale 50 %: residual = 0.5 × 320k × (1 − 36/48) = 40k;
     # running $1,500/month from month 2 (lead time) → 34 × 1,500 = 51k; total = 320k − 40k + 51k = 331k
     total = eco.bought_unit_horizon_usd(
-        320_000, horizon_months=36, lead_time_months=2, lifetime_years=4, resale_frac=0.5, running_usd_per_month=1_500
+        320_000,
+        horizon_months=36,
+        lead_time_months=2,
+        lifetime_years=4,
+        resale_frac=0.5,
+        running_usd_per_month=1_500,
     )
     assert total == pytest.approx(331_000)
 
 
 def test_running_cost_and_discounting() -> None:
-    assert eco.running_usd_per_month(power_usd_per_month=400, colocation_usd_per_month=600, ops_overhead_frac=0.1) == pytest.approx(1_100)
+    assert eco.running_usd_per_month(
+        power_usd_per_month=400, colocation_usd_per_month=600, ops_overhead_frac=0.1
+    ) == pytest.approx(1_100)
     assert eco.discount_factor(12, cost_of_capital_frac_per_year=0.1) == pytest.approx(1 / 1.1)
 
 
@@ -39,12 +48,23 @@ def test_book_reserved_vs_on_demand_crossover() -> None:
 
 def test_buy_breakeven_months_rule() -> None:
     # N > F/(c − v): 300k capex, rent 8 GPUs × $3 × 720 h = 17,280/month, running 2,280 → 20 months
-    assert eco.buy_breakeven_months(300_000, rent_usd_per_month=17_280, running_usd_per_month=2_280) == pytest.approx(20.0)
-    assert math.isinf(eco.buy_breakeven_months(300_000, rent_usd_per_month=1_000, running_usd_per_month=1_000))
+    assert eco.buy_breakeven_months(
+        300_000, rent_usd_per_month=17_280, running_usd_per_month=2_280
+    ) == pytest.approx(20.0)
+    assert math.isinf(
+        eco.buy_breakeven_months(300_000, rent_usd_per_month=1_000, running_usd_per_month=1_000)
+    )
 
 
 @settings(deadline=None, max_examples=50)
 @given(h=st.integers(min_value=1, max_value=96), lead=st.integers(min_value=0, max_value=6))
 def test_longer_horizons_never_cost_less(h: int, lead: int) -> None:
-    kw = {"lead_time_months": lead, "lifetime_years": 4.0, "resale_frac": 0.5, "running_usd_per_month": 1000.0}
-    assert eco.bought_unit_horizon_usd(300_000, horizon_months=h + 1, **kw) >= eco.bought_unit_horizon_usd(300_000, horizon_months=h, **kw)
+    kw = {
+        "lead_time_months": lead,
+        "lifetime_years": 4.0,
+        "resale_frac": 0.5,
+        "running_usd_per_month": 1000.0,
+    }
+    assert eco.bought_unit_horizon_usd(300_000, horizon_months=h + 1, **kw) >= eco.bought_unit_horizon_usd(
+        300_000, horizon_months=h, **kw
+    )

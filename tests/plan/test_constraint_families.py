@@ -11,8 +11,14 @@ from planner.solve import solve_context
 from tests.plan.helpers import scenario, table
 
 TESTED = {
-    "demand_coverage", "slo_operating_point", "memory_fit", "node_packing", "gpu_supply", "site_capacity",
-    "placement_rtt", "quantization_policy",
+    "demand_coverage",
+    "slo_operating_point",
+    "memory_fit",
+    "node_packing",
+    "gpu_supply",
+    "site_capacity",
+    "placement_rtt",
+    "quantization_policy",
 }
 
 
@@ -35,7 +41,12 @@ def test_demand_coverage_serves_the_demand(catalog: Catalog) -> None:
 def test_slo_operating_point_uses_one_point_per_candidate(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=3.0)
     # two points: 1.0 req/s and 2.0 req/s; the selector allows one of them only, so 2 replicas at 2.0
-    tab = table(catalog, scen, [{"gpu": "l4", "cap": 2.0}], [{"cand": 0, "cap": 1.0, "batch": 4}, {"cand": 0, "cap": 2.0, "batch": 8}])
+    tab = table(
+        catalog,
+        scen,
+        [{"gpu": "l4", "cap": 2.0}],
+        [{"cand": 0, "cap": 1.0, "batch": 4}, {"cand": 0, "cap": 2.0, "batch": 8}],
+    )
     ctx = build_context(catalog, scen, tab, prune=False)
     sol = solve_context(ctx)
     chosen = {j for (k, j), v in sol.values["y"].items() if v > 0.5}
@@ -86,7 +97,11 @@ def test_site_capacity_limits_gpus(catalog: Catalog) -> None:
 
 def test_placement_rtt_excludes_sites_and_slow_networks(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=1.0)
-    cands = [{"gpu": "l4", "cap": 5.0, "network_ms": 5000.0}, {"gpu": "l4", "cap": 1.0, "site": "us_west"}, {"gpu": "l4", "cap": 0.5}]
+    cands = [
+        {"gpu": "l4", "cap": 5.0, "network_ms": 5000.0},
+        {"gpu": "l4", "cap": 1.0, "site": "us_west"},
+        {"gpu": "l4", "cap": 0.5},
+    ]
     points = [{"cand": 0, "cap": 5.0}, {"cand": 1, "cap": 1.0}, {"cand": 2, "cap": 0.5}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
     assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 0 and _replicas(sol, 2) == 2
@@ -95,7 +110,9 @@ def test_placement_rtt_excludes_sites_and_slow_networks(catalog: Catalog) -> Non
 def test_quantization_policy_excludes_disallowed_formats(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=1.0)
     cands = [{"gpu": "l4", "cap": 5.0, "quantization": "int4", "quality_tier": 2}, {"gpu": "l4", "cap": 1.0}]
-    scen = scen.model_copy(update={"workloads": [scen.workloads[0].model_copy(update={"quantizations": ["bf16"]})]})
+    scen = scen.model_copy(
+        update={"workloads": [scen.workloads[0].model_copy(update={"quantizations": ["bf16"]})]}
+    )
     points = [{"cand": 0, "cap": 5.0}, {"cand": 1, "cap": 1.0}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
     assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 1

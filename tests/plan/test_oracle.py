@@ -69,7 +69,11 @@ def test_milp_matches_brute_force(catalog: Catalog, seed: int) -> None:
 
 def test_pruning_keeps_the_optimum(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=4.0)
-    cands = [{"gpu": "h100_sxm", "tp": 1, "cap": 2.0}, {"gpu": "h100_sxm", "tp": 2, "cap": 1.5}, {"gpu": "h100_sxm", "tp": 1, "cap": 1.0}]
+    cands = [
+        {"gpu": "h100_sxm", "tp": 1, "cap": 2.0},
+        {"gpu": "h100_sxm", "tp": 2, "cap": 1.5},
+        {"gpu": "h100_sxm", "tp": 1, "cap": 1.0},
+    ]
     points = [{"cand": 0, "cap": 2.0}, {"cand": 1, "cap": 1.5}, {"cand": 2, "cap": 1.0}]
     tab = table(catalog, scen, cands, points)
     pruned = build_context(catalog, scen, tab, prune=True)

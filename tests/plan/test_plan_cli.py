@@ -42,14 +42,19 @@ def test_examples_plan_within_slos(catalog: Catalog, path: Path) -> None:
     # the total is exactly what the supply lines cost over the horizon
     supply_total = sum(s["cost_usd_per_month"] for s in data["supply"]) * scenario.horizon_months
     assert data["total_cost_usd"] == pytest.approx(supply_total, rel=1e-9)
-    assert sum(d["cost_usd_per_month"] for d in data["deployments"]) == pytest.approx(data["cost_usd_per_month"], rel=1e-9)
+    assert sum(d["cost_usd_per_month"] for d in data["deployments"]) == pytest.approx(
+        data["cost_usd_per_month"], rel=1e-9
+    )
 
 
 def test_audit_rejects_a_deliberately_broken_candidate(catalog: Catalog) -> None:
     scenario = load_scenario(ROOT / "examples/chat_70b_cloud/scenario.yaml", catalog)
     result = plan(catalog, scenario, with_alternatives=False)
     table = build_candidates(catalog, scenario)
-    broken = [dict(d, capacity_per_replica_requests_per_s=d["capacity_per_replica_requests_per_s"] * 2) for d in result.deployments]
+    broken = [
+        dict(d, capacity_per_replica_requests_per_s=d["capacity_per_replica_requests_per_s"] * 2)
+        for d in result.deployments
+    ]
     with pytest.raises(AuditError, match="claims"):
         audit_plan(catalog, scenario, broken, table.sites)
     too_big = [dict(d, batch=4096) for d in result.deployments]
@@ -71,8 +76,17 @@ def test_infeasible_tpot_is_explained(catalog: Catalog) -> None:
     scenario = parse_scenario(
         {
             "name": "too-fast",
-            "workloads": [{"name": "chat", "models": ["llama_3_1_405b"], "requests_per_s": 1, "input_tokens": 1000,
-                           "output_tokens": 100, "slo": {"ttft_ms": 5000, "tpot_ms": 2}, "sites": ["us_east"]}],
+            "workloads": [
+                {
+                    "name": "chat",
+                    "models": ["llama_3_1_405b"],
+                    "requests_per_s": 1,
+                    "input_tokens": 1000,
+                    "output_tokens": 100,
+                    "slo": {"ttft_ms": 5000, "tpot_ms": 2},
+                    "sites": ["us_east"],
+                }
+            ],
         }
     )
     result = plan(catalog, scenario, with_alternatives=False)
@@ -87,8 +101,17 @@ def test_infeasible_capacity_names_the_binding_limit(catalog: Catalog) -> None:
     scenario = parse_scenario(
         {
             "name": "small-store",
-            "workloads": [{"name": "a", "models": ["llama_3_1_8b"], "requests_per_s": 500, "input_tokens": 500,
-                           "output_tokens": 100, "slo": {"ttft_ms": 2000, "tpot_ms": 50}, "sites": ["shop"]}],
+            "workloads": [
+                {
+                    "name": "a",
+                    "models": ["llama_3_1_8b"],
+                    "requests_per_s": 500,
+                    "input_tokens": 500,
+                    "output_tokens": 100,
+                    "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+                    "sites": ["shop"],
+                }
+            ],
             "sites": [{"name": "shop", "kind": "edge", "rtt_ms": 5, "devices": {"rtx_4090": 2}}],
         }
     )
@@ -101,15 +124,41 @@ def test_infeasible_capacity_names_the_binding_limit(catalog: Catalog) -> None:
 
 
 def test_cli_plan_json_stdout_is_clean_and_exit_zero(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "--json", "-", "--no-alternatives"])
+    res = runner.invoke(
+        app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "--json", "-", "--no-alternatives"]
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    for key in ("status", "total_cost_usd", "cost_usd_per_month", "deployments", "binding_constraints", "alternatives",
-                "candidates_evaluated", "solve_seconds"):
+    for key in (
+        "status",
+        "total_cost_usd",
+        "cost_usd_per_month",
+        "deployments",
+        "binding_constraints",
+        "alternatives",
+        "candidates_evaluated",
+        "solve_seconds",
+    ):
         assert key in data
     d = data["deployments"][0]
-    for key in ("workload", "model", "gpu", "site", "placement", "quantization", "tp", "pp", "replicas", "gpus", "batch",
-                "ttft_ms", "tpot_ms", "capacity_requests_per_s", "served_requests_per_s", "cost_usd_per_month"):
+    for key in (
+        "workload",
+        "model",
+        "gpu",
+        "site",
+        "placement",
+        "quantization",
+        "tp",
+        "pp",
+        "replicas",
+        "gpus",
+        "batch",
+        "ttft_ms",
+        "tpot_ms",
+        "capacity_requests_per_s",
+        "served_requests_per_s",
+        "cost_usd_per_month",
+    ):
         assert key in d
 
 
@@ -140,7 +189,10 @@ def test_cli_infeasible_exits_3(tmp_path: Path) -> None:
 
 def test_cli_writes_workbook(tmp_path: Path) -> None:
     out = tmp_path / "plan.xlsx"
-    res = runner.invoke(app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "-o", str(out), "--no-alternatives"])
+    res = runner.invoke(
+        app,
+        ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "-o", str(out), "--no-alternatives"],
+    )
     assert res.exit_code == 0, res.output
     assert out.exists() and out.stat().st_size > 1000
 
