@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from constraints.budget_max import add_budget_max
+from constraints.commitments import add_commitments
 from constraints.demand_coverage import add_demand_coverage
 from constraints.gpu_supply import add_gpu_supply
 from constraints.memory_fit import add_memory_fit
@@ -30,6 +31,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("site_capacity", add_site_capacity),
     ("placement_rtt", add_placement_rtt),
     ("quantization_policy", add_quantization_policy),
+    ("commitments", add_commitments),
     ("budget_max", add_budget_max),
 )
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.ledgers.edge_cloud import breakeven_utilization_frac
 from planner.ledgers.economics import residual_value_usd
+from planner.ledgers.edge_cloud import breakeven_utilization_frac
 from planner.plan import PlanResult, plan
 from planner.scenario import Scenario, merged_sites
 from planner.solve import SolverName

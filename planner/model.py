@@ -20,13 +20,13 @@ import pulp
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
-from planner.ledgers.economics import bought_unit_horizon_usd, running_usd_per_month
 from planner.costs import (
     colocation_usd_per_month,
     owned_device_usd_per_month,
     power_usd_per_month,
     rent_quote,
 )
+from planner.ledgers.economics import bought_unit_horizon_usd, running_usd_per_month
 from planner.scenario import Scenario, demand_per_period
 from planner.units import HOURS_PER_MONTH
 

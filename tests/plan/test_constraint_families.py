@@ -11,6 +11,8 @@ from planner.solve import solve_context
 from tests.plan.helpers import scenario, table
 
 TESTED = {
+    "commitments",
+    "budget_max",
     "demand_coverage",
     "slo_operating_point",
     "memory_fit",
@@ -116,3 +118,30 @@ def test_quantization_policy_excludes_disallowed_formats(catalog: Catalog) -> No
     points = [{"cand": 0, "cap": 5.0}, {"cand": 1, "cap": 1.0}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
     assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 1
+
+
+def test_commitments_hold_reserved_units_over_the_term(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=[1.0, 3.0], rental_kinds=["reserved_1y"], horizon_months=2)
+    tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
+    ctx = build_context(catalog, scen, tab, prune=False)
+    sol = solve_context(ctx)
+    units = [round(v) for (i, t), v in sorted(sol.values["units"].items())]
+    assert units[0] == units[1] == 2  # 12 GPUs in month 2 → two nodes held for both months of the term
+
+
+def test_budget_max_caps_opex(catalog: Catalog) -> None:
+    node_month = None
+    scen = scenario(requests_per_s=3.0)
+    tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
+    ctx = build_context(catalog, scen, tab, prune=False)
+    node_month = ctx.supply[0].usd_per_unit_month
+    tight = scenario(requests_per_s=3.0, budget={"opex_usd_per_month": 1.5 * node_month})
+    sol = solve_context(
+        build_context(
+            catalog,
+            tight,
+            table(catalog, tight, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}]),
+            prune=False,
+        )
+    )
+    assert sol.status == "infeasible"  # needs two nodes, the budget pays for one and a half

@@ -75,3 +75,22 @@ def test_compare_reports_options_and_flip_points(catalog: Catalog, scenario) -> 
     assert names == ["buy_only", "rent_only", "hybrid"]
     assert data["recommendation"] == "hybrid"
     assert data["flip_points"] and all("sentence" in f for f in data["flip_points"])
+
+
+def test_inventory_is_used_at_sunk_cost(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    from planner.scenario import InventoryItem
+
+    sc = scenario.model_copy(
+        update={
+            "procurement": ["rent"],
+            "inventory": [InventoryItem(gpu="h100_sxm", count=8, site="dc1")],
+            "horizon_months": 3,
+            "period_months": 3,
+        }
+    )
+    data = plan(catalog, sc, with_alternatives=False).to_json()
+    owned = [s for s in data["supply"] if s["kind"] == "owned"]
+    assert owned and 0 < owned[0]["gpus"] <= 8  # powered on only as far as needed
+    # sunk cost: only power, colocation and ops per GPU-month, far below a month of rent
+    rent = [s for s in data["supply"] if s["kind"].startswith("rent_")]
+    assert owned[0]["usd_per_unit_month"] < min(r["usd_per_unit_month"] / r["unit_gpus"] for r in rent)
