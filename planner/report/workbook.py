@@ -71,6 +71,7 @@ class _Line:
     index: int
     row: dict[str, Any]
     monthly_units: list[int]
+    capex_month: int = 0
 
     @property
     def label(self) -> str:
@@ -83,8 +84,28 @@ class _Line:
         return sanitize_defined_name(f"Price_{self.index}_{r['gpu']}_{r['site']}_{r['kind']}")
 
     @property
+    def capex_name(self) -> str:
+        r = self.row
+        return sanitize_defined_name(f"Capex_{self.index}_{r['gpu']}_{r['site']}_{r['kind']}")
+
+    @property
+    def capex_usd(self) -> float:
+        """One-off purchase cost of the line (USD), paid in ``capex_month``."""
+        return float(self.row.get("capex_usd") or 0.0)
+
+    @property
+    def capex_usd_per_unit(self) -> float:
+        units = int(self.row["units"])
+        return self.capex_usd / units if units else 0.0
+
+    @property
     def horizon_usd(self) -> float:
+        """Running cost over the horizon (USD)."""
         return sum(self.monthly_units) * float(self.row["usd_per_unit_month"])
+
+    @property
+    def total_usd(self) -> float:
+        return self.horizon_usd + self.capex_usd
 
 
 def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int | None) -> list[int]:
@@ -109,12 +130,16 @@ def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int 
 def _lines(data: dict[str, Any]) -> list[_Line]:
     horizon = int(data["horizon_months"])
     period_months = data.get("period_months")
-    return [_Line(i + 1, s, _monthly_units(s, horizon, period_months)) for i, s in enumerate(data["supply"])]
+    return [
+        _Line(i + 1, s, _monthly_units(s, horizon, period_months),
+              min(horizon - 1, int(s.get("available_from_month") or 0)))
+        for i, s in enumerate(data["supply"])
+    ]
 
 
 def _other_cost_usd(data: dict[str, Any], lines: Sequence[_Line]) -> float:
     """The part of the planner's total that the supply lines do not explain."""
-    return float(data["total_cost_usd"]) - sum(line.horizon_usd for line in lines)
+    return float(data["total_cost_usd"]) - sum(line.total_usd for line in lines)
 
 
 def _categories(lines: Sequence[_Line]) -> dict[str, list[_Line]]:
@@ -130,7 +155,12 @@ def monthly_cost_usd(data: dict[str, Any]) -> list[float]:
     horizon = int(data["horizon_months"])
     other = _other_cost_usd(data, lines) / horizon
     return [
-        sum(line.monthly_units[m] * float(line.row["usd_per_unit_month"]) for line in lines) + other
+        sum(
+            line.monthly_units[m] * float(line.row["usd_per_unit_month"])
+            + (line.capex_usd if m == line.capex_month else 0.0)
+            for line in lines
+        )
+        + other
         for m in range(horizon)
     ]
 
@@ -138,7 +168,7 @@ def monthly_cost_usd(data: dict[str, Any]) -> list[float]:
 def category_cost_usd(data: dict[str, Any]) -> dict[str, float]:
     """Cost over the horizon per procurement category, plus ``other`` (USD), as the Costs sheet computes it."""
     lines = _lines(data)
-    out = {cat: sum(line.horizon_usd for line in ls) for cat, ls in _categories(lines).items()}
+    out = {cat: sum(line.total_usd for line in ls) for cat, ls in _categories(lines).items()}
     other = _other_cost_usd(data, lines)
     if abs(other) > 1e-9 * max(1.0, abs(float(data["total_cost_usd"]))):
         out["other"] = other
@@ -299,6 +329,8 @@ BUY_HEADERS = [
     "Cost at peak (USD/month)",
     "Cost over horizon (USD)",
     "Source",
+    "Capex (USD/unit)",
+    "Capex (USD)",
 ]
 DEPLOY_HEADERS = [
     "Workload",
@@ -364,6 +396,17 @@ def _assumptions(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines:
                 r.get("source") or "",
             ]
         )
+    for line in lines:
+        if line.capex_usd:
+            rows.append(
+                [
+                    line.capex_name,
+                    f"{line.label}: purchase, paid in month {line.capex_month + 1}",
+                    line.capex_usd_per_unit,
+                    "USD/unit (one-off)",
+                    line.row.get("source") or "",
+                ]
+            )
     other = _other_cost_usd(data, lines)
     rows.append(
         [
@@ -392,36 +435,47 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
 
     horizon = int(data["horizon_months"])
     n = len(lines)
+    capex_lines = [ln for ln in lines if ln.capex_usd]
     headers = (
         ["Month"]
         + [f"Units {ln.label}" for ln in lines]
         + [f"Cost {ln.label} (USD)" for ln in lines]
+        + [f"Capex {ln.label} (USD)" for ln in capex_lines]
         + ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
     )
     cost_col = {ln.index: get_column_letter(2 + n + k) for k, ln in enumerate(lines)}
-    other_col, total_col, cum_col = (get_column_letter(2 + 2 * n + k) for k in range(3))
+    capex_col = {ln.index: get_column_letter(2 + 2 * n + k) for k, ln in enumerate(capex_lines)}
+    nc = len(capex_lines)
+    other_col, total_col, cum_col = (get_column_letter(2 + 2 * n + nc + k) for k in range(3))
     rows: list[list[Any]] = []
     for m in range(horizon):
         r = m + 2
         units = [ln.monthly_units[m] for ln in lines]
         costs = [Formula(f"={get_column_letter(2 + k)}{r}*{ln.price_name}") for k, ln in enumerate(lines)]
+        # Capex: units bought (BuyVsRent) x unit price, in the month the units arrive.
+        capex = [
+            Formula(f"=BuyVsRent!$G${ln.index + 1}*{ln.capex_name}") if m == ln.capex_month else 0
+            for ln in capex_lines
+        ]
         total = Formula(
             f"=SUM({cost_col[lines[0].index]}{r}:{other_col}{r})" if lines else f"={other_col}{r}"
         )
         cum = Formula(f"={total_col}{r}" if m == 0 else f"={cum_col}{r - 1}+{total_col}{r}")
-        rows.append([m + 1, *units, *costs, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum])
-    formats: Sequence[str | None] = [INT_FORMAT] * (n + 1) + [USD_FORMAT] * (n + 3)
+        rows.append([m + 1, *units, *costs, *capex, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum])
+    formats: Sequence[str | None] = [INT_FORMAT] * (n + 1) + [USD_FORMAT] * (n + nc + 3)
     last = _header_table(ws, tables, 1, headers, rows, formats, "Costs")
     total_row = last + 1
     _set(ws, total_row, 1, "Total")
-    for col in [*cost_col.values(), other_col, total_col]:
+    for col in [*cost_col.values(), *capex_col.values(), other_col, total_col]:
         _set(ws, total_row, ws[f"{col}1"].column, Formula(f"=SUM({col}2:{col}{last})"), USD_FORMAT)
     wb.defined_names[TOTAL_NAME] = DefinedName(TOTAL_NAME, attr_text=f"Costs!${total_col}${total_row}")
     # Cost by category (live: sums of the per-line totals).
     cat_row = total_row + 2
     cat_rows: list[list[Any]] = []
     for cat, ls in _categories(lines).items():
-        cat_rows.append([cat, Formula("=" + "+".join(f"{cost_col[ln.index]}{total_row}" for ln in ls))])
+        cells = [f"{cost_col[ln.index]}{total_row}" for ln in ls]
+        cells += [f"{capex_col[ln.index]}{total_row}" for ln in ls if ln.index in capex_col]
+        cat_rows.append([cat, Formula("=" + "+".join(cells))])
     cat_rows.append(["other", Formula(f"={other_col}{total_row}")])
     cat_last = _header_table(
         ws,
@@ -437,6 +491,7 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
     _finish(ws, freeze="B2")
     return {
         "cost_col": cost_col,
+        "capex_col": capex_col,
         "total_row": total_row,
         "last_month_row": last,
         "cum_col": cum_col,
@@ -463,11 +518,13 @@ def _buy_vs_rent(
                 Formula(f"=F{r}*G{r}"),
                 Formula(f"={ln.price_name}"),
                 Formula(f"=G{r}*I{r}"),
-                Formula(f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}"),
+                Formula(f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}+N{r}"),
                 row.get("source") or "",
+                Formula(f"={ln.capex_name}") if ln.capex_usd else 0,
+                Formula(f"=Costs!{costs['capex_col'][ln.index]}{costs['total_row']}") if ln.capex_usd else 0,
             ]
         )
-    formats: list[str | None] = [None] * 5 + [INT_FORMAT] * 3 + [USD_FORMAT] * 3 + [None]
+    formats: list[str | None] = [None] * 5 + [INT_FORMAT] * 3 + [USD_FORMAT] * 3 + [None] + [USD_FORMAT] * 2
     last = _header_table(ws, tables, 1, BUY_HEADERS, rows, formats, "BuyVsRent")
     _finish(ws, freeze="A2")
     # Written after the widths are set so the note spills over instead of widening column A.
@@ -475,8 +532,8 @@ def _buy_vs_rent(
         ws,
         last + 2,
         1,
-        "Note: only the procurement options in the scenario were priced; the economics issue "
-        "will add buy options (capex, depreciation, power, colocation) beside each rental line.",
+        "Note: only the procurement options in the scenario were priced (capex is paid in the month the units "
+        "arrive); the economics issue will add buy options (depreciation, power, colocation) beside each rental line.",
     )
     return max(last, 2)
 

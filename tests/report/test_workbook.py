@@ -159,11 +159,11 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def real_plan(catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The planner's own result for examples/mixed_fleet (several supply lines and periods)."""
+    """The planner's own result for examples/buy_vs_rent (rent and buy lines with capex, several periods)."""
     from planner.plan import plan
     from planner.scenario import load_scenario
 
-    scenario = load_scenario(Path("examples/mixed_fleet/scenario.yaml"), catalog)
+    scenario = load_scenario(Path("examples/buy_vs_rent/scenario.yaml"), catalog)
     result = plan(catalog, scenario, with_alternatives=False)
     path = tmp_path_factory.mktemp("real") / "real.xlsx"
     wbmod.write_plan_outputs(result, catalog, workbook=path, plots_dir=None)
@@ -205,7 +205,7 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
     assert wb.sheetnames == list(wbmod.SHEETS)
     assert [c.value for c in wb["Deployments"][1]] == wbmod.DEPLOY_HEADERS
     assert [c.value for c in wb["Ledger"][1]] == wbmod.LEDGER_HEADERS
-    assert [c.value for c in wb["BuyVsRent"][1]][:12] == wbmod.BUY_HEADERS
+    assert [c.value for c in wb["BuyVsRent"][1]][:14] == wbmod.BUY_HEADERS
     assert "Cost (USD/month)" in wbmod.DEPLOY_HEADERS and "Memory per GPU (GB)" in wbmod.LEDGER_HEADERS
     costs_header = [c.value for c in wb["Costs"][1]]
     assert costs_header[0] == "Month" and costs_header[-3:] == ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
