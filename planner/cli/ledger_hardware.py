@@ -7,55 +7,25 @@ small table. Defaults are the book's reference inputs (H100 SXM, Qwen3-8B) so ev
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from planner.cli.ledger_common import JsonFlag, Value
+from planner.cli.ledger_common import emit as _emit
+from planner.cli.ledger_common import guard as _guard
 from planner.ledgers import accelerator as acc
 from planner.ledgers import distributed as dist
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, BYTES_PER_MIB, FLOP_PER_TFLOP, MS_PER_S, US_PER_S
 
-Value = float | int | str | bool | None
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print a JSON object instead of a table.")]
 PeakTflops = Annotated[float, typer.Option(help="Π, dense peak compute, TFLOP/s (default: H100 SXM BF16).")]
 BandwidthGbPerS = Annotated[float, typer.Option(help="β, memory bandwidth, GB/s (default: H100 SXM).")]
 
 H100_TFLOPS = 989.4
 H100_GB_PER_S = 3350.0
 QWEN3_8B_KV_BYTES_PER_TOKEN = 147_456.0
-
-
-def _clean(value: Value) -> Value:
-    # JSON has no Infinity/NaN: an unbounded quantity is reported as null.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps({key: _clean(value) for key, value in values.items()}, indent=2))
-        return
-    table = Table(title=title)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    for key, value in values.items():
-        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
-        table.add_row(key, shown)
-    Console().print(table)
-
-
-def _guard(call: Callable[[], dict[str, Value]]) -> dict[str, Value]:
-    try:
-        return call()
-    except ValueError as err:
-        raise typer.BadParameter(str(err)) from err
 
 
 # --- card 5 ----------------------------------------------------------------------------------------

@@ -7,16 +7,16 @@ table. Defaults are the book's reference inputs so every command runs bare.
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from planner.cli.ledger_common import JsonFlag, Value
+from planner.cli.ledger_common import emit as _emit
+from planner.cli.ledger_common import guard as _guard
 from planner.ledgers import communication as comm
 from planner.ledgers import supernode as sn
 from planner.ledgers import topology as topo
@@ -30,11 +30,8 @@ from planner.units import (
     US_PER_S,
 )
 
-Value = float | int | str | bool | None
-
 S_PER_DAY = 24 * S_PER_HOUR
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print a JSON object instead of a table.")]
 MessageBytes = Annotated[float, typer.Option(help="M, message (buffer) size, bytes.", min=0)]
 Ranks = Annotated[int, typer.Option(help="n, ranks in the collective.", min=1)]
 BandwidthGbPerS = Annotated[float, typer.Option(help="B, link bandwidth per direction, GB/s.", min=0.0)]
@@ -47,33 +44,6 @@ class CollectiveName(StrEnum):
     all_reduce = "all_reduce"
     reduce_scatter = "reduce_scatter"
     all_gather = "all_gather"
-
-
-def _clean(value: Value) -> Value:
-    # JSON has no Infinity/NaN: an unbounded quantity is reported as null.
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def _emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps({key: _clean(value) for key, value in values.items()}, indent=2))
-        return
-    table = Table(title=title)
-    table.add_column("quantity")
-    table.add_column("value", justify="right")
-    for key, value in values.items():
-        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
-        table.add_row(key, shown)
-    Console().print(table)
-
-
-def _guard(call: Callable[[], dict[str, Value]]) -> dict[str, Value]:
-    try:
-        return call()
-    except ValueError as err:
-        raise typer.BadParameter(str(err)) from err
 
 
 # --- card 6: communication ---------------------------------------------------------------------------

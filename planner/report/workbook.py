@@ -72,6 +72,7 @@ class _Line:
     row: dict[str, Any]
     monthly_units: list[int]
     capex_month: int = 0
+    adjust_usd: float = 0.0
 
     @property
     def label(self) -> str:
@@ -104,8 +105,14 @@ class _Line:
         return sum(self.monthly_units) * float(self.row["usd_per_unit_month"])
 
     @property
+    def adjust_name(self) -> str:
+        r = self.row
+        return sanitize_defined_name(f"Adjust_{self.index}_{r['gpu']}_{r['site']}_{r['kind']}")
+
+    @property
     def total_usd(self) -> float:
-        return self.horizon_usd + self.capex_usd
+        """Running cost + capex + the planner's other line costs (resale credit...) over the horizon (USD)."""
+        return self.horizon_usd + self.capex_usd + self.adjust_usd
 
 
 def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int | None) -> list[int]:
@@ -130,11 +137,19 @@ def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int 
 def _lines(data: dict[str, Any]) -> list[_Line]:
     horizon = int(data["horizon_months"])
     period_months = data.get("period_months")
-    return [
+    lines = [
         _Line(i + 1, s, _monthly_units(s, horizon, period_months),
               min(horizon - 1, int(s.get("available_from_month") or 0)))
         for i, s in enumerate(data["supply"])
     ]
+    scale = max(1.0, abs(float(data["total_cost_usd"] or 0.0)))
+    for line in lines:
+        # The planner's average monthly cost of the line also carries costs the row does not itemize
+        # (resale credit of bought units...): keep that difference as a per-line adjustment.
+        if line.row.get("cost_usd_per_month") is not None:
+            adjust = float(line.row["cost_usd_per_month"]) * horizon - line.total_usd
+            line.adjust_usd = adjust if abs(adjust) > 1e-9 * scale else 0.0
+    return lines
 
 
 def _other_cost_usd(data: dict[str, Any], lines: Sequence[_Line]) -> float:
@@ -158,6 +173,7 @@ def monthly_cost_usd(data: dict[str, Any]) -> list[float]:
         sum(
             line.monthly_units[m] * float(line.row["usd_per_unit_month"])
             + (line.capex_usd if m == line.capex_month else 0.0)
+            + line.adjust_usd / horizon
             for line in lines
         )
         + other
@@ -331,6 +347,7 @@ BUY_HEADERS = [
     "Source",
     "Capex (USD/unit)",
     "Capex (USD)",
+    "Average cost (USD/month)",
 ]
 DEPLOY_HEADERS = [
     "Workload",
@@ -407,6 +424,17 @@ def _assumptions(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines:
                     line.row.get("source") or "",
                 ]
             )
+    for line in lines:
+        if line.adjust_usd:
+            rows.append(
+                [
+                    line.adjust_name,
+                    f"{line.label}: other line costs in the planner's average (resale credit...)",
+                    line.adjust_usd,
+                    "USD over horizon",
+                    "planner solution",
+                ]
+            )
     other = _other_cost_usd(data, lines)
     rows.append(
         [
@@ -436,17 +464,22 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
     horizon = int(data["horizon_months"])
     n = len(lines)
     capex_lines = [ln for ln in lines if ln.capex_usd]
+    adjust_lines = [ln for ln in lines if ln.adjust_usd]
     headers = (
         ["Month"]
         + [f"Units {ln.label}" for ln in lines]
         + [f"Cost {ln.label} (USD)" for ln in lines]
         + [f"Capex {ln.label} (USD)" for ln in capex_lines]
+        + (["Adjustments (USD)"] if adjust_lines else [])
         + ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
     )
     cost_col = {ln.index: get_column_letter(2 + n + k) for k, ln in enumerate(lines)}
     capex_col = {ln.index: get_column_letter(2 + 2 * n + k) for k, ln in enumerate(capex_lines)}
-    nc = len(capex_lines)
+    nc = len(capex_lines) + (1 if adjust_lines else 0)
     other_col, total_col, cum_col = (get_column_letter(2 + 2 * n + nc + k) for k in range(3))
+    adjust = [Formula("=(" + "+".join(ln.adjust_name for ln in adjust_lines) + f")/{HORIZON_NAME}")]
+    if not adjust_lines:
+        adjust = []
     rows: list[list[Any]] = []
     for m in range(horizon):
         r = m + 2
@@ -461,12 +494,15 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
             f"=SUM({cost_col[lines[0].index]}{r}:{other_col}{r})" if lines else f"={other_col}{r}"
         )
         cum = Formula(f"={total_col}{r}" if m == 0 else f"={cum_col}{r - 1}+{total_col}{r}")
-        rows.append([m + 1, *units, *costs, *capex, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum])
+        rows.append(
+            [m + 1, *units, *costs, *capex, *adjust, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum]
+        )
     formats: Sequence[str | None] = [INT_FORMAT] * (n + 1) + [USD_FORMAT] * (n + nc + 3)
     last = _header_table(ws, tables, 1, headers, rows, formats, "Costs")
     total_row = last + 1
     _set(ws, total_row, 1, "Total")
-    for col in [*cost_col.values(), *capex_col.values(), other_col, total_col]:
+    adjust_col = [get_column_letter(2 + 2 * n + nc - 1)] if adjust_lines else []
+    for col in [*cost_col.values(), *capex_col.values(), *adjust_col, other_col, total_col]:
         _set(ws, total_row, ws[f"{col}1"].column, Formula(f"=SUM({col}2:{col}{last})"), USD_FORMAT)
     wb.defined_names[TOTAL_NAME] = DefinedName(TOTAL_NAME, attr_text=f"Costs!${total_col}${total_row}")
     # Cost by category (live: sums of the per-line totals).
@@ -475,6 +511,7 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
     for cat, ls in _categories(lines).items():
         cells = [f"{cost_col[ln.index]}{total_row}" for ln in ls]
         cells += [f"{capex_col[ln.index]}{total_row}" for ln in ls if ln.index in capex_col]
+        cells += [ln.adjust_name for ln in ls if ln.adjust_usd]
         cat_rows.append([cat, Formula("=" + "+".join(cells))])
     cat_rows.append(["other", Formula(f"={other_col}{total_row}")])
     cat_last = _header_table(
@@ -518,13 +555,17 @@ def _buy_vs_rent(
                 Formula(f"=F{r}*G{r}"),
                 Formula(f"={ln.price_name}"),
                 Formula(f"=G{r}*I{r}"),
-                Formula(f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}+N{r}"),
+                Formula(
+                    f"=Costs!{costs['cost_col'][ln.index]}{costs['total_row']}+N{r}"
+                    + (f"+{ln.adjust_name}" if ln.adjust_usd else "")
+                ),
                 row.get("source") or "",
                 Formula(f"={ln.capex_name}") if ln.capex_usd else 0,
                 Formula(f"=Costs!{costs['capex_col'][ln.index]}{costs['total_row']}") if ln.capex_usd else 0,
+                Formula(f"=K{r}/{HORIZON_NAME}"),
             ]
         )
-    formats: list[str | None] = [None] * 5 + [INT_FORMAT] * 3 + [USD_FORMAT] * 3 + [None] + [USD_FORMAT] * 2
+    formats: list[str | None] = [None] * 5 + [INT_FORMAT] * 3 + [USD_FORMAT] * 3 + [None] + [USD_FORMAT] * 3
     last = _header_table(ws, tables, 1, BUY_HEADERS, rows, formats, "BuyVsRent")
     _finish(ws, freeze="A2")
     # Written after the widths are set so the note spills over instead of widening column A.
@@ -549,7 +590,7 @@ def _deployments(
         r = k + 2
         used = f"SUMIFS(${gp}$2:${gp}${last},${g}$2:${g}${last},{g}{r},${s}$2:${s}${last},{s}{r})"
         supply = (
-            f"SUMIFS(BuyVsRent!$J$2:$J${buy_last},BuyVsRent!$A$2:$A${buy_last},{g}{r},"
+            f"SUMIFS(BuyVsRent!$O$2:$O${buy_last},BuyVsRent!$A$2:$A${buy_last},{g}{r},"
             f"BuyVsRent!$B$2:$B${buy_last},{s}{r})"
         )
         rows.append(

@@ -59,29 +59,29 @@ def _plan_json() -> dict[str, Any]:
              "quantization": "fp8", "kv_dtype": "bf16", "tp": 8, "pp": 1, "replicas": 2, "gpus": 16, "batch": 174,
              "ttft_ms": 125.0, "tpot_ms": 49.0, "ttft_slo_ms": 2000.0, "tpot_slo_ms": 50.0,
              "memory_per_gpu_gb": 24.1, "capacity_requests_per_s": 20.9, "served_requests_per_s": 16.0,
-             "cost_usd_per_month": 2 * PRICE_A, "procurement": "rent", "rental_kind": "on_demand",
+             "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
              "limited_by": "tpot_slo"},
             {"workload": "summarize", "model": "llama_3_1_8b", "gpu": "h100_sxm", "site": "us_west",
              "placement": "cloud", "quantization": "bf16", "kv_dtype": "bf16", "tp": 1, "pp": 1, "replicas": 2,
              "gpus": 2, "batch": 64, "ttft_ms": 300.0, "tpot_ms": 20.0, "ttft_slo_ms": 3000.0, "tpot_slo_ms": 60.0,
              "memory_per_gpu_gb": 40.0, "capacity_requests_per_s": 14.0, "served_requests_per_s": 10.0,
-             "cost_usd_per_month": 2 * PRICE_B, "procurement": "rent", "rental_kind": "on_demand",
+             "cost_usd_per_month": 2 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
              "limited_by": "throughput_peak"},
             {"workload": "summarize", "model": "llama_3_1_8b", "gpu": "h100_sxm", "site": "us_west",
              "placement": "cloud", "quantization": "fp8", "kv_dtype": "bf16", "tp": 1, "pp": 1, "replicas": 1,
              "gpus": 1, "batch": 118, "ttft_ms": 105.0, "tpot_ms": 59.0, "ttft_slo_ms": 3000.0, "tpot_slo_ms": 60.0,
              "memory_per_gpu_gb": 77.0, "capacity_requests_per_s": 7.0, "served_requests_per_s": 4.0,
-             "cost_usd_per_month": PRICE_B, "procurement": "rent", "rental_kind": "on_demand",
+             "cost_usd_per_month": 1 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
              "limited_by": "memory"},
         ],
         "supply": [
             {"gpu": "mi300x", "site": "us_east", "kind": "rent_on_demand", "procurement": "rent",
              "rental_kind": "on_demand", "unit_gpus": 8, "units": max(UNITS_A), "gpus": 8 * max(UNITS_A),
-             "usd_per_unit_month": PRICE_A, "cost_usd_per_month": max(UNITS_A) * PRICE_A,
+             "usd_per_unit_month": PRICE_A, "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
              "units_per_period": UNITS_A, "source": INJECT_SOURCE},
             {"gpu": "h100_sxm", "site": "us_west", "kind": "rent_on_demand", "procurement": "rent",
              "rental_kind": "on_demand", "unit_gpus": 1, "units": max(UNITS_B), "gpus": max(UNITS_B),
-             "usd_per_unit_month": PRICE_B, "cost_usd_per_month": max(UNITS_B) * PRICE_B,
+             "usd_per_unit_month": PRICE_B, "cost_usd_per_month": 2 * sum(UNITS_B) * PRICE_B / HORIZON,
              "units_per_period": UNITS_B, "source": "runpod $1.90/GPU-h"},
         ],
         "schedule": [],
@@ -205,7 +205,7 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
     assert wb.sheetnames == list(wbmod.SHEETS)
     assert [c.value for c in wb["Deployments"][1]] == wbmod.DEPLOY_HEADERS
     assert [c.value for c in wb["Ledger"][1]] == wbmod.LEDGER_HEADERS
-    assert [c.value for c in wb["BuyVsRent"][1]][:14] == wbmod.BUY_HEADERS
+    assert [c.value for c in wb["BuyVsRent"][1]][:15] == wbmod.BUY_HEADERS
     assert "Cost (USD/month)" in wbmod.DEPLOY_HEADERS and "Memory per GPU (GB)" in wbmod.LEDGER_HEADERS
     costs_header = [c.value for c in wb["Costs"][1]]
     assert costs_header[0] == "Month" and costs_header[-3:] == ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
@@ -447,7 +447,8 @@ def test_editing_a_price_moves_every_total(recomputed: dict[str, Any]) -> None:
     assert after - before == pytest.approx(delta, rel=REL)
     assert _find(edited["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
         (data["total_cost_usd"] + delta) / HORIZON, rel=REL)
-    assert edited["Deployments"]["R2"].value == pytest.approx(2 * (PRICE_A + 100.0), rel=REL)
+    assert edited["Deployments"]["R2"].value == pytest.approx(
+        2 * sum(UNITS_A) * (PRICE_A + 100.0) / HORIZON, rel=REL)
     assert edited["BuyVsRent"]["I2"].value == pytest.approx(PRICE_A + 100.0, rel=REL)
 
 
@@ -494,4 +495,4 @@ def test_real_plan_recomputed(real_plan: tuple[Path, dict[str, Any]], recomputed
     for i, d in enumerate(data["deployments"], start=2):
         assert done["Deployments"].cell(row=i, column=18).value == pytest.approx(d["cost_usd_per_month"], rel=REL)
     for i, s in enumerate(data["supply"], start=2):
-        assert done["BuyVsRent"].cell(row=i, column=10).value == pytest.approx(s["cost_usd_per_month"], rel=REL)
+        assert done["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(s["cost_usd_per_month"], rel=REL)

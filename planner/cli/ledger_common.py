@@ -1,0 +1,45 @@
+"""Shared output helpers of the `planner ledger ...` subcommands (JSON or a rich table, errors as exit 2)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+Value = float | int | str | bool | None
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print a JSON object instead of a table.")]
+
+
+def clean(value: Value) -> Value:
+    """JSON has no Infinity/NaN: an unbounded quantity is reported as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
+    """Print ``values`` as a JSON object or as a two-column table."""
+    if as_json:
+        typer.echo(json.dumps({key: clean(value) for key, value in values.items()}, indent=2))
+        return
+    table = Table(title=title)
+    table.add_column("quantity")
+    table.add_column("value", justify="right")
+    for key, value in values.items():
+        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
+        table.add_row(key, shown)
+    Console().print(table)
+
+
+def guard(call: Callable[[], dict[str, Value]]) -> dict[str, Value]:
+    """Run a ledger computation; a ValueError becomes a typer BadParameter (exit code 2)."""
+    try:
+        return call()
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from err
