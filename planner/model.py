@@ -179,6 +179,49 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     return cands.loc[sorted(keep)]
 
 
+def prune_dominated_sites(cands: pd.DataFrame, catalog: Catalog, scenario: Scenario, sites: dict[str, Site]) -> pd.DataFrame:
+    """Drop a candidate at an unlimited cloud site when the same deployment at another unlimited cloud site
+    is no more expensive for every rental kind and serves at least as much.
+
+    Without site limits nothing forces traffic apart, and pooling GPUs at one site never needs more whole
+    nodes than splitting them, so the dominated copy cannot lower the optimum. Sites with GPU or power
+    limits, edge sites and data centers are always kept.
+    """
+
+    def unlimited(site_id: str) -> bool:
+        site = sites[site_id]
+        return site.kind == "cloud" and site.max_gpus is None and site.max_power_kw is None
+
+    def prices(gpu_id: str, site_id: str) -> tuple[float, ...]:
+        gpu, site = catalog.accelerators[gpu_id], sites[site_id]
+        out = []
+        for kind in scenario.rental_kinds:
+            quote = rent_quote(catalog, gpu, site, kind)
+            out.append(quote.usd_per_gpu_hour if quote else float("inf"))
+        return tuple(out)
+
+    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
+    drop: set[int] = set()
+    price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+    for _, group in cands.groupby(key_cols, sort=False):
+        rows = [(int(k), r) for k, r in group.iterrows() if unlimited(str(r["site"]))]
+        if len(rows) < 2:
+            continue
+        for k, r in rows:
+            pk = price_cache.setdefault((str(r["gpu"]), str(r["site"])), prices(str(r["gpu"]), str(r["site"])))
+            for k2, r2 in rows:
+                if k2 == k or k2 in drop:
+                    continue
+                pk2 = price_cache.setdefault((str(r2["gpu"]), str(r2["site"])), prices(str(r2["gpu"]), str(r2["site"])))
+                no_dearer = all(a <= b for a, b in zip(pk2, pk, strict=True))
+                no_weaker = r2["best_capacity_requests_per_s"] >= r["best_capacity_requests_per_s"]
+                strictly = pk2 != pk or r2["best_capacity_requests_per_s"] > r["best_capacity_requests_per_s"] or k2 < k
+                if no_dearer and no_weaker and strictly:
+                    drop.add(k)
+                    break
+    return cands.drop(index=sorted(drop))
+
+
 def prune_dominated_points(points: pd.DataFrame) -> pd.DataFrame:
     """Keep, per candidate, the operating points no other point beats on capacity.
 
@@ -303,7 +346,7 @@ def build_context(
     for column, values in (exclude or {}).items():
         cands = cands[~cands[column].isin(values)]
     if prune and not cands.empty:
-        cands = prune_dominated(cands)
+        cands = prune_dominated(prune_dominated_sites(cands, catalog, scenario, table.sites))
     points = table.points[table.points["cand"].isin(cands.index)]
     if prune and not points.empty:
         points = prune_dominated_points(points)

@@ -27,9 +27,10 @@ def is_formula_like(value: Any) -> bool:
 
 
 def sanitize_sheet_title(title: str) -> str:
-    """A legal sheet title: no ``[]:*?/\\``, no leading/trailing apostrophe, at most 31 characters."""
-    cleaned = _SHEET_FORBIDDEN.sub("_", title).strip("'").strip()
-    return (cleaned or "Sheet")[:31]
+    """A legal sheet title: printable, no ``[]:*?/\\``, no leading/trailing apostrophe, 1-31 characters."""
+    cleaned = _SHEET_FORBIDDEN.sub("_", "".join(ch if ch.isprintable() else "_" for ch in title))
+    cleaned = cleaned.strip(" '")[:31].strip(" '")
+    return cleaned or "Sheet"
 
 
 def sanitize_defined_name(name: str) -> str:

@@ -138,8 +138,12 @@ def _lines(data: dict[str, Any]) -> list[_Line]:
     horizon = int(data["horizon_months"])
     period_months = data.get("period_months")
     lines = [
-        _Line(i + 1, s, _monthly_units(s, horizon, period_months),
-              min(horizon - 1, int(s.get("available_from_month") or 0)))
+        _Line(
+            i + 1,
+            s,
+            _monthly_units(s, horizon, period_months),
+            min(horizon - 1, int(s.get("available_from_month") or 0)),
+        )
         for i, s in enumerate(data["supply"])
     ]
     scale = max(1.0, abs(float(data["total_cost_usd"] or 0.0)))

@@ -80,3 +80,15 @@ def test_pruning_keeps_the_optimum(catalog: Catalog) -> None:
     assert list(pruned.cands.index) == [0]  # TP2 with less capacity and the weaker TP1 are dominated
     full = solve_context(build_context(catalog, scen, tab, prune=False))
     assert solve_context(pruned).objective_usd == pytest.approx(full.objective_usd, rel=1e-6)
+
+
+def test_site_pruning_keeps_the_optimum(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=3.0)
+    scen = scen.model_copy(update={"workloads": [scen.workloads[0].model_copy(update={"sites": ["us_east", "us_west"]})]})
+    cands = [{"gpu": "l4", "cap": 1.0, "site": "us_east"}, {"gpu": "l4", "cap": 1.0, "site": "us_west"}]
+    points = [{"cand": 0, "cap": 1.0}, {"cand": 1, "cap": 1.0}]
+    tab = table(catalog, scen, cands, points)
+    pruned = build_context(catalog, scen, tab, prune=True)
+    assert len(pruned.cands) == 1
+    full = solve_context(build_context(catalog, scen, tab, prune=False))
+    assert solve_context(pruned).objective_usd == pytest.approx(full.objective_usd, rel=1e-6)

@@ -30,7 +30,7 @@ PDFTOPPM = shutil.which("pdftoppm")
 needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
 REL = 1e-4  # 0.01 %
 
-INJECT_SOURCE = "=HYPERLINK(\"http://evil\",\"x\")"
+INJECT_SOURCE = '=HYPERLINK("http://evil","x")'
 INJECT_REASON = "+1+1 costs more"
 INJECT_NAME = "@SUM(1,2)"
 INJECT_CONSTRAINT = "-2+3"
@@ -55,46 +55,144 @@ def _plan_json() -> dict[str, Any]:
         "cost_usd_per_month": total / HORIZON,
         "costs_usd": {"rent": supply_cost, "power": POWER_USD},
         "deployments": [
-            {"workload": "chat", "model": "llama_3_1_70b", "gpu": "mi300x", "site": "us_east", "placement": "cloud",
-             "quantization": "fp8", "kv_dtype": "bf16", "tp": 8, "pp": 1, "replicas": 2, "gpus": 16, "batch": 174,
-             "ttft_ms": 125.0, "tpot_ms": 49.0, "ttft_slo_ms": 2000.0, "tpot_slo_ms": 50.0,
-             "memory_per_gpu_gb": 24.1, "capacity_requests_per_s": 20.9, "served_requests_per_s": 16.0,
-             "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
-             "limited_by": "tpot_slo"},
-            {"workload": "summarize", "model": "llama_3_1_8b", "gpu": "h100_sxm", "site": "us_west",
-             "placement": "cloud", "quantization": "bf16", "kv_dtype": "bf16", "tp": 1, "pp": 1, "replicas": 2,
-             "gpus": 2, "batch": 64, "ttft_ms": 300.0, "tpot_ms": 20.0, "ttft_slo_ms": 3000.0, "tpot_slo_ms": 60.0,
-             "memory_per_gpu_gb": 40.0, "capacity_requests_per_s": 14.0, "served_requests_per_s": 10.0,
-             "cost_usd_per_month": 2 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
-             "limited_by": "throughput_peak"},
-            {"workload": "summarize", "model": "llama_3_1_8b", "gpu": "h100_sxm", "site": "us_west",
-             "placement": "cloud", "quantization": "fp8", "kv_dtype": "bf16", "tp": 1, "pp": 1, "replicas": 1,
-             "gpus": 1, "batch": 118, "ttft_ms": 105.0, "tpot_ms": 59.0, "ttft_slo_ms": 3000.0, "tpot_slo_ms": 60.0,
-             "memory_per_gpu_gb": 77.0, "capacity_requests_per_s": 7.0, "served_requests_per_s": 4.0,
-             "cost_usd_per_month": 1 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON, "procurement": "rent", "rental_kind": "on_demand",
-             "limited_by": "memory"},
+            {
+                "workload": "chat",
+                "model": "llama_3_1_70b",
+                "gpu": "mi300x",
+                "site": "us_east",
+                "placement": "cloud",
+                "quantization": "fp8",
+                "kv_dtype": "bf16",
+                "tp": 8,
+                "pp": 1,
+                "replicas": 2,
+                "gpus": 16,
+                "batch": 174,
+                "ttft_ms": 125.0,
+                "tpot_ms": 49.0,
+                "ttft_slo_ms": 2000.0,
+                "tpot_slo_ms": 50.0,
+                "memory_per_gpu_gb": 24.1,
+                "capacity_requests_per_s": 20.9,
+                "served_requests_per_s": 16.0,
+                "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
+                "procurement": "rent",
+                "rental_kind": "on_demand",
+                "limited_by": "tpot_slo",
+            },
+            {
+                "workload": "summarize",
+                "model": "llama_3_1_8b",
+                "gpu": "h100_sxm",
+                "site": "us_west",
+                "placement": "cloud",
+                "quantization": "bf16",
+                "kv_dtype": "bf16",
+                "tp": 1,
+                "pp": 1,
+                "replicas": 2,
+                "gpus": 2,
+                "batch": 64,
+                "ttft_ms": 300.0,
+                "tpot_ms": 20.0,
+                "ttft_slo_ms": 3000.0,
+                "tpot_slo_ms": 60.0,
+                "memory_per_gpu_gb": 40.0,
+                "capacity_requests_per_s": 14.0,
+                "served_requests_per_s": 10.0,
+                "cost_usd_per_month": 2 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON,
+                "procurement": "rent",
+                "rental_kind": "on_demand",
+                "limited_by": "throughput_peak",
+            },
+            {
+                "workload": "summarize",
+                "model": "llama_3_1_8b",
+                "gpu": "h100_sxm",
+                "site": "us_west",
+                "placement": "cloud",
+                "quantization": "fp8",
+                "kv_dtype": "bf16",
+                "tp": 1,
+                "pp": 1,
+                "replicas": 1,
+                "gpus": 1,
+                "batch": 118,
+                "ttft_ms": 105.0,
+                "tpot_ms": 59.0,
+                "ttft_slo_ms": 3000.0,
+                "tpot_slo_ms": 60.0,
+                "memory_per_gpu_gb": 77.0,
+                "capacity_requests_per_s": 7.0,
+                "served_requests_per_s": 4.0,
+                "cost_usd_per_month": 1 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON,
+                "procurement": "rent",
+                "rental_kind": "on_demand",
+                "limited_by": "memory",
+            },
         ],
         "supply": [
-            {"gpu": "mi300x", "site": "us_east", "kind": "rent_on_demand", "procurement": "rent",
-             "rental_kind": "on_demand", "unit_gpus": 8, "units": max(UNITS_A), "gpus": 8 * max(UNITS_A),
-             "usd_per_unit_month": PRICE_A, "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
-             "units_per_period": UNITS_A, "source": INJECT_SOURCE},
-            {"gpu": "h100_sxm", "site": "us_west", "kind": "rent_on_demand", "procurement": "rent",
-             "rental_kind": "on_demand", "unit_gpus": 1, "units": max(UNITS_B), "gpus": max(UNITS_B),
-             "usd_per_unit_month": PRICE_B, "cost_usd_per_month": 2 * sum(UNITS_B) * PRICE_B / HORIZON,
-             "units_per_period": UNITS_B, "source": "runpod $1.90/GPU-h"},
+            {
+                "gpu": "mi300x",
+                "site": "us_east",
+                "kind": "rent_on_demand",
+                "procurement": "rent",
+                "rental_kind": "on_demand",
+                "unit_gpus": 8,
+                "units": max(UNITS_A),
+                "gpus": 8 * max(UNITS_A),
+                "usd_per_unit_month": PRICE_A,
+                "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
+                "units_per_period": UNITS_A,
+                "source": INJECT_SOURCE,
+            },
+            {
+                "gpu": "h100_sxm",
+                "site": "us_west",
+                "kind": "rent_on_demand",
+                "procurement": "rent",
+                "rental_kind": "on_demand",
+                "unit_gpus": 1,
+                "units": max(UNITS_B),
+                "gpus": max(UNITS_B),
+                "usd_per_unit_month": PRICE_B,
+                "cost_usd_per_month": 2 * sum(UNITS_B) * PRICE_B / HORIZON,
+                "units_per_period": UNITS_B,
+                "source": "runpod $1.90/GPU-h",
+            },
         ],
         "schedule": [],
-        "binding_constraints": [{"family": "gpu_supply", "key": ["mi300x", "us_east", "0"], "slack": 0.0},
-                                {"family": INJECT_CONSTRAINT, "key": ["x"], "slack": 0.0}],
+        "binding_constraints": [
+            {"family": "gpu_supply", "key": ["mi300x", "us_east", "0"], "slack": 0.0},
+            {"family": INJECT_CONSTRAINT, "key": ["x"], "slack": 0.0},
+        ],
         "alternatives": [
-            {"kind": "gpu", "gpu": "mi300x", "status": "optimal", "total_cost_usd": total, "cost_delta_usd": 0.0,
-             "cost_usd_per_month": total / HORIZON, "lost_because": "chosen"},
-            {"kind": "gpu", "gpu": "h200_sxm", "status": "optimal", "total_cost_usd": total + 5000.0,
-             "cost_delta_usd": 5000.0, "cost_usd_per_month": (total + 5000.0) / HORIZON,
-             "lost_because": INJECT_REASON},
-            {"kind": "site", "site": "eu_west", "status": "infeasible", "total_cost_usd": None,
-             "cost_delta_usd": None, "lost_because": "no SLO-feasible candidate"},
+            {
+                "kind": "gpu",
+                "gpu": "mi300x",
+                "status": "optimal",
+                "total_cost_usd": total,
+                "cost_delta_usd": 0.0,
+                "cost_usd_per_month": total / HORIZON,
+                "lost_because": "chosen",
+            },
+            {
+                "kind": "gpu",
+                "gpu": "h200_sxm",
+                "status": "optimal",
+                "total_cost_usd": total + 5000.0,
+                "cost_delta_usd": 5000.0,
+                "cost_usd_per_month": (total + 5000.0) / HORIZON,
+                "lost_because": INJECT_REASON,
+            },
+            {
+                "kind": "site",
+                "site": "eu_west",
+                "status": "infeasible",
+                "total_cost_usd": None,
+                "cost_delta_usd": None,
+                "lost_because": "no SLO-feasible candidate",
+            },
         ],
         "infeasibility": [],
         "candidates_evaluated": 10,
@@ -108,12 +206,20 @@ class FakeScenario:
     """Just what the workbook reads from a Scenario: workloads' output tokens and model_dump()."""
 
     name = INJECT_NAME
-    workloads = [SimpleNamespace(name="chat", output_tokens=300), SimpleNamespace(name="summarize", output_tokens=250)]
+    workloads = [
+        SimpleNamespace(name="chat", output_tokens=300),
+        SimpleNamespace(name="summarize", output_tokens=250),
+    ]
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return {"name": INJECT_NAME, "horizon_months": HORIZON,
-                "workloads": [{"name": "chat", "output_tokens": 300, "slo": {"ttft_ms": 2000.0}},
-                              {"name": "summarize", "output_tokens": 250, "models": ["a", "b"]}]}
+        return {
+            "name": INJECT_NAME,
+            "horizon_months": HORIZON,
+            "workloads": [
+                {"name": "chat", "output_tokens": 300, "slo": {"ttft_ms": 2000.0}},
+                {"name": "summarize", "output_tokens": 250, "models": ["a", "b"]},
+            ],
+        }
 
 
 class FakeResult:
@@ -145,8 +251,12 @@ def _find(ws: Any, label: str, column: int = 1) -> Any:
 
 def _soffice(args: list[str], tmp: Path) -> None:
     assert SOFFICE is not None
-    subprocess.run([SOFFICE, "--headless", "--norestore", f"-env:UserInstallation=file://{tmp}/lo", *args],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [SOFFICE, "--headless", "--norestore", f"-env:UserInstallation=file://{tmp}/lo", *args],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +296,12 @@ def recomputed(
     base, real = folder / "plan.xlsx", folder / "real.xlsx"
     shutil.copy(written, base)
     shutil.copy(real_plan[0], real)
-    _soffice(["--convert-to", "xlsx", "--outdir", str(folder / "out"), str(base), str(edited), str(real)], folder)
-    yield {name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "real")}
+    _soffice(
+        ["--convert-to", "xlsx", "--outdir", str(folder / "out"), str(base), str(edited), str(real)], folder
+    )
+    yield {
+        name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "real")
+    }
 
 
 def _line_name(i: int) -> str:
@@ -208,7 +322,11 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
     assert [c.value for c in wb["BuyVsRent"][1]][:15] == wbmod.BUY_HEADERS
     assert "Cost (USD/month)" in wbmod.DEPLOY_HEADERS and "Memory per GPU (GB)" in wbmod.LEDGER_HEADERS
     costs_header = [c.value for c in wb["Costs"][1]]
-    assert costs_header[0] == "Month" and costs_header[-3:] == ["Other (USD)", "Total (USD)", "Cumulative (USD)"]
+    assert costs_header[0] == "Month" and costs_header[-3:] == [
+        "Other (USD)",
+        "Total (USD)",
+        "Cumulative (USD)",
+    ]
 
 
 def test_values_match_plan_json(written: Path) -> None:
@@ -218,7 +336,13 @@ def test_values_match_plan_json(written: Path) -> None:
     for i, d in enumerate(data["deployments"], start=2):
         row = {h: dep.cell(row=i, column=k + 1).value for k, h in enumerate(wbmod.DEPLOY_HEADERS)}
         assert (row["Workload"], row["GPU"], row["Site"], row["TP"], row["Replicas"], row["GPUs"]) == (
-            d["workload"], d["gpu"], d["site"], d["tp"], d["replicas"], d["gpus"])
+            d["workload"],
+            d["gpu"],
+            d["site"],
+            d["tp"],
+            d["replicas"],
+            d["gpus"],
+        )
         assert row["Served (req/s)"] == pytest.approx(d["served_requests_per_s"], rel=1e-12)
     led = wb["Ledger"]
     assert led["E2"].value == pytest.approx(24.1, rel=1e-12)
@@ -275,7 +399,8 @@ def test_periods_placed_on_the_calendar() -> None:
     assert wbmod._monthly_units(dict(row, units_per_month=[0, 1, 2, 3]), 4, 1) == [0, 1, 2, 3]
     data = dict(_plan_json(), period_months=2)
     assert wbmod.monthly_cost_usd(data)[2] == pytest.approx(
-        UNITS_A[1] * PRICE_A + UNITS_B[1] * PRICE_B + POWER_USD / HORIZON, rel=1e-12)
+        UNITS_A[1] * PRICE_A + UNITS_B[1] * PRICE_B + POWER_USD / HORIZON, rel=1e-12
+    )
 
 
 def test_formatting_tables_and_print_setup(written: Path) -> None:
@@ -323,8 +448,13 @@ def test_plots_written(written: Path) -> None:
 
 def test_formula_injection_stored_as_text(written: Path) -> None:
     wb = _load(written)
-    cells = [c for ws in wb for row in ws.iter_rows() for c in row
-             if c.value in (INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT)]
+    cells = [
+        c
+        for ws in wb
+        for row in ws.iter_rows()
+        for c in row
+        if c.value in (INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT)
+    ]
     found = {c.value for c in cells}
     assert found == {INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT}
     assert all(c.data_type == "s" for c in cells)
@@ -363,9 +493,21 @@ def test_workbook_save_failure_keeps_existing_file(tmp_path: Path, monkeypatch: 
 
 def test_infeasible_plan_writes_summary(tmp_path: Path) -> None:
     data = _plan_json()
-    data.update(status="infeasible", total_cost_usd=None, cost_usd_per_month=None, deployments=[], supply=[],
-                alternatives=[], infeasibility=[{"workload": "chat", "message": "=lowest TPOT is 70 ms",
-                                                 "relaxation": "raise chat.slo.tpot_ms to 70"}])
+    data.update(
+        status="infeasible",
+        total_cost_usd=None,
+        cost_usd_per_month=None,
+        deployments=[],
+        supply=[],
+        alternatives=[],
+        infeasibility=[
+            {
+                "workload": "chat",
+                "message": "=lowest TPOT is 70 ms",
+                "relaxation": "raise chat.slo.tpot_ms to 70",
+            }
+        ],
+    )
     path = tmp_path / "plan.xlsx"
     wbmod.write_plan_outputs(FakeResult(data), None, workbook=path, plots_dir=tmp_path / "plots")
     wb = _load(path)
@@ -381,14 +523,18 @@ def test_sanitized_names_are_legal(text: str) -> None:
     title = sanitize_sheet_title(text)
     assert 1 <= len(title) <= 31 and not any(ch in title for ch in "[]:*?/\\")
     assert not title.startswith("'") and not title.endswith("'")
+    assert title.isprintable()
     name = sanitize_defined_name(text)
     assert name[0].isalpha() or name[0] == "_"
     assert all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in name)
 
 
 @settings(deadline=None, max_examples=50)
-@given(st.lists(st.integers(min_value=0, max_value=20), min_size=1, max_size=12),
-       st.floats(min_value=1.0, max_value=1e5), st.sampled_from([12, 24, 36]))
+@given(
+    st.lists(st.integers(min_value=0, max_value=20), min_size=1, max_size=12),
+    st.floats(min_value=1.0, max_value=1e5),
+    st.sampled_from([12, 24, 36]),
+)
 def test_monthly_costs_sum_to_total(units: list[int], price: float, horizon: int) -> None:
     data = _plan_json()
     line = dict(data["supply"][0], units_per_period=units, usd_per_unit_month=price)
@@ -413,7 +559,8 @@ def test_recomputed_totals_match_plan(recomputed: dict[str, Any]) -> None:
     tokens_m = (16.0 * 300 + (10.0 + 4.0) * 250) * S_PER_MONTH / 1e6
     assert _find(summary, "Served output tokens (Mtok/month)")[1].value == pytest.approx(tokens_m, rel=REL)
     assert _find(summary, "Cost per million output tokens (USD/Mtok)")[1].value == pytest.approx(
-        data["cost_usd_per_month"] / tokens_m, rel=REL)
+        data["cost_usd_per_month"] / tokens_m, rel=REL
+    )
     assert _find(summary, "Min TPOT margin (%)")[1].value == pytest.approx(1 - 59.0 / 60.0, rel=REL)
     assert _find(summary, "mi300x")[1].value == 16
     costs = wb["Costs"]
@@ -422,7 +569,11 @@ def test_recomputed_totals_match_plan(recomputed: dict[str, Any]) -> None:
         assert costs.cell(row=m + 2, column=7).value == pytest.approx(expected, rel=REL)
     assert costs.cell(row=HORIZON + 1, column=8).value == pytest.approx(total, rel=REL)
     assert _find(costs, "Total")[6].value == pytest.approx(total, rel=REL)
-    cats = {r[0].value: r[1].value for r in costs.iter_rows(min_row=HORIZON + 4) if r[0].value in ("rent", "other")}
+    cats = {
+        r[0].value: r[1].value
+        for r in costs.iter_rows(min_row=HORIZON + 4)
+        if r[0].value in ("rent", "other")
+    }
     assert cats["rent"] == pytest.approx(data["costs_usd"]["rent"], rel=REL)
     assert cats["other"] == pytest.approx(POWER_USD, rel=REL)
     dep = wb["Deployments"]
@@ -446,9 +597,11 @@ def test_editing_a_price_moves_every_total(recomputed: dict[str, Any]) -> None:
     assert before == pytest.approx(data["total_cost_usd"], rel=REL)
     assert after - before == pytest.approx(delta, rel=REL)
     assert _find(edited["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
-        (data["total_cost_usd"] + delta) / HORIZON, rel=REL)
+        (data["total_cost_usd"] + delta) / HORIZON, rel=REL
+    )
     assert edited["Deployments"]["R2"].value == pytest.approx(
-        2 * sum(UNITS_A) * (PRICE_A + 100.0) / HORIZON, rel=REL)
+        2 * sum(UNITS_A) * (PRICE_A + 100.0) / HORIZON, rel=REL
+    )
     assert edited["BuyVsRent"]["I2"].value == pytest.approx(PRICE_A + 100.0, rel=REL)
 
 
@@ -461,8 +614,23 @@ def test_rendered_page_is_not_blank(written: Path, tmp_path: Path) -> None:
     shutil.copy(written, src)
     _soffice(["--convert-to", "pdf", "--outdir", str(tmp_path), str(src)], tmp_path)
     assert PDFTOPPM is not None
-    subprocess.run([PDFTOPPM, "-f", "1", "-l", "1", "-r", "40", "-png", str(tmp_path / "plan.pdf"),
-                    str(tmp_path / "page")], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            PDFTOPPM,
+            "-f",
+            "1",
+            "-l",
+            "1",
+            "-r",
+            "40",
+            "-png",
+            str(tmp_path / "plan.pdf"),
+            str(tmp_path / "page"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     page = next(tmp_path.glob("page*.png"))
     pixels = mpimg.imread(page)
     dark = (pixels[..., :3].mean(axis=-1) < 0.9).mean()
@@ -481,18 +649,37 @@ def test_real_plan_workbook(real_plan: tuple[Path, dict[str, Any]]) -> None:
     wb = _load(path)
     dep = wb["Deployments"]
     assert [dep.cell(row=i + 2, column=3).value for i in range(len(data["deployments"]))] == [
-        d["gpu"] for d in data["deployments"]]
-    assert [c.value for c in wb["Costs"]["A"][1:data["horizon_months"] + 1]] == list(
-        range(1, data["horizon_months"] + 1))
+        d["gpu"] for d in data["deployments"]
+    ]
+    assert [c.value for c in wb["Costs"]["A"][1 : data["horizon_months"] + 1]] == list(
+        range(1, data["horizon_months"] + 1)
+    )
 
 
 @needs_soffice
 def test_real_plan_recomputed(real_plan: tuple[Path, dict[str, Any]], recomputed: dict[str, Any]) -> None:
     data = real_plan[1]
     done = recomputed["real"]
-    assert _find(done["Summary"], "Total cost (USD)")[1].value == pytest.approx(data["total_cost_usd"], rel=REL)
-    assert _find(done["Summary"], "Opex (USD/month)")[1].value == pytest.approx(data["cost_usd_per_month"], rel=REL)
+    assert _find(done["Summary"], "Total cost (USD)")[1].value == pytest.approx(
+        data["total_cost_usd"], rel=REL
+    )
+    assert _find(done["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
+        data["cost_usd_per_month"], rel=REL
+    )
     for i, d in enumerate(data["deployments"], start=2):
-        assert done["Deployments"].cell(row=i, column=18).value == pytest.approx(d["cost_usd_per_month"], rel=REL)
+        assert done["Deployments"].cell(row=i, column=18).value == pytest.approx(
+            d["cost_usd_per_month"], rel=REL
+        )
     for i, s in enumerate(data["supply"], start=2):
-        assert done["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(s["cost_usd_per_month"], rel=REL)
+        assert done["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(
+            s["cost_usd_per_month"], rel=REL
+        )
+    costs = done["Costs"]
+    start = data["horizon_months"] + 3
+    cats = {r[0].value: r[1].value for r in costs.iter_rows(min_row=start) if r[0].value in data["costs_usd"]}
+    for category, usd in data["costs_usd"].items():
+        if usd:
+            assert cats[category] == pytest.approx(usd, rel=REL)
+    capex = [s for s in data["supply"] if s.get("capex_usd")]
+    header = [c.value for c in costs[1]]
+    assert len([h for h in header if str(h).startswith("Capex ")]) == len(capex)
