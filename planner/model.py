@@ -161,21 +161,17 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     """Drop candidates dominated within (workload, gpu, site): another one uses no more GPUs, has no worse
     quality tier and at least the same best capacity (ties keep the lower candidate id)."""
     keep: list[int] = []
-    for _, group in cands.groupby(["workload", "gpu", "site"], sort=False):
-        rows = group.sort_values(
-            ["gpus", "quality_tier", "best_capacity_requests_per_s"], ascending=[True, True, False]
-        )
+    groups: dict[tuple[str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
+    for cand, workload, gpu, site, gpus, tier, cap in cols.itertuples(name=None):
+        groups[(str(workload), str(gpu), str(site))].append((int(cand), int(gpus), int(tier), float(cap)))
+    for rows in groups.values():
+        rows.sort(key=lambda r: (r[1], r[2], -r[3], r[0]))
         frontier: list[tuple[int, int, float]] = []
-        for cand, row in rows.iterrows():
-            dominated = any(
-                g <= row["gpus"] and q <= row["quality_tier"] and c >= row["best_capacity_requests_per_s"]
-                for g, q, c in frontier
-            )
-            if not dominated:
-                frontier.append(
-                    (int(row["gpus"]), int(row["quality_tier"]), float(row["best_capacity_requests_per_s"]))
-                )
-                keep.append(int(cand))
+        for cand, gpus, tier, cap in rows:
+            if not any(g <= gpus and q <= tier and c >= cap for g, q, c in frontier):
+                frontier.append((gpus, tier, cap))
+                keep.append(cand)
     return cands.loc[sorted(keep)]
 
 
@@ -201,22 +197,27 @@ def prune_dominated_sites(cands: pd.DataFrame, catalog: Catalog, scenario: Scena
         return tuple(out)
 
     key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
-    drop: set[int] = set()
+    groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
-    for _, group in cands.groupby(key_cols, sort=False):
-        rows = [(int(k), r) for k, r in group.iterrows() if unlimited(str(r["site"]))]
+    cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]
+    for k, *key, site, cap in cols.itertuples(name=None):
+        if not unlimited(str(site)):
+            continue
+        gpu = str(key[4])
+        if (gpu, str(site)) not in price_cache:
+            price_cache[(gpu, str(site))] = prices(gpu, str(site))
+        groups[tuple(key)].append((int(k), str(site), price_cache[(gpu, str(site))], float(cap)))
+    drop: set[int] = set()
+    for rows in groups.values():
         if len(rows) < 2:
             continue
-        for k, r in rows:
-            pk = price_cache.setdefault((str(r["gpu"]), str(r["site"])), prices(str(r["gpu"]), str(r["site"])))
-            for k2, r2 in rows:
+        for k, _site, pk, cap in rows:
+            for k2, _site2, pk2, cap2 in rows:
                 if k2 == k or k2 in drop:
                     continue
-                pk2 = price_cache.setdefault((str(r2["gpu"]), str(r2["site"])), prices(str(r2["gpu"]), str(r2["site"])))
                 no_dearer = all(a <= b for a, b in zip(pk2, pk, strict=True))
-                no_weaker = r2["best_capacity_requests_per_s"] >= r["best_capacity_requests_per_s"]
-                strictly = pk2 != pk or r2["best_capacity_requests_per_s"] > r["best_capacity_requests_per_s"] or k2 < k
-                if no_dearer and no_weaker and strictly:
+                strictly = pk2 != pk or cap2 > cap or k2 < k
+                if no_dearer and cap2 >= cap and strictly:
                     drop.add(k)
                     break
     return cands.drop(index=sorted(drop))

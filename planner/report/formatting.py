@@ -39,6 +39,6 @@ def sanitize_defined_name(name: str) -> str:
     if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
         cleaned = "T_" + cleaned
     # Names that look like cell references (A1, R1C1) are illegal.
-    if re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", cleaned) or re.fullmatch(r"[Rr][0-9]*[Cc][0-9]*", cleaned):
+    if re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", cleaned) or re.fullmatch(r"([Rr][0-9]*)?([Cc][0-9]*)?", cleaned):
         cleaned = "N_" + cleaned
     return cleaned[:255]
