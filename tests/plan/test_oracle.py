@@ -84,7 +84,9 @@ def test_pruning_keeps_the_optimum(catalog: Catalog) -> None:
 
 def test_site_pruning_keeps_the_optimum(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=3.0)
-    scen = scen.model_copy(update={"workloads": [scen.workloads[0].model_copy(update={"sites": ["us_east", "us_west"]})]})
+    scen = scen.model_copy(
+        update={"workloads": [scen.workloads[0].model_copy(update={"sites": ["us_east", "us_west"]})]}
+    )
     cands = [{"gpu": "l4", "cap": 1.0, "site": "us_east"}, {"gpu": "l4", "cap": 1.0, "site": "us_west"}]
     points = [{"cand": 0, "cap": 1.0}, {"cand": 1, "cap": 1.0}]
     tab = table(catalog, scen, cands, points)

@@ -224,3 +224,20 @@ def test_cli_catalog_and_schema() -> None:
     res = runner.invoke(app, ["schema"])
     assert res.exit_code == 0 and "horizon_months" in json.loads(res.stdout)["properties"]
     assert runner.invoke(app, ["catalog", "gpus", "h100sxm"]).exit_code == 2
+
+
+GOLDEN = json.loads((ROOT / "tests/golden/examples.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_examples_match_golden_plans(catalog: Catalog, name: str) -> None:
+    """Regenerate tests/golden/examples.json deliberately when the catalog or the model changes."""
+    result = plan(
+        catalog, load_scenario(ROOT / "examples" / name / "scenario.yaml", catalog), with_alternatives=False
+    )
+    data = result.to_json()
+    golden = GOLDEN[name]
+    assert data["status"] == golden["status"]
+    assert data["total_cost_usd"] == pytest.approx(golden["total_cost_usd"], rel=1e-6)
+    # equal-cost alternatives may differ in TP split between solver builds; the GPU types may not
+    assert {d["gpu"] for d in data["deployments"]} == {s.split(":")[3] for s in golden["deployments"]}
