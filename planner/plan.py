@@ -447,6 +447,31 @@ def alternatives(
 # --------------------------------------------------------------------------------------------------
 
 
+def _infeasible(
+    scenario: Scenario,
+    evaluated: int,
+    feasible: int,
+    solve_s: float,
+    start: float,
+    items: list[dict[str, Any]],
+) -> PlanResult:
+    """A PlanResult that answers 'infeasible' with the explanation ``items``."""
+    return PlanResult(
+        scenario,
+        "infeasible",
+        math.nan,
+        {},
+        [],
+        [],
+        [],
+        evaluated,
+        feasible,
+        solve_s,
+        time.perf_counter() - start,
+        infeasibility=items,
+    )
+
+
 def plan(
     catalog: Catalog,
     scenario: Scenario,
@@ -464,38 +489,19 @@ def plan(
     )
     missing = explain_workload_candidates(table, scenario)
     if missing:
-        return PlanResult(
-            scenario,
-            "infeasible",
-            math.nan,
-            {},
-            [],
-            [],
-            [],
-            evaluated,
-            feasible,
-            0.0,
-            time.perf_counter() - start,
-            infeasibility=missing,
-        )
+        return _infeasible(scenario, evaluated, feasible, 0.0, start, missing)
     served_scale = None
     if scenario.objective == "max_throughput":
         first = build_context(catalog, scenario, table)
         stage1 = solve_context(first, solver=solver, time_limit_s=time_limit_s)
         if stage1.status == "infeasible":
-            return PlanResult(
+            return _infeasible(
                 scenario,
-                "infeasible",
-                math.nan,
-                {},
-                [],
-                [],
-                [],
                 evaluated,
                 feasible,
                 stage1.solve_seconds,
-                time.perf_counter() - start,
-                infeasibility=[
+                start,
+                [
                     {
                         "workload": None,
                         "requirement": "budget",
@@ -511,20 +517,7 @@ def plan(
     sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
-        return PlanResult(
-            scenario,
-            "infeasible",
-            math.nan,
-            {},
-            [],
-            [],
-            [],
-            evaluated,
-            feasible,
-            sol.solve_seconds,
-            time.perf_counter() - start,
-            infeasibility=why,
-        )
+        return _infeasible(scenario, evaluated, feasible, sol.solve_seconds, start, why)
     supply = _supply_used(ctx, sol)
     deployments = _deployments(ctx, sol, supply)
     audit_plan(catalog, scenario, deployments, table.sites)
