@@ -16,6 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from planner.ledgers._checks import require_fraction
+from planner.ledgers._checks import require_non_negative as _require_nonnegative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, S_PER_HOUR, US_PER_S
 
 _HZ_PER_GHZ = 1e9
@@ -25,20 +28,8 @@ _J_PER_PJ = 1e-12
 _HBM_STACK_BUS_BITS = 1024.0
 
 
-def _require_positive(name: str, value: float) -> None:
-    # np.asarray keeps the check valid for numpy arrays as well as scalars.
-    if not np.all(np.asarray(value) > 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_nonnegative(name: str, value: float) -> None:
-    if not np.all(np.asarray(value) >= 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-
-
 def _require_fraction(name: str, value: float) -> None:
-    if not np.all((np.asarray(value) > 0) & (np.asarray(value) <= 1)):
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    require_fraction(name, value, allow_zero=False)
 
 
 def _ceil_count(x: float) -> int:

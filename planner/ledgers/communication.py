@@ -17,24 +17,12 @@ from typing import Any, Literal
 
 import numpy as np
 
+from planner.ledgers._checks import require_count as _require_ranks
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.units import BYTES_PER_GB, US_PER_S
 
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather"]
-
-
-def _require_positive(name: str, value: float) -> None:
-    if np.any(np.asarray(value) <= 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if np.any(np.asarray(value) < 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-
-
-def _require_ranks(name: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
 
 
 def _bytes_per_s(bandwidth_gb_per_s: float) -> float:

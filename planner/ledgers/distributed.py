@@ -14,35 +14,16 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-import numpy as np
-
+from planner.ledgers._checks import require_count as _require_count
+from planner.ledgers._checks import require_fraction as _require_probability
+from planner.ledgers._checks import require_non_negative as _require_nonnegative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.accelerator import link_edge_s
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, S_PER_HOUR, US_PER_S
 
 PdStage = Literal["prefill", "decode", "link"]
 
 _TOKEN_TIME_EFFICIENCY = 0.9  # the book's eq. (6-15) divisor on the overlapped per-token term
-
-
-def _require_positive(name: str, value: float) -> None:
-    # np.asarray keeps the check valid for numpy arrays as well as scalars.
-    if not np.all(np.asarray(value) > 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_nonnegative(name: str, value: float) -> None:
-    if not np.all(np.asarray(value) >= 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-
-
-def _require_count(name: str, value: int) -> None:
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-
-
-def _require_probability(name: str, value: float) -> None:
-    if not np.all((np.asarray(value) >= 0) & (np.asarray(value) <= 1)):
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
 
 
 # --- tensor parallelism: per-card memory -----------------------------------------------------------

@@ -14,6 +14,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.ledgers._checks import require_fraction as _require_frac
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import transfer_s
 from planner.ledgers.inference import compute_time_s, memory_time_s
 from planner.ledgers.training import lifecycle_breakeven_volume
@@ -46,21 +49,6 @@ TOKENS_PER_MILLION = 1e6
 
 API_REBUILD_WINDOW_FRAC = 0.1
 """Rent-vs-API experiment: a cache rebuild is triggered when O + T exceed 10 % of the history."""
-
-
-def _require_positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-
-
-def _require_frac(name: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
 
 
 # --------------------------------------------------------------------------------------------------

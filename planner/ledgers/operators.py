@@ -13,6 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import transfer_s
 from planner.units import BYTES_PER_GB, BYTES_PER_KIB, US_PER_S
 
@@ -36,16 +38,6 @@ H100_SM_MAX_BLOCKS = 32
 
 H100_SM_SHARED_BYTES = 228 * BYTES_PER_KIB
 """Shared memory per H100 SM, bytes (228 KiB)."""
-
-
-def _require_positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from planner.ledgers._checks import require_fraction as _require_frac
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import transfer_s
 from planner.ledgers.inference import kv_overtakes_weights_batch, memory_time_s, step_lower_bound_s
 from planner.units import MS_PER_S, US_PER_S
@@ -40,21 +43,6 @@ GGUF_Q4_0_BLOCK_BYTES = 18
 """Bytes of one q4_0 block: 32 4-bit values + one FP16 scale."""
 
 BatchPolicy = Literal["fixed", "continuous", "chunked"]
-
-
-def _require_positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-
-
-def _require_frac(name: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from planner.ledgers._checks import require_count as _require_count
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import window_limited_gb_per_s
 from planner.ledgers.inference import max_concurrent_requests
 from planner.units import BYTES_PER_GB
@@ -25,21 +28,6 @@ DEFAULT_SYNC_RATIO_THRESHOLD_FRAC = 0.30
 """Planner default for the acceptable sync ratio (planner's choice, not the book's)."""
 AIR_COOLED_RACK_LIMIT_KW = 40.0
 """Book's air-cooling threshold per rack (≈ 40 kW), card 10."""
-
-
-def _require_positive(name: str, value: float) -> None:
-    if np.any(np.asarray(value) <= 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if np.any(np.asarray(value) < 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-
-
-def _require_count(name: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from typing import Literal
 
 import numpy as np
 
+from planner.ledgers._checks import require_count as _require_count
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import (
     latency_bandwidth_crossover_bytes,
     leaf_port_split,
@@ -25,16 +27,6 @@ from planner.ledgers.communication import (
 )
 
 ButterflySchedule = Literal["recursive_doubling", "swing"]
-
-
-def _require_positive(name: str, value: float) -> None:
-    if np.any(np.asarray(value) <= 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_count(name: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
 
 
 # --------------------------------------------------------------------------------------------------

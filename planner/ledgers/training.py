@@ -17,6 +17,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from planner.ledgers._checks import require_count as _require_count
+from planner.ledgers._checks import require_fraction as _require_frac
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.communication import hierarchical_allreduce_parts
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
@@ -34,28 +38,6 @@ CHECKPOINT_BYTES_PER_PARAM = 14.0
 """BF16 weights 2 + FP32 master 4 + Adam m and v 8 (card 4)."""
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
 """D = 20·N (Chinchilla-style), card 4."""
-
-
-def _require_positive(name: str, value: float) -> None:
-    if np.any(np.asarray(value) <= 0):
-        raise ValueError(f"{name} must be positive, got {value!r}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if np.any(np.asarray(value) < 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-
-
-def _require_frac(name: str, value: float, *, allow_zero: bool = True) -> None:
-    v = np.asarray(value)
-    low_bad = (v < 0) if allow_zero else (v <= 0)
-    if np.any(low_bad | (v > 1)):
-        raise ValueError(f"{name} must be a fraction in {'[0' if allow_zero else '(0'}, 1], got {value!r}")
-
-
-def _require_count(name: str, value: int, minimum: int = 1) -> None:
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
 
 
 def _effective_flop_per_s(peak_tflops: float, mfu_frac: float) -> float:

@@ -14,6 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from planner.ledgers._checks import require_fraction as _require_frac
+from planner.ledgers._checks import require_non_negative as _require_non_negative
+from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.inference import cost_per_success
 from planner.ledgers.operators import host_copy_s
 from planner.ledgers.optimizations import littles_law_concurrency
@@ -29,21 +32,6 @@ E2B_USD_PER_GIB_S = 0.0000045
 """E2B sandbox memory price, USD per GiB-second (book ch11)."""
 
 EnvMode = Literal["full_copy", "on_demand", "shared_template"]
-
-
-def _require_positive(name: str, value: float) -> None:
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-
-
-def _require_non_negative(name: str, value: float) -> None:
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-
-
-def _require_frac(name: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
 
 
 # --------------------------------------------------------------------------------------------------
