@@ -86,6 +86,8 @@ class BuildContext:
     periods: list[int]
     """Representative periods: periods with identical demand are merged (no inter-period coupling yet)."""
     months: dict[int, float]
+    representative_of: dict[int, int]
+    """Every period of the horizon → the representative period that stands for it."""
     """Months each representative period stands for (they sum to the horizon)."""
     demand: dict[tuple[str, int], float]
     supply: list[SupplyOption]
@@ -175,7 +177,9 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     return cands.loc[sorted(keep)]
 
 
-def prune_dominated_sites(cands: pd.DataFrame, catalog: Catalog, scenario: Scenario, sites: dict[str, Site]) -> pd.DataFrame:
+def prune_dominated_sites(
+    cands: pd.DataFrame, catalog: Catalog, scenario: Scenario, sites: dict[str, Site]
+) -> pd.DataFrame:
     """Drop a candidate at an unlimited cloud site when the same deployment at another unlimited cloud site
     is no more expensive for every rental kind and serves at least as much.
 
@@ -356,7 +360,7 @@ def build_context(
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
     supply = supply_options(catalog, scenario, table.sites, pairs)
     leads = tuple(sorted({o.available_from_month for o in supply if o.kind == "buy"}))
-    periods, months, demand = representative_periods(scenario, leads)
+    periods, months, demand, representative_of = representative_periods(scenario, leads)
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
     return BuildContext(
         prob=prob,
@@ -367,6 +371,7 @@ def build_context(
         points=points,
         periods=periods,
         months=months,
+        representative_of=representative_of,
         demand=demand,
         supply=supply,
     )
@@ -374,8 +379,9 @@ def build_context(
 
 def representative_periods(
     scenario: Scenario, lead_times_months: tuple[float, ...] = ()
-) -> tuple[list[int], dict[int, float], dict[tuple[str, int], float]]:
-    """Merge periods with identical demand vectors: (periods, months per period, demand[(w, t)]).
+) -> tuple[list[int], dict[int, float], dict[tuple[str, int], float], dict[int, int]]:
+    """Merge periods with identical demand vectors: (periods, months per period, demand[(w, t)], period → its
+    representative).
 
     Valid because rented capacity follows each period and bought capacity is one decision whose
     availability only depends on whether a period starts after the delivery month (part of the key), so
@@ -387,6 +393,7 @@ def representative_periods(
     }
     first_of: dict[tuple[float, ...], int] = {}
     months: dict[int, float] = {}
+    representative_of: dict[int, int] = {}
     for t in range(scenario.periods):
         start = t * scenario.period_months
         start = t * scenario.period_months
@@ -394,10 +401,11 @@ def representative_periods(
             start >= lead for lead in lead_times_months
         )
         rep = first_of.setdefault(vector, t)
+        representative_of[t] = rep
         months[rep] = months.get(rep, 0.0) + scenario.period_months
     periods = sorted(months)
     demand = {(w.name, t): series[w.name][t] for w in scenario.workloads for t in periods}
-    return periods, months, demand
+    return periods, months, demand, representative_of
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:

@@ -104,7 +104,7 @@ def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
     """Per demand period: GPUs bought (delivered), rented and owned in use, and requests/s served."""
     rows = []
     for t in range(ctx.scenario.periods):
-        rep = max(p for p in ctx.periods if p <= t and _same_group(ctx, p, t)) if t not in ctx.periods else t
+        rep = ctx.representative_of[t]
         entry: dict[str, Any] = {
             "period": t,
             "start_month": t * ctx.scenario.period_months,
@@ -127,24 +127,6 @@ def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
             )
         rows.append(entry)
     return rows
-
-
-def _same_group(ctx: BuildContext, rep: int, t: int) -> bool:
-    from planner.model import representative_periods
-
-    leads = tuple(sorted({o.available_from_month for o in ctx.supply if o.kind == "buy"}))
-    _periods, _months, _demand = representative_periods(ctx.scenario, leads)
-    return _period_key(ctx, rep, leads) == _period_key(ctx, t, leads)
-
-
-def _period_key(ctx: BuildContext, t: int, leads: tuple[float, ...]) -> tuple[Any, ...]:
-    from planner.scenario import demand_per_period
-
-    sc = ctx.scenario
-    vec = tuple(
-        demand_per_period(w, periods=sc.periods, period_months=sc.period_months)[t] for w in sc.workloads
-    )
-    return vec + tuple(t * sc.period_months >= lead for lead in leads)
 
 
 def _residual_usd(scenario: Scenario, supply: list[dict[str, Any]]) -> float:
