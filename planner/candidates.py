@@ -37,7 +37,7 @@ from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
 from planner.scenario import Scenario, Workload, merged_sites
-from planner.units import BYTES_PER_GB, BYTES_PER_GIB, HOURS_PER_MONTH
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
 PROMPT_BYTES_PER_TOKEN = 4.0
 """Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
@@ -371,8 +371,3 @@ def _operating_points(
         row["best_capacity_requests_per_s"] = float(op["capacity"][r, best[r]])
         row["feasible"] = True
     return points
-
-
-def usd_per_month_from_hourly(usd_per_hour: float) -> float:
-    """Monthly cost of an hourly price over the 720-hour rental month (card 12)."""
-    return usd_per_hour * HOURS_PER_MONTH

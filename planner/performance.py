@@ -27,7 +27,7 @@ References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -576,8 +576,9 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         batch=batch,
         context_tokens=mean_decode_context_tokens(request.input_tokens, request.output_tokens),
     )
+    # FLOPs do not depend on the efficiency terms: the first step's count comes from the same terms
     first = decode_step(
-        replace(terms, efficiency=eff.EfficiencyTerms.ideal()),
+        terms,
         batch=batch,
         context_tokens=float(request.input_tokens),
     )
