@@ -14,13 +14,18 @@ Two steps:
 
 Decode step of B sequences at history H, TP degree t, PP degree p (B split into p micro-batches):
 
-    T_step = T_overhead + p·max(T_compute, T_weights + T_kv) + p·T_tp_comm + (p − 1)·T_pp
-    T_compute = F_dec(B/p, H) / (t·p) / (Π·η_c)        T_weights = R_W(B/p) / (t·p) / (β·η_m)
-    T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)           T_tp_comm = 2·(L/p)·T_allreduce((B/p)·d·2 B, t)
+    T_step = T_overhead + p·[max(T_linear, T_weights) + max(T_attn, T_kv) + T_tp_comm] + (p − 1)·T_pp
+    T_linear = F_lin(B/p) / (t·p) / (Π·η_c)             T_weights = R_W(B/p) / (t·p) / (β·η_m)
+    T_attn = F_attn(B/p, H) / (t·p) / (Π·η_c)           T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)
+    T_tp_comm = 2·(L/p)·[2(t − 1)·α + 2(t − 1)·M/(t·B_link·η_link)],  M = (B/p)·d·2 B
 
-with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP). Prefill of P tokens:
+with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP). The linear layers and attention
+are serially dependent operator groups, each bound by its own roofline (card 7), so their times add; the
+all-reduce start-up 2(t − 1)·α is the in-node NCCL small-message latency (``tp_latency`` in the
+breakdown; planner/ledgers/communication.py allreduce_startup_s). Prefill of P tokens:
 
-    T_prefill = T_overhead + max(F_pre(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp
+    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + max(F_attn(P)/(t·Π·η_p(P)), KV_write)
+                + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp
 
 References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tree all-reduce), 8 (TP ledger).
 """
@@ -37,7 +42,8 @@ from planner.catalog.schema import Accelerator, Interconnect, Model, NumericForm
 from planner.errors import InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
-from planner.ledgers.communication import best_allreduce_s, transfer_s
+from planner.ledgers import operators as ops
+from planner.ledgers.communication import allreduce_startup_s, tp_allreduce_s, transfer_s
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
 ACTIVATION_BYTES = 2.0
@@ -305,6 +311,12 @@ class StepBreakdown:
     total_s: Num
     read_bytes_per_gpu: Num
     flop_per_gpu: Num
+    linear_ops_s: Num
+    """Linear layers (projections, FFN/experts, LM head): max(their compute, the weight stream)."""
+    attention_ops_s: Num
+    """Attention: max(its compute, the KV read or write); runs after the projections, so it adds (card 7)."""
+    tp_latency_s: Num
+    """Start-up part 2(t − 1)·α of the TP all-reduces (included in ``tp_comm_s``)."""
 
     def bound(self) -> Num:
         """Dominant resource: 'memory', 'compute' or 'communication' (arrays give an object array)."""
@@ -335,10 +347,15 @@ def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
 def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     ranks = terms.tp
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    t = best_allreduce_s(
+    t = tp_allreduce_s(
         message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
     )
     return np.where(ranks > 1, t, 0.0)
+
+
+def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
+    """Start-up part 2(t − 1)·α of one TP all-reduce (the small-message NCCL latency), s."""
+    return np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
 
 
 def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
@@ -372,10 +389,14 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * mbu
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_s = kv_bytes / bw
-    tp_comm = 2 * (terms.layers / p) * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+    allreduces = 2 * (terms.layers / p)
+    tp_comm = allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s
-    total = overhead + p * (np.maximum(compute_s, weights_s + kv_s) + tp_comm) + pp_comm
+    linear_ops = np.maximum(compute_s - attention_s, weights_s)
+    attention_ops = np.maximum(attention_s, kv_s)
+    operators = ops.operator_sequence_s([(compute_s - attention_s, weights_s), (attention_s, kv_s)])
+    total = overhead + p * (operators + tp_comm) + pp_comm
     return StepBreakdown(
         weights_read_s=p * weights_s,
         kv_read_s=p * kv_s,
@@ -387,6 +408,9 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         total_s=total,
         read_bytes_per_gpu=w_bytes + kv_bytes,
         flop_per_gpu=flop_per_gpu,
+        linear_ops_s=p * linear_ops,
+        attention_ops_s=p * attention_ops,
+        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
     )
 
 
@@ -411,10 +435,14 @@ def prefill_step(
     w_bytes = weights_read_bytes(terms, tokens) / t
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
-    tp_comm = 2 * terms.layers * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+    allreduces = 2 * terms.layers
+    tp_comm = allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s
-    total = overhead + np.maximum(compute_s, weights_s + kv_write_s) + tp_comm + pp_comm
+    linear_ops = np.maximum(compute_s - attention_s, weights_s)
+    attention_ops = np.maximum(attention_s, kv_write_s)
+    operators = ops.operator_sequence_s([(compute_s - attention_s, weights_s), (attention_s, kv_write_s)])
+    total = overhead + operators + tp_comm + pp_comm
     return StepBreakdown(
         weights_read_s=weights_s,
         kv_read_s=kv_write_s,
@@ -426,6 +454,9 @@ def prefill_step(
         total_s=total,
         read_bytes_per_gpu=w_bytes,
         flop_per_gpu=flop / (t * p),
+        linear_ops_s=linear_ops,
+        attention_ops_s=attention_ops,
+        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
     )
 
 
@@ -525,7 +556,10 @@ def _breakdown_json(step: StepBreakdown) -> dict[str, float]:
         "kv_read_ms": float(step.kv_read_s) * 1e3,
         "compute_ms": float(step.compute_s) * 1e3,
         "attention_compute_ms": float(step.attention_compute_s) * 1e3,
+        "linear_ops_ms": float(step.linear_ops_s) * 1e3,
+        "attention_ops_ms": float(step.attention_ops_s) * 1e3,
         "tp_comm_ms": float(step.tp_comm_s) * 1e3,
+        "tp_latency_ms": float(step.tp_latency_s) * 1e3,
         "pp_comm_ms": float(step.pp_comm_s) * 1e3,
         "overhead_ms": float(step.overhead_s) * 1e3,
         "total_ms": float(step.total_s) * 1e3,

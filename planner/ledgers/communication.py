@@ -1180,3 +1180,59 @@ def best_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any,
     ring = 2 * (n - 1) * alpha + 2 * (n - 1) * message_bytes / (n * bw)
     tree = 2 * np.ceil(np.log2(n)) * (alpha + message_bytes / bw)
     return np.minimum(ring, tree)
+
+
+def allreduce_startup_s(ranks: Any, *, latency_us: Any) -> Any:
+    """Start-up latency of one all-reduce inside a node or TP group: 2(n − 1)·α, s. Works on numpy arrays.
+
+    Parameters
+    ----------
+    ranks : int or array
+        Ranks n (TP degree); one rank costs 0.
+    latency_us : float or array
+        Start-up latency α per dependent round (one hop), µs.
+
+    Returns
+    -------
+    float
+        2(n − 1)·α, s.
+
+    Notes
+    -----
+    A small-message all-reduce is start-up bound: every rank waits for 2(n − 1) dependent hops (ring
+    reduce-scatter + all-gather). The binomial tree's 2·ceil(log2 n) rounds do not apply inside one node:
+    NCCL builds its trees across nodes and chains the GPUs inside a node, so the in-node chain also has
+    2(n − 1) hops [U: NCCL design, not in shared/]. The book charges the decode TP all-reduce this way:
+    8 ranks, α = 5 µs → 14 × 5 µs = 70 µs (C6.5); 16 ranks in one NVLink domain → 0.822 µs × 30 rounds
+    (C8.3), and its measured tiny 16-rank all-reduce (25 µs ≈ 30 rounds × 0.83 µs, card 6) fits the same
+    round count. With the catalog α = 0.822 µs (NVLink4, MSCCL++) TP8 pays 11.5 µs per all-reduce, TP4
+    4.9 µs, TP2 1.6 µs, where the tree formula gave 4.9 / 3.3 / 1.6 µs.
+
+    References
+    ----------
+    Card 6 (ring rounds 2(n − 1); α table), card 8 (C8.3), book ch06 §6.4, ch07 §7.6 (C6.5).
+    """
+    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
+    return 2 * (n - 1) * np.asarray(latency_us, dtype=float) / US_PER_S
+
+
+def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, latency_us: Any) -> Any:
+    """Tensor-parallel activation all-reduce: start-up 2(n − 1)·α + ring bytes 2(n − 1)·M/(n·B), s.
+
+    Vectorized over every argument; one rank costs 0.
+
+    Notes
+    -----
+    T = :func:`allreduce_startup_s` + 2(n − 1)·M/(n·B). The ring moves the fewest bytes per rank of any
+    schedule (2(n − 1)/n·M ≤ 2·log2(n)·M for the tree), so with the in-node start-up of
+    :func:`allreduce_startup_s` it is the NCCL time at every message size; it equals
+    :func:`ring_allreduce_s`. The prefill and decode steps of ``planner/performance.py`` charge two of
+    these per layer.
+
+    References
+    ----------
+    Card 6, card 8 (TP ledger: 2 all-reduces per layer), book ch06 eq. (6-10).
+    """
+    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
+    bw = np.asarray(bandwidth_gb_per_s, dtype=float) * BYTES_PER_GB
+    return allreduce_startup_s(n, latency_us=latency_us) + 2 * (n - 1) * message_bytes / (n * bw)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from planner.ledgers._checks import require_non_negative as _require_non_negative
 from planner.ledgers._checks import require_positive as _require_positive
@@ -511,6 +514,39 @@ def serial_blocks_s(blocks: int, *, load_s: float, compute_s: float) -> float:
     if blocks < 0:
         raise ValueError(f"blocks must be >= 0, got {blocks}")
     return blocks * (load_s + compute_s)
+
+
+def operator_sequence_s(stages: Sequence[tuple[Any, Any]]) -> Any:
+    """Time of serially dependent operator groups, each bound by its own roofline, s. Works on numpy arrays.
+
+    Parameters
+    ----------
+    stages : sequence of (compute_s, memory_s)
+        Per operator group (e.g. a step's linear layers and its attention), the compute time F/(Π·η_c)
+        and the memory time V/(β·η_m), s.
+
+    Returns
+    -------
+    float
+        T = Σ_i max(T_compute,i, T_memory,i), s.
+
+    Notes
+    -----
+    Operators that depend on each other run one after the other, so their times add; only the compute and
+    memory traffic *inside* one operator overlap (README rule 2). In a decode step the attention kernel
+    (KV-read bound) waits for the QKV projection and the FFN waits for attention, so a batch whose
+    projections are compute-bound cannot hide its KV reads behind them: max over the whole step,
+    max(ΣF/Π, ΣV/β), is only the ideal lower bound.
+
+    References
+    ----------
+    Card 7 (bottleneck rule: time per operator ≥ max(F/Π, V/β); critical path = Σ serial stages),
+    README general accounting rule 2.
+    """
+    total: Any = 0.0
+    for compute_s, memory_s in stages:
+        total = total + np.maximum(compute_s, memory_s)
+    return total
 
 
 def launch_path_s(host_submit_s: float, *, h2d_s: float, kernel_s: float, d2h_s: float) -> float:

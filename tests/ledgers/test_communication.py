@@ -425,3 +425,36 @@ def test_best_allreduce_picks_tree_below_crossover_and_ring_above() -> None:
     arr = best_allreduce_s(np.array([small, large]), ranks=np.array([8, 8]), bandwidth_gb_per_s=450.0, latency_us=0.822)
     assert arr[1] == pytest.approx(ring_allreduce_s(large, **kw))
     assert best_allreduce_s(large, ranks=1, bandwidth_gb_per_s=450.0, latency_us=0.822) == 0.0
+
+
+def test_allreduce_startup_is_two_n_minus_one_hops() -> None:
+    import numpy as np
+
+    from planner.ledgers.communication import allreduce_startup_s
+
+    # TP8 over NVLink4, α = 0.822 µs: 2·(8 − 1) = 14 hops → 11.508 µs (the tree formula gave 6 × 0.822 µs).
+    assert allreduce_startup_s(8, latency_us=0.822) == pytest.approx(11.508e-6, rel=1e-12)
+    # C6.5: 8 ranks, α = 5 µs → 14 × 5 µs = 70 µs; one rank costs nothing.
+    assert allreduce_startup_s(8, latency_us=5.0) == pytest.approx(70e-6, rel=1e-12)
+    arr = allreduce_startup_s(np.array([1, 2, 4]), latency_us=0.822)
+    assert arr == pytest.approx([0.0, 1.644e-6, 4.932e-6], rel=1e-12)
+
+
+def test_tp_allreduce_is_startup_plus_ring_bytes() -> None:
+    import numpy as np
+
+    from planner.ledgers.communication import ring_allreduce_s, tp_allreduce_s
+
+    # Hand value: 8 MiB over TP8 at 450 GB/s, α = 0.822 µs: 14 × 0.822 µs + 1.75 × 8,388,608 B / 450 GB/s
+    # = 11.508 µs + 32.6224 µs = 44.1304 µs.
+    m = 8 * 2**20
+    assert tp_allreduce_s(m, ranks=8, bandwidth_gb_per_s=450.0, latency_us=0.822) == pytest.approx(
+        44.1304e-6, rel=1e-5
+    )
+    # C6.5: 8 ranks, α = 5 µs, 8 MiB at 50 GB/s → 364 µs; 8 KiB → 70.3 µs (start-up bound).
+    assert tp_allreduce_s(m, ranks=8, bandwidth_gb_per_s=50.0, latency_us=5.0) == pytest.approx(364e-6, rel=2e-3)
+    assert tp_allreduce_s(8192, ranks=8, bandwidth_gb_per_s=50.0, latency_us=5.0) == pytest.approx(70.3e-6, rel=1e-3)
+    arr = tp_allreduce_s(np.array([8192.0, m]), ranks=np.array([4, 8]), bandwidth_gb_per_s=450.0, latency_us=0.822)
+    assert arr[0] == pytest.approx(ring_allreduce_s(8192.0, ranks=4, bandwidth_gb_per_s=450.0, latency_us=0.822))
+    assert arr[1] == pytest.approx(ring_allreduce_s(m, ranks=8, bandwidth_gb_per_s=450.0, latency_us=0.822))
+    assert tp_allreduce_s(m, ranks=1, bandwidth_gb_per_s=450.0, latency_us=0.822) == 0.0
