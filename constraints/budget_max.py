@@ -1,11 +1,12 @@
 """Budget: capex, monthly opex and total spend stay within the scenario's budget.
 
     Σ_{o buy} capex_o · bought[o] ≤ B_capex                                               (1)
-    Σ_{o} c_o · units[o, t] ≤ B_opex                       ∀ t   (rent + running cost per month)   (2)
+    Σ_{s ∈ S(t)} h_s Σ_{o} c_o · units[o, s] ≤ B_opex      ∀ t   (rent + running cost per month)   (2)
     total horizon cost (the objective's cost terms) ≤ B_total                             (3)
 
 Notation: capex_o the node price of buy option o; c_o its recurring USD per unit-month (rent price ×
-720 h × GPUs per node for rent, power + colocation + ops for owned/bought units).
+720 h × GPUs per node for rent, power + colocation + ops for owned/bought units); S(t) the hour-block
+slices of period t and h_s their share of the day (one slice with h = 1 without hourly profiles).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ def add_budget_max(ctx: BuildContext) -> None:
         )
         ctx.add_row("budget_max", ("capex",), capex <= budget.capex_usd)  # (1)
     if budget.opex_usd_per_month is not None:
-        for t in ctx.periods:
+        for t, slices in ctx.slices_of.items():
             opex = pulp.lpSum(
-                o.usd_per_unit_month * ctx.variables["units"][(i, t)] for i, o in enumerate(ctx.supply)
+                ctx.hours_frac[s] * o.usd_per_unit_month * ctx.variables["units"][(i, s)]
+                for i, o in enumerate(ctx.supply)
+                for s in slices
             )
             ctx.add_row("budget_max", ("opex", t), opex <= budget.opex_usd_per_month)  # (2)
     if budget.total_usd is not None:

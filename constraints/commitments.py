@@ -1,10 +1,14 @@
-"""Commitments: reserved rentals are held constant over their term.
+"""Commitments: reserved rentals are held constant over their term, persistent capacity over the day.
 
     units[o, t] = units[o, t']     ∀ reserved options o, ∀ t, t' in the same term window
-                                   ⌊start(t)/term_o⌋ = ⌊start(t')/term_o⌋
+                                   ⌊start(t)/term_o⌋ = ⌊start(t')/term_o⌋                        (1)
+    units[o, s] = units[o, s']     ∀ owned / edge-device options o, ∀ hour-block slices s, s' of
+                                   one period                                                    (2)
 
-Notation: term_o = 12 months for reserved_1y, 36 for reserved_3y; start(t) the first month of period t.
-On-demand and spot units follow each period freely; bought units are one decision (gpu_supply).
+Notation: term_o = 12 months for reserved_1y, 36 for reserved_3y; start(t) the first month of the period
+of slice t (so the hour blocks of a period share a window and reserved units are held all day). On-demand
+and spot units follow each slice freely (billed by the hour); bought units are one decision per order
+(gpu_supply).
 """
 
 from __future__ import annotations
@@ -12,20 +16,26 @@ from __future__ import annotations
 from planner.model import BuildContext
 
 TERM_MONTHS = {"rent_reserved_1y": 12, "rent_reserved_3y": 36}
+PERSISTENT_KINDS = ("owned", "edge_device")
+"""Capacity that runs all day (bought units are tied by gpu_supply, reserved ones by their term)."""
 
 
 def add_commitments(ctx: BuildContext) -> None:
     """Tie each reserved option's units together within each term window."""
+    units = ctx.variables["units"]
     for i, opt in enumerate(ctx.supply):
         term = TERM_MONTHS.get(opt.kind)
-        if term is None:
-            continue
-        first_in_window: dict[int, int] = {}
-        for t in ctx.periods:
-            window = (t * ctx.scenario.period_months) // term
-            anchor = first_in_window.setdefault(window, t)
-            if anchor != t:
-                units = ctx.variables["units"]
-                ctx.add_row(
-                    "commitments", (opt.gpu, opt.site, opt.kind, t), units[(i, t)] == units[(i, anchor)]
-                )
+        if term is not None:
+            first_in_window: dict[int, int] = {}
+            for t in ctx.periods:
+                anchor = first_in_window.setdefault(ctx.start_month[t] // term, t)
+                if anchor != t:  # (1)
+                    ctx.add_row(
+                        "commitments", (opt.gpu, opt.site, opt.kind, t), units[(i, t)] == units[(i, anchor)]
+                    )
+        elif opt.kind in PERSISTENT_KINDS:
+            for slices in ctx.slices_of.values():
+                for s in slices[1:]:  # (2)
+                    ctx.add_row(
+                        "commitments", (opt.gpu, opt.site, opt.kind, s), units[(i, s)] == units[(i, slices[0])]
+                    )

@@ -27,7 +27,7 @@ def add_gpu_supply(ctx: BuildContext) -> None:
         if opt.kind != "buy":
             continue
         for t in ctx.periods:
-            delivered = t * ctx.scenario.period_months >= opt.available_from_month
+            delivered = ctx.start_month[t] >= opt.available_from_month
             rhs = ctx.variables["bought"][i] if delivered else 0
             ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] == rhs)
     groups = ctx.cands.groupby(["gpu", "site"]).groups

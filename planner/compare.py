@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.ledgers.economics import residual_value_usd
+from planner.catalog.schema import Site
+from planner.costs import rent_quote
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
 from planner.plan import PlanResult, plan
 from planner.scenario import Scenario, merged_sites
@@ -65,10 +66,8 @@ class Comparison:
         }
 
 
-def cost_per_million_output_tokens(result: PlanResult) -> float | None:
-    """Horizon cost / output tokens served over the horizon × 1e6 (served req/s × G × seconds)."""
-    if result.status == "infeasible":
-        return None
+def served_output_tokens(result: PlanResult) -> float:
+    """Output tokens served over the horizon: Σ_periods Σ_w served req/s (daily mean) × G_w × seconds."""
     tokens = 0.0
     for row in result.schedule:
         for w in result.scenario.workloads:
@@ -78,45 +77,34 @@ def cost_per_million_output_tokens(result: PlanResult) -> float | None:
                 * S_PER_MONTH
                 * result.scenario.period_months
             )
+    return tokens
+
+
+def cost_per_million_output_tokens(result: PlanResult) -> float | None:
+    """Horizon cost / output tokens served over the horizon × 1e6, USD per million tokens."""
+    if result.status == "infeasible":
+        return None
+    tokens = served_output_tokens(result)
     return result.total_cost_usd / tokens * 1e6 if tokens else None
 
 
 def monthly_cash_flow_usd(result: PlanResult) -> list[float]:
-    """Cash out per month: capex at month 0, rent and running costs each month, resale credited at the end."""
+    """Nominal cash out per month, USD: capex in its order month, running costs of bought nodes from their
+    delivery month, rent and owned-GPU running costs for the units in use each month, and the resale of
+    bought nodes credited in the last month (undiscounted: with a cost of capital the horizon total is
+    the present value and differs from the sum)."""
     sc = result.scenario
     flow = [0.0] * sc.horizon_months
-    unit_cost = {
-        (s["kind"], f"{s['gpu']}@{s['site']}"): s["usd_per_unit_month"] / s["unit_gpus"]
-        for s in result.supply
-    }
     for s in result.supply:
-        if s["kind"] != "buy":
+        if s["kind"] == "buy":
+            units = max(s["units_per_month"])
+            flow[s["purchase_month"]] += s["capex_usd"]
+            for m in range(math.ceil(s["available_from_month"] - 1e-9), sc.horizon_months):
+                flow[m] += units * s["usd_per_unit_month"]
+            flow[-1] -= s["residual_usd"]
             continue
-        flow[0] += s["capex_usd"]
-        life = sc.economics.lifetime_years or 4.0
-        flow[-1] -= residual_value_usd(
-            s["capex_usd"],
-            horizon_months=sc.horizon_months,
-            lifetime_years=life,
-            resale_frac=sc.economics.resale_frac,
-        )
-    for row in result.schedule:
-        monthly = 0.0
-        for bucket, kinds in (
-            ("bought_gpus", ("buy",)),
-            ("rented_gpus", None),
-            ("owned_gpus", ("owned", "edge_device")),
-        ):
-            for key, gpus in row[bucket].items():
-                costs = [
-                    c
-                    for (kind, k), c in unit_cost.items()
-                    if k == key
-                    and (kinds is None and kind.startswith("rent_") or kinds is not None and kind in kinds)
-                ]
-                monthly += gpus * (min(costs) if costs else 0.0)
-        for m in range(row["start_month"], min(sc.horizon_months, row["start_month"] + sc.period_months)):
-            flow[m] += monthly
+        for m, units in enumerate(s["units_per_month"]):
+            flow[m] += units * s["usd_per_unit_month"]
     return flow
 
 
@@ -125,15 +113,31 @@ def _cheapest(options: dict[str, PlanResult]) -> str | None:
     return min(feasible, key=lambda n: (feasible[n], n)) if feasible else None
 
 
-def _with(scenario: Scenario, procurement: list[str], **economics: float) -> Scenario:
-    econ = scenario.economics.model_copy(update=economics) if economics else scenario.economics
-    return scenario.model_copy(update={"procurement": procurement, "economics": econ})
+def _with(scenario: Scenario, procurement: list[str]) -> Scenario:
+    return scenario.model_copy(update={"procurement": procurement})
 
 
-def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName, **economics: float) -> str | None:
+def scaled_demand(scenario: Scenario, factor: float) -> Scenario:
+    """The scenario with every workload's requests/s (a number or each period's value) × ``factor``."""
+    workloads = []
+    for w in scenario.workloads:
+        rate = w.requests_per_s
+        scaled = [v * factor for v in rate] if isinstance(rate, list) else rate * factor
+        workloads.append(w.model_copy(update={"requests_per_s": scaled}))
+    return scenario.model_copy(update={"workloads": workloads})
+
+
+def _what_if(scenario: Scenario, parameter: str, factor: float) -> Scenario:
+    """``scenario`` with one flip parameter at ``factor`` (a price multiplier or the demand level)."""
+    if parameter == "demand_scale":
+        return scaled_demand(scenario, factor)
+    return scenario.model_copy(update={"economics": scenario.economics.model_copy(update={parameter: factor})})
+
+
+def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str | None:
     """rent_only unless buying (hybrid or buy-only) is strictly cheaper: 'rent_only' or 'buy'."""
     results = {
-        n: plan(catalog, _with(scenario, p, **economics), solver=solver, with_alternatives=False)
+        n: plan(catalog, _with(scenario, p), solver=solver, with_alternatives=False)
         for n, p in OPTIONS.items()
         if n != "buy_only"
     }
@@ -146,49 +150,78 @@ def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName, **econo
     return "buy" if best == "hybrid" else best
 
 
+FLIP_WHAT = {
+    "rent_price_scale": "rent",
+    "purchase_price_scale": "purchase price",
+    "demand_scale": "demand",
+}
+"""Flip parameters: multipliers on every rental price, every purchase price, and every workload's demand."""
+
+CHOICE = {"rent_only": "renting", "buy": "buying"}
+
+
 def _flip(
-    catalog: Catalog, scenario: Scenario, solver: SolverName, field: str, base: str | None
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, base: str | None
 ) -> dict[str, Any] | None:
-    """Bisection on a price multiplier in [0.25, 4] for the point where buy-only vs rent-only flips."""
+    """Bisection (geometric, BISECTION_STEPS steps) on a multiplier in [0.25, 4] of a price or of every
+    workload's demand for the point where the recommendation (rent only vs buy) flips."""
     lo, hi = 0.25, 4.0
-    at_lo = _recommend(catalog, scenario, solver, **{field: lo})
-    at_hi = _recommend(catalog, scenario, solver, **{field: hi})
-    if at_lo == at_hi or None in (at_lo, at_hi):
+    at_lo = _recommend(catalog, _what_if(scenario, parameter, lo), solver)
+    at_hi = _recommend(catalog, _what_if(scenario, parameter, hi), solver)
+    if at_lo == at_hi or at_lo is None or at_hi is None:
         return None
     for _ in range(BISECTION_STEPS):
         mid = math.sqrt(lo * hi)
-        if _recommend(catalog, scenario, solver, **{field: mid}) == at_lo:
+        if _recommend(catalog, _what_if(scenario, parameter, mid), solver) == at_lo:
             lo = mid
         else:
             hi = mid
     factor = math.sqrt(lo * hi)
-    what = "rent" if field == "rent_price_scale" else "purchase price"
-    winner = at_lo if field == "rent_price_scale" else at_hi
-    direction = "falls below" if field == "rent_price_scale" else "rises above"
-    if winner != "rent_only":
-        winner, direction = (
-            at_hi if field == "rent_price_scale" else at_lo,
-            "rises above" if field == "rent_price_scale" else "falls below",
+    above, below = CHOICE.get(at_hi, at_hi), CHOICE.get(at_lo, at_lo)
+    now = f"currently {CHOICE.get(base, base) if base else 'n/a'} wins"
+    if parameter == "demand_scale":
+        rates = ", ".join(
+            f"{w.name} {factor * _peak_requests_per_s(w.requests_per_s):.3g} req/s" for w in scenario.workloads
         )
-    return {
-        "parameter": field,
-        "factor": factor,
-        "sentence": f"{'renting' if winner == 'rent_only' else 'buying'} wins if the {what} {direction} "
-        f"{factor:.2f}× the catalog price (currently {base or 'n/a'} wins)",
-    }
+        sentence = (
+            f"{above} wins if demand stays above {factor:.2f}× the stated level ({rates} at peak), "
+            f"{below} below it ({now})"
+        )
+    else:
+        sentence = (
+            f"{below} wins if the {FLIP_WHAT[parameter]} falls below {factor:.2f}× the catalog price, "
+            f"{above} above it ({now})"
+        )
+    return {"parameter": parameter, "factor": factor, "sentence": sentence}
 
 
-def _provider_breakeven(catalog: Catalog, gpu_id: str, site_id: str) -> float | None:
-    """Reserved / on-demand price ratio from one provider quoting both (card 12 utilisation crossover)."""
-    quotes = [p for p in catalog.rental_prices(gpu_id) if not p.sites or site_id in p.sites]
-    pairs = []
-    for od in (q for q in quotes if q.kind == "on_demand"):
-        for rs in (q for q in quotes if q.kind == "reserved_1y" and q.provider == od.provider):
-            pairs.append((od.usd_per_gpu_hour, rs.usd_per_gpu_hour, od.provider))
-    if not pairs:
-        return None
-    od_price, rs_price, _provider = min(pairs, key=lambda p: (p[0], p[2]))
-    return breakeven_utilization_frac(rs_price, on_demand_usd_per_hour=od_price)
+def _peak_requests_per_s(rate: float | list[float]) -> float:
+    return max(rate) if isinstance(rate, list) else rate
+
+
+def reserved_breakeven(
+    catalog: Catalog, gpu_id: str, site: Site
+) -> tuple[float | None, dict[str, Any] | None]:
+    """Card-12 utilisation crossover of renting ``gpu_id`` at ``site``: reserved_1y / on-demand price of the
+    quotes the planner uses there (planner.costs.rent_quote), with the sentence that states it.
+
+    The fraction is None when the reserved quote is no cheaper than on-demand (reserving never pays).
+    """
+    gpu = catalog.accelerators[gpu_id]
+    od = rent_quote(catalog, gpu, site, "on_demand")
+    rs = rent_quote(catalog, gpu, site, "reserved_1y")
+    if od is None or rs is None:
+        return None, None
+    ratio = breakeven_utilization_frac(rs.usd_per_gpu_hour, on_demand_usd_per_hour=od.usd_per_gpu_hour)
+    prices = (
+        f"{gpu_id} at {site.id}: reserved 1 y ${rs.usd_per_gpu_hour:.2f}/GPU-h ({rs.provider}) vs on-demand "
+        f"${od.usd_per_gpu_hour:.2f}/GPU-h ({od.provider})"
+    )
+    flip = {"parameter": "utilization_frac", "factor": ratio}
+    if ratio >= 1:
+        return None, {**flip, "sentence": f"reserving never pays at these quotes: {prices}"}
+    sentence = f"reserving wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
+    return ratio, {**flip, "sentence": sentence}
 
 
 def compare(
@@ -209,19 +242,19 @@ def compare(
             if month > 0 and cum_buy <= cum_rent:
                 crossover = month
                 break
-    breakeven = None
+    breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
         d = rent.deployments[0]
-        gpu, site = catalog.accelerators[d["gpu"]], merged_sites(catalog, scenario).get(d["site"])
-        if site is not None:
-            breakeven = _provider_breakeven(catalog, gpu.id, site.id)
+        site = merged_sites(catalog, scenario).get(d["site"])
+        if site is not None and site.kind == "cloud":
+            breakeven, breakeven_flip = reserved_breakeven(catalog, d["gpu"], site)
     best = _cheapest(options)
     flips: list[dict[str, Any]] = []
     if flip_points:
         base = _recommend(catalog, scenario, solver)
-        for field in ("rent_price_scale", "purchase_price_scale"):
-            found = _flip(catalog, scenario, solver, field, base)
+        for parameter in FLIP_WHAT:
+            found = _flip(catalog, scenario, solver, parameter, base)
             if found:
                 flips.append(found)
         if not flips:
@@ -229,8 +262,10 @@ def compare(
                 {
                     "parameter": None,
                     "factor": None,
-                    "sentence": "no single price change within 0.25×–4× flips buying vs renting; "
-                    "the extra measurement buys confidence, not a different choice",
+                    "sentence": "no single change of rent, purchase price or demand within 0.25×–4× flips "
+                    "buying vs renting",
                 }
             )
+    if breakeven_flip is not None:
+        flips.append(breakeven_flip)
     return Comparison(options, flows, best, crossover, breakeven, flips)

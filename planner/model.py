@@ -57,6 +57,8 @@ class SupplyOption:
     """Bought units are usable from their delivery month (the purchase lead time) on."""
     horizon_usd_per_unit: float = 0.0
     """Buy only: capex − residual value + running costs over the horizon (planner.ledgers.economics)."""
+    purchase_month: int = 0
+    """Buy only: the month the order is placed (capex is paid then; delivery ``available_from_month``)."""
 
     @property
     def procurement(self) -> str:
@@ -84,11 +86,19 @@ class BuildContext:
     points: pd.DataFrame
     """Operating points of ``cands`` (columns as in planner.candidates) with a ``point`` id column."""
     periods: list[int]
-    """Representative periods: periods with identical demand are merged (no inter-period coupling yet)."""
+    """Time slices: one per representative demand period (periods with identical demand and deliveries are
+    merged), or one per hour block of it when a workload has an hourly profile (see :func:`time_slices`)."""
     months: dict[int, float]
+    """Billed months each slice stands for: months of its merged periods × its share of the day's hours
+    (they sum to the horizon)."""
     representative_of: dict[int, int]
     """Every period of the horizon → the representative period that stands for it."""
-    """Months each representative period stands for (they sum to the horizon)."""
+    slices_of: dict[int, list[int]]
+    """Representative period → its time slices (a single slice, with the period's id, without profiles)."""
+    start_month: dict[int, int]
+    """Time slice → the first month of its representative period."""
+    hours_frac: dict[int, float]
+    """Time slice → its share of the day's hours (1 without hourly profiles)."""
     demand: dict[tuple[str, int], float]
     supply: list[SupplyOption]
     variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
@@ -281,37 +291,7 @@ def supply_options(
                 )
             )
         if site.kind == "datacenter" and "buy" in scenario.procurement and gpu.purchase is not None:
-            running = running_usd_per_month(
-                power_usd_per_month=power_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
-                colocation_usd_per_month=colocation_usd_per_month(gpu, site, utilization_frac=util)
-                * gpu.gpus_per_node,
-                ops_overhead_frac=econ.ops_overhead_frac,
-            )
-            life = econ.lifetime_years or gpu.purchase.lifetime_years
-            node_usd = gpu.purchase.usd_per_node * econ.purchase_price_scale
-            horizon = bought_unit_horizon_usd(
-                node_usd,
-                horizon_months=scenario.horizon_months,
-                lead_time_months=gpu.purchase.lead_time_months,
-                lifetime_years=life,
-                resale_frac=econ.resale_frac,
-                running_usd_per_month=running,
-                cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year,
-            )
-            out.append(
-                SupplyOption(
-                    gpu_id,
-                    site_id,
-                    "buy",
-                    gpu.gpus_per_node,
-                    running,
-                    None,
-                    f"buy node ${gpu.purchase.usd_per_node:,.0f} ({gpu.purchase.source}, {gpu.purchase.as_of})",
-                    capex_usd_per_unit=node_usd,
-                    available_from_month=gpu.purchase.lead_time_months,
-                    horizon_usd_per_unit=horizon,
-                )
-            )
+            out.extend(buy_options(gpu, site, scenario))
         if site.kind == "cloud" and "rent" in scenario.procurement:
             for kind in scenario.rental_kinds:
                 quote = rent_quote(catalog, gpu, site, kind)
@@ -338,6 +318,84 @@ def supply_options(
     return out
 
 
+def purchase_months(scenario: Scenario, lead_time_months: float) -> list[int]:
+    """Months at which nodes may be ordered: 0, then every ``purchase_every_months`` at a period start
+    whose delivery (order month + lead time) falls inside the horizon and after a change in some
+    workload's demand since the previous window's delivery.
+
+    Windows whose delivery lands inside a stretch of constant demand are left out: with straight-line
+    depreciation and running costs linear in the months held, a node's cost is linear in its order month,
+    so within a stretch ordering for its start or not at all (ordering for the next change) is always at
+    least as good.
+    """
+    period = scenario.period_months
+    series = [
+        demand_per_period(w, periods=scenario.periods, period_months=period) for w in scenario.workloads
+    ]
+    vectors = [tuple(s[t] for s in series) for t in range(scenario.periods)]
+
+    def delivery_period(month: int) -> int:
+        return min(scenario.periods - 1, math.ceil((month + lead_time_months) / period - 1e-9))
+
+    months = [0]
+    last = delivery_period(0)
+    for t in range(1, scenario.periods):
+        month = t * period
+        if month % scenario.economics.purchase_every_months or month + lead_time_months >= scenario.horizon_months:
+            continue
+        d = delivery_period(month)
+        if any(vectors[u] != vectors[last] for u in range(last + 1, d + 1)):
+            months.append(month)
+            last = d
+    return months
+
+
+def buy_options(gpu: Accelerator, site: Site, scenario: Scenario) -> list[SupplyOption]:
+    """One buy option per purchase window (:func:`purchase_months`): a whole node, capex at its order month,
+    usable from delivery (order month + lead time) to the horizon, horizon TCO from planner.ledgers.economics."""
+    assert gpu.purchase is not None
+    econ = scenario.economics
+    util = econ.utilization_frac
+    running = running_usd_per_month(
+        power_usd_per_month=power_usd_per_month(gpu, site, utilization_frac=util) * gpu.gpus_per_node,
+        colocation_usd_per_month=colocation_usd_per_month(gpu, site, utilization_frac=util)
+        * gpu.gpus_per_node,
+        ops_overhead_frac=econ.ops_overhead_frac,
+    )
+    life = econ.lifetime_years or gpu.purchase.lifetime_years
+    node_usd = gpu.purchase.usd_per_node * econ.purchase_price_scale
+    lead = gpu.purchase.lead_time_months
+    out = []
+    for month in purchase_months(scenario, lead):
+        horizon = bought_unit_horizon_usd(
+            node_usd,
+            horizon_months=scenario.horizon_months,
+            lead_time_months=lead,
+            lifetime_years=life,
+            resale_frac=econ.resale_frac,
+            running_usd_per_month=running,
+            cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year,
+            purchase_month=month,
+        )
+        out.append(
+            SupplyOption(
+                gpu.id,
+                site.id,
+                "buy",
+                gpu.gpus_per_node,
+                running,
+                None,
+                f"buy node ${gpu.purchase.usd_per_node:,.0f} ordered month {month} "
+                f"({gpu.purchase.source}, {gpu.purchase.as_of})",
+                capex_usd_per_unit=node_usd,
+                available_from_month=month + lead,
+                horizon_usd_per_unit=horizon,
+                purchase_month=month,
+            )
+        )
+    return out
+
+
 def build_context(
     catalog: Catalog,
     scenario: Scenario,
@@ -360,7 +418,7 @@ def build_context(
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
     supply = supply_options(catalog, scenario, table.sites, pairs)
     leads = tuple(sorted({o.available_from_month for o in supply if o.kind == "buy"}))
-    periods, months, demand, representative_of = representative_periods(scenario, leads)
+    slices = time_slices(scenario, leads)
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
     return BuildContext(
         prob=prob,
@@ -369,10 +427,13 @@ def build_context(
         sites=table.sites,
         cands=cands,
         points=points,
-        periods=periods,
-        months=months,
-        representative_of=representative_of,
-        demand=demand,
+        periods=list(slices.hours_frac),
+        months=slices.months,
+        representative_of=slices.representative_of,
+        slices_of=slices.slices_of,
+        start_month=slices.start_month,
+        hours_frac=slices.hours_frac,
+        demand=slices.demand,
         supply=supply,
     )
 
@@ -383,9 +444,10 @@ def representative_periods(
     """Merge periods with identical demand vectors: (periods, months per period, demand[(w, t)], period → its
     representative).
 
-    Valid because rented capacity follows each period and bought capacity is one decision whose
-    availability only depends on whether a period starts after the delivery month (part of the key), so
-    identical periods have identical optimal decisions; the cost of a merged period is weighted by its months.
+    Valid because rented capacity follows each period and bought capacity is one decision per order
+    window whose availability only depends on whether a period starts after its delivery month (part of
+    the key), so identical periods have identical optimal decisions; the cost of a merged period is
+    weighted by its months.
     """
     series = {
         w.name: demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
@@ -396,7 +458,6 @@ def representative_periods(
     representative_of: dict[int, int] = {}
     for t in range(scenario.periods):
         start = t * scenario.period_months
-        start = t * scenario.period_months
         vector = tuple(series[w.name][t] for w in scenario.workloads) + tuple(
             start >= lead for lead in lead_times_months
         )
@@ -406,6 +467,65 @@ def representative_periods(
     periods = sorted(months)
     demand = {(w.name, t): series[w.name][t] for w in scenario.workloads for t in periods}
     return periods, months, demand, representative_of
+
+
+def hour_blocks(scenario: Scenario) -> list[tuple[float, dict[str, float]]]:
+    """Hours of the day grouped by the load they carry: [(share of the day, {workload: fraction of its peak
+    demand})]. Hours with the same fractions for every workload form one block; without any hourly profile
+    there is a single block (share 1, every fraction 1)."""
+    if all(w.hourly_profile_frac is None for w in scenario.workloads):
+        return [(1.0, {w.name: 1.0 for w in scenario.workloads})]
+    hours: dict[tuple[float, ...], int] = {}
+    for h in range(24):
+        vector = tuple(
+            w.hourly_profile_frac[h] if w.hourly_profile_frac else 1.0
+            for w in scenario.workloads
+        )
+        hours[vector] = hours.get(vector, 0) + 1
+    return [
+        (count / 24, {w.name: f for w, f in zip(scenario.workloads, vector, strict=True)})
+        for vector, count in sorted(hours.items(), reverse=True)
+    ]
+
+
+@dataclass(frozen=True)
+class TimeSlices:
+    """Index sets of the time dimension (see :class:`BuildContext` for each field)."""
+
+    months: dict[int, float]
+    representative_of: dict[int, int]
+    slices_of: dict[int, list[int]]
+    start_month: dict[int, int]
+    hours_frac: dict[int, float]
+    demand: dict[tuple[str, int], float]
+
+
+def time_slices(scenario: Scenario, lead_times_months: tuple[float, ...] = ()) -> TimeSlices:
+    """Representative periods (:func:`representative_periods`) split into hour blocks (:func:`hour_blocks`).
+
+    A slice of block b in period t has demand D[w, t] · f[w, b] and is billed months(t) · share(b): capacity
+    that can follow the hours (on-demand and spot rent) is paid only for the hours it runs, while
+    persistent capacity (bought, owned, reserved) is held equal over a period's slices (commitments).
+    Without a profile each period is one slice carrying the period's id.
+    """
+    periods, months, demand, representative_of = representative_periods(scenario, lead_times_months)
+    blocks = hour_blocks(scenario)
+    out_months: dict[int, float] = {}
+    slices_of: dict[int, list[int]] = {}
+    start: dict[int, int] = {}
+    share_of: dict[int, float] = {}
+    out_demand: dict[tuple[str, int], float] = {}
+    for t in periods:
+        slices_of[t] = []
+        for b, (share, frac) in enumerate(blocks):
+            s = t if len(blocks) == 1 else t * len(blocks) + b
+            slices_of[t].append(s)
+            out_months[s] = months[t] * share
+            start[s] = t * scenario.period_months
+            share_of[s] = share
+            for w in scenario.workloads:
+                out_demand[(w.name, s)] = demand[(w.name, t)] * frac[w.name]
+    return TimeSlices(out_months, representative_of, slices_of, start, share_of, out_demand)
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:

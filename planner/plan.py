@@ -18,7 +18,8 @@ import pandas as pd
 from planner.audit import audit_plan
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
-from planner.model import BuildContext, build_context
+from planner.ledgers.economics import residual_value_usd
+from planner.model import BuildContext, SupplyOption, build_context
 from planner.scenario import Scenario
 from planner.solve import Solution, SolverName, solve_context
 
@@ -100,49 +101,89 @@ def _served_by_workload(deployments: list[dict[str, Any]]) -> dict[str, float]:
     return dict(out)
 
 
+def _billed_units(ctx: BuildContext, sol: Solution, option: int, period: int) -> float:
+    """Units of supply ``option`` billed in representative ``period``: Σ over its hour-block slices of
+    share of the day × units (the integer unit count without hourly profiles)."""
+    slices = ctx.slices_of[period]
+    units = [round(sol.values["units"].get((option, s), 0.0)) for s in slices]
+    if len(slices) == 1:
+        return units[0]
+    return sum(ctx.hours_frac[s] * u for s, u in zip(slices, units, strict=True))
+
+
+def _gpus_in_use(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[str, dict[str, int]]:
+    """GPUs by bucket (bought / rented / owned) and gpu@site at the busiest of ``slices``."""
+    out: dict[str, dict[str, int]] = {"bought_gpus": {}, "rented_gpus": {}, "owned_gpus": {}}
+    for i, opt in enumerate(ctx.supply):
+        units = max(round(sol.values["units"].get((i, s), 0.0)) for s in slices)
+        if units:
+            bucket = {"buy": "bought_gpus", "owned": "owned_gpus", "edge_device": "owned_gpus"}.get(
+                opt.kind, "rented_gpus"
+            )
+            key = f"{opt.gpu}@{opt.site}"
+            out[bucket][key] = out[bucket].get(key, 0) + units * opt.unit_gpus
+    return out
+
+
+def _served(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[str, float]:
+    """Requests/s served per workload, averaged over the day (hours-weighted over ``slices``)."""
+    weight = sum(ctx.hours_frac[s] for s in slices)
+    return {
+        w.name: sum(
+            ctx.hours_frac[s] * sol.values["flow"][(int(k), s)]
+            for k in ctx.cands_of_workload(w.name)
+            for s in slices
+        )
+        / weight
+        for w in ctx.scenario.workloads
+    }
+
+
 def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
-    """Per demand period: GPUs bought (delivered), rented and owned in use, and requests/s served."""
+    """Per demand period: GPUs ordered (capex paid), bought (delivered), rented and owned in use at the
+    day's peak, and requests/s served (the daily mean); with hourly profiles also each hour block."""
     rows = []
     for t in range(ctx.scenario.periods):
         rep = ctx.representative_of[t]
+        slices = ctx.slices_of[rep]
+        months = list(range(t * ctx.scenario.period_months, (t + 1) * ctx.scenario.period_months))
         entry: dict[str, Any] = {
             "period": t,
             "start_month": t * ctx.scenario.period_months,
-            "bought_gpus": {},
-            "rented_gpus": {},
-            "owned_gpus": {},
-            "served_requests_per_s": {},
+            "months": months,
+            "representative_period": rep,
+            "ordered_gpus": {},
+            **_gpus_in_use(ctx, sol, slices),
+            "served_requests_per_s": _served(ctx, sol, slices),
         }
         for i, opt in enumerate(ctx.supply):
-            units = round(sol.values["units"].get((i, rep), 0.0))
-            if units:
-                bucket = {"buy": "bought_gpus", "owned": "owned_gpus", "edge_device": "owned_gpus"}.get(
-                    opt.kind, "rented_gpus"
-                )
+            ordered = round(sol.values["bought"].get(i, 0.0)) if opt.kind == "buy" else 0
+            if ordered and opt.purchase_month in months:
                 key = f"{opt.gpu}@{opt.site}"
-                entry[bucket][key] = entry[bucket].get(key, 0) + units * opt.unit_gpus
-        for w in ctx.scenario.workloads:
-            entry["served_requests_per_s"][w.name] = sum(
-                sol.values["flow"][(int(k), rep)] for k in ctx.cands_of_workload(w.name)
-            )
+                entry["ordered_gpus"][key] = entry["ordered_gpus"].get(key, 0) + ordered * opt.unit_gpus
+        if len(slices) > 1:
+            entry["hour_blocks"] = [
+                {
+                    "hours_per_day": ctx.hours_frac[s] * 24,
+                    "rented_gpus": _gpus_in_use(ctx, sol, [s])["rented_gpus"],
+                    "served_requests_per_s": _served(ctx, sol, [s]),
+                }
+                for s in slices
+            ]
         rows.append(entry)
     return rows
 
 
-def _residual_usd(scenario: Scenario, supply: list[dict[str, Any]]) -> float:
-    """Resale value of bought nodes at the horizon (book value × resale_frac, planner.ledgers.economics)."""
-    from planner.ledgers.economics import residual_value_usd
-
-    life = scenario.economics.lifetime_years or 4.0
-    return sum(
-        residual_value_usd(
-            s["capex_usd"],
-            horizon_months=scenario.horizon_months,
-            lifetime_years=life,
-            resale_frac=scenario.economics.resale_frac,
-        )
-        for s in supply
-        if s["kind"] == "buy"
+def _bought_residual_usd(ctx: BuildContext, opt: SupplyOption, capex_usd: float) -> float:
+    """Resale value at the horizon of nodes bought through ``opt``: book value at their age (horizon −
+    order month) × resale_frac (planner.ledgers.economics)."""
+    purchase = ctx.gpu(opt.gpu).purchase
+    life = ctx.scenario.economics.lifetime_years or (purchase.lifetime_years if purchase else 4.0)
+    return residual_value_usd(
+        capex_usd,
+        horizon_months=ctx.scenario.horizon_months - opt.purchase_month,
+        lifetime_years=life,
+        resale_frac=ctx.scenario.economics.resale_frac,
     )
 
 
@@ -152,6 +193,7 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
         units = [round(sol.values["units"][(i, t)]) for t in ctx.periods]
         if max(units) == 0:
             continue
+        capex = round(sol.values["bought"][i]) * opt.capex_usd_per_unit if opt.kind == "buy" else 0.0
         rows.append(
             {
                 "gpu": opt.gpu,
@@ -172,11 +214,15 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                     )
                     / ctx.scenario.horizon_months
                 ),
-                "capex_usd": round(sol.values["bought"][i]) * opt.capex_usd_per_unit
-                if opt.kind == "buy"
-                else 0.0,
+                "capex_usd": capex,
+                "residual_usd": _bought_residual_usd(ctx, opt, capex) if opt.kind == "buy" else 0.0,
                 "available_from_month": opt.available_from_month,
-                "units_per_period": units,
+                "purchase_month": opt.purchase_month if opt.kind == "buy" else None,
+                "units_per_period": [_billed_units(ctx, sol, i, t) for t in ctx.slices_of],
+                "units_per_month": [
+                    _billed_units(ctx, sol, i, ctx.representative_of[m // ctx.scenario.period_months])
+                    for m in range(ctx.scenario.horizon_months)
+                ],
                 "source": opt.source,
             }
         )
@@ -198,7 +244,8 @@ def _deployments(ctx: BuildContext, sol: Solution, supply: list[dict[str, Any]])
         c = ctx.cands.loc[k]
         t = peak_t[str(c["workload"])]
         w = next(x for x in ctx.scenario.workloads if x.name == c["workload"])
-        replicas = reps[t] if reps[t] else max(reps)
+        at_peak = reps[ctx.periods.index(t)]
+        replicas = at_peak if at_peak else max(reps)
         out.append(
             {
                 "workload": str(c["workload"]),
@@ -378,10 +425,27 @@ def _solve_restricted(
     return solve_context(ctx, solver=solver, time_limit_s=ALTERNATIVE_TIME_LIMIT_S), ctx
 
 
+def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, float | None]:
+    """(max TPOT ms, max TTFT ms) over the operating points a solution deploys in any period."""
+    used = {(int(k), int(j)) for (k, j, _t), reps in sol.values["n_rep"].items() if round(reps)}
+    tpot_ms: float | None = None
+    ttft_ms: float | None = None
+    for p in ctx.points.itertuples():
+        if (int(p.cand), int(p.point)) not in used:
+            continue
+        tpot_ms = float(p.tpot_ms) if tpot_ms is None else max(tpot_ms, float(p.tpot_ms))
+        ttft_ms = float(p.ttft_ms) if ttft_ms is None else max(ttft_ms, float(p.ttft_ms))
+    return tpot_ms, ttft_ms
+
+
 def alternatives(
     catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost: float, solver: SolverName
 ) -> list[dict[str, Any]]:
-    """Best plan per GPU type and per site, with its cost delta and why it lost."""
+    """Best plan per GPU type and per site: cost delta, why it lost, worst deployed TPOT and TTFT.
+
+    ``max_tpot_ms`` / ``max_ttft_ms`` are the largest predicted TPOT / TTFT over the deployments of that
+    alternative plan (None when it is infeasible): the latency side of the cost-vs-TPOT frontier.
+    """
     out = []
     for column in ("gpu", "site"):
         for value in sorted(set(table.candidates[column])):
@@ -393,6 +457,8 @@ def alternatives(
                     status="infeasible",
                     total_cost_usd=None,
                     cost_delta_usd=None,
+                    max_tpot_ms=None,
+                    max_ttft_ms=None,
                     lost_because=f"no SLO-feasible candidate: {reasons.index[0] if len(reasons) else 'none'}",
                 )
                 out.append(entry)
@@ -407,15 +473,25 @@ def alternatives(
                     if uncovered
                     else "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
                 )
-                entry.update(status="infeasible", total_cost_usd=None, cost_delta_usd=None, lost_because=why)
+                entry.update(
+                    status="infeasible",
+                    total_cost_usd=None,
+                    cost_delta_usd=None,
+                    max_tpot_ms=None,
+                    max_ttft_ms=None,
+                    lost_because=why,
+                )
             else:
                 cost = sol.objective_usd - sol.costs_usd.get("tie_break", 0.0)
                 delta = cost - best_cost
+                max_tpot_ms, max_ttft_ms = _worst_latency_ms(ctx, sol)
                 entry.update(
                     status=sol.status,
                     total_cost_usd=cost,
                     cost_delta_usd=delta,
                     cost_usd_per_month=cost / scenario.horizon_months,
+                    max_tpot_ms=max_tpot_ms,
+                    max_ttft_ms=max_ttft_ms,
                     lost_because="chosen"
                     if abs(delta) <= 1e-6 * max(1.0, best_cost)
                     else f"costs ${delta:,.0f} more over the horizon (objective: min cost)",
@@ -522,6 +598,6 @@ def plan(
         supply=supply,
         schedule=_schedule(ctx, sol),
         capex_usd=sum(s["capex_usd"] for s in supply),
-        residual_value_usd=_residual_usd(scenario, supply),
+        residual_value_usd=sum(s["residual_usd"] for s in supply),
         served_scale=served_scale,
     )

@@ -139,6 +139,13 @@ class Economics(Strict):
     purchase_price_scale: PositiveFloat = Field(
         1.0, description="Multiplier on every catalog purchase price (what-if)."
     )
+    purchase_every_months: Annotated[int, Field(ge=1)] = Field(
+        3,
+        description=(
+            "Purchase orders may be placed at month 0 and then every this many months (a quarter by "
+            "default); a window where no workload's demand changed since the previous one adds nothing."
+        ),
+    )
 
 
 Procurement = Literal["rent", "buy"]

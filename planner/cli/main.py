@@ -337,6 +337,22 @@ def _print_plan(result: Any) -> None:
             f"{d['cost_usd_per_month']:,.0f}",
         )
     out.print(t)
+    orders = sorted((s for s in data["supply"] if s["kind"] == "buy"), key=lambda s: s["purchase_month"])
+    if orders:
+        o = Table(title="what to buy when (purchase orders)")
+        for c in ("order month", "gpu", "site", "GPUs", "usable from month", "capex $", "resale at horizon $"):
+            o.add_column(c, justify="left" if c in ("gpu", "site") else "right")
+        for s in orders:
+            o.add_row(
+                str(s["purchase_month"]),
+                s["gpu"],
+                s["site"],
+                str(s["gpus"]),
+                f"{s['available_from_month']:g}",
+                f"{s['capex_usd']:,.0f}",
+                f"{s['residual_usd']:,.0f}",
+            )
+        out.print(o)
     if data["binding_constraints"]:
         b = Table(title="binding constraints")
         b.add_column("family")
@@ -346,15 +362,17 @@ def _print_plan(result: Any) -> None:
         out.print(b)
     if data["alternatives"]:
         a = Table(title="alternatives (best plan per GPU type and per site)")
-        for c in ("kind", "value", "status", "cost delta $", "why it lost"):
+        for c in ("kind", "value", "status", "cost delta $", "max TPOT ms", "why it lost"):
             a.add_column(c)
         for row in data["alternatives"]:
             delta = row.get("cost_delta_usd")
+            tpot = row.get("max_tpot_ms")
             a.add_row(
                 row["kind"],
                 row[row["kind"]],
                 row["status"],
                 "" if delta is None else f"{delta:,.0f}",
+                "" if tpot is None else f"{tpot:.1f}",
                 row["lost_because"],
             )
         out.print(a)
@@ -404,6 +422,8 @@ def plan(
 def compare(
     scenario_path: ScenarioArg,
     json_target: JsonTarget = None,
+    output: OutputXlsx = None,
+    plots: PlotsDir = None,
     solver: SolverOpt = "highs",
     no_flip_points: Annotated[
         bool, typer.Option("--no-flip-points", help="Skip the bisection for flip points.")
@@ -414,15 +434,23 @@ def compare(
     from planner.scenario import load_scenario
 
     def go() -> Any:
+        _check_output(output)
         chosen = _check_solver(solver)
         catalog = _catalog()
         return run_compare(
             catalog, load_scenario(scenario_path, catalog), solver=chosen, flip_points=not no_flip_points
         )
 
-    data = run_guarded(go).to_json()
+    comparison = run_guarded(go)
+    data = comparison.to_json()
     if json_target is not None:
         emit_json(data, json_target)
+    if output is not None or plots is not None:
+        from planner.report.compare_workbook import write_compare_outputs
+
+        run_guarded(lambda: write_compare_outputs(comparison, workbook=output, plots_dir=plots))
+        if json_target != "-" and output is not None:
+            err.print(f"wrote {output}")
     if json_target == "-":
         return
     t = Table(title=f"{data['scenario']}: buy vs rent (recommendation: {data['recommendation']})")

@@ -9,6 +9,8 @@ delivery delay shortens the useful life), hardware.md §4 (depreciation, PUE, co
 
 from __future__ import annotations
 
+import math
+
 from planner.units import MONTHS_PER_YEAR
 
 
@@ -60,27 +62,39 @@ def bought_unit_horizon_usd(
     resale_frac: float,
     running_usd_per_month: float,
     cost_of_capital_frac_per_year: float = 0.0,
+    purchase_month: float = 0.0,
 ) -> float:
-    """Horizon cost of one unit bought at month 0: capex − PV(residual) + PV(running while delivered), USD.
+    """Horizon cost of one unit ordered at ``purchase_month``: PV(capex) − PV(residual) + PV(running), USD.
 
     Notes
     -----
-    C = capex − resale·BV(H)·d(H) + Σ_{m = lead}^{H−1} running·d(m), with BV the straight-line book value
-    (age counted from purchase) and d(m) = (1 + r)^(−m/12). Capacity is usable only from the delivery month
-    ``lead_time_months`` on, so the lead time shortens the useful part of the horizon (card 4 §4.8.4).
+    C = capex·d(p) − resale·BV(H − p)·d(H) + Σ_{m = p + lead}^{H−1} running·d(m), with p the purchase
+    month, BV the straight-line book value (age counted from purchase) and d(m) = (1 + r)^(−m/12).
+    Capacity is usable only from the delivery month p + ``lead_time_months`` on, so the lead time
+    shortens the useful part of the horizon (card 4 §4.8.4); a later purchase holds more book value at
+    the horizon and pays fewer months of running cost.
     """
     if horizon_months <= 0:
         raise ValueError("horizon_months must be positive")
+    if not 0 <= purchase_month < horizon_months:
+        raise ValueError("purchase_month must be in [0, horizon_months)")
     r = cost_of_capital_frac_per_year
     residual = residual_value_usd(
-        capex_usd, horizon_months=horizon_months, lifetime_years=lifetime_years, resale_frac=resale_frac
+        capex_usd,
+        horizon_months=horizon_months - purchase_month,
+        lifetime_years=lifetime_years,
+        resale_frac=resale_frac,
     )
-    start = int(min(max(lead_time_months, 0.0), horizon_months))
+    start = min(math.ceil(purchase_month + max(lead_time_months, 0.0) - 1e-9), int(horizon_months))
     running = sum(
         running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r)
         for m in range(start, int(horizon_months))
     )
-    return capex_usd - residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r) + running
+    return (
+        capex_usd * discount_factor(purchase_month, cost_of_capital_frac_per_year=r)
+        - residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r)
+        + running
+    )
 
 
 def rent_horizon_usd(

@@ -1,4 +1,8 @@
-"""PNG charts of a plan (matplotlib, Agg backend): the same three charts as the workbook's native ones."""
+"""PNG charts (matplotlib, Agg backend): the same charts as the workbooks' native ones.
+
+Plan: cost by category, cumulative cost, alternatives' total cost vs TPOT. Compare: cumulative cost per
+option (with the crossover month) and total cost per option.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,9 @@ from planner.report.files import atomic_write
 
 COST_BY_CATEGORY_PNG = "cost_by_category.png"
 CUMULATIVE_COST_PNG = "cumulative_cost.png"
-ALTERNATIVES_PNG = "alternatives_cost.png"
+ALTERNATIVES_PNG = "alternatives_cost_vs_tpot.png"
+COMPARE_CUMULATIVE_PNG = "compare_cumulative_cost.png"
+COMPARE_OPTIONS_PNG = "compare_options_cost.png"
 
 
 def _figure() -> tuple[Any, Any]:
@@ -60,17 +66,75 @@ def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
 
 
 def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> None:
-    """Horizontal bars of the total cost (USD) of each feasible alternative (best GPU type / site)."""
+    """Scatter of total cost (USD) vs worst deployed TPOT (ms) of each feasible alternative, labelled."""
     fig, ax = _figure()
-    feasible = [a for a in alternatives if a.get("total_cost_usd") is not None]
-    labels = [f"{a['kind']}: {a.get(a['kind'], '')}" for a in feasible]
-    ax.barh(labels, [float(a["total_cost_usd"]) for a in feasible], color="#2E75B6")
-    ax.set_title("Alternatives: total cost over the horizon")
-    ax.set_xlabel("USD")
-    if not feasible:
+    feasible = [
+        a for a in alternatives if a.get("total_cost_usd") is not None and a.get("max_tpot_ms") is not None
+    ]
+    for kind, marker in (("gpu", "o"), ("site", "s")):
+        points = [a for a in feasible if a["kind"] == kind]
+        if not points:
+            continue
+        xs = [float(a["max_tpot_ms"]) for a in points]
+        ys = [float(a["total_cost_usd"]) for a in points]
+        ax.scatter(xs, ys, marker=marker, label=f"best plan per {kind}", alpha=0.8)
+        for a, x, y in zip(points, xs, ys, strict=True):
+            ax.annotate(str(a.get(kind, "")), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_title("Alternatives: total cost vs TPOT")
+    ax.set_xlabel("Max TPOT (ms)")
+    ax.set_ylabel("Total cost over the horizon (USD)")
+    if feasible:
+        ax.legend(loc="best", fontsize=8)
+    else:
         ax.text(0.5, 0.5, "no feasible alternative", ha="center", va="center", transform=ax.transAxes)
-    ax.grid(axis="x", alpha=0.3)
+    ax.grid(alpha=0.3)
     _save(fig, path)
+
+
+def plot_compare_cumulative(
+    monthly_usd: Mapping[str, Sequence[float]], crossover_month: int | None, path: Path
+) -> None:
+    """Cumulative cash out (USD) per option by month (0 = start), with the crossover month marked."""
+    fig, ax = _figure()
+    for name, flow in monthly_usd.items():
+        ax.plot(range(len(flow)), list(accumulate(flow)), marker="o", markersize=3, label=name)
+    if crossover_month is not None:
+        ax.axvline(crossover_month, color="grey", linestyle="--", label=f"crossover: month {crossover_month}")
+    ax.set_title("Cumulative cost by option")
+    ax.set_xlabel("Month")
+    ax.set_ylabel("USD")
+    if monthly_usd:
+        ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    _save(fig, path)
+
+
+def plot_compare_options(totals_usd: Mapping[str, float | None], path: Path) -> None:
+    """Bars of the total cost (USD) over the horizon per feasible option."""
+    fig, ax = _figure()
+    names = [n for n, v in totals_usd.items() if v is not None]
+    ax.bar(names, [float(totals_usd[n] or 0.0) for n in names], color="#1F4E78")
+    ax.set_title("Total cost over the horizon by option")
+    ax.set_ylabel("USD")
+    if not names:
+        ax.text(0.5, 0.5, "no feasible option", ha="center", va="center", transform=ax.transAxes)
+    ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+
+
+def write_compare_plots(
+    plots_dir: Path,
+    *,
+    monthly_usd: Mapping[str, Sequence[float]],
+    totals_usd: Mapping[str, float | None],
+    crossover_month: int | None,
+) -> list[Path]:
+    """Write the two comparison PNG charts into ``plots_dir`` (created if missing); return their paths."""
+    plots_dir.mkdir(parents=True, exist_ok=True)
+    paths = [plots_dir / COMPARE_CUMULATIVE_PNG, plots_dir / COMPARE_OPTIONS_PNG]
+    plot_compare_cumulative(monthly_usd, crossover_month, paths[0])
+    plot_compare_options(totals_usd, paths[1])
+    return paths
 
 
 def write_plan_plots(

@@ -50,6 +50,7 @@ TOKENS_PER_MTOK = 1e6
 HEADER_WRAP_CHARS = 18
 RECOMMENDATION_CHARS_PER_LINE = 110
 POINTS_PER_LINE = 15
+FRONTIER_COLORS = ("1F4E78", "C55A11", "548235")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class _Line:
 
     index: int
     row: dict[str, Any]
-    monthly_units: list[int]
+    monthly_units: list[float]
+    """Units billed each month (hours-weighted, so fractional, when on-demand rent follows an hourly profile)."""
     capex_month: int = 0
     adjust_usd: float = 0.0
 
@@ -115,34 +117,70 @@ class _Line:
         return self.horizon_usd + self.capex_usd + self.adjust_usd
 
 
-def _monthly_units(row: dict[str, Any], horizon_months: int, period_months: int | None) -> list[int]:
+def _month_periods(schedule: Sequence[dict[str, Any]] | None, horizon_months: int) -> list[int] | None:
+    """For each month of the horizon, the position of its representative period in ``units_per_period``.
+
+    The planner merges periods with identical demand; ``units_per_period`` then has one entry per
+    representative period (in increasing period order) and each schedule entry names its
+    ``representative_period`` and the ``months`` it covers. None when the schedule does not say so.
+    """
+    if not schedule or any("representative_period" not in e or "months" not in e for e in schedule):
+        return None
+    reps = sorted({int(e["representative_period"]) for e in schedule})
+    position = {rep: i for i, rep in enumerate(reps)}
+    out: list[int | None] = [None] * horizon_months
+    for entry in schedule:
+        for m in entry["months"]:
+            if 0 <= int(m) < horizon_months:
+                out[int(m)] = position[int(entry["representative_period"])]
+    if any(p is None for p in out):
+        return None
+    return [int(p) for p in out if p is not None]
+
+
+def _units(value: Any) -> float:
+    """A unit count as the sheet shows it: an int when whole, else the hours-weighted fraction."""
+    number = float(value)
+    return int(number) if number.is_integer() else number
+
+
+def _monthly_units(
+    row: dict[str, Any],
+    horizon_months: int,
+    period_months: int | None,
+    month_periods: Sequence[int] | None = None,
+) -> list[float]:
     """Units in each month of the horizon.
 
-    ``units_per_month`` is used when the plan gives it; otherwise each entry of ``units_per_period`` covers
-    ``period_months`` months when the periods tile the horizon. When the solver merged identical periods
-    (fewer entries than periods) the calendar order is not in the plan, so the entries are spread evenly:
-    the monthly split is then approximate, but the total still equals the planner's (``Other_cost_usd``
-    carries any difference).
+    ``units_per_month`` is used when the plan gives it. Otherwise ``units_per_period`` is placed on the
+    calendar with ``month_periods`` (from the schedule, see :func:`_month_periods`) when it has one entry
+    per representative period, or with ``period_months`` when the entries tile the horizon. Without
+    either (a plan that does not say which months a merged period covers) the entries are spread evenly:
+    the monthly split is then approximate, but the total still equals the planner's (the line
+    adjustment and ``Other_cost_usd`` carry any difference).
     """
     per_month = row.get("units_per_month")
     if per_month is not None and len(per_month) == horizon_months:
-        return [int(u) for u in per_month]
+        return [_units(u) for u in per_month]
     periods = row.get("units_per_period") or [row["units"]]
     n = len(periods)
+    if month_periods is not None and len(month_periods) == horizon_months and n == len(set(month_periods)):
+        return [_units(periods[p]) for p in month_periods]
     if period_months and n * period_months == horizon_months:
-        return [int(u) for u in periods for _ in range(period_months)]
-    return [int(periods[min(n - 1, m * n // horizon_months)]) for m in range(horizon_months)]
+        return [_units(u) for u in periods for _ in range(period_months)]
+    return [_units(periods[min(n - 1, m * n // horizon_months)]) for m in range(horizon_months)]
 
 
 def _lines(data: dict[str, Any]) -> list[_Line]:
     horizon = int(data["horizon_months"])
     period_months = data.get("period_months")
+    month_periods = _month_periods(data.get("schedule"), horizon)
     lines = [
         _Line(
             i + 1,
             s,
-            _monthly_units(s, horizon, period_months),
-            min(horizon - 1, int(s.get("available_from_month") or 0)),
+            _monthly_units(s, horizon, period_months, month_periods),
+            min(horizon - 1, int(s["purchase_month"] if s.get("purchase_month") is not None else 0)),
         )
         for i, s in enumerate(data["supply"])
     ]
@@ -395,6 +433,8 @@ ALT_HEADERS = [
     "Total cost (USD)",
     "Cost delta (USD)",
     "Cost (USD/month)",
+    "Max TPOT (ms)",
+    "Max TTFT (ms)",
     "Lost because",
 ]
 
@@ -489,7 +529,7 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
         r = m + 2
         units = [ln.monthly_units[m] for ln in lines]
         costs = [Formula(f"={get_column_letter(2 + k)}{r}*{ln.price_name}") for k, ln in enumerate(lines)]
-        # Capex: units bought (BuyVsRent) x unit price, in the month the units arrive.
+        # Capex: units bought (BuyVsRent) x unit price, in the month the order is placed.
         capex = [
             Formula(f"=BuyVsRent!$G${ln.index + 1}*{ln.capex_name}") if m == ln.capex_month else 0
             for ln in capex_lines
@@ -577,8 +617,9 @@ def _buy_vs_rent(
         ws,
         last + 2,
         1,
-        "Note: only the procurement options in the scenario were priced (capex is paid in the month the units "
-        "arrive); the economics issue will add buy options (depreciation, power, colocation) beside each rental line.",
+        "Note: only the procurement options in the scenario were priced. Capex is paid in the month the order "
+        "is placed; bought nodes run (power, colocation, ops) from delivery; the resale credit is in the line "
+        "adjustment. `planner compare -o` prices buy-only, rent-only and hybrid side by side.",
     )
     return max(last, 2)
 
@@ -687,10 +728,12 @@ def _alternatives(ws: Any, tables: _Tables, data: dict[str, Any]) -> int:
                 cost,
                 Formula(f"=D{r}-{TOTAL_NAME}") if cost is not None else None,
                 a.get("cost_usd_per_month"),
+                a.get("max_tpot_ms"),
+                a.get("max_ttft_ms"),
                 a.get("lost_because") or "",
             ]
         )
-    formats: list[str | None] = [None] * 3 + [USD_FORMAT] * 3 + [None]
+    formats: list[str | None] = [None] * 3 + [USD_FORMAT] * 3 + [NUMBER_FORMAT] * 2 + [None]
     last = _header_table(ws, tables, 1, ALT_HEADERS, rows, formats, "Alternatives")
     _finish(ws, freeze="A2")
     return last
@@ -817,13 +860,47 @@ def _native_charts(wb: Any, costs: dict[str, Any], alt_last: int) -> None:
     line.width, line.height = 16, 8
     ws.add_chart(line, f"L{costs['cat_row']}")
     if alt_last >= 2:
-        alt = wb["Alternatives"]
-        chart = BarChart()
-        chart.type = "bar"
-        chart.title, chart.x_axis.title = "Alternatives: total cost", "USD"
-        chart.add_data(Reference(alt, min_col=4, min_row=1, max_row=alt_last), titles_from_data=True)
-        chart.set_categories(Reference(alt, min_col=2, min_row=2, max_row=alt_last))
-        alt.add_chart(chart, "I2")
+        _frontier_chart(wb["Alternatives"], alt_last)
+
+
+def _frontier_chart(ws: Any, last_row: int) -> None:
+    """Scatter of total cost (y) vs worst deployed TPOT (x) of the alternatives, one series per kind."""
+    from openpyxl.chart import Reference, ScatterChart, Series
+    from openpyxl.chart.shapes import GraphicalProperties
+
+    kind_col = 1
+    tpot_col = ALT_HEADERS.index("Max TPOT (ms)") + 1
+    cost_col = ALT_HEADERS.index("Total cost (USD)") + 1
+    # Rows are grouped by kind (gpu, then site): one contiguous series per kind.
+    runs: list[tuple[str, int, int]] = []
+    for r in range(2, last_row + 1):
+        kind = str(ws.cell(row=r, column=kind_col).value)
+        if runs and runs[-1][0] == kind:
+            runs[-1] = (kind, runs[-1][1], r)
+        else:
+            runs.append((kind, r, r))
+    chart = ScatterChart()
+    chart.title = "Alternatives: total cost vs TPOT"
+    chart.x_axis.title, chart.y_axis.title = "Max TPOT (ms)", "Total cost (USD)"
+    for k, (kind, first, last) in enumerate(runs):
+        series = Series(
+            Reference(ws, min_col=cost_col, min_row=first, max_row=last),
+            Reference(ws, min_col=tpot_col, min_row=first, max_row=last),
+            title=f"best plan per {kind}",
+        )
+        color = FRONTIER_COLORS[k % len(FRONTIER_COLORS)]
+        series.marker.symbol = "circle" if k % 2 == 0 else "square"
+        series.marker.size = 8
+        series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+        series.marker.graphicalProperties.line.solidFill = color
+        series.graphicalProperties.line.noFill = True
+        series.smooth = False
+        chart.series.append(series)
+    # openpyxl hides both axes unless told otherwise (LibreOffice and Excel then draw no scale).
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.width, chart.height = 18, 10
+    ws.add_chart(chart, f"A{last_row + 3}")
 
 
 def plan_data(result: Any) -> dict[str, Any]:

@@ -68,3 +68,33 @@ def test_longer_horizons_never_cost_less(h: int, lead: int) -> None:
     assert eco.bought_unit_horizon_usd(300_000, horizon_months=h + 1, **kw) >= eco.bought_unit_horizon_usd(
         300_000, horizon_months=h, **kw
     )
+
+
+def test_hand_computed_later_purchase() -> None:
+    # the same node ordered at month 12: age at the horizon 24 months → residual 0.5 × 320k × (1 − 24/48)
+    # = 80k; running from month 14 → 22 × 1,500 = 33k; total = 320k − 80k + 33k = 273k
+    total = eco.bought_unit_horizon_usd(
+        320_000,
+        horizon_months=36,
+        lead_time_months=2,
+        lifetime_years=4,
+        resale_frac=0.5,
+        running_usd_per_month=1_500,
+        purchase_month=12,
+    )
+    assert total == pytest.approx(273_000)
+    # discounted at 10 %/year: capex paid a year later is worth 320k / 1.1
+    discounted = eco.bought_unit_horizon_usd(
+        320_000,
+        horizon_months=36,
+        lead_time_months=0,
+        lifetime_years=4,
+        resale_frac=0.0,
+        running_usd_per_month=0.0,
+        cost_of_capital_frac_per_year=0.1,
+        purchase_month=12,
+    )
+    assert discounted == pytest.approx(320_000 / 1.1)
+    with pytest.raises(ValueError, match="purchase_month"):
+        eco.bought_unit_horizon_usd(1.0, horizon_months=12, lead_time_months=0, lifetime_years=4,
+                                    resale_frac=0.5, running_usd_per_month=0.0, purchase_month=12)

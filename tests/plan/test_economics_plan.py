@@ -94,3 +94,114 @@ def test_inventory_is_used_at_sunk_cost(catalog: Catalog, scenario) -> None:  # 
     # sunk cost: only power, colocation and ops per GPU-month, far below a month of rent
     rent = [s for s in data["supply"] if s["kind"].startswith("rent_")]
     assert owned[0]["usd_per_unit_month"] < min(r["usd_per_unit_month"] / r["unit_gpus"] for r in rent)
+
+
+def _step_scenario(scenario, **economics: float):  # type: ignore[no-untyped-def]
+    """Demand steps up from 10 to 30 req/s at month 12 (quarterly periods, 36 months); rent (at 3× the
+    catalog price, so that buying wins for long stretches) covers the delivery lead time."""
+    workload = scenario.workloads[0].model_copy(
+        update={"requests_per_s": [10.0] * 4 + [30.0] * 8, "growth_frac_per_month": 0.0}
+    )
+    return scenario.model_copy(
+        update={
+            "workloads": [workload],
+            "economics": scenario.economics.model_copy(update=economics),
+        }
+    )
+
+
+def test_purchases_are_timed_for_a_demand_step(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    result = plan(catalog, _step_scenario(scenario, rent_price_scale=3.0), with_alternatives=False)
+    data = result.to_json()
+    assert data["status"] == "optimal"
+    orders = {row["start_month"]: sum(row["ordered_gpus"].values()) for row in data["schedule"]}
+    ordered_at = sorted(m for m, gpus in orders.items() if gpus)
+    # lead time 2 months: the second order goes out at month 9 so it is delivered before the step at 12
+    assert ordered_at == [0, 9]
+    fleet = [sum(row["bought_gpus"].values()) for row in data["schedule"]]
+    assert fleet[4] > fleet[1] > 0 and fleet[3] == fleet[1]
+    flow = monthly_cash_flow_usd(result)
+    later = sum(s["capex_usd"] for s in data["supply"] if s["purchase_month"] == 9)
+    assert later > 0 and flow[9] >= later
+    assert sum(flow) == pytest.approx(data["total_cost_usd"], rel=1e-6)
+    # ordering everything at month 0 (one window only) can only cost more
+    upfront = plan(
+        catalog, _step_scenario(scenario, rent_price_scale=3.0, purchase_every_months=36), with_alternatives=False
+    )
+    assert upfront.total_cost_usd > result.total_cost_usd
+    assert {s["purchase_month"] for s in upfront.to_json()["supply"] if s["kind"] == "buy"} == {0}
+
+
+PEAK_PROFILE = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
+"""8 peak hours at the stated rate, 16 hours at 30 % of it."""
+
+
+def _profile_scenario(scenario, profile, **update):  # type: ignore[no-untyped-def]
+    workload = scenario.workloads[0].model_copy(
+        update={"requests_per_s": 30.0, "growth_frac_per_month": 0.0, "hourly_profile_frac": profile}
+    )
+    return scenario.model_copy(update={"workloads": [workload], **update})
+
+
+def test_hourly_profile_rents_only_the_hours_it_needs(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    short = {"horizon_months": 12, "period_months": 12, "procurement": ["rent"]}
+    flat = plan(catalog, _profile_scenario(scenario, None, **short), with_alternatives=False)
+    always_peak = plan(catalog, _profile_scenario(scenario, [1.0] * 24, **short), with_alternatives=False)
+    shaped = plan(catalog, _profile_scenario(scenario, PEAK_PROFILE, **short), with_alternatives=False)
+    assert always_peak.total_cost_usd == pytest.approx(flat.total_cost_usd, rel=1e-9)
+    data = shaped.to_json()
+    blocks = data["schedule"][0]["hour_blocks"]
+    assert [b["hours_per_day"] for b in blocks] == [8.0, 16.0]
+    assert blocks[0]["served_requests_per_s"]["chat"] == pytest.approx(30.0)
+    assert blocks[1]["served_requests_per_s"]["chat"] == pytest.approx(9.0)
+    # on-demand nodes are billed by the hour: peak nodes × 8/24 + off-peak nodes × 16/24 of the flat bill
+    nodes = [sum(b["rented_gpus"].values()) / 8 for b in blocks]
+    flat_nodes = flat.to_json()["supply"][0]["units"]
+    expected = flat.total_cost_usd / flat_nodes * (nodes[0] * 8 / 24 + nodes[1] * 16 / 24)
+    assert shaped.total_cost_usd == pytest.approx(expected, rel=1e-6)
+    assert nodes[1] < nodes[0]
+    # the opex budget counts on-demand nodes for the hours they run: the shaped bill per month fits
+    budget = Budget(opex_usd_per_month=shaped.total_cost_usd / 12 * (1 + 1e-6))
+    capped = plan(
+        catalog, _profile_scenario(scenario, PEAK_PROFILE, budget=budget, **short), with_alternatives=False
+    )
+    assert capped.status == "optimal"
+    assert capped.total_cost_usd == pytest.approx(shaped.total_cost_usd, rel=1e-6)
+    # the daily mean served rate is what tokens are counted on
+    assert data["schedule"][0]["served_requests_per_s"]["chat"] == pytest.approx((30 * 8 + 9 * 16) / 24)
+
+
+def test_hourly_profile_buys_the_base_and_rents_the_peaks(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    econ = scenario.economics.model_copy(update={"rent_price_scale": 1.5})
+    sc = _profile_scenario(scenario, PEAK_PROFILE, horizon_months=36, period_months=3, economics=econ)
+    data = plan(catalog, sc, with_alternatives=False).to_json()
+    assert data["status"] == "optimal"
+    after_delivery = data["schedule"][2]
+    peak, off_peak = after_delivery["hour_blocks"]
+    assert after_delivery["bought_gpus"] and peak["rented_gpus"] and not off_peak["rented_gpus"]
+
+
+def test_demand_flip_point_is_found_by_bisection(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    from planner.compare import _flip, _recommend, scaled_demand
+
+    assert scaled_demand(scenario, 0.5).workloads[0].requests_per_s == pytest.approx(10.0)
+    steps = scenario.model_copy(
+        update={"workloads": [scenario.workloads[0].model_copy(update={"requests_per_s": [2.0, 4.0]})]}
+    )
+    assert scaled_demand(steps, 3.0).workloads[0].requests_per_s == [6.0, 12.0]
+    # rent at 0.9× the catalog: renting wins for a quarter of the demand, buying at the stated level
+    sc = scenario.model_copy(update={"economics": scenario.economics.model_copy(update={"rent_price_scale": 0.9})})
+    flip = _flip(catalog, sc, "highs", "demand_scale", "buy")
+    assert flip is not None and 0.25 < flip["factor"] < 1.0
+    assert flip["sentence"].startswith("buying wins if demand stays above")
+    assert _recommend(catalog, scaled_demand(sc, flip["factor"] * 0.9), "highs") == "rent_only"
+    assert _recommend(catalog, scaled_demand(sc, flip["factor"] * 1.1), "highs") == "buy"
+
+
+def test_reserved_breakeven_uses_the_quotes_the_planner_pays(catalog: Catalog) -> None:
+    from planner.compare import reserved_breakeven
+
+    # H100 at us_east: the cheapest on-demand ($1.90) undercuts the reserved estimate ($2.40)
+    frac, flip = reserved_breakeven(catalog, "h100_sxm", catalog.sites["us_east"])
+    assert frac is None and flip is not None and "never pays" in flip["sentence"]
+    assert flip["factor"] == pytest.approx(2.4 / 1.9)

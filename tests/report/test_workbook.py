@@ -174,6 +174,8 @@ def _plan_json() -> dict[str, Any]:
                 "total_cost_usd": total,
                 "cost_delta_usd": 0.0,
                 "cost_usd_per_month": total / HORIZON,
+                "max_tpot_ms": 49.0,
+                "max_ttft_ms": 125.0,
                 "lost_because": "chosen",
             },
             {
@@ -183,6 +185,8 @@ def _plan_json() -> dict[str, Any]:
                 "total_cost_usd": total + 5000.0,
                 "cost_delta_usd": 5000.0,
                 "cost_usd_per_month": (total + 5000.0) / HORIZON,
+                "max_tpot_ms": 31.5,
+                "max_ttft_ms": 80.0,
                 "lost_because": INJECT_REASON,
             },
             {
@@ -191,6 +195,8 @@ def _plan_json() -> dict[str, Any]:
                 "status": "infeasible",
                 "total_cost_usd": None,
                 "cost_delta_usd": None,
+                "max_tpot_ms": None,
+                "max_ttft_ms": None,
                 "lost_because": "no SLO-feasible candidate",
             },
         ],
@@ -353,6 +359,17 @@ def test_values_match_plan_json(written: Path) -> None:
     alt = wb["Alternatives"]
     assert alt["B3"].value == "h200_sxm" and alt["D3"].value == pytest.approx(data["total_cost_usd"] + 5000.0)
     assert alt["D4"].value is None and alt["C4"].value == "infeasible"
+    assert [c.value for c in alt[1]] == wbmod.ALT_HEADERS
+    tpot, ttft = (
+        _col_index(wbmod.ALT_HEADERS, "Max TPOT (ms)"),
+        _col_index(wbmod.ALT_HEADERS, "Max TTFT (ms)"),
+    )
+    assert [alt.cell(row=r, column=tpot).value for r in (2, 3, 4)] == [49.0, 31.5, None]
+    assert [alt.cell(row=r, column=ttft).value for r in (2, 3, 4)] == [125.0, 80.0, None]
+
+
+def _col_index(headers: list[str], name: str) -> int:
+    return headers.index(name) + 1
 
 
 def test_prices_are_named_ranges_on_assumptions(written: Path) -> None:
@@ -403,6 +420,53 @@ def test_periods_placed_on_the_calendar() -> None:
     )
 
 
+def _schedule(reps: list[int], period_months: int = 1) -> list[dict[str, Any]]:
+    return [
+        {
+            "period": t,
+            "start_month": t * period_months,
+            "months": list(range(t * period_months, (t + 1) * period_months)),
+            "representative_period": rep,
+        }
+        for t, rep in enumerate(reps)
+    ]
+
+
+def test_merged_periods_follow_the_schedule() -> None:
+    # Six monthly periods, demand low-high-low-high-mid-low: three representative periods 0, 1, 4.
+    reps = [0, 1, 0, 1, 4, 0]
+    month_periods = wbmod._month_periods(_schedule(reps), 6)
+    assert month_periods == [0, 1, 0, 1, 2, 0]
+    row = {"units": 3, "units_per_period": [1, 3, 2]}
+    assert wbmod._monthly_units(row, 6, 1, month_periods) == [1, 3, 1, 3, 2, 1]
+    # Two-month periods: each entry covers its months.
+    assert wbmod._month_periods(_schedule([0, 1, 0], period_months=2), 6) == [0, 0, 1, 1, 0, 0]
+    # A schedule without the months (older plans) falls back to the even spread.
+    old = [{"period": t, "start_month": t} for t in range(6)]
+    assert wbmod._month_periods(old, 6) is None
+    assert wbmod._monthly_units(row, 6, 1, None) == [1, 1, 3, 3, 2, 2]
+    # A line whose entries do not match the representative periods is not mapped with them.
+    assert (
+        wbmod._monthly_units({"units": 2, "units_per_period": [2, 1]}, 6, 3, month_periods)
+        == [2] * 3 + [1] * 3
+    )
+
+
+def test_merged_period_costs_carry_no_adjustment() -> None:
+    """With the calendar from the schedule, each rental line's monthly units reproduce its planner cost."""
+    data = _plan_json()
+    reps = [0, 1, 1, 0, 2, 2]  # the three entries of UNITS_A / UNITS_B are not in calendar order
+    data["schedule"] = _schedule(reps)
+    order = [0, 1, 1, 0, 2, 2]
+    for line in data["supply"]:
+        units = line["units_per_period"]
+        line["cost_usd_per_month"] = sum(units[p] for p in order) * line["usd_per_unit_month"] / HORIZON
+    lines = wbmod._lines(data)
+    assert lines[0].monthly_units == [UNITS_A[p] for p in order]
+    assert lines[1].monthly_units == [UNITS_B[p] for p in order]
+    assert all(line.adjust_usd == 0.0 for line in lines)
+
+
 def test_formatting_tables_and_print_setup(written: Path) -> None:
     wb = _load(written)
     names = [t for ws in wb for t in ws.tables]
@@ -422,7 +486,13 @@ def test_native_charts_present(written: Path) -> None:
 
     with zipfile.ZipFile(written) as z:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
+        xml = {n: z.read(n).decode() for n in charts}
     assert len(charts) == 3
+    # Cost vs TPOT frontier of the alternatives: a scatter with TPOT on x, one series per kind.
+    scatter = [text for text in xml.values() if "<scatterChart>" in text]
+    assert len(scatter) == 1
+    assert "'Alternatives'!$G$2:$G$3" in scatter[0] and "'Alternatives'!$D$2:$D$3" in scatter[0]
+    assert "<f>'Alternatives'!$G$4</f>" in scatter[0]
     assert wb["Costs"].max_row > HORIZON
 
 

@@ -1,0 +1,314 @@
+"""`planner compare -o`: options, monthly cumulative cost with the crossover, the recommended plan's sheets.
+
+Recomputed with LibreOffice: option totals, opex, cost per million tokens, the crossover month and the plan
+sheets' total must match the planner's numbers within 0.01 % (rel=1e-4); editing one month's cash out in the
+file moves that option's total by the same amount.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import warnings
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from typer.testing import CliRunner
+
+from planner.catalog import Catalog
+from planner.cli.main import app
+from planner.compare import Comparison, compare, cost_per_million_output_tokens
+from planner.report import compare_workbook as cmod
+from planner.report import workbook as wbmod
+from planner.report.charts import COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG
+from planner.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+SOFFICE = shutil.which("soffice")
+needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
+REL = 1e-4  # 0.01 %
+INJECT_FLIP = "=renting wins if the rent falls below 0.90× the catalog price"
+EDIT_USD = 1000.0
+EDIT_MONTH = 5
+runner = CliRunner()
+
+
+def _load(path: Path, *, data_only: bool = False) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return openpyxl.load_workbook(path, data_only=data_only)
+
+
+def _find(ws: Any, label: str) -> Any:
+    for row in ws.iter_rows():
+        if row[0].value == label:
+            return row
+    raise AssertionError(f"{label!r} not found on {ws.title}")
+
+
+@pytest.fixture(scope="module")
+def comparison(catalog: Catalog) -> Comparison:
+    """buy_vs_rent: buy-only infeasible (lead time), rent-only and hybrid feasible, a crossover month."""
+    scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
+    result = compare(catalog, scenario, flip_points=False)
+    # Flip-point bisection takes dozens of solves; the sheet only prints the sentences, so inject two.
+    result.flip_points = [
+        {"parameter": "rent_price_scale", "factor": 0.9, "sentence": INJECT_FLIP},
+        {
+            "parameter": "purchase_price_scale",
+            "factor": 1.3,
+            "sentence": "renting wins if the purchase price rises",
+        },
+    ]
+    return result
+
+
+@pytest.fixture(scope="module")
+def written(comparison: Comparison, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("compare")
+    path = folder / "compare.xlsx"
+    cmod.write_compare_outputs(comparison, workbook=path, plots_dir=folder / "plots")
+    return path
+
+
+@pytest.fixture(scope="module")
+def recomputed(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    if SOFFICE is None:
+        pytest.skip("LibreOffice (soffice) not installed")
+    folder = tmp_path_factory.mktemp("lo_compare")
+    base, edited = folder / "compare.xlsx", folder / "edited.xlsx"
+    shutil.copy(written, base)
+    wb = _load(written)
+    cash = wb["CashFlow"]
+    col = [c.value for c in cash[1]].index("rent_only cash out (USD)") + 1
+    cell = cash.cell(row=EDIT_MONTH + 2, column=col)
+    cell.value = float(cell.value) + EDIT_USD
+    wb.save(edited)
+    subprocess.run(
+        [
+            str(SOFFICE),
+            "--headless",
+            "--norestore",
+            f"-env:UserInstallation=file://{folder}/lo",
+            "--convert-to",
+            "xlsx",
+            "--outdir",
+            str(folder / "out"),
+            str(base),
+            str(edited),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=180,
+    )
+    yield {name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in ("compare", "edited")}
+
+
+def _option_rows(ws: Any) -> dict[str, dict[str, Any]]:
+    rows = {}
+    for r in range(2, 2 + len(cmod.OPTION_HEADERS)):
+        name = ws.cell(row=r, column=1).value
+        if name in ("buy_only", "rent_only", "hybrid"):
+            rows[name] = {h: ws.cell(row=r, column=k + 1).value for k, h in enumerate(cmod.OPTION_HEADERS)}
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------
+# Structure (openpyxl read-back)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_sheets_compare_first_then_the_recommended_plan(comparison: Comparison, written: Path) -> None:
+    wb = _load(written)
+    assert comparison.recommendation == "hybrid"
+    plan_sheets = [cmod.PLAN_SUMMARY_TITLE, *wbmod.SHEETS[1:]]
+    assert wb.sheetnames == [*cmod.COMPARE_SHEETS, *plan_sheets]
+    assert [c.value for c in wb["Options"][1]] == cmod.OPTION_HEADERS
+    assert "hybrid" in str(wb[cmod.PLAN_SUMMARY_TITLE]["A1"].value)
+    # The plan sheets are the hybrid plan's: its supply lines and its deployments.
+    hybrid = comparison.options["hybrid"].to_json()
+    buy = wb["BuyVsRent"]
+    assert [buy.cell(row=i + 2, column=3).value for i in range(len(hybrid["supply"]))] == [
+        s["kind"] for s in hybrid["supply"]
+    ]
+    names = [t for ws in wb for t in ws.tables]
+    assert len(names) == len({n.lower() for n in names}) and {"tbl_Options", "tbl_CashFlow"} <= set(names)
+
+
+def test_options_values_and_live_formulas(comparison: Comparison, written: Path) -> None:
+    wb = _load(written)
+    rows = _option_rows(wb["Options"])
+    assert set(rows) == {"buy_only", "rent_only", "hybrid"}
+    assert rows["buy_only"]["Status"] == "infeasible" and rows["buy_only"]["Total cost (USD)"] is None
+    assert "req/s" in rows["buy_only"]["Note"]
+    hybrid = comparison.options["hybrid"]
+    row = rows["hybrid"]
+    assert str(row["Total cost (USD)"]).startswith("=CashFlow!") and row["Recommended"] == "yes"
+    assert row["Capex (USD)"] == pytest.approx(hybrid.capex_usd, rel=1e-12)
+    assert row["Resale credit (USD)"] == pytest.approx(hybrid.residual_value_usd, rel=1e-12)
+    assert str(row["Opex (USD/month)"]).startswith("=(") and str(
+        row["Cost per million output tokens (USD/Mtok)"]
+    ).startswith("=IF(")
+    cpm = cost_per_million_output_tokens(hybrid)
+    assert cpm is not None
+    assert hybrid.total_cost_usd / row["Served output tokens (Mtok over horizon)"] == pytest.approx(
+        cpm, rel=1e-12
+    )
+    cash = wb["CashFlow"]
+    header = [c.value for c in cash[1]]
+    assert header[0] == "Month" and header[-1] == cmod.BUYING_AHEAD
+    col = header.index("hybrid cash out (USD)") + 1
+    flow = [cash.cell(row=m + 2, column=col).value for m in range(hybrid.scenario.horizon_months)]
+    assert flow == pytest.approx(comparison.cash_flow_usd["hybrid"], rel=1e-12)
+    assert str(_find(cash, "Total")[col - 1].value).startswith("=SUM(")
+
+
+def test_summary_recommendation_flip_points_and_injection(comparison: Comparison, written: Path) -> None:
+    wb = _load(written)
+    summary = wb["Summary"]
+    text = _find(summary, "Recommendation")[1].value
+    assert (
+        "hybrid is the cheapest option" in text
+        and "rent_only costs $" in text
+        and "buy_only is infeasible" in text
+    )
+    flip = _find(summary, "Flip point 1")[1]
+    assert flip.value == INJECT_FLIP and flip.data_type == "s"
+    assert _find(summary, "Flip point 2")[1].value.startswith("renting wins")
+    assert str(_find(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value).startswith(
+        "=IFERROR(INDEX("
+    )
+
+
+def test_native_charts_and_plots(written: Path) -> None:
+    with zipfile.ZipFile(written) as z:
+        xml = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    lines = [x for x in xml if "<lineChart>" in x and "Cumulative cost by option" in x]
+    assert len(lines) == 1 and "crossover: month 35" in lines[0]
+    assert "'CashFlow'!$D$2:$D$37" in lines[0] and "'CashFlow'!$E$2:$E$37" in lines[0]  # cumulative
+    assert any("Total cost over the horizon by option" in x for x in xml)
+    for name in (COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG):
+        path = written.parent / "plots" / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
+
+
+def test_all_options_infeasible_still_writes(comparison: Comparison, tmp_path: Path) -> None:
+    buy_only = comparison.options["buy_only"]
+    dead = Comparison({n: buy_only for n in ("buy_only", "rent_only", "hybrid")}, {}, None, None, None, [])
+    path = tmp_path / "dead.xlsx"
+    cmod.write_compare_outputs(dead, workbook=path, plots_dir=tmp_path / "plots")
+    wb = _load(path)
+    assert wb.sheetnames[:3] == list(cmod.COMPARE_SHEETS)
+    assert _find(wb["Summary"], "Recommended option")[1].value == "none"
+    assert (tmp_path / "plots" / COMPARE_OPTIONS_PNG).exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# LibreOffice recompute
+# --------------------------------------------------------------------------------------------------
+
+
+@needs_soffice
+def test_recomputed_options_match_the_planner(comparison: Comparison, recomputed: dict[str, Any]) -> None:
+    wb = recomputed["compare"]
+    rows = _option_rows(wb["Options"])
+    data = {o["name"]: o for o in comparison.to_json()["options"]}
+    for name in ("rent_only", "hybrid"):
+        got, want = rows[name], data[name]
+        assert got["Total cost (USD)"] == pytest.approx(want["total_cost_usd"], rel=REL)
+        assert got["Opex (USD/month)"] == pytest.approx(want["opex_usd_per_month"], rel=REL)
+        assert got["Cost per million output tokens (USD/Mtok)"] == pytest.approx(
+            want["cost_usd_per_million_output_tokens"], rel=REL
+        )
+    summary = wb["Summary"]
+    hybrid_total = comparison.options["hybrid"].total_cost_usd
+    assert _find(summary, "Recommended option total cost (USD)")[1].value == pytest.approx(
+        hybrid_total, rel=REL
+    )
+    live = _find(summary, "Recommended plan total, live over the Assumptions prices (USD)")[1].value
+    assert live == pytest.approx(hybrid_total, rel=REL)
+    assert _find(wb[cmod.PLAN_SUMMARY_TITLE], "Total cost (USD)")[1].value == pytest.approx(
+        hybrid_total, rel=REL
+    )
+    crossover = _find(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
+    assert crossover == comparison.crossover_month == 35
+    cash = wb["CashFlow"]
+    header = [c.value for c in cash[1]]
+    horizon = comparison.options["hybrid"].scenario.horizon_months
+    for name in ("rent_only", "hybrid"):
+        col = header.index(f"{name} cumulative (USD)") + 1
+        assert cash.cell(row=horizon + 1, column=col).value == pytest.approx(
+            data[name]["total_cost_usd"], rel=REL
+        )
+
+
+@needs_soffice
+def test_editing_a_month_moves_the_option_total(comparison: Comparison, recomputed: dict[str, Any]) -> None:
+    before = _option_rows(recomputed["compare"]["Options"])["rent_only"]
+    after = _option_rows(recomputed["edited"]["Options"])["rent_only"]
+    assert after["Total cost (USD)"] - before["Total cost (USD)"] == pytest.approx(EDIT_USD, rel=REL)
+    horizon = comparison.options["rent_only"].scenario.horizon_months
+    assert after["Opex (USD/month)"] - before["Opex (USD/month)"] == pytest.approx(
+        EDIT_USD / horizon, rel=REL
+    )
+    # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 35.
+    crossover = _find(
+        recomputed["edited"]["Summary"], "Crossover month (buying's cumulative cost <= renting's)"
+    )
+    assert crossover[1].value == 35
+
+
+# --------------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------------
+
+
+def test_cli_compare_writes_workbook_and_plots(tmp_path: Path) -> None:
+    target, plots = tmp_path / "compare.xlsx", tmp_path / "plots"
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            str(ROOT / "examples/chat_70b_cloud/scenario.yaml"),
+            "--no-flip-points",
+            "-o",
+            str(target),
+            "--plots",
+            str(plots),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    wb = _load(target)
+    assert wb.sheetnames[:3] == list(cmod.COMPARE_SHEETS)
+    assert (plots / COMPARE_CUMULATIVE_PNG).exists() and (plots / COMPARE_OPTIONS_PNG).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.xlsx", "plots"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "output"),
+    [
+        ("examples/chat_70b_cloud/scenario.yaml", "compare.txt"),  # not an .xlsx name
+        ("examples/no_such_example/scenario.yaml", "compare.xlsx"),  # missing scenario
+        ("examples/chat_70b_cloud/scenario.yaml", "missing_folder/compare.xlsx"),
+    ],
+)
+def test_cli_compare_bad_input_exits_2_without_a_file(tmp_path: Path, scenario: str, output: str) -> None:
+    target = tmp_path / output
+    result = runner.invoke(app, ["compare", str(ROOT / scenario), "--no-flip-points", "-o", str(target)])
+    assert result.exit_code == 2, result.output
+    assert not target.exists()
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_cli_compare_bad_input_keeps_an_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "compare.xlsx"
+    target.write_bytes(b"old workbook")
+    result = runner.invoke(
+        app, ["compare", str(ROOT / "examples/nope.yaml"), "--no-flip-points", "-o", str(target)]
+    )
+    assert result.exit_code == 2
+    assert target.read_bytes() == b"old workbook" and [p.name for p in tmp_path.iterdir()] == ["compare.xlsx"]
