@@ -15,6 +15,7 @@ from constraints.gpu_supply import add_gpu_supply
 from constraints.memory_fit import add_memory_fit
 from constraints.node_packing import add_node_packing
 from constraints.placement_rtt import add_placement_rtt
+from constraints.price_tiers import add_price_tiers
 from constraints.quantization_policy import add_quantization_policy
 from constraints.site_capacity import add_site_capacity
 from constraints.slo_operating_point import add_slo_operating_point
@@ -32,6 +33,7 @@ FAMILIES: tuple[tuple[str, Family], ...] = (
     ("placement_rtt", add_placement_rtt),
     ("quantization_policy", add_quantization_policy),
     ("commitments", add_commitments),
+    ("price_tiers", add_price_tiers),
     ("budget_max", add_budget_max),
 )
 

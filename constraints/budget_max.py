@@ -6,7 +6,8 @@
 
 Notation: capex_o the node price of buy option o; c_o its recurring USD per unit-month (rent price ×
 720 h × GPUs per node for rent, power + colocation + ops for owned/bought units); S(t) the hour-block
-slices of period t and h_s their share of the day (one slice with h = 1 without hourly profiles).
+slices of period t and h_s their share of the day (one slice with h = 1 without hourly profiles). Rent
+enters net of its volume discount (constraints.price_tiers).
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ def add_budget_max(ctx: BuildContext) -> None:
     if budget.opex_usd_per_month is not None:
         for t, slices in ctx.slices_of.items():
             opex = pulp.lpSum(
-                ctx.hours_frac[s] * o.usd_per_unit_month * ctx.variables["units"][(i, s)]
+                ctx.hours_frac[s]
+                * (
+                    o.usd_per_unit_month * ctx.variables["units"][(i, s)]
+                    - ctx.rent_discount_usd_per_month.get((i, s), 0)
+                )
                 for i, o in enumerate(ctx.supply)
                 for s in slices
             )
@@ -41,7 +46,12 @@ def add_budget_max(ctx: BuildContext) -> None:
             (o.horizon_usd_per_unit * ctx.variables["bought"][i])
             if o.kind == "buy"
             else pulp.lpSum(
-                o.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods
+                ctx.months[t]
+                * (
+                    o.usd_per_unit_month * ctx.variables["units"][(i, t)]
+                    - ctx.rent_discount_usd_per_month.get((i, t), 0)
+                )
+                for t in ctx.periods
             )
             for i, o in enumerate(ctx.supply)
         )

@@ -90,7 +90,8 @@ def cost_per_million_output_tokens(result: PlanResult) -> float | None:
 
 def monthly_cash_flow_usd(result: PlanResult) -> list[float]:
     """Nominal cash out per month, USD: capex in its order month, running costs of bought nodes from their
-    delivery month, rent and owned-GPU running costs for the units in use each month, and the resale of
+    delivery month, rent and owned-GPU running costs for the units in use each month (rent volume
+    discounts spread evenly over the months), and the resale of
     bought nodes credited in the last month (undiscounted: with a cost of capital the horizon total is
     the present value and differs from the sum)."""
     sc = result.scenario
@@ -105,6 +106,9 @@ def monthly_cash_flow_usd(result: PlanResult) -> list[float]:
             continue
         for m, units in enumerate(s["units_per_month"]):
             flow[m] += units * s["usd_per_unit_month"]
+        discount = s.get("volume_discount_usd", 0.0)
+        for m in range(sc.horizon_months):
+            flow[m] -= discount / sc.horizon_months
     return flow
 
 

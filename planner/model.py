@@ -110,6 +110,8 @@ class BuildContext:
     """PuLP row name → (family, key)."""
     row_constraints: dict[str, Any] = field(default_factory=dict)
     """PuLP row name → the constraint as built (to read its activity without PuLP's name lookups)."""
+    rent_discount_usd_per_month: dict[tuple[int, int], Any] = field(default_factory=dict)
+    """Volume discount (supply option, slice) → USD per month off the quoted rent (constraints.price_tiers)."""
     cost_terms: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     """Objective terms by cost category (USD over the horizon)."""
     _counter: int = 0

@@ -18,6 +18,7 @@ import pandas as pd
 from planner.audit import audit_plan
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
+from planner.costs import tiered_rent_usd_per_month
 from planner.ledgers.economics import residual_value_usd
 from planner.model import BuildContext, SupplyOption, build_context
 from planner.scenario import Scenario
@@ -187,6 +188,15 @@ def _bought_residual_usd(ctx: BuildContext, opt: SupplyOption, capex_usd: float)
     )
 
 
+def _running_usd_per_month(ctx: BuildContext, opt: SupplyOption, units: int) -> float:
+    """Monthly cost of ``units`` units of a non-bought supply option: the quote × units, with rent net of
+    the scenario's volume discounts (planner.costs.tiered_rent_usd_per_month)."""
+    tiers = [(t.min_gpus, t.discount_frac) for t in ctx.scenario.economics.rent_volume_tiers]
+    if opt.procurement != "rent" or not tiers:
+        return units * opt.usd_per_unit_month
+    return tiered_rent_usd_per_month(units * opt.unit_gpus, opt.usd_per_unit_month / opt.unit_gpus, tiers)
+
+
 def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
     rows = []
     for i, opt in enumerate(ctx.supply):
@@ -209,7 +219,7 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                     round(sol.values["bought"][i]) * opt.horizon_usd_per_unit / ctx.scenario.horizon_months
                     if opt.kind == "buy"
                     else sum(
-                        u * opt.usd_per_unit_month * ctx.months[t]
+                        _running_usd_per_month(ctx, opt, u) * ctx.months[t]
                         for u, t in zip(units, ctx.periods, strict=True)
                     )
                     / ctx.scenario.horizon_months
@@ -223,6 +233,10 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                     _billed_units(ctx, sol, i, ctx.representative_of[m // ctx.scenario.period_months])
                     for m in range(ctx.scenario.horizon_months)
                 ],
+                "volume_discount_usd": sum(
+                    (u * opt.usd_per_unit_month - _running_usd_per_month(ctx, opt, u)) * ctx.months[t]
+                    for u, t in zip(units, ctx.periods, strict=True)
+                ),
                 "source": opt.source,
             }
         )

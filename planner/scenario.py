@@ -115,6 +115,14 @@ class InventoryItem(Strict):
     site: Id
 
 
+class VolumeTier(Strict):
+    """An incremental rent discount: GPUs beyond ``min_gpus`` (of one type, site and rental kind, in one
+    period) are billed at (1 − discount_frac) × the quote."""
+
+    min_gpus: Annotated[int, Field(ge=1)]
+    discount_frac: Annotated[float, Field(gt=0, lt=1)]
+
+
 class Economics(Strict):
     """Cost-model parameters (defaults documented; catalog figures supply prices)."""
 
@@ -139,6 +147,14 @@ class Economics(Strict):
     purchase_price_scale: PositiveFloat = Field(
         1.0, description="Multiplier on every catalog purchase price (what-if)."
     )
+    rent_volume_tiers: list[VolumeTier] = Field(
+        default_factory=list,
+        description=(
+            "Negotiated volume discounts on rent (no public source, so none by default), e.g. "
+            "[{min_gpus: 64, discount_frac: 0.1}, {min_gpus: 256, discount_frac: 0.2}]: increasing min_gpus, "
+            "non-decreasing discounts."
+        ),
+    )
     purchase_every_months: Annotated[int, Field(ge=1)] = Field(
         3,
         description=(
@@ -146,6 +162,17 @@ class Economics(Strict):
             "default); a window where no workload's demand changed since the previous one adds nothing."
         ),
     )
+
+    @model_validator(mode="after")
+    def _check_tiers(self) -> Economics:
+        tiers = self.rent_volume_tiers
+        for a, b in zip(tiers, tiers[1:], strict=False):
+            if b.min_gpus <= a.min_gpus or b.discount_frac < a.discount_frac:
+                raise ValueError(
+                    "rent_volume_tiers: min_gpus must increase and discount_frac must not decrease "
+                    f"(got {a.min_gpus} → {b.min_gpus} GPUs, {a.discount_frac} → {b.discount_frac})"
+                )
+        return self
 
 
 Procurement = Literal["rent", "buy"]

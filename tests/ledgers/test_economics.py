@@ -96,5 +96,22 @@ def test_hand_computed_later_purchase() -> None:
     )
     assert discounted == pytest.approx(320_000 / 1.1)
     with pytest.raises(ValueError, match="purchase_month"):
-        eco.bought_unit_horizon_usd(1.0, horizon_months=12, lead_time_months=0, lifetime_years=4,
-                                    resale_frac=0.5, running_usd_per_month=0.0, purchase_month=12)
+        eco.bought_unit_horizon_usd(
+            1.0,
+            horizon_months=12,
+            lead_time_months=0,
+            lifetime_years=4,
+            resale_frac=0.5,
+            running_usd_per_month=0.0,
+            purchase_month=12,
+        )
+
+
+def test_tiered_rent_is_incremental() -> None:
+    from planner.costs import tiered_rent_usd_per_month, volume_segments
+
+    tiers = [(64, 0.1), (256, 0.2)]
+    assert volume_segments(tiers) == [(0.0, 64.0, 0.0), (64.0, 256.0, 0.1), (256.0, float("inf"), 0.2)]
+    # 300 GPUs at $1,000/GPU-month: 64 × 1000 + 192 × 900 + 44 × 800 = 64,000 + 172,800 + 35,200
+    assert tiered_rent_usd_per_month(300, 1000.0, tiers) == pytest.approx(272_000)
+    assert tiered_rent_usd_per_month(10, 1000.0, []) == pytest.approx(10_000)

@@ -21,6 +21,7 @@ TESTED = {
     "site_capacity",
     "placement_rtt",
     "quantization_policy",
+    "price_tiers",
 }
 
 
@@ -145,3 +146,38 @@ def test_budget_max_caps_opex(catalog: Catalog) -> None:
         )
     )
     assert sol.status == "infeasible"  # needs two nodes, the budget pays for one and a half
+
+
+def test_price_tiers_discount_gpus_beyond_each_threshold(catalog: Catalog) -> None:
+    # 5 req/s at 0.25 req/s per 1-GPU replica → 20 GPUs → 3 eight-GPU H100 nodes = 24 GPUs rented
+    tiers = [{"min_gpus": 8, "discount_frac": 0.25}, {"min_gpus": 16, "discount_frac": 0.5}]
+    runs = {}
+    for name, econ in (("list", {}), ("tiered", {"rent_volume_tiers": tiers})):
+        scen = scenario(requests_per_s=5.0, economics=econ)
+        tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
+        ctx = build_context(catalog, scen, tab, prune=False)
+        runs[name] = (ctx, solve_context(ctx))
+    ctx, listed = runs["list"]
+    gpu_month = ctx.supply[0].usd_per_unit_month / 8
+    assert listed.costs_usd["rent"] == pytest.approx(24 * gpu_month)
+    _ctx, tiered = runs["tiered"]
+    # 8 GPUs at the quote, 8 at 75 %, 8 at 50 % (segments fill in order although later ones are cheaper)
+    assert tiered.costs_usd["rent"] == pytest.approx((8 + 6 + 4) * gpu_month)
+    assert sum(round(v) for v in tiered.values["tier_on"].values()) == 2
+
+
+def test_price_tiers_enter_the_opex_budget(catalog: Catalog) -> None:
+    tiers = [{"min_gpus": 8, "discount_frac": 0.5}]
+    probe = scenario(requests_per_s=3.0)
+    tab = table(catalog, probe, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
+    node_month = build_context(catalog, probe, tab, prune=False).supply[0].usd_per_unit_month
+    # two nodes at list price cost 2 node-months; with 50 % off the second node they fit in 1.6
+    scen = scenario(
+        requests_per_s=3.0,
+        economics={"rent_volume_tiers": tiers},
+        budget={"opex_usd_per_month": 1.6 * node_month},
+    )
+    tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
+    sol = solve_context(build_context(catalog, scen, tab, prune=False))
+    assert sol.status == "optimal"
+    assert sol.costs_usd["rent"] == pytest.approx(1.5 * node_month)
