@@ -26,7 +26,7 @@ from planner.costs import (
     power_usd_per_month,
     rent_quote,
 )
-from planner.ledgers.economics import bought_unit_horizon_usd, running_usd_per_month
+from planner.ledgers.economics import bought_unit_horizon_usd, discount_factor, running_usd_per_month
 from planner.scenario import Scenario, demand_per_period
 from planner.units import HOURS_PER_MONTH
 
@@ -89,8 +89,8 @@ class BuildContext:
     """Time slices: one per representative demand period (periods with identical demand and deliveries are
     merged), or one per hour block of it when a workload has an hourly profile (see :func:`time_slices`)."""
     months: dict[int, float]
-    """Billed months each slice stands for: months of its merged periods × its share of the day's hours
-    (they sum to the horizon)."""
+    """Billed months each slice stands for: months of its merged periods (at present value when the scenario
+    has a cost of capital) × its share of the day's hours (without discounting they sum to the horizon)."""
     representative_of: dict[int, int]
     """Every period of the horizon → the representative period that stands for it."""
     slices_of: dict[int, list[int]]
@@ -449,7 +449,9 @@ def representative_periods(
     Valid because rented capacity follows each period and bought capacity is one decision per order
     window whose availability only depends on whether a period starts after its delivery month (part of
     the key), so identical periods have identical optimal decisions; the cost of a merged period is
-    weighted by its months.
+    weighted by its months, each discounted to the present with the cost of capital
+    (planner.ledgers.economics.discount_factor, as bought nodes are), so rent and purchases compare at
+    present value.
     """
     series = {
         w.name: demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
@@ -465,7 +467,11 @@ def representative_periods(
         )
         rep = first_of.setdefault(vector, t)
         representative_of[t] = rep
-        months[rep] = months.get(rep, 0.0) + scenario.period_months
+        # cost weight: the period's months, each at its present value (1 per month without a cost of capital)
+        months[rep] = months.get(rep, 0.0) + sum(
+            discount_factor(m, cost_of_capital_frac_per_year=scenario.economics.cost_of_capital_frac_per_year)
+            for m in range(start, start + scenario.period_months)
+        )
     periods = sorted(months)
     demand = {(w.name, t): series[w.name][t] for w in scenario.workloads for t in periods}
     return periods, months, demand, representative_of

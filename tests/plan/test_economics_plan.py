@@ -205,3 +205,12 @@ def test_reserved_breakeven_uses_the_quotes_the_planner_pays(catalog: Catalog) -
     frac, flip = reserved_breakeven(catalog, "h100_sxm", catalog.sites["us_east"])
     assert frac is None and flip is not None and "never pays" in flip["sentence"]
     assert flip["factor"] == pytest.approx(2.4 / 1.9)
+
+
+def test_rent_is_discounted_like_purchases(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    short = {"horizon_months": 12, "period_months": 12, "procurement": ["rent"]}
+    flat = plan(catalog, _profile_scenario(scenario, None, **short), with_alternatives=False)
+    econ = scenario.economics.model_copy(update={"cost_of_capital_frac_per_year": 0.1})
+    pv = plan(catalog, _profile_scenario(scenario, None, economics=econ, **short), with_alternatives=False)
+    factor = sum(1.1 ** (-m / 12) for m in range(12)) / 12
+    assert pv.total_cost_usd == pytest.approx(flat.total_cost_usd * factor, rel=1e-9)
