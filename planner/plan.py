@@ -452,6 +452,18 @@ def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, f
     return tpot_ms, ttft_ms
 
 
+def _lost_alternative(why: str) -> dict[str, Any]:
+    """The fields of an alternative that has no feasible plan."""
+    return {
+        "status": "infeasible",
+        "total_cost_usd": None,
+        "cost_delta_usd": None,
+        "max_tpot_ms": None,
+        "max_ttft_ms": None,
+        "lost_because": why,
+    }
+
+
 def alternatives(
     catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost: float, solver: SolverName
 ) -> list[dict[str, Any]]:
@@ -467,14 +479,8 @@ def alternatives(
             entry: dict[str, Any] = {"kind": column, column: value}
             if not rows["feasible"].any():
                 reasons = rows["reason"].value_counts()
-                entry.update(
-                    status="infeasible",
-                    total_cost_usd=None,
-                    cost_delta_usd=None,
-                    max_tpot_ms=None,
-                    max_ttft_ms=None,
-                    lost_because=f"no SLO-feasible candidate: {reasons.index[0] if len(reasons) else 'none'}",
-                )
+                first = reasons.index[0] if len(reasons) else "none"
+                entry.update(_lost_alternative(f"no SLO-feasible candidate: {first}"))
                 out.append(entry)
                 continue
             sol, ctx = _solve_restricted(catalog, scenario, table, solver, column=column, keep=value)
@@ -487,14 +493,7 @@ def alternatives(
                     if uncovered
                     else "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
                 )
-                entry.update(
-                    status="infeasible",
-                    total_cost_usd=None,
-                    cost_delta_usd=None,
-                    max_tpot_ms=None,
-                    max_ttft_ms=None,
-                    lost_because=why,
-                )
+                entry.update(_lost_alternative(why))
             else:
                 cost = sol.objective_usd - sol.costs_usd.get("tie_break", 0.0)
                 delta = cost - best_cost
