@@ -8,14 +8,11 @@ file moves that option's total by the same amount.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import warnings
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openpyxl
 import pytest
 from typer.testing import CliRunner
 
@@ -26,28 +23,14 @@ from planner.report import compare_workbook as cmod
 from planner.report import workbook as wbmod
 from planner.report.charts import COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG
 from planner.scenario import load_scenario
+from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute
 
 ROOT = Path(__file__).resolve().parents[2]
-SOFFICE = shutil.which("soffice")
-needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
 REL = 1e-4  # 0.01 %
 INJECT_FLIP = "=renting wins if the rent falls below 0.90× the catalog price"
 EDIT_USD = 1000.0
 EDIT_MONTH = 5
 runner = CliRunner()
-
-
-def _load(path: Path, *, data_only: bool = False) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return openpyxl.load_workbook(path, data_only=data_only)
-
-
-def _find(ws: Any, label: str) -> Any:
-    for row in ws.iter_rows():
-        if row[0].value == label:
-            return row
-    raise AssertionError(f"{label!r} not found on {ws.title}")
 
 
 @pytest.fixture(scope="module")
@@ -82,30 +65,14 @@ def recomputed(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     folder = tmp_path_factory.mktemp("lo_compare")
     base, edited = folder / "compare.xlsx", folder / "edited.xlsx"
     shutil.copy(written, base)
-    wb = _load(written)
+    wb = load_workbook(written)
     cash = wb["CashFlow"]
     col = [c.value for c in cash[1]].index("rent_only cash out (USD)") + 1
     cell = cash.cell(row=EDIT_MONTH + 2, column=col)
     cell.value = float(cell.value) + EDIT_USD
     wb.save(edited)
-    subprocess.run(
-        [
-            str(SOFFICE),
-            "--headless",
-            "--norestore",
-            f"-env:UserInstallation=file://{folder}/lo",
-            "--convert-to",
-            "xlsx",
-            "--outdir",
-            str(folder / "out"),
-            str(base),
-            str(edited),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    yield {name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in ("compare", "edited")}
+    out = recompute([base, edited], folder, timeout_s=180)
+    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("compare", "edited")}
 
 
 def _option_rows(ws: Any) -> dict[str, dict[str, Any]]:
@@ -123,7 +90,7 @@ def _option_rows(ws: Any) -> dict[str, dict[str, Any]]:
 
 
 def test_sheets_compare_first_then_the_recommended_plan(comparison: Comparison, written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     assert comparison.recommendation == "hybrid"
     plan_sheets = [cmod.PLAN_SUMMARY_TITLE, *wbmod.SHEETS[1:]]
     assert wb.sheetnames == [*cmod.COMPARE_SHEETS, *plan_sheets]
@@ -140,7 +107,7 @@ def test_sheets_compare_first_then_the_recommended_plan(comparison: Comparison, 
 
 
 def test_options_values_and_live_formulas(comparison: Comparison, written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     rows = _option_rows(wb["Options"])
     assert set(rows) == {"buy_only", "rent_only", "hybrid"}
     assert rows["buy_only"]["Status"] == "infeasible" and rows["buy_only"]["Total cost (USD)"] is None
@@ -164,24 +131,24 @@ def test_options_values_and_live_formulas(comparison: Comparison, written: Path)
     col = header.index("hybrid cash out (USD)") + 1
     flow = [cash.cell(row=m + 2, column=col).value for m in range(hybrid.scenario.horizon_months)]
     assert flow == pytest.approx(comparison.cash_flow_usd["hybrid"], rel=1e-12)
-    assert str(_find(cash, "Total")[col - 1].value).startswith("=SUM(")
+    assert str(find_row(cash, "Total")[col - 1].value).startswith("=SUM(")
 
 
 def test_summary_recommendation_flip_points_and_injection(comparison: Comparison, written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     summary = wb["Summary"]
-    text = _find(summary, "Recommendation")[1].value
+    text = find_row(summary, "Recommendation")[1].value
     assert (
         "hybrid is the cheapest option" in text
         and "rent_only costs $" in text
         and "buy_only is infeasible" in text
     )
-    flip = _find(summary, "Flip point 1")[1]
+    flip = find_row(summary, "Flip point 1")[1]
     assert flip.value == INJECT_FLIP and flip.data_type == "s"
-    assert _find(summary, "Flip point 2")[1].value.startswith("renting wins")
-    assert str(_find(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value).startswith(
-        "=IFERROR(INDEX("
-    )
+    assert find_row(summary, "Flip point 2")[1].value.startswith("renting wins")
+    assert str(
+        find_row(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
+    ).startswith("=IFERROR(INDEX(")
 
 
 def test_native_charts_and_plots(written: Path) -> None:
@@ -201,9 +168,9 @@ def test_all_options_infeasible_still_writes(comparison: Comparison, tmp_path: P
     dead = Comparison({n: buy_only for n in ("buy_only", "rent_only", "hybrid")}, {}, None, None, None, [])
     path = tmp_path / "dead.xlsx"
     cmod.write_compare_outputs(dead, workbook=path, plots_dir=tmp_path / "plots")
-    wb = _load(path)
+    wb = load_workbook(path)
     assert wb.sheetnames[:3] == list(cmod.COMPARE_SHEETS)
-    assert _find(wb["Summary"], "Recommended option")[1].value == "none"
+    assert find_row(wb["Summary"], "Recommended option")[1].value == "none"
     assert (tmp_path / "plots" / COMPARE_OPTIONS_PNG).exists()
 
 
@@ -226,15 +193,15 @@ def test_recomputed_options_match_the_planner(comparison: Comparison, recomputed
         )
     summary = wb["Summary"]
     hybrid_total = comparison.options["hybrid"].total_cost_usd
-    assert _find(summary, "Recommended option total cost (USD)")[1].value == pytest.approx(
+    assert find_row(summary, "Recommended option total cost (USD)")[1].value == pytest.approx(
         hybrid_total, rel=REL
     )
-    live = _find(summary, "Recommended plan total, live over the Assumptions prices (USD)")[1].value
+    live = find_row(summary, "Recommended plan total, live over the Assumptions prices (USD)")[1].value
     assert live == pytest.approx(hybrid_total, rel=REL)
-    assert _find(wb[cmod.PLAN_SUMMARY_TITLE], "Total cost (USD)")[1].value == pytest.approx(
+    assert find_row(wb[cmod.PLAN_SUMMARY_TITLE], "Total cost (USD)")[1].value == pytest.approx(
         hybrid_total, rel=REL
     )
-    crossover = _find(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
+    crossover = find_row(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
     assert crossover == comparison.crossover_month == 35
     cash = wb["CashFlow"]
     header = [c.value for c in cash[1]]
@@ -256,7 +223,7 @@ def test_editing_a_month_moves_the_option_total(comparison: Comparison, recomput
         EDIT_USD / horizon, rel=REL
     )
     # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 35.
-    crossover = _find(
+    crossover = find_row(
         recomputed["edited"]["Summary"], "Crossover month (buying's cumulative cost <= renting's)"
     )
     assert crossover[1].value == 35
@@ -282,7 +249,7 @@ def test_cli_compare_writes_workbook_and_plots(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    wb = _load(target)
+    wb = load_workbook(target)
     assert wb.sheetnames[:3] == list(cmod.COMPARE_SHEETS)
     assert (plots / COMPARE_CUMULATIVE_PNG).exists() and (plots / COMPARE_OPTIONS_PNG).exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["compare.xlsx", "plots"]

@@ -7,14 +7,10 @@ carry the plan's actual per-month quantities: each month takes the units of its 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openpyxl
 import pytest
 import yaml
 
@@ -22,10 +18,10 @@ from planner.catalog import Catalog
 from planner.plan import PlanResult, plan
 from planner.report import workbook as wbmod
 from planner.scenario import load_scenario, parse_scenario
+from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
-SOFFICE = shutil.which("soffice")
 REL = 1e-4  # 0.01 %
 MERGED = "merged_periods"
 MERGED_DEMAND_REQUESTS_PER_S = [8, 24, 8, 24, 16, 8]  # months 0, 2, 5 merge; so do 1 and 3
@@ -37,19 +33,6 @@ def _merged_scenario(catalog: Catalog) -> Any:
     data["horizon_months"] = len(MERGED_DEMAND_REQUESTS_PER_S)
     data["workloads"][0]["requests_per_s"] = MERGED_DEMAND_REQUESTS_PER_S
     return parse_scenario(data)
-
-
-def _load(path: Path, *, data_only: bool = False) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        return openpyxl.load_workbook(path, data_only=data_only)
-
-
-def _find(ws: Any, label: str) -> Any:
-    for row in ws.iter_rows():
-        if row[0].value == label:
-            return row
-    raise AssertionError(f"{label!r} not found on {ws.title}")
 
 
 @pytest.fixture(scope="module")
@@ -76,23 +59,8 @@ def recomputed(
     if SOFFICE is None:
         pytest.skip("LibreOffice (soffice) not installed")
     folder = tmp_path_factory.mktemp("lo_examples")
-    subprocess.run(
-        [
-            SOFFICE,
-            "--headless",
-            "--norestore",
-            f"-env:UserInstallation=file://{folder}/lo",
-            "--convert-to",
-            "xlsx",
-            "--outdir",
-            str(folder / "out"),
-            *(str(p) for p in written.values()),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    yield {name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in written}
+    out = recompute(list(written.values()), folder)
+    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in written}
 
 
 def _calendar_units(data: dict[str, Any], line: dict[str, Any]) -> list[int]:
@@ -128,7 +96,7 @@ def test_costs_sheet_uses_the_schedule(
 ) -> None:
     data = plans[name].to_json()
     horizon = data["horizon_months"]
-    costs = _load(written[name])["Costs"]
+    costs = load_workbook(written[name])["Costs"]
     header = [c.value for c in costs[1]]
     for i, line in enumerate(wbmod._lines(wbmod.plan_data(plans[name]))):
         col = header.index(f"Units {line.label}") + 1
@@ -151,7 +119,7 @@ def test_merged_periods_are_on_the_calendar(plans: dict[str, PlanResult]) -> Non
     assert any(ln.monthly_units[1] != ln.monthly_units[2] for ln in lines)
 
 
-@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
+@needs_soffice
 @pytest.mark.parametrize("name", NAMES)
 def test_recomputed_totals_match_the_planner(
     plans: dict[str, PlanResult], recomputed: dict[str, Any], name: str
@@ -159,15 +127,15 @@ def test_recomputed_totals_match_the_planner(
     data = plans[name].to_json()
     wb = recomputed[name]
     total = data["total_cost_usd"]
-    assert _find(wb["Summary"], "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
-    assert _find(wb["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
+    assert find_row(wb["Summary"], "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
+    assert find_row(wb["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
         data["cost_usd_per_month"], rel=REL
     )
     costs = wb["Costs"]
     header = [c.value for c in costs[1]]
     total_col = header.index("Total (USD)")
     cum_col = header.index("Cumulative (USD)")
-    assert _find(costs, "Total")[total_col].value == pytest.approx(total, rel=REL)
+    assert find_row(costs, "Total")[total_col].value == pytest.approx(total, rel=REL)
     assert costs.cell(row=data["horizon_months"] + 1, column=cum_col + 1).value == pytest.approx(
         total, rel=REL
     )
@@ -182,7 +150,7 @@ def test_recomputed_totals_match_the_planner(
         assert wb["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(s["cost_usd_per_month"], rel=REL)
 
 
-@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
+@needs_soffice
 @pytest.mark.parametrize("name", [p.parent.name for p in EXAMPLES])
 def test_recomputed_alternatives_carry_tpot(
     plans: dict[str, PlanResult], recomputed: dict[str, Any], name: str

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,10 +23,9 @@ from planner.report.charts import ALTERNATIVES_PNG, COST_BY_CATEGORY_PNG, CUMULA
 from planner.report.files import atomic_write
 from planner.report.formatting import sanitize_defined_name, sanitize_sheet_title
 from planner.units import S_PER_MONTH
+from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute, soffice
 
-SOFFICE = shutil.which("soffice")
 PDFTOPPM = shutil.which("pdftoppm")
-needs_soffice = pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) not installed")
 REL = 1e-4  # 0.01 %
 
 INJECT_SOURCE = '=HYPERLINK("http://evil","x")'
@@ -241,30 +239,6 @@ def _expected_monthly_units(units: list[int]) -> list[int]:
     return [u for u in units for _ in range(HORIZON // len(units))]
 
 
-def _load(path: Path, *, data_only: bool = False) -> Any:
-    with warnings.catch_warnings():
-        # LibreOffice-saved files carry extensions openpyxl does not read.
-        warnings.simplefilter("ignore", UserWarning)
-        return openpyxl.load_workbook(path, data_only=data_only)
-
-
-def _find(ws: Any, label: str, column: int = 1) -> Any:
-    for row in ws.iter_rows():
-        if row[column - 1].value == label:
-            return row
-    raise AssertionError(f"{label!r} not found on {ws.title}")
-
-
-def _soffice(args: list[str], tmp: Path) -> None:
-    assert SOFFICE is not None
-    subprocess.run(
-        [SOFFICE, "--headless", "--norestore", f"-env:UserInstallation=file://{tmp}/lo", *args],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-
-
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wb")
@@ -295,19 +269,15 @@ def recomputed(
         pytest.skip("LibreOffice (soffice) not installed")
     folder = tmp_path_factory.mktemp("lo")
     edited = folder / "edited.xlsx"
-    wb = _load(written)
-    row = _find(wb["Assumptions"], _line_name(0))
+    wb = load_workbook(written)
+    row = find_row(wb["Assumptions"], _line_name(0))
     row[2].value = PRICE_A + 100.0
     wb.save(edited)
     base, real = folder / "plan.xlsx", folder / "real.xlsx"
     shutil.copy(written, base)
     shutil.copy(real_plan[0], real)
-    _soffice(
-        ["--convert-to", "xlsx", "--outdir", str(folder / "out"), str(base), str(edited), str(real)], folder
-    )
-    yield {
-        name: _load(folder / "out" / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "real")
-    }
+    out = recompute([base, edited, real], folder, timeout_s=120)
+    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "real")}
 
 
 def _line_name(i: int) -> str:
@@ -321,7 +291,7 @@ def _line_name(i: int) -> str:
 
 
 def test_sheet_names_and_headers_with_units(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     assert wb.sheetnames == list(wbmod.SHEETS)
     assert [c.value for c in wb["Deployments"][1]] == wbmod.DEPLOY_HEADERS
     assert [c.value for c in wb["Ledger"][1]] == wbmod.LEDGER_HEADERS
@@ -337,7 +307,7 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
 
 def test_values_match_plan_json(written: Path) -> None:
     data = _plan_json()
-    wb = _load(written)
+    wb = load_workbook(written)
     dep = wb["Deployments"]
     for i, d in enumerate(data["deployments"], start=2):
         row = {h: dep.cell(row=i, column=k + 1).value for k, h in enumerate(wbmod.DEPLOY_HEADERS)}
@@ -373,7 +343,7 @@ def _col_index(headers: list[str], name: str) -> int:
 
 
 def test_prices_are_named_ranges_on_assumptions(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     for i, price in enumerate((PRICE_A, PRICE_B)):
         name = _line_name(i)
         dn = wb.defined_names[name]
@@ -386,12 +356,12 @@ def test_prices_are_named_ranges_on_assumptions(written: Path) -> None:
 
 
 def test_cost_cells_are_formulas_over_prices(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     costs = wb["Costs"]
     assert costs["D2"].value == f"=B2*{_line_name(0)}"
     assert str(costs["G2"].value).startswith("=SUM(")
     summary = wb["Summary"]
-    assert _find(summary, "Total cost (USD)")[1].value == f"={wbmod.TOTAL_NAME}"
+    assert find_row(summary, "Total cost (USD)")[1].value == f"={wbmod.TOTAL_NAME}"
     assert str(wb["Deployments"]["R2"].value).startswith("=IF(SUMIFS(")
     assert wb["BuyVsRent"]["I2"].value == f"={_line_name(0)}"
 
@@ -468,7 +438,7 @@ def test_merged_period_costs_carry_no_adjustment() -> None:
 
 
 def test_formatting_tables_and_print_setup(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     names = [t for ws in wb for t in ws.tables]
     assert len(names) == len({n.lower() for n in names}) and "tbl_Deployments" in names
     dep = wb["Deployments"]
@@ -497,9 +467,9 @@ def test_native_charts_present(written: Path) -> None:
 
 
 def test_summary_recommendation_and_cost_per_token(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     summary = wb["Summary"]
-    text = _find(summary, "Recommendation")[1].value
+    text = find_row(summary, "Recommendation")[1].value
     assert "mi300x" in text and "h100_sxm" in text and "16x mi300x at us_east" in text
     gpus = {r[0].value: r[1].value for r in summary.iter_rows() if r[0].value in ("mi300x", "h100_sxm")}
     assert set(gpus) == {"mi300x", "h100_sxm"} and str(gpus["mi300x"]).startswith("=SUMIFS(")
@@ -517,7 +487,7 @@ def test_plots_written(written: Path) -> None:
 
 
 def test_formula_injection_stored_as_text(written: Path) -> None:
-    wb = _load(written)
+    wb = load_workbook(written)
     cells = [
         c
         for ws in wb
@@ -528,7 +498,7 @@ def test_formula_injection_stored_as_text(written: Path) -> None:
     found = {c.value for c in cells}
     assert found == {INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT}
     assert all(c.data_type == "s" for c in cells)
-    src = _find(wb["BuyVsRent"], "mi300x")[11]
+    src = find_row(wb["BuyVsRent"], "mi300x")[11]
     assert src.value == INJECT_SOURCE and src.data_type == "s"
 
 
@@ -580,9 +550,9 @@ def test_infeasible_plan_writes_summary(tmp_path: Path) -> None:
     )
     path = tmp_path / "plan.xlsx"
     wbmod.write_plan_outputs(FakeResult(data), None, workbook=path, plots_dir=tmp_path / "plots")
-    wb = _load(path)
+    wb = load_workbook(path)
     assert wb.sheetnames == list(wbmod.SHEETS)
-    row = _find(wb["Summary"], "Infeasible: chat")
+    row = find_row(wb["Summary"], "Infeasible: chat")
     assert row[1].value == "=lowest TPOT is 70 ms" and row[1].data_type == "s"
     assert not (tmp_path / "plots").exists()
 
@@ -624,21 +594,23 @@ def test_recomputed_totals_match_plan(recomputed: dict[str, Any]) -> None:
     wb = recomputed["plan"]
     summary = wb["Summary"]
     total = data["total_cost_usd"]
-    assert _find(summary, "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
-    assert _find(summary, "Opex (USD/month)")[1].value == pytest.approx(data["cost_usd_per_month"], rel=REL)
+    assert find_row(summary, "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
+    assert find_row(summary, "Opex (USD/month)")[1].value == pytest.approx(
+        data["cost_usd_per_month"], rel=REL
+    )
     tokens_m = (16.0 * 300 + (10.0 + 4.0) * 250) * S_PER_MONTH / 1e6
-    assert _find(summary, "Served output tokens (Mtok/month)")[1].value == pytest.approx(tokens_m, rel=REL)
-    assert _find(summary, "Cost per million output tokens (USD/Mtok)")[1].value == pytest.approx(
+    assert find_row(summary, "Served output tokens (Mtok/month)")[1].value == pytest.approx(tokens_m, rel=REL)
+    assert find_row(summary, "Cost per million output tokens (USD/Mtok)")[1].value == pytest.approx(
         data["cost_usd_per_month"] / tokens_m, rel=REL
     )
-    assert _find(summary, "Min TPOT margin (%)")[1].value == pytest.approx(1 - 59.0 / 60.0, rel=REL)
-    assert _find(summary, "mi300x")[1].value == 16
+    assert find_row(summary, "Min TPOT margin (%)")[1].value == pytest.approx(1 - 59.0 / 60.0, rel=REL)
+    assert find_row(summary, "mi300x")[1].value == 16
     costs = wb["Costs"]
     monthly = wbmod.monthly_cost_usd(data)
     for m, expected in enumerate(monthly):
         assert costs.cell(row=m + 2, column=7).value == pytest.approx(expected, rel=REL)
     assert costs.cell(row=HORIZON + 1, column=8).value == pytest.approx(total, rel=REL)
-    assert _find(costs, "Total")[6].value == pytest.approx(total, rel=REL)
+    assert find_row(costs, "Total")[6].value == pytest.approx(total, rel=REL)
     cats = {
         r[0].value: r[1].value
         for r in costs.iter_rows(min_row=HORIZON + 4)
@@ -662,11 +634,11 @@ def test_editing_a_price_moves_every_total(recomputed: dict[str, Any]) -> None:
     base, edited = recomputed["plan"], recomputed["edited"]
     unit_months = sum(_expected_monthly_units(UNITS_A))
     delta = 100.0 * unit_months
-    before = _find(base["Summary"], "Total cost (USD)")[1].value
-    after = _find(edited["Summary"], "Total cost (USD)")[1].value
+    before = find_row(base["Summary"], "Total cost (USD)")[1].value
+    after = find_row(edited["Summary"], "Total cost (USD)")[1].value
     assert before == pytest.approx(data["total_cost_usd"], rel=REL)
     assert after - before == pytest.approx(delta, rel=REL)
-    assert _find(edited["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
+    assert find_row(edited["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
         (data["total_cost_usd"] + delta) / HORIZON, rel=REL
     )
     assert edited["Deployments"]["R2"].value == pytest.approx(
@@ -682,7 +654,7 @@ def test_rendered_page_is_not_blank(written: Path, tmp_path: Path) -> None:
 
     src = tmp_path / "plan.xlsx"
     shutil.copy(written, src)
-    _soffice(["--convert-to", "pdf", "--outdir", str(tmp_path), str(src)], tmp_path)
+    soffice(["--convert-to", "pdf", "--outdir", str(tmp_path), str(src)], tmp_path, timeout_s=120)
     assert PDFTOPPM is not None
     subprocess.run(
         [
@@ -716,7 +688,7 @@ def test_real_plan_workbook(real_plan: tuple[Path, dict[str, Any]]) -> None:
     path, data = real_plan
     assert data["status"] != "infeasible" and data["supply"]
     assert sum(wbmod.monthly_cost_usd(data)) == pytest.approx(data["total_cost_usd"], rel=1e-9)
-    wb = _load(path)
+    wb = load_workbook(path)
     dep = wb["Deployments"]
     assert [dep.cell(row=i + 2, column=3).value for i in range(len(data["deployments"]))] == [
         d["gpu"] for d in data["deployments"]
@@ -730,10 +702,10 @@ def test_real_plan_workbook(real_plan: tuple[Path, dict[str, Any]]) -> None:
 def test_real_plan_recomputed(real_plan: tuple[Path, dict[str, Any]], recomputed: dict[str, Any]) -> None:
     data = real_plan[1]
     done = recomputed["real"]
-    assert _find(done["Summary"], "Total cost (USD)")[1].value == pytest.approx(
+    assert find_row(done["Summary"], "Total cost (USD)")[1].value == pytest.approx(
         data["total_cost_usd"], rel=REL
     )
-    assert _find(done["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
+    assert find_row(done["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
         data["cost_usd_per_month"], rel=REL
     )
     for i, d in enumerate(data["deployments"], start=2):
