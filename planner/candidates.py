@@ -79,7 +79,7 @@ def gpus_at_site(catalog: Catalog, scenario: Scenario, site: Site, gpus: list[Ac
             out[gpu.id] = f"{gpu.id} not available at {site.id}"
         elif site.kind == "cloud":
             rentable = "rent" in scenario.procurement and any(
-                rent_quote(catalog, gpu, site, kind) is not None for kind in scenario.rental_kinds
+                rent_quote(catalog, gpu, site, kind, scenario.rent_providers) is not None for kind in scenario.rental_kinds
             )
             buyable = (
                 "buy" in scenario.procurement and gpu.purchase is not None and gpu.placement == "datacenter"
@@ -214,7 +214,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
-                quote = rent_quote(catalog, cfg.gpu, site, "on_demand") if site.kind == "cloud" else None
+                quote = rent_quote(catalog, cfg.gpu, site, "on_demand", scenario.rent_providers) if site.kind == "cloud" else None
                 quote_cache[key] = quote.usd_per_gpu_hour if quote else np.nan
             row: dict[str, Any] = {
                 "cand": len(cand_rows),

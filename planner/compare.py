@@ -204,7 +204,7 @@ def _peak_requests_per_s(rate: float | list[float]) -> float:
 
 
 def reserved_breakeven(
-    catalog: Catalog, gpu_id: str, site: Site
+    catalog: Catalog, gpu_id: str, site: Site, providers: list[str] | None = None
 ) -> tuple[float | None, dict[str, Any] | None]:
     """Card-12 utilisation crossover of renting ``gpu_id`` at ``site``: reserved_1y / on-demand price of the
     quotes the planner uses there (planner.costs.rent_quote), with the sentence that states it.
@@ -212,8 +212,8 @@ def reserved_breakeven(
     The fraction is None when the reserved quote is no cheaper than on-demand (reserving never pays).
     """
     gpu = catalog.accelerators[gpu_id]
-    od = rent_quote(catalog, gpu, site, "on_demand")
-    rs = rent_quote(catalog, gpu, site, "reserved_1y")
+    od = rent_quote(catalog, gpu, site, "on_demand", providers)
+    rs = rent_quote(catalog, gpu, site, "reserved_1y", providers)
     if od is None or rs is None:
         return None, None
     ratio = breakeven_utilization_frac(rs.usd_per_gpu_hour, on_demand_usd_per_hour=od.usd_per_gpu_hour)
@@ -252,7 +252,7 @@ def compare(
         d = rent.deployments[0]
         site = merged_sites(catalog, scenario).get(d["site"])
         if site is not None and site.kind == "cloud":
-            breakeven, breakeven_flip = reserved_breakeven(catalog, d["gpu"], site)
+            breakeven, breakeven_flip = reserved_breakeven(catalog, d["gpu"], site, scenario.rent_providers)
     best = _cheapest(options)
     flips: list[dict[str, Any]] = []
     if flip_points:

@@ -40,14 +40,25 @@ def _applies(price: RentalPrice, site: Site) -> bool:
     return not site.providers or price.provider in site.providers
 
 
-def rent_quote(catalog: Catalog, gpu: Accelerator, site: Site, kind: RentalKind) -> RentQuote | None:
-    """Cheapest quote for ``gpu`` at a cloud ``site`` of pricing ``kind`` (None if nobody rents it there).
+def rent_quote(
+    catalog: Catalog,
+    gpu: Accelerator,
+    site: Site,
+    kind: RentalKind,
+    providers: Sequence[str] | None = None,
+) -> RentQuote | None:
+    """Cheapest quote for ``gpu`` at a cloud ``site`` of pricing ``kind`` (None if nobody rents it there),
+    from ``providers`` only when given (the scenario's ``rent_providers``: the contracts one has).
 
     Ties are broken by provider id so the choice is deterministic.
     """
     if site.gpus_available is not None and gpu.id not in site.gpus_available:
         return None
-    quotes = [p for p in catalog.rental_prices(gpu.id) if p.kind == kind and _applies(p, site)]
+    quotes = [
+        p
+        for p in catalog.rental_prices(gpu.id)
+        if p.kind == kind and _applies(p, site) and (providers is None or p.provider in providers)
+    ]
     if not quotes:
         return None
     best = min(quotes, key=lambda p: (p.usd_per_gpu_hour, p.provider))

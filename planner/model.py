@@ -208,7 +208,7 @@ def prune_dominated_sites(
         gpu, site = catalog.accelerators[gpu_id], sites[site_id]
         out = []
         for kind in scenario.rental_kinds:
-            quote = rent_quote(catalog, gpu, site, kind)
+            quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
             out.append(quote.usd_per_gpu_hour if quote else float("inf"))
         return tuple(out)
 
@@ -296,7 +296,7 @@ def supply_options(
             out.extend(buy_options(gpu, site, scenario))
         if site.kind == "cloud" and "rent" in scenario.procurement:
             for kind in scenario.rental_kinds:
-                quote = rent_quote(catalog, gpu, site, kind)
+                quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
                 if quote is None:
                     continue
                 eff = (

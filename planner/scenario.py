@@ -198,6 +198,10 @@ class Scenario(Strict):
     sites: list[SiteOverride] = Field(default_factory=list)
     procurement: list[Procurement] = Field(default_factory=_default_procurement)
     rental_kinds: list[RentalKind] = Field(default_factory=_default_rental_kinds)
+    rent_providers: list[Id] | None = Field(
+        None,
+        description="Rent only from these providers (the contracts you have); default: the cheapest quote of any.",
+    )
     budget: Budget | None = None
     inventory: list[InventoryItem] = Field(default_factory=list)
     economics: Economics = Field(default_factory=Economics)
@@ -294,6 +298,8 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         devices = list((s.devices or {}).keys())
         _check_ids(path, f"sites[{i}].devices", devices, catalog.accelerators, "gpu")
         _check_ids(path, f"sites[{i}].gpus_available", s.gpus_available, catalog.accelerators, "gpu")
+    providers = {p.provider: p for p in catalog.prices}
+    _check_ids(path, "rent_providers", scenario.rent_providers, providers, "provider")
     for i, item in enumerate(scenario.inventory):
         _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
         _check_ids(path, f"inventory[{i}].site", [item.site], sites, "site")

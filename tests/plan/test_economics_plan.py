@@ -214,3 +214,19 @@ def test_rent_is_discounted_like_purchases(catalog: Catalog, scenario) -> None: 
     pv = plan(catalog, _profile_scenario(scenario, None, economics=econ, **short), with_alternatives=False)
     factor = sum(1.1 ** (-m / 12) for m in range(12)) / 12
     assert pv.total_cost_usd == pytest.approx(flat.total_cost_usd * factor, rel=1e-9)
+
+
+def test_rent_providers_restrict_the_quotes(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
+    from planner.errors import ScenarioError
+    from planner.scenario import parse_scenario, validate_against_catalog
+
+    rent = {"procurement": ["rent"], "horizon_months": 3, "period_months": 3}
+    cheapest = plan(catalog, scenario.model_copy(update=rent), with_alternatives=False).to_json()
+    aws = plan(
+        catalog, scenario.model_copy(update={**rent, "rent_providers": ["aws"]}), with_alternatives=False
+    ).to_json()
+    assert all(s["source"].startswith("aws ") for s in aws["supply"])
+    assert aws["total_cost_usd"] > cheapest["total_cost_usd"]
+    bad = parse_scenario({**scenario.model_dump(mode="json"), "rent_providers": ["awss"]})
+    with pytest.raises(ScenarioError, match="rent_providers\\[0\\]: unknown provider 'awss' — did you mean aws"):
+        validate_against_catalog(bad, catalog, "s.yaml")
