@@ -19,6 +19,7 @@ from planner.audit import audit_plan
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
 from planner.costs import tiered_rent_usd_per_month
+from planner.large import is_large, solve_large
 from planner.ledgers.economics import residual_value_usd
 from planner.model import BuildContext, SupplyOption, build_context
 from planner.scenario import Scenario
@@ -585,7 +586,10 @@ def plan(
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
         ctx.scale_floor = served_scale * (1 - 1e-7)
-    sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
+    if served_scale is None and is_large(ctx):
+        sol, ctx = solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
+    else:
+        sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, evaluated, feasible, sol.solve_seconds, start, why)

@@ -44,10 +44,36 @@ def quiet_stdout() -> Iterator[None]:
         os.close(null)
 
 
-def make_solver(name: SolverName, *, time_limit_s: float | None, gap_rel: float = 1e-6) -> Any:
-    """PuLP solver object: HiGHS via highspy, or the CBC binary (bundled on PuLP 3, cbcbox on 4)."""
+class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
+    """pulp.HiGHS that hands HiGHS a starting solution (``start``: PuLP variable name → value) before it
+    runs; PuLP 3.3 has no warm start for HiGHS. ``var.index`` is set by pulp's buildSolverModel."""
+
+    def __init__(self, start: dict[str, float] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start = start
+
+    def callSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 (pulp's name)
+        if self.start:
+            cols = lp.variables()
+            lp.solverModel.setSolution(
+                len(cols), [v.index for v in cols], [self.start.get(v.name, 0.0) for v in cols]
+            )
+        lp.solverModel.run()
+
+
+def make_solver(
+    name: SolverName,
+    *,
+    time_limit_s: float | None,
+    gap_rel: float = 1e-6,
+    start: dict[str, float] | None = None,
+) -> Any:
+    """PuLP solver object: HiGHS via highspy (optionally warm-started from ``start``), or the CBC binary
+    (bundled on PuLP 3, cbcbox on 4; ``start`` is ignored)."""
     if name == "highs":
-        solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1)
+        solver = WarmHiGHS(
+            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1
+        )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")
         return solver
@@ -144,6 +170,11 @@ def solve_context(
         if status in ("Not Solved", "TimeLimit"):
             return Solution("infeasible", float("nan"), None, elapsed)
         raise SolverError(f"solver returned status {status} without a solution")
+    return read_solution(ctx, optimal=optimal, elapsed=elapsed)
+
+
+def read_solution(ctx: BuildContext, *, optimal: bool, elapsed: float) -> Solution:
+    """Read the solved problem of ``ctx`` back by key (values, cost categories, binding rows, gap)."""
     values = {
         family: {key: float(v.varValue or 0.0) for key, v in table.items()}
         for family, table in ctx.variables.items()
