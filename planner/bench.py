@@ -124,7 +124,7 @@ def main() -> None:
         ("MILP solve (s)", f"{result.solve_seconds:.2f}"),
         ("status", result.status),
         ("economics: 24 months, buy + rent + inventory (s)", f"{t_econ:.2f}  (target < 10)"),
-        ("economics: solve (s) / status / gap", f"{econ.solve_seconds:.2f} / {econ.status} / {_gap(econ)}"),
+        ("economics: solve (s) / status / gap", f"{econ.solve_seconds:.2f} / {econ.status} / {_gap(econ)}"),  # type: ignore[attr-defined]
         ("economics: cost / proven lower bound (USD)", _cost_and_bound(econ)),
         ("peak RSS (MB)", f"{peak_mb:.0f}  (target < 1024)"),
     ]
