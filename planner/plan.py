@@ -437,7 +437,15 @@ def _solve_restricted(
 ) -> tuple[Solution, BuildContext]:
     others = set(table.feasible[column]) - {keep}
     ctx = build_context(catalog, scenario, table, exclude={column: others})
-    return solve_context(ctx, solver=solver, time_limit_s=ALTERNATIVE_TIME_LIMIT_S), ctx
+    return _solve(ctx, solver, ALTERNATIVE_TIME_LIMIT_S)
+
+
+def _solve(ctx: BuildContext, solver: SolverName, time_limit_s: float | None) -> tuple[Solution, BuildContext]:
+    """The exact MILP, or for large min-cost problems the bounded shortlist method of planner.large (which
+    answers with the context of the problem it solved)."""
+    if is_large(ctx):
+        return solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
+    return solve_context(ctx, solver=solver, time_limit_s=time_limit_s), ctx
 
 
 def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, float | None]:
@@ -586,10 +594,7 @@ def plan(
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
         ctx.scale_floor = served_scale * (1 - 1e-7)
-    if served_scale is None and is_large(ctx):
-        sol, ctx = solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
-    else:
-        sol = solve_context(ctx, solver=solver, time_limit_s=time_limit_s)
+    sol, ctx = _solve(ctx, solver, time_limit_s)
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, evaluated, feasible, sol.solve_seconds, start, why)
