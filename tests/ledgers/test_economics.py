@@ -20,18 +20,20 @@ def test_book_value_and_residual() -> None:
     ) == pytest.approx(100_000)
 
 
+H100_NODE = {
+    "horizon_months": 36,
+    "lead_time_months": 2,
+    "lifetime_years": 4,
+    "resale_frac": 0.5,
+    "running_usd_per_month": 1_500,
+}
+"""8×H100 node $320k over 36 months, 4-year life, resale 50 %, running $1,500/month, 2-month lead time."""
+
+
 def test_hand_computed_node_tco() -> None:
-    # 8×H100 node $320k, 36 months, 4-year life, resale 50 %: residual = 0.5 × 320k × (1 − 36/48) = 40k;
-    # running $1,500/month from month 2 (lead time) → 34 × 1,500 = 51k; total = 320k − 40k + 51k = 331k
-    total = eco.bought_unit_horizon_usd(
-        320_000,
-        horizon_months=36,
-        lead_time_months=2,
-        lifetime_years=4,
-        resale_frac=0.5,
-        running_usd_per_month=1_500,
-    )
-    assert total == pytest.approx(331_000)
+    # residual = 0.5 × 320k × (1 − 36/48) = 40k; running from month 2 → 34 × 1,500 = 51k;
+    # total = 320k − 40k + 51k = 331k
+    assert eco.bought_unit_horizon_usd(320_000, **H100_NODE) == pytest.approx(331_000)
 
 
 def test_running_cost_and_discounting() -> None:
@@ -73,15 +75,7 @@ def test_longer_horizons_never_cost_less(h: int, lead: int) -> None:
 def test_hand_computed_later_purchase() -> None:
     # the same node ordered at month 12: age at the horizon 24 months → residual 0.5 × 320k × (1 − 24/48)
     # = 80k; running from month 14 → 22 × 1,500 = 33k; total = 320k − 80k + 33k = 273k
-    total = eco.bought_unit_horizon_usd(
-        320_000,
-        horizon_months=36,
-        lead_time_months=2,
-        lifetime_years=4,
-        resale_frac=0.5,
-        running_usd_per_month=1_500,
-        purchase_month=12,
-    )
+    total = eco.bought_unit_horizon_usd(320_000, **H100_NODE, purchase_month=12)
     assert total == pytest.approx(273_000)
     # discounted at 10 %/year: capex paid a year later is worth 320k / 1.1
     discounted = eco.bought_unit_horizon_usd(
