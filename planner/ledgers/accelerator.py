@@ -19,6 +19,7 @@ import numpy as np
 from planner.ledgers._checks import require_fraction
 from planner.ledgers._checks import require_non_negative as _require_nonnegative
 from planner.ledgers._checks import require_positive as _require_positive
+from planner.ledgers.communication import transfer_s
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, S_PER_HOUR, US_PER_S
 
 _HZ_PER_GHZ = 1e9
@@ -573,16 +574,14 @@ def link_edge_s(message_bytes: float, *, latency_us: float, bandwidth_gb_per_s: 
 
     Notes
     -----
-    T_edge = α + V/R. Works on numpy arrays.
+    T_edge = α + V/R: one message of planner.ledgers.communication.transfer_s. Works on numpy arrays.
 
     References
     ----------
     Card 5 (link edge); book ch04; README rule 4 (transfers).
     """
     _require_nonnegative("message_bytes", message_bytes)
-    _require_nonnegative("latency_us", latency_us)
-    _require_positive("bandwidth_gb_per_s", bandwidth_gb_per_s)
-    return latency_us / US_PER_S + message_bytes / (bandwidth_gb_per_s * BYTES_PER_GB)
+    return transfer_s(message_bytes, bandwidth_gb_per_s=bandwidth_gb_per_s, latency_us=latency_us)
 
 
 def startup_equal_payload_bytes(latency_us: float, *, bandwidth_gb_per_s: float) -> float:

@@ -19,6 +19,7 @@ from planner.ledgers._checks import require_fraction as _require_probability
 from planner.ledgers._checks import require_non_negative as _require_nonnegative
 from planner.ledgers._checks import require_positive as _require_positive
 from planner.ledgers.accelerator import link_edge_s
+from planner.ledgers.inference import drain_time_s
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, S_PER_HOUR, US_PER_S
 
 PdStage = Literal["prefill", "decode", "link"]
@@ -1300,9 +1301,7 @@ def startup_drain_s(arrival_per_s: float, *, service_rate_per_s: float, gap_s: f
     Card 8 (backlog after a start-up gap); card 1 (drain time); book ch09.
     """
     backlog = startup_backlog_requests(arrival_per_s, gap_s=gap_s)
-    if service_rate_per_s <= arrival_per_s:
-        return math.inf
-    return backlog / (service_rate_per_s - arrival_per_s)
+    return drain_time_s(backlog, service_rate_per_s=service_rate_per_s, arrival_per_s=arrival_per_s)
 
 
 def startup_drain_rate_per_s(arrival_per_s: float, *, gap_s: float, window_s: float) -> float:
