@@ -12,9 +12,12 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    is a proven lower bound on the cost of every plan of the full MILP.
    Its LP relaxation equals the full MILP's and takes a fraction of a second; the fluid MILP's dual
    bound, from the time left at the end, is at least as strong.
-2. **Shortlist MILP (the plan).** The candidates with flow in the LP, plus on each of their (workload,
-   GPU, site) the one with the most capacity per GPU of every replica size, as the exact MILP (integer
-   replicas and units): first with only the LP's candidates, then warm-started from that plan.
+2. **Seed (which GPUs and sites).** The fluid problem on a few triples only — the LP's (workload, GPU,
+   site) and per workload the cheapest others (:func:`seed_candidates`) — with whole nodes finds which
+   GPU types and sites workloads should share; its candidates with flow are the seed.
+3. **Shortlist MILP (the plan).** The seed, plus on each of its (workload, GPU, site) the candidate with
+   the most capacity per GPU of every replica size, as the exact MILP (integer replicas and units):
+   first with only the seed, then warm-started from that plan.
 
 The result is "optimal" only when the plan's cost meets the bound (within the solver's gap tolerance),
 else "feasible" with gap = (cost − bound) / cost.
@@ -50,8 +53,14 @@ LARGE_INTEGER_VARIABLES = 5000
 LARGE_TIME_BUDGET_S = 6.0
 """Solver seconds of the large path when the caller gives no time limit (fluid relaxation + shortlist)."""
 
-SHORTLIST_TIME_SHARE = 0.3
+SEED_TIME_SHARE = 0.3
+"""Share of the time budget given to the seed fluid problem (which GPUs and sites the plan uses)."""
+
+SHORTLIST_TIME_SHARE = 0.4
 """Share of the time budget given to the shortlist MILP (the rest improves the bound)."""
+
+SEED_EXTRA_TRIPLES = 3
+"""Per workload, the (gpu, site) pairs the seed adds beyond the LP's: the cheapest per request/s."""
 
 GAP_REL = 1e-6
 """The plan is reported optimal when its cost is within this relative gap of the proven bound."""
@@ -163,6 +172,50 @@ def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
     return used | {k for _r, k in best.values()}
 
 
+def _cheapest_usd_per_gpu_month(ctx: BuildContext) -> dict[tuple[str, str], float]:
+    """Per (gpu, site): the lowest cost of one usable GPU-month over its supply options (a bought node's
+    horizon cost spread over the months it is delivered; rent and owned per usable GPU)."""
+    horizon = ctx.scenario.horizon_months
+    out: dict[tuple[str, str], float] = {}
+    for o in ctx.supply:
+        if o.kind == "buy":
+            usd = o.horizon_usd_per_unit / (o.unit_gpus * max(1.0, horizon - o.available_from_month))
+        else:
+            usd = o.usd_per_unit_month / (o.unit_gpus * o.effective_gpus_frac)
+        out[(o.gpu, o.site)] = min(out.get((o.gpu, o.site), math.inf), usd)
+    return out
+
+
+def seed_candidates(
+    ctx: BuildContext, solver: SolverName, allowed: set[int], used: set[int], time_limit_s: float
+) -> set[int]:
+    """Candidates with flow in a small fluid problem over the LP's (workload, gpu, site) triples plus, per
+    workload, the :data:`SEED_EXTRA_TRIPLES` cheapest others (GPUs × cheapest GPU-month ÷ capacity).
+
+    Unlike the LP, the fluid problem buys and rents whole nodes, so it finds which GPU types and sites
+    several workloads should share; the LP's candidates are returned when it finds no plan in time.
+    """
+    price = _cheapest_usd_per_gpu_month(ctx)
+    capacity = _capacity(ctx)
+    cols = ctx.cands[["workload", "gpu", "site", "gpus"]]
+    triples = {(str(w), str(g), str(s)) for k, w, g, s, _n in cols.itertuples(name=None) if int(k) in used}
+    ranked: dict[str, list[tuple[float, tuple[str, str, str]]]] = {}
+    for k, w, g, s, gpus in cols.itertuples(name=None):
+        if int(k) in allowed:
+            usd = int(gpus) * price.get((str(g), str(s)), math.inf) / capacity[int(k)]
+            ranked.setdefault(str(w), []).append((usd, (str(w), str(g), str(s))))
+    for rows in ranked.values():
+        extra = dict.fromkeys(t for _usd, t in sorted(rows) if t not in triples)  # cheapest first, unique
+        triples.update(list(extra)[:SEED_EXTRA_TRIPLES])
+    keep = {int(k) for k, w, g, s, _n in cols.itertuples(name=None) if (str(w), str(g), str(s)) in triples}
+    seed = fluid_problem(ctx, allowed & keep)
+    has, _optimal, _bound = _solve(seed, solver, time_limit_s)
+    if not has:
+        return used
+    flowing = {int(k) for (k, _t), v in seed.variables["flow"].items() if (v.varValue or 0.0) > 1e-7}
+    return flowing or used
+
+
 def _incumbent(
     sub: BuildContext, solver: SolverName, used: set[int], time_limit_s: float
 ) -> dict[str, float] | None:
@@ -196,9 +249,10 @@ def solve_large(
     bound, used = lp_bound(fluid)
     if bound == math.inf:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
-    sub = _sub_context(ctx, shortlist(ctx, allowed, used))
+    seeded = seed_candidates(ctx, solver, allowed, used, SEED_TIME_SHARE * budget)
+    sub = _sub_context(ctx, shortlist(ctx, allowed, seeded))
     build_problem(sub)
-    values = _incumbent(sub, solver, used, SHORTLIST_TIME_SHARE * budget)
+    values = _incumbent(sub, solver, seeded, SHORTLIST_TIME_SHARE * budget)
     if values is None:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
     sol = read_solution(sub, optimal=False, elapsed=0.0)
