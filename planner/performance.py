@@ -393,10 +393,10 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     tp_comm = allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s
-    linear_ops = np.maximum(compute_s - attention_s, weights_s)
-    attention_ops = np.maximum(attention_s, kv_s)
-    operators = ops.operator_sequence_s([(compute_s - attention_s, weights_s), (attention_s, kv_s)])
-    total = overhead + p * (operators + tp_comm) + pp_comm
+    # serially dependent groups add (ops.operator_sequence_s); each is kept for the breakdown
+    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
+    attention_ops = ops.operator_stage_s(attention_s, kv_s)
+    total = overhead + p * (linear_ops + attention_ops + tp_comm) + pp_comm
     return StepBreakdown(
         weights_read_s=p * weights_s,
         kv_read_s=p * kv_s,
@@ -439,10 +439,9 @@ def prefill_step(
     tp_comm = allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s
-    linear_ops = np.maximum(compute_s - attention_s, weights_s)
-    attention_ops = np.maximum(attention_s, kv_write_s)
-    operators = ops.operator_sequence_s([(compute_s - attention_s, weights_s), (attention_s, kv_write_s)])
-    total = overhead + operators + tp_comm + pp_comm
+    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
+    attention_ops = ops.operator_stage_s(attention_s, kv_write_s)
+    total = overhead + linear_ops + attention_ops + tp_comm + pp_comm
     return StepBreakdown(
         weights_read_s=weights_s,
         kv_read_s=kv_write_s,

@@ -27,7 +27,8 @@ def require_fraction(name: str, value: Any, *, allow_zero: bool = True) -> None:
         raise ValueError(f"{name} must be a fraction in {'[0' if allow_zero else '(0'}, 1], got {value!r}")
 
 
-def require_count(name: str, value: int, minimum: int = 1) -> None:
-    """Raise ValueError unless the integer ``value`` is at least ``minimum``."""
-    if value < minimum:
+def require_count(name: str, value: Any, minimum: int = 1) -> None:
+    """Raise ValueError unless the count ``value`` (or every element of an array of counts) is at least
+    ``minimum``."""
+    if np.any(np.asarray(value) < minimum):
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}")

@@ -1177,8 +1177,8 @@ def best_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any,
     n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
     alpha = np.asarray(latency_us, dtype=float) / US_PER_S
     bw = np.asarray(bandwidth_gb_per_s, dtype=float) * BYTES_PER_GB
-    ring = 2 * (n - 1) * alpha + 2 * (n - 1) * message_bytes / (n * bw)
-    tree = 2 * np.ceil(np.log2(n)) * (alpha + message_bytes / bw)
+    ring = ring_allreduce_s(message_bytes, ranks=n, bandwidth_gb_per_s=bandwidth_gb_per_s, latency_us=latency_us)
+    tree = 2 * np.ceil(np.log2(n)) * (alpha + message_bytes / bw)  # tree_rounds is scalar (bit_length)
     return np.minimum(ring, tree)
 
 
@@ -1212,8 +1212,7 @@ def allreduce_startup_s(ranks: Any, *, latency_us: Any) -> Any:
     ----------
     Card 6 (ring rounds 2(n − 1); α table), card 8 (C8.3), book ch06 §6.4, ch07 §7.6 (C6.5).
     """
-    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
-    return 2 * (n - 1) * np.asarray(latency_us, dtype=float) / US_PER_S
+    return ring_allreduce_rounds(np.maximum(ranks, 1)) * _s(latency_us)
 
 
 def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, latency_us: Any) -> Any:
@@ -1226,13 +1225,16 @@ def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, l
     T = :func:`allreduce_startup_s` + 2(n − 1)·M/(n·B). The ring moves the fewest bytes per rank of any
     schedule (2(n − 1)/n·M ≤ 2·log2(n)·M for the tree), so with the in-node start-up of
     :func:`allreduce_startup_s` it is the NCCL time at every message size; it equals
-    :func:`ring_allreduce_s`. The prefill and decode steps of ``planner/performance.py`` charge two of
-    these per layer.
+    :func:`ring_allreduce_s`, which computes it. The prefill and decode steps of ``planner/performance.py``
+    charge two of these per layer.
 
     References
     ----------
     Card 6, card 8 (TP ledger: 2 all-reduces per layer), book ch06 eq. (6-10).
     """
-    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
-    bw = np.asarray(bandwidth_gb_per_s, dtype=float) * BYTES_PER_GB
-    return allreduce_startup_s(n, latency_us=latency_us) + 2 * (n - 1) * message_bytes / (n * bw)
+    return ring_allreduce_s(
+        message_bytes,
+        ranks=np.maximum(ranks, 1),
+        bandwidth_gb_per_s=bandwidth_gb_per_s,
+        latency_us=latency_us,
+    )

@@ -545,8 +545,16 @@ def operator_sequence_s(stages: Sequence[tuple[Any, Any]]) -> Any:
     """
     total: Any = 0.0
     for compute_s, memory_s in stages:
-        total = total + np.maximum(compute_s, memory_s)
+        total = total + operator_stage_s(compute_s, memory_s)
     return total
+
+
+def operator_stage_s(compute_s: Any, memory_s: Any) -> Any:
+    """Time of one operator group whose compute and memory traffic overlap: max(T_compute, T_memory), s.
+
+    One term of :func:`operator_sequence_s` (card 7 bottleneck rule). Works on numpy arrays.
+    """
+    return np.maximum(compute_s, memory_s)
 
 
 def launch_path_s(host_submit_s: float, *, h2d_s: float, kernel_s: float, d2h_s: float) -> float:
