@@ -124,18 +124,42 @@ def _solve(
     return has, optimal, bound
 
 
+def _triples(ctx: BuildContext, cands: set[int]) -> set[tuple[str, str, str]]:
+    """The (workload, gpu, site) of each candidate in ``cands``."""
+    cols = ctx.cands[["workload", "gpu", "site"]]
+    return {(str(w), str(g), str(s)) for k, w, g, s in cols.itertuples(name=None) if int(k) in cands}
+
+
+def _flowing(ctx: BuildContext) -> set[int]:
+    """Candidates of the solved problem ``ctx`` that carry traffic in some slice."""
+    return {int(k) for (k, _t), v in ctx.variables["flow"].items() if (v.varValue or 0.0) > 1e-7}
+
+
+def _most_capacity_per_gpu(
+    ctx: BuildContext,
+    allowed: set[int],
+    triples: set[tuple[str, str, str]] | None = None,
+    *,
+    by_replica_size: bool = False,
+) -> set[int]:
+    """Per (workload, gpu, site) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
+    candidate with the most capacity per GPU (the first one on ties), only on ``triples`` when given."""
+    capacity = _capacity(ctx)
+    best: dict[tuple[Any, ...], tuple[float, int]] = {}
+    for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
+        triple = (str(w), str(g), str(s))
+        if int(k) not in allowed or (triples is not None and triple not in triples):
+            continue
+        key, ratio = ((*triple, int(gpus)) if by_replica_size else triple), capacity[int(k)] / int(gpus)
+        if key not in best or ratio > best[key][0]:
+            best[key] = (ratio, int(k))
+    return {k for _ratio, k in best.values()}
+
+
 def fluid_problem(ctx: BuildContext, allowed: set[int]) -> BuildContext:
     """The built fluid relaxation: per (workload, gpu, site) the allowed candidate with the most capacity per
     GPU, continuous replicas, integer units, objective without the tie-break."""
-    capacity = _capacity(ctx)
-    best: dict[tuple[str, str, str], int] = {}
-    for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
-        if int(k) not in allowed:
-            continue
-        key, ratio = (str(w), str(g), str(s)), capacity[int(k)] / int(gpus)
-        if key not in best or ratio > capacity[best[key]] / int(ctx.cands.at[best[key], "gpus"]):
-            best[key] = int(k)
-    fluid = _sub_context(ctx, set(best.values()))
+    fluid = _sub_context(ctx, _most_capacity_per_gpu(ctx, allowed))
     build_problem(fluid)
     for v in fluid.variables["n_rep"].values():
         v.cat = pulp.LpContinuous
@@ -153,23 +177,13 @@ def lp_bound(fluid: BuildContext) -> tuple[float, set[int]]:
         fluid.prob.solve(pulp.HiGHS(msg=False, mip=False, threads=1))
     if fluid.prob.status != pulp.LpStatusOptimal:
         return math.inf, set()
-    used = {k for (k, _t), v in fluid.variables["flow"].items() if (v.varValue or 0.0) > 1e-7}
-    return float(pulp.value(fluid.prob.objective) or 0.0), used
+    return float(pulp.value(fluid.prob.objective) or 0.0), _flowing(fluid)
 
 
 def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
     """The plan's candidates: on each (workload, gpu, site) of ``used``, the allowed candidate with the most
     capacity per GPU of every replica size (small replicas fill the last node)."""
-    capacity = _capacity(ctx)
-    triples = {tuple(str(x) for x in ctx.cands.loc[k, ["workload", "gpu", "site"]]) for k in used}
-    best: dict[tuple[Any, ...], tuple[float, int]] = {}
-    for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
-        if int(k) not in allowed or (str(w), str(g), str(s)) not in triples:
-            continue
-        key, ratio = (w, g, s, int(gpus)), capacity[int(k)] / int(gpus)
-        if key not in best or ratio > best[key][0]:
-            best[key] = (ratio, int(k))
-    return used | {k for _r, k in best.values()}
+    return used | _most_capacity_per_gpu(ctx, allowed, _triples(ctx, used), by_replica_size=True)
 
 
 def _cheapest_usd_per_gpu_month(ctx: BuildContext) -> dict[tuple[str, str], float]:
@@ -198,7 +212,7 @@ def seed_candidates(
     price = _cheapest_usd_per_gpu_month(ctx)
     capacity = _capacity(ctx)
     cols = ctx.cands[["workload", "gpu", "site", "gpus"]]
-    triples = {(str(w), str(g), str(s)) for k, w, g, s, _n in cols.itertuples(name=None) if int(k) in used}
+    triples = _triples(ctx, used)
     ranked: dict[str, list[tuple[float, tuple[str, str, str]]]] = {}
     for k, w, g, s, gpus in cols.itertuples(name=None):
         if int(k) in allowed:
@@ -212,8 +226,7 @@ def seed_candidates(
     has, _optimal, _bound = _solve(seed, solver, time_limit_s)
     if not has:
         return used
-    flowing = {int(k) for (k, _t), v in seed.variables["flow"].items() if (v.varValue or 0.0) > 1e-7}
-    return flowing or used
+    return _flowing(seed) or used
 
 
 def _incumbent(
