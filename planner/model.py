@@ -26,7 +26,12 @@ from planner.costs import (
     power_usd_per_month,
     rent_quote,
 )
-from planner.ledgers.economics import bought_unit_horizon_usd, discount_factor, running_usd_per_month
+from planner.ledgers.economics import (
+    bought_unit_horizon_usd,
+    discount_factor,
+    residual_value_usd,
+    running_usd_per_month,
+)
 from planner.scenario import Scenario, demand_per_period
 from planner.units import HOURS_PER_MONTH
 
@@ -59,6 +64,8 @@ class SupplyOption:
     """Buy only: capex − residual value + running costs over the horizon (planner.ledgers.economics)."""
     purchase_month: int = 0
     """Buy only: the month the order is placed (capex is paid then; delivery ``available_from_month``)."""
+    residual_usd_per_unit: float = 0.0
+    """Buy only: resale value at the horizon, book value at age (horizon − order month) × resale_frac."""
 
     @property
     def procurement(self) -> str:
@@ -320,6 +327,15 @@ def supply_options(
     return out
 
 
+def demand_vectors(scenario: Scenario) -> list[tuple[float, ...]]:
+    """Per period of the horizon, every workload's peak requests/s (scenario order)."""
+    series = [
+        demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
+        for w in scenario.workloads
+    ]
+    return [tuple(values[t] for values in series) for t in range(scenario.periods)]
+
+
 def purchase_months(scenario: Scenario, lead_time_months: float) -> list[int]:
     """Months at which nodes may be ordered: 0, then every ``purchase_every_months`` at a period start
     whose delivery (order month + lead time) falls inside the horizon and after a change in some
@@ -331,10 +347,7 @@ def purchase_months(scenario: Scenario, lead_time_months: float) -> list[int]:
     least as good.
     """
     period = scenario.period_months
-    series = [
-        demand_per_period(w, periods=scenario.periods, period_months=period) for w in scenario.workloads
-    ]
-    vectors = [tuple(s[t] for s in series) for t in range(scenario.periods)]
+    vectors = demand_vectors(scenario)
 
     def delivery_period(month: int) -> int:
         return min(scenario.periods - 1, math.ceil((month + lead_time_months) / period - 1e-9))
@@ -393,6 +406,12 @@ def buy_options(gpu: Accelerator, site: Site, scenario: Scenario) -> list[Supply
                 available_from_month=month + lead,
                 horizon_usd_per_unit=horizon,
                 purchase_month=month,
+                residual_usd_per_unit=residual_value_usd(
+                    node_usd,
+                    horizon_months=scenario.horizon_months - month,
+                    lifetime_years=life,
+                    resale_frac=econ.resale_frac,
+                ),
             )
         )
     return out
@@ -453,18 +472,13 @@ def representative_periods(
     (planner.ledgers.economics.discount_factor, as bought nodes are), so rent and purchases compare at
     present value.
     """
-    series = {
-        w.name: demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
-        for w in scenario.workloads
-    }
+    vectors = demand_vectors(scenario)
     first_of: dict[tuple[float, ...], int] = {}
     months: dict[int, float] = {}
     representative_of: dict[int, int] = {}
     for t in range(scenario.periods):
         start = t * scenario.period_months
-        vector = tuple(series[w.name][t] for w in scenario.workloads) + tuple(
-            start >= lead for lead in lead_times_months
-        )
+        vector = vectors[t] + tuple(start >= lead for lead in lead_times_months)
         rep = first_of.setdefault(vector, t)
         representative_of[t] = rep
         # cost weight: the period's months, each at its present value (1 per month without a cost of capital)
@@ -473,7 +487,7 @@ def representative_periods(
             for m in range(start, start + scenario.period_months)
         )
     periods = sorted(months)
-    demand = {(w.name, t): series[w.name][t] for w in scenario.workloads for t in periods}
+    demand = {(w.name, t): vectors[t][i] for i, w in enumerate(scenario.workloads) for t in periods}
     return periods, months, demand, representative_of
 
 

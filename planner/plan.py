@@ -20,7 +20,6 @@ from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
 from planner.costs import tiered_rent_usd_per_month
 from planner.large import is_large, solve_large
-from planner.ledgers.economics import residual_value_usd
 from planner.model import BuildContext, SupplyOption, build_context
 from planner.scenario import Scenario
 from planner.solve import Solution, SolverName, solve_context
@@ -176,19 +175,6 @@ def _schedule(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
     return rows
 
 
-def _bought_residual_usd(ctx: BuildContext, opt: SupplyOption, capex_usd: float) -> float:
-    """Resale value at the horizon of nodes bought through ``opt``: book value at their age (horizon −
-    order month) × resale_frac (planner.ledgers.economics)."""
-    purchase = ctx.gpu(opt.gpu).purchase
-    life = ctx.scenario.economics.lifetime_years or (purchase.lifetime_years if purchase else 4.0)
-    return residual_value_usd(
-        capex_usd,
-        horizon_months=ctx.scenario.horizon_months - opt.purchase_month,
-        lifetime_years=life,
-        resale_frac=ctx.scenario.economics.resale_frac,
-    )
-
-
 def _running_usd_per_month(ctx: BuildContext, opt: SupplyOption, units: int) -> float:
     """Monthly cost of ``units`` units of a non-bought supply option: the quote × units, with rent net of
     the scenario's volume discounts (planner.costs.tiered_rent_usd_per_month)."""
@@ -204,7 +190,7 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
         units = [round(sol.values["units"][(i, t)]) for t in ctx.periods]
         if max(units) == 0:
             continue
-        capex = round(sol.values["bought"][i]) * opt.capex_usd_per_unit if opt.kind == "buy" else 0.0
+        bought = round(sol.values["bought"][i]) if opt.kind == "buy" else 0
         rows.append(
             {
                 "gpu": opt.gpu,
@@ -217,7 +203,7 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                 "gpus": max(units) * opt.unit_gpus,
                 "usd_per_unit_month": opt.usd_per_unit_month,
                 "cost_usd_per_month": (
-                    round(sol.values["bought"][i]) * opt.horizon_usd_per_unit / ctx.scenario.horizon_months
+                    bought * opt.horizon_usd_per_unit / ctx.scenario.horizon_months
                     if opt.kind == "buy"
                     else sum(
                         _running_usd_per_month(ctx, opt, u) * ctx.months[t]
@@ -225,8 +211,8 @@ def _supply_used(ctx: BuildContext, sol: Solution) -> list[dict[str, Any]]:
                     )
                     / ctx.scenario.horizon_months
                 ),
-                "capex_usd": capex,
-                "residual_usd": _bought_residual_usd(ctx, opt, capex) if opt.kind == "buy" else 0.0,
+                "capex_usd": bought * opt.capex_usd_per_unit,
+                "residual_usd": bought * opt.residual_usd_per_unit,
                 "available_from_month": opt.available_from_month,
                 "purchase_month": opt.purchase_month if opt.kind == "buy" else None,
                 "units_per_period": [_billed_units(ctx, sol, i, t) for t in ctx.slices_of],
