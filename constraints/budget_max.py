@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pulp
 
-from planner.model import BuildContext
+from planner.model import BuildContext, supply_cost_usd, supply_usd_per_month
 
 
 def add_budget_max(ctx: BuildContext) -> None:
@@ -32,27 +32,11 @@ def add_budget_max(ctx: BuildContext) -> None:
     if budget.opex_usd_per_month is not None:
         for t, slices in ctx.slices_of.items():
             opex = pulp.lpSum(
-                ctx.hours_frac[s]
-                * (
-                    o.usd_per_unit_month * ctx.variables["units"][(i, s)]
-                    - ctx.rent_discount_usd_per_month.get((i, s), 0)
-                )
-                for i, o in enumerate(ctx.supply)
+                ctx.hours_frac[s] * supply_usd_per_month(ctx, i, s)
+                for i in range(len(ctx.supply))
                 for s in slices
             )
             ctx.add_row("budget_max", ("opex", t), opex <= budget.opex_usd_per_month)  # (2)
     if budget.total_usd is not None:
-        total = pulp.lpSum(
-            (o.horizon_usd_per_unit * ctx.variables["bought"][i])
-            if o.kind == "buy"
-            else pulp.lpSum(
-                ctx.months[t]
-                * (
-                    o.usd_per_unit_month * ctx.variables["units"][(i, t)]
-                    - ctx.rent_discount_usd_per_month.get((i, t), 0)
-                )
-                for t in ctx.periods
-            )
-            for i, o in enumerate(ctx.supply)
-        )
+        total = pulp.lpSum(supply_cost_usd(ctx, i) for i in range(len(ctx.supply)))
         ctx.add_row("budget_max", ("total",), total <= budget.total_usd)  # (3)

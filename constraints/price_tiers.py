@@ -9,9 +9,9 @@ Notation: segment k spans GPUs [b_k, b_{k+1}) with width w_k = b_{k+1} − b_k (
 the candidates could use there), discount d_k (d_0 = 0) from the scenario's ``economics.rent_volume_tiers``;
 z binary (segment k in use); p_o the quote per GPU-month. The cost is concave in the GPUs rented, so the
 order rows (3) — not the objective — keep a cheaper segment from filling first. Tiers apply per GPU type,
-site and rental kind in each time slice; the discounted cost also enters the budget rows
-(``ctx.rent_discount_usd_per_month``). planner.costs.tiered_rent_usd_per_month is the same formula for
-reports.
+site and rental kind in each time slice. The discount (4) is recorded in ``ctx.rent_discount_usd_per_month``
+and subtracted by planner.model.supply_usd_per_month, the monthly supply cost the objective and the budget
+rows share. planner.costs.tiered_rent_usd_per_month is the same formula for reports.
 """
 
 from __future__ import annotations
@@ -69,5 +69,4 @@ def add_price_tiers(ctx: BuildContext) -> None:
             discount = pulp.lpSum(
                 usd_per_gpu_month * d * seg[k] for k, (_lo, _hi, d) in enumerate(segments) if d
             )
-            ctx.rent_discount_usd_per_month[(i, t)] = discount
-            ctx.add_cost("rent", -ctx.months[t] * discount)  # (4)
+            ctx.rent_discount_usd_per_month[(i, t)] = discount  # (4), via planner.model.supply_usd_per_month

@@ -581,19 +581,28 @@ def create_variables(ctx: BuildContext) -> None:
         ctx.var("scale", (), low=0, up=MAX_SCALE)
 
 
+def supply_usd_per_month(ctx: BuildContext, option: int, t: int) -> Any:
+    """Recurring cost of supply ``option`` in slice t, USD per month: quote × units, net of the rent volume
+    discount (constraints.price_tiers fills ``ctx.rent_discount_usd_per_month``)."""
+    opt = ctx.supply[option]
+    units = ctx.variables["units"][(option, t)]
+    return opt.usd_per_unit_month * units - ctx.rent_discount_usd_per_month.get((option, t), 0)
+
+
+def supply_cost_usd(ctx: BuildContext, option: int) -> Any:
+    """Horizon cost of supply ``option``, USD: bought nodes × their horizon TCO, else Σ_t months_t × the
+    monthly cost (:func:`supply_usd_per_month`). The objective and the total-budget row both use it."""
+    opt = ctx.supply[option]
+    if opt.kind == "buy":
+        return opt.horizon_usd_per_unit * ctx.variables["bought"][option]
+    return pulp.lpSum(ctx.months[t] * supply_usd_per_month(ctx, option, t) for t in ctx.periods)
+
+
 def set_objective(ctx: BuildContext) -> None:
     """min Σ categories of horizon cost + a deterministic tie-break (module constant TIE_BREAK_USD)."""
     for i, opt in enumerate(ctx.supply):
         category = "rent" if opt.procurement == "rent" else ("owned" if opt.procurement == "owned" else "buy")
-        if opt.kind == "buy":
-            ctx.add_cost(category, opt.horizon_usd_per_unit * ctx.variables["bought"][i])
-            continue
-        ctx.add_cost(
-            category,
-            pulp.lpSum(
-                opt.usd_per_unit_month * ctx.months[t] * ctx.variables["units"][(i, t)] for t in ctx.periods
-            ),
-        )
+        ctx.add_cost(category, supply_cost_usd(ctx, i))
     ranked = ctx.cands.sort_values(["gpus", "quality_tier", "cand"]).index
     rank = {int(c): r for r, c in enumerate(ranked)}
     tie = pulp.lpSum(
