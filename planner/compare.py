@@ -228,6 +228,15 @@ def reserved_breakeven(
     return ratio, {**flip, "sentence": sentence}
 
 
+def crossover_pair(options: dict[str, PlanResult], flows: dict[str, list[float]]) -> tuple[str, str] | None:
+    """(buying option, 'rent_only') whose cumulative costs the crossover month compares: buy-only when it is
+    feasible, else hybrid, and only when it buys something; None otherwise."""
+    buying = "buy_only" if "buy_only" in flows else "hybrid"
+    if buying in flows and "rent_only" in flows and options[buying].capex_usd > 0:
+        return buying, "rent_only"
+    return None
+
+
 def compare(
     catalog: Catalog, scenario: Scenario, *, solver: SolverName = "highs", flip_points: bool = True
 ) -> Comparison:
@@ -238,10 +247,10 @@ def compare(
     }
     flows = {name: monthly_cash_flow_usd(r) for name, r in options.items() if r.status != "infeasible"}
     crossover = None
-    buying = "buy_only" if "buy_only" in flows else "hybrid"
-    if buying in flows and "rent_only" in flows and options[buying].capex_usd > 0:
+    pair = crossover_pair(options, flows)
+    if pair is not None:
         cum_buy = cum_rent = 0.0
-        for month, (b, r) in enumerate(zip(flows[buying], flows["rent_only"], strict=True)):
+        for month, (b, r) in enumerate(zip(flows[pair[0]], flows[pair[1]], strict=True)):
             cum_buy, cum_rent = cum_buy + b, cum_rent + r
             if month > 0 and cum_buy <= cum_rent:
                 crossover = month

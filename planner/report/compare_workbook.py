@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.compare import served_output_tokens
+from planner.compare import crossover_pair, served_output_tokens
 from planner.report.charts import write_compare_plots
 from planner.report.files import atomic_write
 from planner.report.formatting import (
@@ -80,15 +80,6 @@ def _feasible(comparison: Any) -> dict[str, Any]:
         for n, r in comparison.options.items()
         if r.status != "infeasible" and n in comparison.cash_flow_usd
     }
-
-
-def _crossover_pair(comparison: Any) -> tuple[str, str] | None:
-    """(buying option, renting option) whose cumulative costs planner.compare compares, or None."""
-    flows = comparison.cash_flow_usd
-    buying = "buy_only" if "buy_only" in flows else "hybrid"
-    if buying in flows and "rent_only" in flows and comparison.options[buying].capex_usd > 0:
-        return buying, "rent_only"
-    return None
 
 
 def comparison_text(comparison: Any) -> str:
@@ -156,7 +147,7 @@ def _options_sheet(ws: Any, tables: _Tables, comparison: Any, cash: dict[str, An
         ws,
         last + 2,
         1,
-        "Total = the option's CashFlow column (capex in month 0, recurring costs, resale credited in the last "
+        "Total = the option's CashFlow column (capex in its order month, recurring costs, resale credited in the last "
         "month) + Other (costs the cash flow does not carry). Opex/month = (total - capex + resale) / horizon.",
     )
     return row_of
@@ -167,7 +158,7 @@ def _cash_flow_sheet(ws: Any, tables: _Tables, comparison: Any, horizon: int) ->
 
     names = list(_feasible(comparison))
     n = len(names)
-    pair = _crossover_pair(comparison)
+    pair = crossover_pair(comparison.options, comparison.cash_flow_usd)
     flow_col = {name: get_column_letter(2 + k) for k, name in enumerate(names)}
     cum_col = {name: get_column_letter(2 + n + k) for k, name in enumerate(names)}
     headers = (
