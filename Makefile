@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo lint test bench validate clean system-deps
+.PHONY: install demo lint test test-pulp4 bench validate clean system-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,25 @@ lint: $(STAMP)
 test: $(STAMP) system-deps lint
 	$(BIN)/pytest
 
+# PuLP 4.x (what `pip install pulp` gives on Python >= 3.12) changed its API; the plan tests run there too.
+# the first Python >= 3.12 that runs: python3.12/3.13 on PATH, else a pyenv-installed one
+PYTHON_PULP4 ?= $(shell for p in python3.12 python3.13 $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3); do \
+  $$p -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+VENV_PULP4 := .venv-pulp4
+
+$(VENV_PULP4)/.installed: pyproject.toml
+	$(PYTHON_PULP4) -m venv $(VENV_PULP4)
+	$(VENV_PULP4)/bin/pip install --quiet --upgrade pip
+	$(VENV_PULP4)/bin/pip install --quiet -e '.[dev]'
+	touch $@
+
+test-pulp4:
+	@if [ -n "$(PYTHON_PULP4)" ]; then \
+	  $(MAKE) --no-print-directory $(VENV_PULP4)/.installed && \
+	  $(VENV_PULP4)/bin/python -c 'import pulp; print("PuLP", pulp.__version__)' && \
+	  $(VENV_PULP4)/bin/pytest -q tests/plan tests/ledgers; \
+	else echo "note: no Python >= 3.12 found; the PuLP 4 run is skipped"; fi
+
 bench: $(STAMP)
 	$(BIN)/python -m planner.bench
 
@@ -40,4 +59,4 @@ validate: $(STAMP)
 	$(BIN)/planner validate-model
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV_PULP4) .mypy_cache .pytest_cache .ruff_cache

@@ -23,6 +23,7 @@ PERSISTENT_KINDS = ("owned", "edge_device")
 def add_commitments(ctx: BuildContext) -> None:
     """Tie each reserved option's units together within each term window."""
     units = ctx.variables["units"]
+    # rows are written as differences: on PuLP 4 `variable == variable` is a Python bool, not a row
     for i, opt in enumerate(ctx.supply):
         term = TERM_MONTHS.get(opt.kind)
         if term is not None:
@@ -31,11 +32,11 @@ def add_commitments(ctx: BuildContext) -> None:
                 anchor = first_in_window.setdefault(ctx.start_month[t] // term, t)
                 if anchor != t:  # (1)
                     ctx.add_row(
-                        "commitments", (opt.gpu, opt.site, opt.kind, t), units[(i, t)] == units[(i, anchor)]
+                        "commitments", (opt.gpu, opt.site, opt.kind, t), units[(i, t)] - units[(i, anchor)] == 0
                     )
         elif opt.kind in PERSISTENT_KINDS:
             for slices in ctx.slices_of.values():
                 for s in slices[1:]:  # (2)
                     ctx.add_row(
-                        "commitments", (opt.gpu, opt.site, opt.kind, s), units[(i, s)] == units[(i, slices[0])]
+                        "commitments", (opt.gpu, opt.site, opt.kind, s), units[(i, s)] - units[(i, slices[0])] == 0
                     )

@@ -29,11 +29,13 @@ def add_gpu_supply(ctx: BuildContext) -> None:
         for t in ctx.periods:
             delivered = ctx.start_month[t] >= opt.available_from_month
             rhs = ctx.variables["bought"][i] if delivered else 0
-            ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] == rhs)
+            # written as a difference: on PuLP 4 `variable == variable` is a Python bool, not a row
+            ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] - rhs == 0)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
+    gpus_of = {int(k): int(g) for k, g in ctx.cands["gpus"].items()}
     for (gpu, site), cands in groups.items():
         for t in ctx.periods:
-            used = pulp.lpSum(int(ctx.cands.at[k, "gpus"]) * ctx.replicas(int(k), t) for k in cands)
+            used = pulp.lpSum(gpus_of[int(k)] * ctx.replicas(int(k), t) for k in cands)
             supplied = pulp.lpSum(
                 ctx.supply[i].effective_gpus_frac * ctx.supply[i].unit_gpus * ctx.variables["units"][(i, t)]
                 for i in options.get((str(gpu), str(site)), [])

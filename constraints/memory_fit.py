@@ -16,8 +16,9 @@ from planner.model import BuildContext
 def add_memory_fit(ctx: BuildContext) -> None:
     """Fix replicas of non-fitting points to zero."""
     n_rep = ctx.variables["n_rep"]
+    gpu_of = ctx.cands["gpu"].to_dict()
     for p in ctx.points.itertuples():
-        gpu = ctx.gpu(str(ctx.cands.at[int(p.cand), "gpu"]))
+        gpu = ctx.gpu(str(gpu_of[int(p.cand)]))
         if float(p.memory_per_gpu_gb) > gpu.memory_gb:
             for t in ctx.periods:
                 ctx.add_row(

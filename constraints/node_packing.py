@@ -17,12 +17,12 @@ from planner.model import BuildContext
 def add_node_packing(ctx: BuildContext) -> None:
     """Forbid replica shapes that cannot be packed into whole nodes."""
     n_rep = ctx.variables["n_rep"]
-    for cand, row in ctx.cands.iterrows():
-        gpu = ctx.gpu(str(row["gpu"]))
-        size, node = int(row["gpus"]), gpu.gpus_per_node
+    for cand, gpu_id, site_id, gpus in ctx.cands[["gpu", "site", "gpus"]].itertuples(name=None):
+        gpu = ctx.gpu(str(gpu_id))
+        size, node = int(gpus), gpu.gpus_per_node
         packs = node % size == 0 or size % node == 0  # (1)
         fits_node = size <= node or (
-            gpu.scale_out is not None and ctx.sites[str(row["site"])].has_scale_out_fabric
+            gpu.scale_out is not None and ctx.sites[str(site_id)].has_scale_out_fabric
         )  # (2)
         if packs and fits_node:
             continue

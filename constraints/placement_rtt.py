@@ -16,12 +16,13 @@ def add_placement_rtt(ctx: BuildContext) -> None:
     """Forbid candidates at disallowed sites or whose network + prefill floor exceeds the TTFT SLO."""
     flow = ctx.variables["flow"]
     workloads = {w.name: w for w in ctx.scenario.workloads}
-    for cand, row in ctx.cands.iterrows():
-        w = workloads[str(row["workload"])]
-        allowed = (w.sites is None and ctx.sites[str(row["site"])].kind == "cloud") or (
-            w.sites is not None and row["site"] in w.sites
+    cols = ctx.cands[["workload", "site", "network_ms", "prefill_ms"]]
+    for cand, workload, site, network_ms, prefill_ms in cols.itertuples(name=None):
+        w = workloads[str(workload)]
+        allowed = (w.sites is None and ctx.sites[str(site)].kind == "cloud") or (
+            w.sites is not None and site in w.sites
         )
-        in_time = float(row["network_ms"]) + float(row["prefill_ms"]) < w.slo.ttft_ms
+        in_time = float(network_ms) + float(prefill_ms) < w.slo.ttft_ms
         if allowed and in_time:
             continue
         for t in ctx.periods:

@@ -25,10 +25,11 @@ from planner.model import BuildContext
 def _gpus_usable(ctx: BuildContext, gpu: str, site: str, t: int) -> float:
     """Upper bound on GPUs of ``gpu`` used at ``site`` in slice t (Σ gpus_k · replica bound)."""
     total = 0.0
-    for k in ctx.cands.index[(ctx.cands["gpu"] == gpu) & (ctx.cands["site"] == site)]:
+    here = ctx.cands[(ctx.cands["gpu"] == gpu) & (ctx.cands["site"] == site)]
+    for k, gpus in here["gpus"].items():
         for p in ctx.points_of(int(k)):
             up = ctx.variables["n_rep"][(int(k), int(p.point), t)].upBound or 0
-            total += int(ctx.cands.at[k, "gpus"]) * up
+            total += int(gpus) * up
     return total
 
 

@@ -15,17 +15,14 @@ def add_quantization_policy(ctx: BuildContext) -> None:
     """Forbid candidates whose formats the workload's policy excludes."""
     flow = ctx.variables["flow"]
     workloads = {w.name: w for w in ctx.scenario.workloads}
-    for cand, row in ctx.cands.iterrows():
-        w = workloads[str(row["workload"])]
+    cols = ctx.cands[["workload", "quantization", "kv_dtype"]]
+    for cand, workload, quantization, kv_dtype in cols.itertuples(name=None):
+        w = workloads[str(workload)]
         tier = max(
-            ctx.catalog.formats[str(row["quantization"])].quality_tier,
-            ctx.catalog.formats[str(row["kv_dtype"])].quality_tier,
+            ctx.catalog.formats[str(quantization)].quality_tier,
+            ctx.catalog.formats[str(kv_dtype)].quality_tier,
         )
-        if (
-            row["quantization"] in w.quantizations
-            and row["kv_dtype"] in w.kv_dtypes
-            and tier <= w.max_quality_tier
-        ):
+        if quantization in w.quantizations and kv_dtype in w.kv_dtypes and tier <= w.max_quality_tier:
             continue
         for t in ctx.periods:
             ctx.add_row("quantization_policy", (int(cand), t), flow[(int(cand), t)] <= 0)

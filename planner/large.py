@@ -1,42 +1,53 @@
-"""Large problems: a proven lower bound from a fluid relaxation, a plan from a shortlist MILP.
+"""Large problems: a proven lower bound from per-period relaxations, a plan solved period by period.
 
 HiGHS on the full multi-period MILP (tens of thousands of integer replica counts) spends its time in root
 cut separation and finds poor incumbents, because the LP relaxation buys fractions of 8-GPU nodes. Above
 :data:`LARGE_INTEGER_VARIABLES` integer variables :func:`solve_large` does instead:
 
-1. **Fluid relaxation (lower bound).** Replica counts become continuous while rented, bought and owned
-   units stay integer. With continuous replicas only the candidate with the most capacity per GPU matters
-   within each (workload, GPU, site) (supply cost depends only on the GPUs used there), so the relaxation
-   keeps that one candidate among those the forbidding families (memory fit, node packing, placement,
-   quantization policy) allow. Its objective leaves out the tie-break (≥ 0), so HiGHS's dual bound on it
-   is a proven lower bound on the cost of every plan of the full MILP.
-   Its LP relaxation equals the full MILP's and takes a fraction of a second; the fluid MILP's dual
-   bound, from the time left at the end, is at least as strong.
-2. **Seed (which GPUs and sites).** The fluid problem on a few triples only — the LP's (workload, GPU,
-   site) and per workload the cheapest others (:func:`seed_candidates`) — with whole nodes finds which
-   GPU types and sites workloads should share; its candidates with flow are the seed.
-3. **Shortlist MILP (the plan).** The seed, plus on each of its (workload, GPU, site) the candidate with
-   the most capacity per GPU of every replica size, as the exact MILP (integer replicas and units):
-   first with only the seed, then warm-started from that plan.
+1. **Fluid candidates.** With continuous replica counts only the candidate with the most capacity per
+   GPU matters within each (workload, GPU, site) (supply cost depends only on the GPUs used there), so
+   the relaxations keep that one candidate among those the forbidding families (memory fit, node
+   packing, placement, quantization policy) allow (:func:`fluid_problem`); rented, bought and owned
+   units stay integer (whole nodes).
+2. **Lower bound, period by period** (:func:`period_bounds`). Each representative period is solved as
+   the fluid problem with every purchase paid per month of use (:func:`bound_problem`): that relaxes only
+   what ties periods together (purchases persisting, reserved terms, a total budget), so the sum of the
+   periods' dual bounds is a proven lower bound on every plan of the full MILP — far above the LP's,
+   which pays fractions of nodes. The periods also name the (workload, GPU, site) triples worth using.
+3. **Seed: what to buy and reserve when** (:func:`solve_seed`). The whole-horizon fluid problem on those
+   triples, with bought nodes persisting from delivery and reserved terms held.
+4. **Plan, period by period** (:func:`solve_by_period`). The seed's candidates with flow plus, on each
+   of their triples, the candidate with the most capacity per GPU of every replica size
+   (:func:`shortlist`). With the seed's purchases and reserved terms held (:func:`held_commitments`)
+   nothing else ties periods together (owned and edge units are held over the hour blocks of one
+   period, which are solved together), so each representative period is an exact small MILP with integer
+   replicas. The assembled plan is checked against every row of the whole-horizon problem (a total budget
+   couples periods). When that fails — or the seed found no plan — the whole-horizon shortlist MILP is
+   solved instead (:func:`_incumbent`), purchases free.
+5. With time left and a gap open, the whole fluid MILP's dual bound may raise the bound further.
 
-The result is "optimal" only when the plan's cost meets the bound (within the solver's gap tolerance),
-else "feasible" with gap = (cost − bound) / cost.
+Period problems are independent and run on :data:`PERIOD_WORKERS` threads. The result is "optimal" only
+when the plan's cost meets the bound (within the solver's gap tolerance), else "feasible" with
+gap = (cost − bound) / cost.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pulp
 
+from constraints.commitments import TERM_MONTHS
 from constraints.memory_fit import add_memory_fit
 from constraints.node_packing import add_node_packing
 from constraints.placement_rtt import add_placement_rtt
 from constraints.quantization_policy import add_quantization_policy
-from planner.candidates import CandidateTable
-from planner.model import BuildContext, build_context, create_variables
+from planner.model import BuildContext, SupplyOption, create_variables
 from planner.solve import (
     Solution,
     SolverName,
@@ -50,17 +61,35 @@ from planner.solve import (
 LARGE_INTEGER_VARIABLES = 5000
 """Integer variables (replica counts + supply units) above which :func:`solve_large` is used."""
 
-LARGE_TIME_BUDGET_S = 6.0
-"""Solver seconds of the large path when the caller gives no time limit (fluid relaxation + shortlist)."""
+LARGE_TIME_BUDGET_S = 5.0
+"""Solver seconds of the large path when the caller gives no time limit (bounds, seed, plan, bound)."""
 
-SEED_TIME_SHARE = 0.3
+BOUND_TIME_SHARE = 0.2
+"""Share of the time budget given to the period bounds (:func:`period_bounds`)."""
+
+SEED_TIME_SHARE = 0.25
 """Share of the time budget given to the seed fluid problem (which GPUs and sites the plan uses)."""
 
-SHORTLIST_TIME_SHARE = 0.4
-"""Share of the time budget given to the shortlist MILP (the rest improves the bound)."""
+SHORTLIST_TIME_SHARE = 0.5
+"""Share of the time budget given to the plan (the period problems, or the whole-horizon shortlist MILP);
+the rest improves the bound."""
 
-SEED_EXTRA_TRIPLES = 3
-"""Per workload, the (gpu, site) pairs the seed adds beyond the LP's: the cheapest per request/s."""
+PERIOD_MIN_TIME_S = 0.3
+"""Least solver time one period problem gets, even past the plan's share of the budget."""
+
+HEURISTIC_EFFORT = 0.3
+"""HiGHS ``mip_heuristic_effort`` of the large path's solves (default 0.05): its problems are solved under
+short time limits, where finding good plans early matters more than closing the gap (measured on the
+``make bench`` economics scenario: the seed reaches in 1 s the plan it needs 1.5 s for by default)."""
+
+FLUID_MIN_TIME_S = 1.0
+"""Time left below which the whole fluid MILP is not built to improve the bound."""
+
+PERIOD_WORKERS = 2
+"""Period problems solved at the same time (the performance target is set on 2 cores)."""
+
+ROW_TOLERANCE = 1e-6
+"""Relative violation up to which a row of the assembled whole-horizon plan counts as satisfied."""
 
 GAP_REL = 1e-6
 """The plan is reported optimal when its cost is within this relative gap of the proven bound."""
@@ -80,18 +109,12 @@ def is_large(ctx: BuildContext) -> bool:
 
 
 def forbidden_candidates(ctx: BuildContext) -> set[int]:
-    """Candidates the forbidding families zero out, found by running them on one period of ``ctx``."""
-    probe = build_context(ctx.catalog, ctx.scenario, _table_of(ctx), prune=False)
-    probe.periods = probe.periods[:1]
+    """Candidates the forbidding families zero out, found by running them on one slice of ``ctx``."""
+    probe = _sub_context(ctx, set(int(k) for k in ctx.cands.index), ctx.periods[:1])
     create_variables(probe)
     for add in FORBIDDING:
         add(probe)
     return {int(key[0]) for _family, key in probe.rows.values()}
-
-
-def _table_of(ctx: BuildContext) -> CandidateTable:
-    """The (already pruned) candidates of ``ctx`` as a table, to build sub-problems from."""
-    return CandidateTable(ctx.cands.assign(feasible=True), ctx.points.drop(columns="point"), ctx.sites)
 
 
 def _capacity(ctx: BuildContext) -> dict[int, float]:
@@ -102,19 +125,45 @@ def _capacity(ctx: BuildContext) -> dict[int, float]:
     return out
 
 
-def _sub_context(ctx: BuildContext, keep: set[int]) -> BuildContext:
-    """The problem of ``ctx`` restricted to candidates ``keep``."""
-    return build_context(
-        ctx.catalog, ctx.scenario, _table_of(ctx), exclude={"cand": set(ctx.cands.index) - keep}, prune=False
+def _sub_context(ctx: BuildContext, keep: set[int], periods: list[int] | None = None) -> BuildContext:
+    """The (unbuilt) problem of ``ctx`` restricted to candidates ``keep`` and, when given, to the slices
+    ``periods``.
+
+    Candidate, point, supply-option and slice ids stay those of ``ctx``, so the variables of every
+    restriction are keyed as in the whole problem (period solutions assemble by key)."""
+    cands = ctx.cands.loc[[k for k in ctx.cands.index if int(k) in keep]]
+    slices = list(ctx.periods if periods is None else periods)
+    inside = set(slices)
+    slices_of = {rep: [t for t in ts if t in inside] for rep, ts in ctx.slices_of.items()}
+    return BuildContext(
+        prob=pulp.LpProblem(ctx.prob.name, pulp.LpMinimize),
+        scenario=ctx.scenario,
+        catalog=ctx.catalog,
+        sites=ctx.sites,
+        cands=cands,
+        points=ctx.points[ctx.points["cand"].isin(cands.index)],
+        periods=slices,
+        months=ctx.months,
+        representative_of=ctx.representative_of,
+        slices_of={rep: ts for rep, ts in slices_of.items() if ts},
+        start_month=ctx.start_month,
+        hours_frac=ctx.hours_frac,
+        demand=ctx.demand,
+        supply=ctx.supply,
     )
 
 
 def _solve(
     ctx: BuildContext, solver: SolverName, time_limit_s: float, start: dict[str, float] | None = None
 ) -> tuple[bool, bool, float]:
-    """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound)."""
-    limit = max(0.5, time_limit_s)
-    _status, has, optimal = solve_status(ctx.prob, make_solver(solver, time_limit_s=limit, start=start))
+    """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound); the bound is +inf
+    when the problem is proven infeasible, -inf when the solver reports none."""
+    limit = max(PERIOD_MIN_TIME_S, time_limit_s)
+    status, has, optimal = solve_status(
+        ctx.prob, make_solver(solver, time_limit_s=limit, start=start, heuristic_effort=HEURISTIC_EFFORT)
+    )
+    if not has and status.startswith("Infeasible"):
+        return False, False, math.inf
     bound = -math.inf
     model = getattr(ctx.prob, "solverModel", None)
     if optimal:
@@ -169,15 +218,55 @@ def fluid_problem(ctx: BuildContext, allowed: set[int]) -> BuildContext:
     return fluid
 
 
-def lp_bound(fluid: BuildContext) -> tuple[float, set[int]]:
-    """LP relaxation of the fluid problem (= that of the full MILP): (bound, candidates with flow).
+def usable_months(ctx: BuildContext) -> dict[tuple[str, str, str, int], float]:
+    """Per buy option (key :func:`_option_key`): Σ months_t over the slices it is delivered in."""
+    return {
+        _option_key(o): sum(ctx.months[t] for t in ctx.periods if ctx.start_month[t] >= o.available_from_month)
+        for o in ctx.supply
+        if o.kind == "buy"
+    }
 
-    The bound is +inf when the LP is infeasible (then so is the MILP)."""
-    with quiet_stdout():
-        fluid.prob.solve(pulp.HiGHS(msg=False, mip=False, threads=1))
-    if fluid.prob.status != pulp.LpStatusOptimal:
+
+def bound_problem(
+    ctx: BuildContext, keep: set[int], period: int, usable: dict[tuple[str, str, str, int], float]
+) -> BuildContext:
+    """One representative period of the fluid relaxation with every purchase paid per month of use.
+
+    A plan buying b_o nodes of buy option o pays H_o · b_o = Σ_t (months_t / M_o) · H_o · b_o, with
+    M_o = Σ months_t over the slices o is delivered in (:func:`usable_months`). Letting the nodes in use
+    differ per period at that monthly share relaxes only the persistence of purchases (and, as every period
+    stands alone, the reserved terms and the coupling of budget rows), so each period is a problem of its
+    own and the sum of their bounds is a lower bound on every plan of the full MILP."""
+    part = period_problem(ctx, keep, period)
+    for v in part.variables["n_rep"].values():
+        v.cat = pulp.LpContinuous
+    here_months = sum(part.months[t] for t in part.periods)
+    terms = [term for cat, ts in part.cost_terms.items() if cat not in ("tie_break", "buy") for term in ts]
+    for i, opt in enumerate(part.supply):
+        months = usable.get(_option_key(opt), 0.0) if opt.kind == "buy" else 0.0
+        if months > 0:
+            terms.append(here_months / months * opt.horizon_usd_per_unit * part.variables["bought"][i])
+    part.prob.setObjective(pulp.lpSum(terms))
+    return part
+
+
+def period_bounds(
+    ctx: BuildContext, solver: SolverName, allowed: set[int], time_limit_s: float
+) -> tuple[float, set[int]]:
+    """Σ over representative periods of the bounds of :func:`bound_problem` on the fluid candidates
+    (:func:`_most_capacity_per_gpu`), and the candidates with flow in any of them.
+
+    The bound is +inf when a period is infeasible (then so is the MILP). A period stopped by its time
+    limit before HiGHS reports a bound counts 0 (costs are non-negative)."""
+    keep = _most_capacity_per_gpu(ctx, allowed)
+    usable = usable_months(ctx)
+    periods = sorted(ctx.slices_of)
+    solved = _solve_each_period(periods, lambda t: bound_problem(ctx, keep, t, usable), solver, time_limit_s)
+    if any(part_bound == math.inf for _part, _has, _optimal, part_bound in solved):
         return math.inf, set()
-    return float(pulp.value(fluid.prob.objective) or 0.0), _flowing(fluid)
+    bound = sum(max(0.0, part_bound) for _part, _has, _optimal, part_bound in solved)
+    flowing = set().union(*(_flowing(part) for part, has, _optimal, _bound in solved if has))
+    return bound, flowing
 
 
 def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
@@ -186,54 +275,129 @@ def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
     return used | _most_capacity_per_gpu(ctx, allowed, _triples(ctx, used), by_replica_size=True)
 
 
-def _cheapest_usd_per_gpu_month(ctx: BuildContext) -> dict[tuple[str, str], float]:
-    """Per (gpu, site): the lowest cost of one usable GPU-month over its supply options (a bought node's
-    horizon cost spread over the months it is delivered; rent and owned per usable GPU)."""
-    horizon = ctx.scenario.horizon_months
-    out: dict[tuple[str, str], float] = {}
-    for o in ctx.supply:
-        if o.kind == "buy":
-            usd = o.horizon_usd_per_unit / (o.unit_gpus * max(1.0, horizon - o.available_from_month))
+def solve_seed(
+    ctx: BuildContext, solver: SolverName, allowed: set[int], used: set[int], time_limit_s: float
+) -> BuildContext | None:
+    """The solved whole-horizon fluid problem on the (workload, gpu, site) triples of ``used`` (those the
+    period bounds route traffic to); None when it finds no plan in time.
+
+    Unlike the period bounds, it holds bought nodes from their delivery on and reserved units over their
+    terms, so it decides which nodes to buy and reserve when, and which GPU types and sites workloads
+    share."""
+    triples = _triples(ctx, used)
+    cols = ctx.cands[["workload", "gpu", "site"]]
+    keep = {int(k) for k, w, g, s in cols.itertuples(name=None) if (str(w), str(g), str(s)) in triples}
+    seed = fluid_problem(ctx, allowed & keep)
+    has, _optimal, _bound = _solve(seed, solver, time_limit_s)
+    return seed if has and _flowing(seed) else None
+
+
+def _option_key(opt: SupplyOption) -> tuple[str, str, str, int]:
+    """A supply option's identity across problems built from different candidates."""
+    return (opt.gpu, opt.site, opt.kind, opt.purchase_month)
+
+
+def held_commitments(solved: BuildContext) -> dict[tuple[Any, ...], int]:
+    """The decisions of a solved problem that tie periods together: nodes bought per buy option (key
+    :func:`_option_key`) and reserved units per slice (that key + the slice)."""
+    held: dict[tuple[Any, ...], int] = {}
+    for i, opt in enumerate(solved.supply):
+        if opt.kind == "buy":
+            held[_option_key(opt)] = round(solved.variables["bought"][i].varValue or 0.0)
+        elif opt.kind in TERM_MONTHS:
+            for t in solved.periods:
+                held[(*_option_key(opt), t)] = round(solved.variables["units"][(i, t)].varValue or 0.0)
+    return held
+
+
+def _hold(ctx: BuildContext, held: dict[tuple[Any, ...], int]) -> None:
+    """Fix the bought and reserved units of the built problem ``ctx`` to ``held`` (none where absent)."""
+    for i, opt in enumerate(ctx.supply):
+        if opt.kind == "buy":
+            fixed = [(ctx.variables["bought"][i], held.get(_option_key(opt), 0))]
+        elif opt.kind in TERM_MONTHS:
+            fixed = [(ctx.variables["units"][(i, t)], held.get((*_option_key(opt), t), 0)) for t in ctx.periods]
         else:
-            usd = o.usd_per_unit_month / (o.unit_gpus * o.effective_gpus_frac)
-        out[(o.gpu, o.site)] = min(out.get((o.gpu, o.site), math.inf), usd)
+            continue
+        for v, units in fixed:
+            v.lowBound = v.upBound = units
+
+
+def period_problem(ctx: BuildContext, keep: set[int], period: int) -> BuildContext:
+    """The built problem of ``ctx`` on candidates ``keep`` for one representative period (its slices)."""
+    part = _sub_context(ctx, keep, ctx.slices_of[period])
+    build_problem(part)
+    return part
+
+
+def violated_rows(ctx: BuildContext) -> list[str]:
+    """Rows of the problem of ``ctx`` its variables' values break (beyond :data:`ROW_TOLERANCE`)."""
+    out = []
+    for name, c in ctx.row_constraints.items():
+        lhs = float(c.value() or 0.0)  # expr (sense) 0, the constant folded in
+        tol = ROW_TOLERANCE * max(1.0, abs(float(c.constant or 0.0)))
+        if (c.sense == pulp.LpConstraintEQ and abs(lhs) > tol) or c.sense * lhs < -tol:
+            out.append(name)
     return out
 
 
-def seed_candidates(
-    ctx: BuildContext, solver: SolverName, allowed: set[int], used: set[int], time_limit_s: float
-) -> set[int]:
-    """Candidates with flow in a small fluid problem over the LP's (workload, gpu, site) triples plus, per
-    workload, the :data:`SEED_EXTRA_TRIPLES` cheapest others (GPUs × cheapest GPU-month ÷ capacity).
+def _solve_each_period(
+    periods: list[int],
+    build: Callable[[int], BuildContext],
+    solver: SolverName,
+    time_limit_s: float,
+) -> list[tuple[BuildContext, bool, bool, float]]:
+    """Build (``build(period)``) and solve one problem per representative period in ``periods``:
+    [(problem, has_solution, proven_optimal, dual bound)] in that order.
 
-    Unlike the LP, the fluid problem buys and rents whole nodes, so it finds which GPU types and sites
-    several workloads should share; the LP's candidates are returned when it finds no plan in time.
-    """
-    price = _cheapest_usd_per_gpu_month(ctx)
-    capacity = _capacity(ctx)
-    cols = ctx.cands[["workload", "gpu", "site", "gpus"]]
-    triples = _triples(ctx, used)
-    ranked: dict[str, list[tuple[float, tuple[str, str, str]]]] = {}
-    for k, w, g, s, gpus in cols.itertuples(name=None):
-        if int(k) in allowed:
-            usd = int(gpus) * price.get((str(g), str(s)), math.inf) / capacity[int(k)]
-            ranked.setdefault(str(w), []).append((usd, (str(w), str(g), str(s))))
-    for rows in ranked.values():
-        extra = dict.fromkeys(t for _usd, t in sorted(rows) if t not in triples)  # cheapest first, unique
-        triples.update(list(extra)[:SEED_EXTRA_TRIPLES])
-    keep = {int(k) for k, w, g, s, _n in cols.itertuples(name=None) if (str(w), str(g), str(s)) in triples}
-    seed = fluid_problem(ctx, allowed & keep)
-    has, _optimal, _bound = _solve(seed, solver, time_limit_s)
-    if not has:
-        return used
-    return _flowing(seed) or used
+    The problems are independent, so :data:`PERIOD_WORKERS` threads solve them (HiGHS releases the GIL
+    while it solves); each gets an equal share of ``time_limit_s`` per worker."""
+    workers = max(1, min(PERIOD_WORKERS, os.cpu_count() or 1))
+    limit = time_limit_s * workers / max(1, len(periods))
+
+    def solve(period: int) -> tuple[BuildContext, bool, bool, float]:
+        part = build(period)
+        return (part, *_solve(part, solver, limit))
+
+    with quiet_stdout(), ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(solve, periods))
+
+
+def solve_by_period(
+    ctx: BuildContext,
+    solver: SolverName,
+    keep: set[int],
+    held: dict[tuple[Any, ...], int],
+    time_limit_s: float,
+) -> BuildContext | None:
+    """The whole-horizon problem on ``keep``, its variables set from one exact MILP per representative
+    period with the purchases and reserved terms ``held``; None when a period finds no plan in time or the
+    assembled plan breaks a row of the whole-horizon problem (a total budget, a point selector)."""
+
+    def build(period: int) -> BuildContext:
+        part = period_problem(ctx, keep, period)
+        _hold(part, held)
+        return part
+
+    solved = _solve_each_period(sorted(ctx.slices_of), build, solver, time_limit_s)
+    if not all(has for _part, has, _optimal, _bound in solved):
+        return None
+    whole = _sub_context(ctx, keep)
+    build_problem(whole)
+    for v in whole.prob.variables():
+        v.varValue = 0.0
+    for part, _has, _optimal, _bound in solved:
+        for family, table in part.variables.items():
+            for key, v in table.items():
+                whole.variables[family][key].varValue = v.varValue  # same ids: a part's keys are the whole's
+    return None if violated_rows(whole) else whole
 
 
 def _incumbent(
     sub: BuildContext, solver: SolverName, used: set[int], time_limit_s: float
 ) -> dict[str, float] | None:
     """Best plan of the shortlist problem ``sub`` (left in its variables; their values returned): first with
-    only the LP's candidates (a small MILP HiGHS solves fast), then all of ``sub`` warm-started from it."""
+    only the candidates ``used`` (a small MILP HiGHS solves fast), then all of ``sub`` warm-started from it."""
     zeroed = [(v, v.upBound) for (k, _j, _t), v in sub.variables["n_rep"].items() if k not in used]
     for v, _up in zeroed:
         v.upBound = 0
@@ -254,25 +418,29 @@ def _incumbent(
 def solve_large(
     ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None
 ) -> tuple[Solution, BuildContext]:
-    """LP bound, shortlist MILP, then the fluid MILP's bound with the time left (module docstring)."""
+    """Period bounds, seed, the plan period by period (or the shortlist MILP), then the whole fluid MILP's
+    bound with the time left (module docstring)."""
     budget = LARGE_TIME_BUDGET_S if time_limit_s is None else time_limit_s
     start = time.perf_counter()
     allowed = set(int(k) for k in ctx.cands.index) - forbidden_candidates(ctx)
-    fluid = fluid_problem(ctx, allowed)
-    bound, used = lp_bound(fluid)
+    bound, used = period_bounds(ctx, solver, allowed, BOUND_TIME_SHARE * budget)
     if bound == math.inf:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
-    seeded = seed_candidates(ctx, solver, allowed, used, SEED_TIME_SHARE * budget)
-    sub = _sub_context(ctx, shortlist(ctx, allowed, seeded))
-    build_problem(sub)
-    values = _incumbent(sub, solver, seeded, SHORTLIST_TIME_SHARE * budget)
-    if values is None:
-        return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
+    seed = solve_seed(ctx, solver, allowed, used, SEED_TIME_SHARE * budget)
+    seeded = used if seed is None else _flowing(seed)
+    plan_s = SHORTLIST_TIME_SHARE * budget
+    keep = shortlist(ctx, allowed, seeded)
+    sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), plan_s)
+    if sub is None:
+        sub = _sub_context(ctx, keep)
+        build_problem(sub)
+        if _incumbent(sub, solver, seeded, plan_s) is None:
+            return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
     sol = read_solution(sub, optimal=False, elapsed=0.0)
     cost = sum(v for cat, v in sol.costs_usd.items() if cat != "tie_break")
-    left = budget - (time.perf_counter() - start)
-    if left > 0.5:
-        _has, _optimal, fluid_bound = _solve(fluid, solver, left)
+    if cost - bound > GAP_REL * cost and budget - (time.perf_counter() - start) > FLUID_MIN_TIME_S:
+        fluid = fluid_problem(ctx, allowed)
+        _has, _optimal, fluid_bound = _solve(fluid, solver, budget - (time.perf_counter() - start))
         bound = max(bound, fluid_bound)
     sol.solve_seconds = time.perf_counter() - start
     sol.gap = max(0.0, (cost - bound) / cost) if cost > 0 else 0.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,29 +25,45 @@ PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
 SolverName = Literal["highs", "cbc"]
 
 
+_QUIET_LOCK = threading.Lock()
+_quiet: dict[str, int] = {"depth": 0, "saved_fd": -1, "null_fd": -1}
+"""State of :func:`quiet_stdout`: open uses, and the fds to restore when the last one ends."""
+
+
 @contextlib.contextmanager
 def quiet_stdout() -> Iterator[None]:
-    """Redirect C-level stdout (fd 1) to /dev/null for the duration (HiGHS banner)."""
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:  # no real fd 1 (e.g. captured by a test runner): nothing to protect
-        yield
-        return
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
+    """Redirect C-level stdout (fd 1) to /dev/null for the duration (HiGHS banner).
+
+    Nestable and thread-safe: fd 1 is swapped when the first of overlapping uses starts and restored
+    when the last one ends (solves in worker threads may start and finish in any order)."""
+    with _QUIET_LOCK:
+        _quiet["depth"] += 1
+        if _quiet["depth"] == 1:
+            sys.stdout.flush()
+            try:
+                _quiet["saved_fd"] = os.dup(1)
+            except OSError:  # no real fd 1 (e.g. captured by a test runner): nothing to protect
+                _quiet["saved_fd"] = -1
+            if _quiet["saved_fd"] >= 0:
+                _quiet["null_fd"] = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(_quiet["null_fd"], 1)
     try:
         yield
     finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
+        with _QUIET_LOCK:
+            _quiet["depth"] -= 1
+            if _quiet["depth"] == 0 and _quiet["saved_fd"] >= 0:
+                sys.stdout.flush()
+                os.dup2(_quiet["saved_fd"], 1)
+                os.close(_quiet["saved_fd"])
+                os.close(_quiet["null_fd"])
+                _quiet["saved_fd"] = _quiet["null_fd"] = -1
 
 
 class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
     """pulp.HiGHS that hands HiGHS a starting solution (``start``: PuLP variable name → value) before it
-    runs; PuLP 3.3 has no warm start for HiGHS. ``var.index`` is set by pulp's buildSolverModel."""
+    runs. PuLP 3.3 has no warm start for HiGHS; its columns are ``lp.variables()`` at ``var.index`` (set
+    by buildSolverModel), PuLP 4's are ``lp.exported_variables()`` in order."""
 
     def __init__(self, start: dict[str, float] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -54,10 +71,9 @@ class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
 
     def callSolver(self, lp: pulp.LpProblem) -> None:  # noqa: N802 (pulp's name)
         if self.start:
-            cols = lp.variables()
-            lp.solverModel.setSolution(
-                len(cols), [v.index for v in cols], [self.start.get(v.name, 0.0) for v in cols]
-            )
+            cols = lp.exported_variables() if PULP_V4 else lp.variables()
+            index = list(range(len(cols))) if PULP_V4 else [v.index for v in cols]
+            lp.solverModel.setSolution(len(cols), index, [self.start.get(v.name, 0.0) for v in cols])
         lp.solverModel.run()
 
 
@@ -67,12 +83,15 @@ def make_solver(
     time_limit_s: float | None,
     gap_rel: float = 1e-6,
     start: dict[str, float] | None = None,
+    heuristic_effort: float | None = None,
 ) -> Any:
-    """PuLP solver object: HiGHS via highspy (optionally warm-started from ``start``), or the CBC binary
-    (bundled on PuLP 3, cbcbox on 4; ``start`` is ignored)."""
+    """PuLP solver object: HiGHS via highspy (optionally warm-started from ``start``; ``heuristic_effort``
+    is HiGHS's ``mip_heuristic_effort``, default 0.05), or the CBC binary (bundled on PuLP 3, cbcbox on 4;
+    ``start`` and ``heuristic_effort`` are ignored)."""
     if name == "highs":
+        options = {} if heuristic_effort is None else {"mip_heuristic_effort": heuristic_effort}
         solver = WarmHiGHS(
-            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1
+            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1, **options
         )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")

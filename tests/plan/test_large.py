@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import planner.large
+from planner.candidates import build_candidates
 from planner.catalog import Catalog
+from planner.model import BuildContext, build_context
 from planner.plan import plan
-from planner.scenario import load_scenario
+from planner.scenario import Budget, Scenario, load_scenario
+from planner.solve import Solution, read_solution, solve_context
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,3 +44,117 @@ def test_small_problems_keep_the_exact_path(catalog: Catalog) -> None:
     scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
     result = plan(catalog, scenario, with_alternatives=False)
     assert result.status == "optimal" and result.gap is None
+
+
+# -- the plan period by period (planner.large.solve_by_period) --------------------------------------
+
+PEAK_PROFILE = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
+"""Office hours at peak, the rest of the day at 30 %."""
+
+
+def _exact(catalog: Catalog, scenario: Scenario) -> tuple[Solution, BuildContext]:
+    ctx = build_context(catalog, scenario, build_candidates(catalog, scenario))
+    sol = solve_context(ctx)
+    assert sol.status == "optimal"
+    return sol, ctx
+
+
+def _cost(sol: Solution) -> float:
+    return sum(v for cat, v in sol.costs_usd.items() if cat != "tie_break")
+
+
+def _buy_vs_rent(catalog: Catalog, **update: Any) -> Scenario:
+    scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
+    return scenario.model_copy(update=update)
+
+
+@pytest.mark.parametrize("profile", [None, PEAK_PROFILE], ids=["flat", "hourly_profile"])
+def test_periods_with_the_optimal_purchases_held_rebuild_the_exact_optimum(
+    catalog: Catalog, profile: list[float] | None
+) -> None:
+    """Oracle: with the exact optimum's purchases and reserved terms held, nothing couples the periods, so
+    one MILP per period (its hour blocks together) reaches the exact optimum's cost."""
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    if profile is not None:
+        workload = scenario.workloads[0].model_copy(update={"hourly_profile_frac": profile})
+        scenario = scenario.model_copy(update={"workloads": [workload]})
+    exact, ctx = _exact(catalog, scenario)
+    held = planner.large.held_commitments(ctx)
+    assert any(units for units in held.values())  # the optimum buys: the test holds real purchases
+    keep = {int(k) for k in ctx.cands.index}
+    whole = planner.large.solve_by_period(ctx, "highs", keep, held, time_limit_s=20.0)
+    assert whole is not None and not planner.large.violated_rows(whole)
+    assembled = read_solution(whole, optimal=False, elapsed=0.0)
+    assert _cost(assembled) == pytest.approx(_cost(exact), rel=1e-6)
+    assert len(whole.periods) == len(ctx.periods)
+
+
+def test_periods_that_together_break_a_total_budget_are_refused(catalog: Catalog) -> None:
+    """Every period problem meets the total-budget row on its own, their sum does not: no assembled plan."""
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    exact, _ctx = _exact(catalog, scenario)
+    tight = scenario.model_copy(update={"budget": Budget(total_usd=_cost(exact) * (1 + 1e-6))})
+    _sol, ctx = _exact(catalog, tight)
+    keep = {int(k) for k in ctx.cands.index}
+    rent_only = {key: 0 for key in planner.large.held_commitments(ctx)}  # hold no purchases: renting costs more
+    assert planner.large.solve_by_period(ctx, "highs", keep, rent_only, time_limit_s=20.0) is None
+    # the same held purchases without the budget assemble a plan, dearer than the exact optimum
+    loose = build_context(catalog, scenario, build_candidates(catalog, scenario))
+    whole = planner.large.solve_by_period(loose, "highs", keep, rent_only, time_limit_s=20.0)
+    assert whole is not None
+    assert _cost(read_solution(whole, optimal=False, elapsed=0.0)) > _cost(exact) * (1 + 1e-6)
+
+
+def test_violated_rows_names_the_rows_a_plan_breaks(catalog: Catalog) -> None:
+    _sol, ctx = _exact(catalog, _buy_vs_rent(catalog, horizon_months=12, period_months=6))
+    assert planner.large.violated_rows(ctx) == []
+    t = ctx.periods[0]
+    for v in ctx.variables["flow"].values():
+        v.varValue = 0.0  # nothing served
+    broken = {ctx.rows[name] for name in planner.large.violated_rows(ctx)}
+    assert ("demand_coverage", ("chat", t)) in broken
+    assert all(family == "demand_coverage" for family, _key in broken)
+
+
+def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    exact, _ctx = _exact(catalog, scenario)
+    monkeypatch.setattr(planner.large, "LARGE_INTEGER_VARIABLES", 0)
+    monkeypatch.setattr(planner.large, "LARGE_TIME_BUDGET_S", 3.0)
+    monkeypatch.setattr(planner.large, "solve_seed", lambda *args: None)
+    periods_used: list[bool] = []
+    real = planner.large.solve_by_period
+    monkeypatch.setattr(
+        planner.large, "solve_by_period", lambda *a, **k: periods_used.append(True) or real(*a, **k)
+    )
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert not periods_used  # no seed: no purchases to hold
+    assert result.status in ("optimal", "feasible") and result.total_cost_usd >= _cost(exact) * (1 - 1e-6)
+    assert result.total_cost_usd * (1 - (result.gap or 0.0)) <= _cost(exact) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("profile", [None, PEAK_PROFILE], ids=["flat", "hourly_profile"])
+def test_period_bounds_never_exceed_the_exact_optimum(catalog: Catalog, profile: list[float] | None) -> None:
+    """Purchases paid per month of use relax only what ties periods together: Σ period bounds ≤ optimum,
+    and far above nothing (the bound is the sum of whole-node period costs)."""
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    if profile is not None:
+        workload = scenario.workloads[0].model_copy(update={"hourly_profile_frac": profile})
+        scenario = scenario.model_copy(update={"workloads": [workload]})
+    exact, ctx = _exact(catalog, scenario)
+    allowed = {int(k) for k in ctx.cands.index} - planner.large.forbidden_candidates(ctx)
+    bound, used = planner.large.period_bounds(ctx, "highs", allowed, time_limit_s=20.0)
+    assert 0.5 * _cost(exact) < bound <= _cost(exact) * (1 + 1e-6)
+    assert used and used <= allowed
+
+
+def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Catalog) -> None:
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    _exact_sol, ctx = _exact(catalog, scenario)
+    crowded = {k: v * 1000 for k, v in ctx.demand.items()}  # far beyond what dc1 (buy only) can power
+    ctx.demand = crowded
+    dc1_only = {int(k) for k in ctx.cands.index[ctx.cands["site"] == "dc1"]}
+    bound, used = planner.large.period_bounds(ctx, "highs", dc1_only, time_limit_s=10.0)
+    assert bound == float("inf") and not used
