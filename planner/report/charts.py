@@ -54,9 +54,9 @@ def plot_cost_by_category(categories_usd: Mapping[str, float], path: Path) -> No
 
 
 def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
-    """Line chart of the cumulative cost (USD) by month."""
+    """Line chart of the cumulative cost (USD) by month (0 = start, as in the JSON and the workbooks)."""
     fig, ax = _figure()
-    months = list(range(1, len(monthly_usd) + 1))
+    months = list(range(len(monthly_usd)))
     ax.plot(months, list(accumulate(monthly_usd)), marker="o", color="#1F4E78")
     ax.set_title("Cumulative cost")
     ax.set_xlabel("Month")

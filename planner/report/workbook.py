@@ -5,6 +5,8 @@ Every unit price is a named range on Assumptions (``Price_<n>_...``); monthly co
 and totals are formulas over those names and the quantities in the sheets, so editing a price updates
 every total. Cost categories the supply lines do not explain (power, capex... as the solver reports them)
 are one named constant, ``Other_cost_usd``, so the workbook total equals the planner's total.
+Months are counted from 0 (the first month), as in the JSON (``purchase_month``, ``start_month``), the CLI
+and the compare workbook.
 """
 
 from __future__ import annotations
@@ -462,7 +464,7 @@ def _assumptions(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines:
             rows.append(
                 [
                     line.capex_name,
-                    f"{line.label}: purchase, paid in month {line.capex_month + 1}",
+                    f"{line.label}: purchase, paid in month {line.capex_month}",
                     line.capex_usd_per_unit,
                     "USD/unit (one-off)",
                     line.row.get("source") or "",
@@ -539,7 +541,7 @@ def _costs(wb: Any, ws: Any, tables: _Tables, data: dict[str, Any], lines: Seque
         )
         cum = Formula(f"={total_col}{r}" if m == 0 else f"={cum_col}{r - 1}+{total_col}{r}")
         rows.append(
-            [m + 1, *units, *costs, *capex, *adjust, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum]
+            [m, *units, *costs, *capex, *adjust, Formula(f"={OTHER_NAME}/{HORIZON_NAME}"), total, cum]
         )
     formats: Sequence[str | None] = [INT_FORMAT] * (n + 1) + [USD_FORMAT] * (n + nc + 3)
     last = _header_table(ws, tables, 1, headers, rows, formats, "Costs")

@@ -693,8 +693,9 @@ def test_real_plan_workbook(real_plan: tuple[Path, dict[str, Any]]) -> None:
     assert [dep.cell(row=i + 2, column=3).value for i in range(len(data["deployments"]))] == [
         d["gpu"] for d in data["deployments"]
     ]
+    # months counted from 0, as purchase_month and start_month in the JSON
     assert [c.value for c in wb["Costs"]["A"][1 : data["horizon_months"] + 1]] == list(
-        range(1, data["horizon_months"] + 1)
+        range(data["horizon_months"])
     )
 
 
