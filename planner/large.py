@@ -70,12 +70,13 @@ BOUND_TIME_SHARE = 0.2
 SEED_TIME_SHARE = 0.25
 """Share of the time budget given to the seed fluid problem (which GPUs and sites the plan uses)."""
 
-SHORTLIST_TIME_SHARE = 0.5
+PLAN_TIME_SHARE = 0.5
 """Share of the time budget given to the plan (the period problems, or the whole-horizon shortlist MILP);
 the rest improves the bound."""
 
-PERIOD_MIN_TIME_S = 0.3
-"""Least solver time one period problem gets, even past the plan's share of the budget."""
+MIN_SOLVE_TIME_S = 0.3
+"""Least solver time any solve of the large path gets, even where its share of the budget (a period's
+equal share, the time left for the bound) is smaller."""
 
 HEURISTIC_EFFORT = 0.3
 """HiGHS ``mip_heuristic_effort`` of the large path's solves (default 0.05): its problems are solved under
@@ -158,7 +159,7 @@ def _solve(
 ) -> tuple[bool, bool, float]:
     """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound); the bound is +inf
     when the problem is proven infeasible, -inf when the solver reports none."""
-    limit = max(PERIOD_MIN_TIME_S, time_limit_s)
+    limit = max(MIN_SOLVE_TIME_S, time_limit_s)
     status, has, optimal = solve_status(
         ctx.prob, make_solver(solver, time_limit_s=limit, start=start, heuristic_effort=HEURISTIC_EFFORT)
     )
@@ -205,10 +206,13 @@ def _most_capacity_per_gpu(
     return {k for _ratio, k in best.values()}
 
 
-def fluid_problem(ctx: BuildContext, allowed: set[int]) -> BuildContext:
-    """The built fluid relaxation: per (workload, gpu, site) the allowed candidate with the most capacity per
-    GPU, continuous replicas, integer units, objective without the tie-break."""
-    fluid = _sub_context(ctx, _most_capacity_per_gpu(ctx, allowed))
+def fluid_problem(
+    ctx: BuildContext, allowed: set[int], triples: set[tuple[str, str, str]] | None = None
+) -> BuildContext:
+    """The built fluid relaxation: per (workload, gpu, site) — only ``triples`` when given — the allowed
+    candidate with the most capacity per GPU, continuous replicas, integer units, objective without the
+    tie-break."""
+    fluid = _sub_context(ctx, _most_capacity_per_gpu(ctx, allowed, triples))
     build_problem(fluid)
     for v in fluid.variables["n_rep"].values():
         v.cat = pulp.LpContinuous
@@ -284,10 +288,7 @@ def solve_seed(
     Unlike the period bounds, it holds bought nodes from their delivery on and reserved units over their
     terms, so it decides which nodes to buy and reserve when, and which GPU types and sites workloads
     share."""
-    triples = _triples(ctx, used)
-    cols = ctx.cands[["workload", "gpu", "site"]]
-    keep = {int(k) for k, w, g, s in cols.itertuples(name=None) if (str(w), str(g), str(s)) in triples}
-    seed = fluid_problem(ctx, allowed & keep)
+    seed = fluid_problem(ctx, allowed, _triples(ctx, used))
     has, _optimal, _bound = _solve(seed, solver, time_limit_s)
     return seed if has and _flowing(seed) else None
 
@@ -428,7 +429,7 @@ def solve_large(
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
     seed = solve_seed(ctx, solver, allowed, used, SEED_TIME_SHARE * budget)
     seeded = used if seed is None else _flowing(seed)
-    plan_s = SHORTLIST_TIME_SHARE * budget
+    plan_s = PLAN_TIME_SHARE * budget
     keep = shortlist(ctx, allowed, seeded)
     sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), plan_s)
     if sub is None:
@@ -438,9 +439,9 @@ def solve_large(
             return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
     sol = read_solution(sub, optimal=False, elapsed=0.0)
     cost = sum(v for cat, v in sol.costs_usd.items() if cat != "tie_break")
-    if cost - bound > GAP_REL * cost and budget - (time.perf_counter() - start) > FLUID_MIN_TIME_S:
-        fluid = fluid_problem(ctx, allowed)
-        _has, _optimal, fluid_bound = _solve(fluid, solver, budget - (time.perf_counter() - start))
+    left_s = budget - (time.perf_counter() - start)
+    if cost - bound > GAP_REL * cost and left_s > FLUID_MIN_TIME_S:
+        _has, _optimal, fluid_bound = _solve(fluid_problem(ctx, allowed), solver, left_s)
         bound = max(bound, fluid_bound)
     sol.solve_seconds = time.perf_counter() - start
     sol.gap = max(0.0, (cost - bound) / cost) if cost > 0 else 0.0

@@ -10,6 +10,9 @@ from planner.candidates import CandidateTable
 from planner.catalog import Catalog
 from planner.scenario import Scenario, merged_sites, parse_scenario
 
+PEAK_PROFILE = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
+"""Hourly profile: 8 peak hours at the stated rate, 16 hours at 30 % of it."""
+
 CAND_COLUMNS = [
     "cand",
     "workload",

@@ -10,6 +10,7 @@ from planner.catalog import Catalog
 from planner.compare import compare, cost_per_million_output_tokens, monthly_cash_flow_usd
 from planner.plan import plan
 from planner.scenario import Budget, load_scenario
+from tests.plan.helpers import PEAK_PROFILE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,10 +131,6 @@ def test_purchases_are_timed_for_a_demand_step(catalog: Catalog, scenario) -> No
     )
     assert upfront.total_cost_usd > result.total_cost_usd
     assert {s["purchase_month"] for s in upfront.to_json()["supply"] if s["kind"] == "buy"} == {0}
-
-
-PEAK_PROFILE = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
-"""8 peak hours at the stated rate, 16 hours at 30 % of it."""
 
 
 def _profile_scenario(scenario, profile, **update):  # type: ignore[no-untyped-def]

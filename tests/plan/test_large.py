@@ -15,6 +15,7 @@ from planner.model import BuildContext, build_context
 from planner.plan import plan
 from planner.scenario import Budget, Scenario, load_scenario
 from planner.solve import Solution, read_solution, solve_context
+from tests.plan.helpers import PEAK_PROFILE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,10 +49,6 @@ def test_small_problems_keep_the_exact_path(catalog: Catalog) -> None:
 
 # -- the plan period by period (planner.large.solve_by_period) --------------------------------------
 
-PEAK_PROFILE = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
-"""Office hours at peak, the rest of the day at 30 %."""
-
-
 def _exact(catalog: Catalog, scenario: Scenario) -> tuple[Solution, BuildContext]:
     ctx = build_context(catalog, scenario, build_candidates(catalog, scenario))
     sol = solve_context(ctx)
@@ -63,8 +60,12 @@ def _cost(sol: Solution) -> float:
     return sum(v for cat, v in sol.costs_usd.items() if cat != "tie_break")
 
 
-def _buy_vs_rent(catalog: Catalog, **update: Any) -> Scenario:
+def _buy_vs_rent(catalog: Catalog, profile: list[float] | None = None, **update: Any) -> Scenario:
+    """examples/buy_vs_rent with ``update`` applied and, when given, the hourly ``profile``."""
     scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
+    if profile is not None:
+        workload = scenario.workloads[0].model_copy(update={"hourly_profile_frac": profile})
+        update = {**update, "workloads": [workload]}
     return scenario.model_copy(update=update)
 
 
@@ -74,10 +75,7 @@ def test_periods_with_the_optimal_purchases_held_rebuild_the_exact_optimum(
 ) -> None:
     """Oracle: with the exact optimum's purchases and reserved terms held, nothing couples the periods, so
     one MILP per period (its hour blocks together) reaches the exact optimum's cost."""
-    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
-    if profile is not None:
-        workload = scenario.workloads[0].model_copy(update={"hourly_profile_frac": profile})
-        scenario = scenario.model_copy(update={"workloads": [workload]})
+    scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
     held = planner.large.held_commitments(ctx)
     assert any(units for units in held.values())  # the optimum buys: the test holds real purchases
@@ -138,11 +136,8 @@ def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
 @pytest.mark.parametrize("profile", [None, PEAK_PROFILE], ids=["flat", "hourly_profile"])
 def test_period_bounds_never_exceed_the_exact_optimum(catalog: Catalog, profile: list[float] | None) -> None:
     """Purchases paid per month of use relax only what ties periods together: Σ period bounds ≤ optimum,
-    and far above nothing (the bound is the sum of whole-node period costs)."""
-    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
-    if profile is not None:
-        workload = scenario.workloads[0].model_copy(update={"hourly_profile_frac": profile})
-        scenario = scenario.model_copy(update={"workloads": [workload]})
+    and (whole nodes in every period) above half of it."""
+    scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
     allowed = {int(k) for k in ctx.cands.index} - planner.large.forbidden_candidates(ctx)
     bound, used = planner.large.period_bounds(ctx, "highs", allowed, time_limit_s=20.0)
