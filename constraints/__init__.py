@@ -1,12 +1,24 @@
 """Constraint families of the planning MILP, one module each (see ../shared/design/formulation.md).
 
 Each module exposes ``add_<family>(ctx)``, with the inequality in its docstring. ``FAMILIES`` is the
-explicit order in which :func:`planner.solve.solve_plan` adds them.
+explicit order in which :func:`planner.optimize.build.build_problem` adds them, each with its role:
+
+- ``forbid``: rows that only force a candidate's replicas or flow to zero (their keys start with the
+  candidate id), so the decomposition can probe them once for the candidates they exclude;
+- ``capacity``: what one deployment can serve (operating points of its latency curve);
+- ``coupling``: rows that tie decisions of several candidates or periods together (demand coverage,
+  reserved terms, persistent capacity);
+- ``resource``: limits of shared resources — GPUs, sites, power, money — that explain infeasibility;
+- ``cost``: rows that only define cost terms (volume discounts).
+
+Reports ask the roles (binding rows are the coupling and resource rows), never a list of names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
 from constraints.budget_max import add_budget_max
 from constraints.commitments import add_commitments
@@ -19,22 +31,44 @@ from constraints.price_tiers import add_price_tiers
 from constraints.quantization_policy import add_quantization_policy
 from constraints.site_capacity import add_site_capacity
 from constraints.slo_operating_point import add_slo_operating_point
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
-Family = Callable[[BuildContext], None]
+Role = Literal["forbid", "capacity", "resource", "coupling", "cost"]
+ROLES: tuple[Role, ...] = ("forbid", "capacity", "resource", "coupling", "cost")
 
-FAMILIES: tuple[tuple[str, Family], ...] = (
-    ("demand_coverage", add_demand_coverage),
-    ("slo_operating_point", add_slo_operating_point),
-    ("memory_fit", add_memory_fit),
-    ("node_packing", add_node_packing),
-    ("gpu_supply", add_gpu_supply),
-    ("site_capacity", add_site_capacity),
-    ("placement_rtt", add_placement_rtt),
-    ("quantization_policy", add_quantization_policy),
-    ("commitments", add_commitments),
-    ("price_tiers", add_price_tiers),
-    ("budget_max", add_budget_max),
+
+@dataclass(frozen=True)
+class Family:
+    """One constraint family: its name (the row-name prefix), its builder and its role."""
+
+    name: str
+    add: Callable[[BuildContext], None]
+    role: Role
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("demand_coverage", add_demand_coverage, "coupling"),
+    Family("slo_operating_point", add_slo_operating_point, "capacity"),
+    Family("memory_fit", add_memory_fit, "forbid"),
+    Family("node_packing", add_node_packing, "forbid"),
+    Family("gpu_supply", add_gpu_supply, "resource"),
+    Family("site_capacity", add_site_capacity, "resource"),
+    Family("placement_rtt", add_placement_rtt, "forbid"),
+    Family("quantization_policy", add_quantization_policy, "forbid"),
+    Family("commitments", add_commitments, "coupling"),
+    Family("price_tiers", add_price_tiers, "cost"),
+    Family("budget_max", add_budget_max, "resource"),
 )
 
-__all__ = ["FAMILIES", "Family"]
+
+def families_with(*roles: Role) -> tuple[Family, ...]:
+    """The families of ``roles``, in build order."""
+    return tuple(f for f in FAMILIES if f.role in roles)
+
+
+def names_with(*roles: Role) -> frozenset[str]:
+    """Names of the families of ``roles``."""
+    return frozenset(f.name for f in families_with(*roles))
+
+
+__all__ = ["FAMILIES", "ROLES", "Family", "Role", "families_with", "names_with"]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pulp
 
-from planner.model import BuildContext, supply_cost_usd, supply_usd_per_month
+from planner.problem.context import BuildContext
+from planner.problem.cost_terms import supply_cost_usd, supply_usd_per_month
+from planner.problem.supply import SupplyKind
 
 
 def add_budget_max(ctx: BuildContext) -> None:
@@ -26,7 +28,7 @@ def add_budget_max(ctx: BuildContext) -> None:
         capex = pulp.lpSum(
             o.capex_usd_per_unit * ctx.variables["bought"][i]
             for i, o in enumerate(ctx.supply)
-            if o.kind == "buy"
+            if o.kind is SupplyKind.BUY
         )
         ctx.add_row("budget_max", ("capex",), capex <= budget.capex_usd)  # (1)
     if budget.opex_usd_per_month is not None:

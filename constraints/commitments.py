@@ -5,7 +5,7 @@
     units[o, s] = units[o, s']     ∀ owned / edge-device options o, ∀ hour-block slices s, s' of
                                    one period                                                    (2)
 
-Notation: term_o = 12 months for reserved_1y, 36 for reserved_3y; start(t) the first month of the period
+Notation: term_o = 12 months for reserved_1y, 36 for reserved_3y (SupplyKind.term_months); start(t) the first month of the period
 of slice t (so the hour blocks of a period share a window and reserved units are held all day). On-demand
 and spot units follow each slice freely (billed by the hour); bought units are one decision per order
 (gpu_supply).
@@ -13,10 +13,10 @@ and spot units follow each slice freely (billed by the hour); bought units are o
 
 from __future__ import annotations
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyKind
 
-TERM_MONTHS = {"rent_reserved_1y": 12, "rent_reserved_3y": 36}
-PERSISTENT_KINDS = ("owned", "edge_device")
+PERSISTENT_KINDS = (SupplyKind.OWNED, SupplyKind.EDGE_DEVICE)
 """Capacity that runs all day (bought units are tied by gpu_supply, reserved ones by their term)."""
 
 
@@ -25,7 +25,7 @@ def add_commitments(ctx: BuildContext) -> None:
     units = ctx.variables["units"]
     # rows are written as differences: on PuLP 4 `variable == variable` is a Python bool, not a row
     for i, opt in enumerate(ctx.supply):
-        term = TERM_MONTHS.get(opt.kind)
+        term = opt.kind.term_months
         if term is not None:
             first_in_window: dict[int, int] = {}
             for t in ctx.periods:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pulp
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_demand_coverage(ctx: BuildContext) -> None:

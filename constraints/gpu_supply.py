@@ -15,7 +15,8 @@ from collections import defaultdict
 
 import pulp
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyKind
 
 
 def add_gpu_supply(ctx: BuildContext) -> None:
@@ -24,7 +25,7 @@ def add_gpu_supply(ctx: BuildContext) -> None:
     for i, opt in enumerate(ctx.supply):
         options[(opt.gpu, opt.site)].append(i)
     for i, opt in enumerate(ctx.supply):
-        if opt.kind != "buy":
+        if opt.kind is not SupplyKind.BUY:
             continue
         for t in ctx.periods:
             delivered = ctx.start_month[t] >= opt.available_from_month

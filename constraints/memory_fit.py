@@ -10,7 +10,7 @@ first, then time).
 
 from __future__ import annotations
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_memory_fit(ctx: BuildContext) -> None:

@@ -11,7 +11,7 @@ rounding happens there (rented and bought units are nodes).
 
 from __future__ import annotations
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_node_packing(ctx: BuildContext) -> None:

@@ -9,7 +9,7 @@ upload is P tokens × 4 B over the users' uplink (card 12: T = S_up/B_up + RTT +
 
 from __future__ import annotations
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_placement_rtt(ctx: BuildContext) -> None:

@@ -3,15 +3,15 @@
     unit_o · units[o, t] = Σ_k seg[o, t, k]                                  ∀ rent options o, t      (1)
     seg[o, t, k] ≤ w_k · z[o, t, k]   (k ≥ 1),   seg[o, t, 0] ≤ w_0                                    (2)
     seg[o, t, k − 1] ≥ w_{k−1} · z[o, t, k]                                   (fill in order)          (3)
-    rent cost −= Σ_t months_t · p_o · Σ_k d_k · seg[o, t, k]                  (the discount)           (4)
+    discount[o, t] = p_o · Σ_k d_k · seg[o, t, k]                             (USD per month)          (4)
 
 Notation: segment k spans GPUs [b_k, b_{k+1}) with width w_k = b_{k+1} − b_k (the last one up to the GPUs
 the candidates could use there), discount d_k (d_0 = 0) from the scenario's ``economics.rent_volume_tiers``;
 z binary (segment k in use); p_o the quote per GPU-month. The cost is concave in the GPUs rented, so the
 order rows (3) — not the objective — keep a cheaper segment from filling first. Tiers apply per GPU type,
-site and rental kind in each time slice. The discount (4) is recorded in ``ctx.rent_discount_usd_per_month``
-and subtracted by planner.model.supply_usd_per_month, the monthly supply cost the objective and the budget
-rows share. planner.costs.tiered_rent_usd_per_month is the same formula for reports.
+site and rental kind in each time slice. The discount (4) is the variable ``rent_discount_usd_per_month``
+that planner.problem.cost_terms.supply_usd_per_month subtracts, the monthly supply cost the objective and
+the budget rows share; the plan's cost ledger reads its value (planner.readout).
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from __future__ import annotations
 import pulp
 
 from planner.costs import volume_segments
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
+from planner.problem.cost_terms import RENT_DISCOUNT
+from planner.problem.supply import Procurement
 
 
 def _gpus_usable(ctx: BuildContext, gpu: str, site: str, t: int) -> float:
@@ -40,7 +42,7 @@ def add_price_tiers(ctx: BuildContext) -> None:
         return
     units = ctx.variables["units"]
     for i, opt in enumerate(ctx.supply):
-        if opt.procurement != "rent":
+        if opt.procurement is not Procurement.RENT:
             continue
         usd_per_gpu_month = opt.usd_per_unit_month / opt.unit_gpus
         for t in ctx.periods:
@@ -70,4 +72,6 @@ def add_price_tiers(ctx: BuildContext) -> None:
             discount = pulp.lpSum(
                 usd_per_gpu_month * d * seg[k] for k, (_lo, _hi, d) in enumerate(segments) if d
             )
-            ctx.rent_discount_usd_per_month[(i, t)] = discount  # (4), via planner.model.supply_usd_per_month
+            ctx.add_row(
+                "price_tiers", (opt.gpu, opt.site, opt.kind, t, "discount"), ctx.var(RENT_DISCOUNT, (i, t)) == discount
+            )  # (4)

@@ -8,7 +8,7 @@ Notation: Q_w the workload's ``quantizations``, Q^KV_w its ``kv_dtypes``, tier t
 
 from __future__ import annotations
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_quantization_policy(ctx: BuildContext) -> None:

@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import pulp
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_site_capacity(ctx: BuildContext) -> None:

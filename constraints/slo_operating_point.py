@@ -9,14 +9,14 @@ of candidate k — each already satisfies TPOT(b) ≤ SLO and TTFT(b, load) ≤ 
 cap[k, j] requests/s one replica sustains there; y[k, j] ∈ {0, 1} selects the point (the binary segment
 selection of the piecewise-linear curve — no SOS2, which PuLP drops with HiGHS/CBC); U[k, j] =
 ceil(peak demand / cap[k, j]) a data bound. Candidates left with one point after dominance pruning
-(planner.model.prune_dominated_points) need no selector and get only row (1).
+(planner.problem.dominance.prune_dominated_points) need no selector and get only row (1).
 """
 
 from __future__ import annotations
 
 import pulp
 
-from planner.model import BuildContext
+from planner.problem.context import BuildContext
 
 
 def add_slo_operating_point(ctx: BuildContext) -> None:

@@ -15,6 +15,7 @@ from planner import performance as perf
 from planner.candidates import network_s, operating_point
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
+from planner.readout.types import Deployment
 from planner.scenario import Scenario
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -36,22 +37,22 @@ class AuditRecord:
 
 
 def audit_deployment(
-    catalog: Catalog, scenario: Scenario, deployment: dict[str, Any], sites: dict[str, Any]
+    catalog: Catalog, scenario: Scenario, deployment: Deployment, sites: dict[str, Any]
 ) -> AuditRecord:
     """Recompute one deployment and raise AuditError if it violates memory, an SLO or its claimed capacity."""
-    w = next(x for x in scenario.workloads if x.name == deployment["workload"])
-    model = catalog.models[deployment["model"]]
-    gpu = catalog.accelerators[deployment["gpu"]]
+    w = next(x for x in scenario.workloads if x.name == deployment.workload)
+    model = catalog.models[deployment.model]
+    gpu = catalog.accelerators[deployment.gpu]
     terms = perf.deployment_terms(
         catalog,
         model=model,
         gpu=gpu,
-        weight_format=catalog.formats[deployment["quantization"]],
-        kv_format=catalog.formats[deployment["kv_dtype"]],
-        tp=int(deployment["tp"]),
-        pp=int(deployment["pp"]),
+        weight_format=catalog.formats[deployment.quantization],
+        kv_format=catalog.formats[deployment.kv_dtype],
+        tp=int(deployment.tp),
+        pp=int(deployment.pp),
     )
-    batch = float(deployment["batch"])
+    batch = float(deployment.batch)
     context = float(w.input_tokens + w.output_tokens)
     memory = float(
         perf.memory_per_gpu_bytes(
@@ -70,14 +71,14 @@ def audit_deployment(
         step_s=step,
         prefill_s=prefill,
         output_tokens=float(w.output_tokens),
-        network_s=network_s(w, sites[deployment["site"]]),
+        network_s=network_s(w, sites[deployment.site]),
         slo_ttft_s=w.slo.ttft_ms / 1e3,
         batch=batch,
         max_utilization_frac=scenario.max_utilization_frac,
     )
     record = AuditRecord(
         workload=w.name,
-        cand=int(deployment["cand"]),
+        cand=int(deployment.cand),
         batch=int(batch),
         memory_per_gpu_gb=memory / BYTES_PER_GB,
         memory_capacity_gb=gpu.memory_gb,
@@ -85,7 +86,7 @@ def audit_deployment(
         ttft_ms=float(op["ttft"]) * 1e3,
         capacity_requests_per_s=float(op["capacity"]),
     )
-    where = f"{w.name}: {deployment['model']} {deployment['quantization']} on {gpu.id} TP{deployment['tp']}xPP{deployment['pp']} at {deployment['site']} batch {int(batch)}"
+    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp} at {deployment.site} batch {int(batch)}"
     if record.memory_per_gpu_gb > gpu.memory_gb * (1 + REL_TOL):
         raise AuditError(
             f"audit failed for {where}: {record.memory_per_gpu_gb:.2f} GB per GPU exceeds {gpu.memory_gb:g} GB"
@@ -98,7 +99,7 @@ def audit_deployment(
         raise AuditError(
             f"audit failed for {where}: TTFT {record.ttft_ms:.1f} ms exceeds the SLO {w.slo.ttft_ms:g} ms"
         )
-    claimed = float(deployment["capacity_per_replica_requests_per_s"])
+    claimed = float(deployment.capacity_per_replica_requests_per_s)
     if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
         raise AuditError(
             f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
@@ -108,7 +109,7 @@ def audit_deployment(
 
 
 def audit_plan(
-    catalog: Catalog, scenario: Scenario, deployments: list[dict[str, Any]], sites: dict[str, Any]
+    catalog: Catalog, scenario: Scenario, deployments: list[Deployment], sites: dict[str, Any]
 ) -> list[AuditRecord]:
     """Audit every deployment; also check each workload's demand is covered by what was served."""
     records = [audit_deployment(catalog, scenario, d, sites) for d in deployments]

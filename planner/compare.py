@@ -1,8 +1,9 @@
 """`planner compare`: buy-only vs rent-only vs hybrid for one scenario, with crossover and flip points.
 
 Each option is a full plan (same SLOs, same candidates) with the procurement restricted. Reported per
-option: horizon TCO, capex, average opex per month, cost per million output tokens and the monthly cash
-flow (capex in month 0, recurring costs while in use, the resale of the remaining book value at the end).
+option, from its plan's cost ledger (planner.readout.ledger): horizon TCO, capex, average opex per month,
+cost per million output tokens and the monthly cash flow (capex in its order month, recurring costs while
+in use, the resale of the remaining book value in the last month).
 Across options: the cumulative-cost crossover month (buying vs renting), the break-even utilization of the
 rented GPU (reserved price / on-demand price, card 12) and the flip points — the rent and purchase price
 multipliers at which the recommendation changes, found by bisection.
@@ -11,109 +12,24 @@ multipliers at which the recommendation changes, found by bisection.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Site
 from planner.costs import rent_quote
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
-from planner.plan import PlanResult, plan
+from planner.optimize.solver import SolverName
+from planner.plan import plan
+from planner.readout.comparison import Comparison
+from planner.readout.result import PlanResult
 from planner.scenario import Scenario, merged_sites
-from planner.solve import SolverName
-from planner.units import S_PER_MONTH
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
 BISECTION_STEPS = 6
 
 
-@dataclass
-class Comparison:
-    """The three options and the cross-option figures."""
-
-    options: dict[str, PlanResult]
-    cash_flow_usd: dict[str, list[float]]
-    recommendation: str | None
-    crossover_month: int | None
-    breakeven_utilization_frac: float | None
-    flip_points: list[dict[str, Any]]
-
-    def to_json(self) -> dict[str, Any]:
-        """``planner compare --json``."""
-        rows = []
-        for name, result in self.options.items():
-            data = result.to_json()
-            rows.append(
-                {
-                    "name": name,
-                    "status": data["status"],
-                    "total_cost_usd": data["total_cost_usd"],
-                    "capex_usd": data["capex_usd"],
-                    "opex_usd_per_month": data["opex_usd_per_month"],
-                    "cost_usd_per_million_output_tokens": cost_per_million_output_tokens(result),
-                    "deployments": data["deployments"],
-                    "cash_flow_usd_per_month": self.cash_flow_usd.get(name, []),
-                    "infeasibility": data["infeasibility"],
-                }
-            )
-        return {
-            "scenario": next(iter(self.options.values())).scenario.name,
-            "options": rows,
-            "recommendation": self.recommendation,
-            "crossover_month": self.crossover_month,
-            "breakeven_utilization_frac": self.breakeven_utilization_frac,
-            "flip_points": self.flip_points,
-        }
-
-
-def served_output_tokens(result: PlanResult) -> float:
-    """Output tokens served over the horizon: Σ_periods Σ_w served req/s (daily mean) × G_w × seconds."""
-    tokens = 0.0
-    for row in result.schedule:
-        for w in result.scenario.workloads:
-            tokens += (
-                row["served_requests_per_s"][w.name]
-                * w.output_tokens
-                * S_PER_MONTH
-                * result.scenario.period_months
-            )
-    return tokens
-
-
-def cost_per_million_output_tokens(result: PlanResult) -> float | None:
-    """Horizon cost / output tokens served over the horizon × 1e6, USD per million tokens."""
-    if result.status == "infeasible":
-        return None
-    tokens = served_output_tokens(result)
-    return result.total_cost_usd / tokens * 1e6 if tokens else None
-
-
-def monthly_cash_flow_usd(result: PlanResult) -> list[float]:
-    """Nominal cash out per month, USD: capex in its order month, running costs of bought nodes from their
-    delivery month, rent and owned-GPU running costs for the units in use each month (rent volume
-    discounts spread evenly over the months), and the resale of
-    bought nodes credited in the last month (undiscounted: with a cost of capital the horizon total is
-    the present value and differs from the sum)."""
-    sc = result.scenario
-    flow = [0.0] * sc.horizon_months
-    for s in result.supply:
-        if s["kind"] == "buy":
-            units = max(s["units_per_month"])
-            flow[s["purchase_month"]] += s["capex_usd"]
-            for m in range(math.ceil(s["available_from_month"] - 1e-9), sc.horizon_months):
-                flow[m] += units * s["usd_per_unit_month"]
-            flow[-1] -= s["residual_usd"]
-            continue
-        for m, units in enumerate(s["units_per_month"]):
-            flow[m] += units * s["usd_per_unit_month"]
-        discount = s.get("volume_discount_usd", 0.0)
-        for m in range(sc.horizon_months):
-            flow[m] -= discount / sc.horizon_months
-    return flow
-
-
 def _cheapest(options: dict[str, PlanResult]) -> str | None:
-    feasible = {n: r.total_cost_usd for n, r in options.items() if r.status != "infeasible"}
+    feasible = {n: r.total_cost_usd for n, r in options.items() if r.feasible}
     return min(feasible, key=lambda n: (feasible[n], n)) if feasible else None
 
 
@@ -228,15 +144,6 @@ def reserved_breakeven(
     return ratio, {**flip, "sentence": sentence}
 
 
-def crossover_pair(options: dict[str, PlanResult], flows: dict[str, list[float]]) -> tuple[str, str] | None:
-    """(buying option, 'rent_only') whose cumulative costs the crossover month compares: buy-only when it is
-    feasible, else hybrid, and only when it buys something; None otherwise."""
-    buying = "buy_only" if "buy_only" in flows else "hybrid"
-    if buying in flows and "rent_only" in flows and options[buying].capex_usd > 0:
-        return buying, "rent_only"
-    return None
-
-
 def compare(
     catalog: Catalog, scenario: Scenario, *, solver: SolverName = "highs", flip_points: bool = True
 ) -> Comparison:
@@ -245,23 +152,13 @@ def compare(
         name: plan(catalog, _with(scenario, proc), solver=solver, with_alternatives=False)
         for name, proc in OPTIONS.items()
     }
-    flows = {name: monthly_cash_flow_usd(r) for name, r in options.items() if r.status != "infeasible"}
-    crossover = None
-    pair = crossover_pair(options, flows)
-    if pair is not None:
-        cum_buy = cum_rent = 0.0
-        for month, (b, r) in enumerate(zip(flows[pair[0]], flows[pair[1]], strict=True)):
-            cum_buy, cum_rent = cum_buy + b, cum_rent + r
-            if month > 0 and cum_buy <= cum_rent:
-                crossover = month
-                break
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
         d = rent.deployments[0]
-        site = merged_sites(catalog, scenario).get(d["site"])
+        site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
-            breakeven, breakeven_flip = reserved_breakeven(catalog, d["gpu"], site, scenario.rent_providers)
+            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers)
     best = _cheapest(options)
     flips: list[dict[str, Any]] = []
     if flip_points:
@@ -281,4 +178,4 @@ def compare(
             )
     if breakeven_flip is not None:
         flips.append(breakeven_flip)
-    return Comparison(options, flows, best, crossover, breakeven, flips)
+    return Comparison(options, best, breakeven, flips)

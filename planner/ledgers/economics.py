@@ -10,8 +10,12 @@ delivery delay shortens the useful life), hardware.md §4 (depreciation, PUE, co
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from planner.units import MONTHS_PER_YEAR
+
+BoughtCashKind = Literal["capex", "running", "resale"]
+"""Kinds of a bought unit's cash lines (:func:`bought_unit_cash_flow_usd`)."""
 
 
 def book_value_usd(capex_usd: float, *, age_months: float, lifetime_years: float) -> float:
@@ -53,24 +57,26 @@ def discount_factor(month: float, *, cost_of_capital_frac_per_year: float) -> fl
     return float((1.0 + cost_of_capital_frac_per_year) ** (-month / MONTHS_PER_YEAR))
 
 
-def bought_unit_horizon_usd(
+def bought_unit_cash_flow_usd(
     capex_usd: float,
     *,
-    horizon_months: float,
+    horizon_months: int,
     lead_time_months: float,
     lifetime_years: float,
     resale_frac: float,
     running_usd_per_month: float,
     cost_of_capital_frac_per_year: float = 0.0,
-    purchase_month: float = 0.0,
-) -> float:
-    """Horizon cost of one unit ordered at ``purchase_month``: PV(capex) − PV(residual) + PV(running), USD.
+    purchase_month: int = 0,
+) -> list[tuple[int, BoughtCashKind, float, float]]:
+    """Cash lines of one unit ordered at ``purchase_month``: [(month, kind, USD, present-value USD)] with
+    kind 'capex', 'running' or 'resale'.
 
     Notes
     -----
-    C = capex·d(p) − resale·BV(H − p)·d(H) + Σ_{m = p + lead}^{H−1} running·d(m), with p the purchase
-    month, BV the straight-line book value (age counted from purchase) and d(m) = (1 + r)^(−m/12).
-    Capacity is usable only from the delivery month p + ``lead_time_months`` on, so the lead time
+    capex at month p (PV capex·d(p)); running each month m from delivery ⌈p + lead⌉ to H − 1 (PV
+    running·d(m)); the resale −resale_frac·BV(H − p) booked in the horizon's last month H − 1 and
+    discounted from the horizon's end, d(H). BV is the straight-line book value (age counted from
+    purchase) and d(m) = (1 + r)^(−m/12). Capacity is usable only from delivery, so the lead time
     shortens the useful part of the horizon (card 4 §4.8.4); a later purchase holds more book value at
     the horizon and pays fewer months of running cost.
     """
@@ -86,15 +92,54 @@ def bought_unit_horizon_usd(
         resale_frac=resale_frac,
     )
     start = min(math.ceil(purchase_month + max(lead_time_months, 0.0) - 1e-9), int(horizon_months))
-    running = sum(
-        running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r)
+    lines: list[tuple[int, BoughtCashKind, float, float]] = [
+        (purchase_month, "capex", capex_usd, capex_usd * discount_factor(purchase_month, cost_of_capital_frac_per_year=r))
+    ]
+    lines += [
+        (m, "running", running_usd_per_month, running_usd_per_month * discount_factor(m, cost_of_capital_frac_per_year=r))
         for m in range(start, int(horizon_months))
+    ]
+    lines.append(
+        (
+            int(horizon_months) - 1,
+            "resale",
+            -residual,
+            -residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r),
+        )
     )
-    return (
-        capex_usd * discount_factor(purchase_month, cost_of_capital_frac_per_year=r)
-        - residual * discount_factor(horizon_months, cost_of_capital_frac_per_year=r)
-        + running
+    return lines
+
+
+def bought_unit_horizon_usd(
+    capex_usd: float,
+    *,
+    horizon_months: int,
+    lead_time_months: float,
+    lifetime_years: float,
+    resale_frac: float,
+    running_usd_per_month: float,
+    cost_of_capital_frac_per_year: float = 0.0,
+    purchase_month: int = 0,
+) -> float:
+    """Horizon cost of one unit ordered at ``purchase_month``: PV(capex) − PV(residual) + PV(running), USD.
+
+    Notes
+    -----
+    C = capex·d(p) − resale·BV(H − p)·d(H) + Σ_{m = p + lead}^{H−1} running·d(m): the sum of the present
+    values of :func:`bought_unit_cash_flow_usd`.
+    """
+    lines = bought_unit_cash_flow_usd(
+        capex_usd,
+        horizon_months=horizon_months,
+        lead_time_months=lead_time_months,
+        lifetime_years=lifetime_years,
+        resale_frac=resale_frac,
+        running_usd_per_month=running_usd_per_month,
+        cost_of_capital_frac_per_year=cost_of_capital_frac_per_year,
+        purchase_month=purchase_month,
     )
+    capex, *running, resale = (pv for _month, _kind, _usd, pv in lines)
+    return capex + resale + sum(running)
 
 
 def rent_horizon_usd(

@@ -6,8 +6,9 @@ import pytest
 
 import constraints
 from planner.catalog import Catalog
-from planner.model import build_context
-from planner.solve import solve_context
+from planner.optimize.solver import solve_context
+from planner.problem.context import build_context
+from planner.problem.variables import create_variables
 from tests.plan.helpers import scenario, table
 
 TESTED = {
@@ -26,7 +27,34 @@ TESTED = {
 
 
 def test_every_family_has_a_focused_test() -> None:
-    assert {name for name, _ in constraints.FAMILIES} == TESTED
+    assert {family.name for family in constraints.FAMILIES} == TESTED
+    assert all(family.role in constraints.ROLES for family in constraints.FAMILIES)
+
+
+def test_forbid_families_key_their_rows_by_the_candidate_they_forbid(catalog: Catalog) -> None:
+    """The decomposition probes the ``forbid`` role for excluded candidates: their rows' keys start with
+    the candidate id, and they only ever force replicas or flow to zero."""
+    scen = scenario(requests_per_s=1.0)
+    l4 = catalog.gpu("l4")
+    cands = [
+        {"gpu": "l4", "cap": 5.0, "network_ms": 5000.0},  # placement_rtt
+        {"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 10.0},  # node_packing
+        {"gpu": "l4", "cap": 10.0},  # memory_fit (its point does not fit)
+        {"gpu": "l4", "cap": 1.0},  # allowed
+    ]
+    points = [
+        {"cand": 0, "cap": 5.0},
+        {"cand": 1, "cap": 10.0},
+        {"cand": 2, "cap": 10.0, "memory_per_gpu_gb": l4.memory_gb + 1},
+        {"cand": 3, "cap": 1.0},
+    ]
+    ctx = build_context(catalog, scen, table(catalog, scen, cands, points), prune=False)
+    create_variables(ctx)
+    for family in constraints.families_with("forbid"):
+        family.add(ctx)
+    keys = [key for _family, key in ctx.rows.values()]
+    assert {int(key[0]) for key in keys} == {0, 1, 2}
+    assert all(c.constant == 0 and c.sense == -1 for c in ctx.row_constraints.values())  # expr <= 0
 
 
 def _replicas(sol, cand: int) -> int:  # type: ignore[no-untyped-def]

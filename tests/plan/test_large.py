@@ -1,4 +1,4 @@
-"""Large-problem path (planner.large): a feasible plan whose cost is at least its proven lower bound."""
+"""Large-problem path (planner.optimize.decompose): a feasible plan whose cost is at least its proven lower bound."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import planner.large
+import planner.optimize.decompose as decompose
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
-from planner.model import BuildContext, build_context
+from planner.optimize.solver import Solution, read_solution, solve_context
 from planner.plan import plan
+from planner.problem.context import BuildContext, build_context
 from planner.scenario import Budget, Scenario, load_scenario
-from planner.solve import Solution, read_solution, solve_context
 from tests.plan.helpers import PEAK_PROFILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,8 +26,8 @@ def test_large_path_plan_is_feasible_and_above_its_bound(
     scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
     exact = plan(catalog, scenario, with_alternatives=False)
     assert exact.status == "optimal"
-    monkeypatch.setattr(planner.large, "LARGE_INTEGER_VARIABLES", 0)  # force the large path
-    monkeypatch.setattr(planner.large, "LARGE_TIME_BUDGET_S", 3.0)
+    monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)  # force the large path
+    monkeypatch.setattr(decompose, "LARGE_TIME_BUDGET_S", 3.0)
     start = time.perf_counter()
     large = plan(catalog, scenario, with_alternatives=False)
     assert time.perf_counter() - start < 10.0
@@ -47,7 +47,7 @@ def test_small_problems_keep_the_exact_path(catalog: Catalog) -> None:
     assert result.status == "optimal" and result.gap is None
 
 
-# -- the plan period by period (planner.large.solve_by_period) --------------------------------------
+# -- the plan period by period (decompose.solve_by_period) --------------------------------------
 
 def _exact(catalog: Catalog, scenario: Scenario) -> tuple[Solution, BuildContext]:
     ctx = build_context(catalog, scenario, build_candidates(catalog, scenario))
@@ -77,11 +77,11 @@ def test_periods_with_the_optimal_purchases_held_rebuild_the_exact_optimum(
     one MILP per period (its hour blocks together) reaches the exact optimum's cost."""
     scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
-    held = planner.large.held_commitments(ctx)
+    held = decompose.held_commitments(ctx)
     assert any(units for units in held.values())  # the optimum buys: the test holds real purchases
     keep = {int(k) for k in ctx.cands.index}
-    whole = planner.large.solve_by_period(ctx, "highs", keep, held, time_limit_s=20.0)
-    assert whole is not None and not planner.large.violated_rows(whole)
+    whole = decompose.solve_by_period(ctx, "highs", keep, held, time_limit_s=20.0)
+    assert whole is not None and not decompose.violated_rows(whole)
     assembled = read_solution(whole, optimal=False, elapsed=0.0)
     assert _cost(assembled) == pytest.approx(_cost(exact), rel=1e-6)
     assert len(whole.periods) == len(ctx.periods)
@@ -94,22 +94,22 @@ def test_periods_that_together_break_a_total_budget_are_refused(catalog: Catalog
     tight = scenario.model_copy(update={"budget": Budget(total_usd=_cost(exact) * (1 + 1e-6))})
     _sol, ctx = _exact(catalog, tight)
     keep = {int(k) for k in ctx.cands.index}
-    rent_only = {key: 0 for key in planner.large.held_commitments(ctx)}  # hold no purchases: renting costs more
-    assert planner.large.solve_by_period(ctx, "highs", keep, rent_only, time_limit_s=20.0) is None
+    rent_only = {key: 0 for key in decompose.held_commitments(ctx)}  # hold no purchases: renting costs more
+    assert decompose.solve_by_period(ctx, "highs", keep, rent_only, time_limit_s=20.0) is None
     # the same held purchases without the budget assemble a plan, dearer than the exact optimum
     loose = build_context(catalog, scenario, build_candidates(catalog, scenario))
-    whole = planner.large.solve_by_period(loose, "highs", keep, rent_only, time_limit_s=20.0)
+    whole = decompose.solve_by_period(loose, "highs", keep, rent_only, time_limit_s=20.0)
     assert whole is not None
     assert _cost(read_solution(whole, optimal=False, elapsed=0.0)) > _cost(exact) * (1 + 1e-6)
 
 
 def test_violated_rows_names_the_rows_a_plan_breaks(catalog: Catalog) -> None:
     _sol, ctx = _exact(catalog, _buy_vs_rent(catalog, horizon_months=12, period_months=6))
-    assert planner.large.violated_rows(ctx) == []
+    assert decompose.violated_rows(ctx) == []
     t = ctx.periods[0]
     for v in ctx.variables["flow"].values():
         v.varValue = 0.0  # nothing served
-    broken = {ctx.rows[name] for name in planner.large.violated_rows(ctx)}
+    broken = {ctx.rows[name] for name in decompose.violated_rows(ctx)}
     assert ("demand_coverage", ("chat", t)) in broken
     assert all(family == "demand_coverage" for family, _key in broken)
 
@@ -119,13 +119,13 @@ def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
 ) -> None:
     scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
     exact, _ctx = _exact(catalog, scenario)
-    monkeypatch.setattr(planner.large, "LARGE_INTEGER_VARIABLES", 0)
-    monkeypatch.setattr(planner.large, "LARGE_TIME_BUDGET_S", 3.0)
-    monkeypatch.setattr(planner.large, "solve_seed", lambda *args: None)
+    monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)
+    monkeypatch.setattr(decompose, "LARGE_TIME_BUDGET_S", 3.0)
+    monkeypatch.setattr(decompose, "solve_seed", lambda *args: None)
     periods_used: list[bool] = []
-    real = planner.large.solve_by_period
+    real = decompose.solve_by_period
     monkeypatch.setattr(
-        planner.large, "solve_by_period", lambda *a, **k: periods_used.append(True) or real(*a, **k)
+        decompose, "solve_by_period", lambda *a, **k: periods_used.append(True) or real(*a, **k)
     )
     result = plan(catalog, scenario, with_alternatives=False)
     assert not periods_used  # no seed: no purchases to hold
@@ -139,8 +139,8 @@ def test_period_bounds_never_exceed_the_exact_optimum(catalog: Catalog, profile:
     and (whole nodes in every period) above half of it."""
     scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
-    allowed = {int(k) for k in ctx.cands.index} - planner.large.forbidden_candidates(ctx)
-    bound, used = planner.large.period_bounds(ctx, "highs", allowed, time_limit_s=20.0)
+    allowed = {int(k) for k in ctx.cands.index} - decompose.forbidden_candidates(ctx)
+    bound, used = decompose.period_bounds(ctx, "highs", allowed, time_limit_s=20.0)
     assert 0.5 * _cost(exact) < bound <= _cost(exact) * (1 + 1e-6)
     assert used and used <= allowed
 
@@ -151,5 +151,5 @@ def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Cata
     crowded = {k: v * 1000 for k, v in ctx.demand.items()}  # far beyond what dc1 (buy only) can power
     ctx.demand = crowded
     dc1_only = {int(k) for k in ctx.cands.index[ctx.cands["site"] == "dc1"]}
-    bound, used = planner.large.period_bounds(ctx, "highs", dc1_only, time_limit_s=10.0)
+    bound, used = decompose.period_bounds(ctx, "highs", dc1_only, time_limit_s=10.0)
     assert bound == float("inf") and not used

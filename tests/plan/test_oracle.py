@@ -9,8 +9,8 @@ import random
 import pytest
 
 from planner.catalog import Catalog
-from planner.model import build_context
-from planner.solve import solve_context
+from planner.optimize.solver import solve_context
+from planner.problem.context import build_context
 from tests.plan.helpers import scenario, table
 
 GPUS = ["h100_sxm", "l40s", "l4", "a100_sxm_80gb"]

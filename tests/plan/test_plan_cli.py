@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,12 @@ def test_audit_rejects_a_deliberately_broken_candidate(catalog: Catalog) -> None
     result = plan(catalog, scenario, with_alternatives=False)
     table = build_candidates(catalog, scenario)
     broken = [
-        dict(d, capacity_per_replica_requests_per_s=d["capacity_per_replica_requests_per_s"] * 2)
+        replace(d, capacity_per_replica_requests_per_s=d.capacity_per_replica_requests_per_s * 2)
         for d in result.deployments
     ]
     with pytest.raises(AuditError, match="claims"):
         audit_plan(catalog, scenario, broken, table.sites)
-    too_big = [dict(d, batch=4096) for d in result.deployments]
+    too_big = [replace(d, batch=4096) for d in result.deployments]
     with pytest.raises(AuditError):
         audit_plan(catalog, scenario, too_big, table.sites)
     assert audit_plan(catalog, scenario, result.deployments, table.sites)
@@ -93,9 +94,9 @@ def test_infeasible_tpot_is_explained(catalog: Catalog) -> None:
     result = plan(catalog, scenario, with_alternatives=False)
     assert result.status == "infeasible"
     item = result.infeasibility[0]
-    assert item["requirement"] == "tpot_ms" and item["best_value_ms"] > 2
-    assert "lowest TPOT for llama_3_1_405b" in item["message"] and "the SLO is 2 ms" in item["message"]
-    assert item["relaxation"].startswith("raise chat.slo.tpot_ms to")
+    assert item.requirement == "tpot_ms" and item.best_value_ms > 2
+    assert "lowest TPOT for llama_3_1_405b" in item.message and "the SLO is 2 ms" in item.message
+    assert item.relaxation.startswith("raise chat.slo.tpot_ms to")
 
 
 def test_infeasible_capacity_names_the_binding_limit(catalog: Catalog) -> None:
@@ -119,9 +120,9 @@ def test_infeasible_capacity_names_the_binding_limit(catalog: Catalog) -> None:
     result = plan(catalog, scenario, with_alternatives=False)
     assert result.status == "infeasible"
     item = result.infeasibility[0]
-    assert item["requirement"] == "requests_per_s"
-    assert 0 < item["best_value_requests_per_s"] < 500
-    assert "gpu_supply" in item["message"]
+    assert item.requirement == "requests_per_s"
+    assert 0 < item.best_value_requests_per_s < 500
+    assert "gpu_supply" in item.message
 
 
 def test_cli_plan_json_stdout_is_clean_and_exit_zero(tmp_path: Path) -> None:
@@ -209,7 +210,7 @@ def test_cli_predict_reference_numbers() -> None:
     assert data["prefill_tflop"] == pytest.approx(29.69, abs=0.005)
     assert data["decode_gflop_per_step"] == pytest.approx(16.34, abs=0.005)
     assert data["ttft_ms"] == pytest.approx(58.9, abs=0.05)
-    assert data["tpot_ms"] == pytest.approx(8.62, rel=2e-3)  # mean decode history P + G/2 (8.616 ms at 2K)
+    assert data["decode_step_ms"] == pytest.approx(8.62, rel=2e-3)  # mean decode history P + G/2 (8.616 ms at 2K)
     assert data["bound"] == "memory" and data["fits"] is True
 
 

@@ -1,11 +1,11 @@
-"""planner.solve.quiet_stdout: fd 1 goes to /dev/null while any use is open and comes back after the last."""
+"""planner.optimize.solver.quiet_stdout: fd 1 goes to /dev/null while any use is open and comes back after the last."""
 
 from __future__ import annotations
 
 import os
 import threading
 
-from planner.solve import quiet_stdout
+from planner.optimize.solver import quiet_stdout
 
 
 def _fd1_is_devnull() -> bool:

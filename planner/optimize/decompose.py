@@ -40,23 +40,31 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pulp
-
-from constraints.commitments import TERM_MONTHS
-from constraints.memory_fit import add_memory_fit
-from constraints.node_packing import add_node_packing
-from constraints.placement_rtt import add_placement_rtt
-from constraints.quantization_policy import add_quantization_policy
-from planner.model import BuildContext, SupplyOption, create_variables
-from planner.solve import (
+from constraints import families_with
+from planner.optimize.build import (
+    TIE_BREAK,
+    build_problem,
+    fix_variable,
+    relax_replicas,
+    set_cost_objective,
+    set_upper_bound,
+)
+from planner.optimize.solver import (
     Solution,
     SolverName,
-    build_problem,
-    make_solver,
+    assemble,
+    objective_usd,
     quiet_stdout,
     read_solution,
-    solve_status,
+    restore,
+    snapshot,
+    solve_built,
+    value,
+    violated_rows,
 )
+from planner.problem.context import BuildContext
+from planner.problem.supply import Procurement, SupplyKind
+from planner.problem.variables import create_variables
 
 LARGE_INTEGER_VARIABLES = 5000
 """Integer variables (replica counts + supply units) above which :func:`solve_large` is used."""
@@ -89,15 +97,8 @@ FLUID_MIN_TIME_S = 1.0
 PERIOD_WORKERS = 2
 """Period problems solved at the same time (the performance target is set on 2 cores)."""
 
-ROW_TOLERANCE = 1e-6
-"""Relative violation up to which a row of the assembled whole-horizon plan counts as satisfied."""
-
 GAP_REL = 1e-6
 """The plan is reported optimal when its cost is within this relative gap of the proven bound."""
-
-FORBIDDING = (add_memory_fit, add_node_packing, add_placement_rtt, add_quantization_policy)
-"""Families whose rows only force a candidate's replicas or flow to zero (their keys start with the cand)."""
-
 
 def integer_variables(ctx: BuildContext) -> int:
     """Integer variables the MILP of ``ctx`` will have (replicas per point and period, supply units)."""
@@ -111,10 +112,10 @@ def is_large(ctx: BuildContext) -> bool:
 
 def forbidden_candidates(ctx: BuildContext) -> set[int]:
     """Candidates the forbidding families zero out, found by running them on one slice of ``ctx``."""
-    probe = _sub_context(ctx, set(int(k) for k in ctx.cands.index), ctx.periods[:1])
+    probe = ctx.restricted(set(int(k) for k in ctx.cands.index), ctx.periods[:1])
     create_variables(probe)
-    for add in FORBIDDING:
-        add(probe)
+    for family in families_with("forbid"):  # their row keys start with the candidate they forbid
+        family.add(probe)
     return {int(key[0]) for _family, key in probe.rows.values()}
 
 
@@ -126,52 +127,13 @@ def _capacity(ctx: BuildContext) -> dict[int, float]:
     return out
 
 
-def _sub_context(ctx: BuildContext, keep: set[int], periods: list[int] | None = None) -> BuildContext:
-    """The (unbuilt) problem of ``ctx`` restricted to candidates ``keep`` and, when given, to the slices
-    ``periods``.
-
-    Candidate, point, supply-option and slice ids stay those of ``ctx``, so the variables of every
-    restriction are keyed as in the whole problem (period solutions assemble by key)."""
-    cands = ctx.cands.loc[[k for k in ctx.cands.index if int(k) in keep]]
-    slices = list(ctx.periods if periods is None else periods)
-    inside = set(slices)
-    slices_of = {rep: [t for t in ts if t in inside] for rep, ts in ctx.slices_of.items()}
-    return BuildContext(
-        prob=pulp.LpProblem(ctx.prob.name, pulp.LpMinimize),
-        scenario=ctx.scenario,
-        catalog=ctx.catalog,
-        sites=ctx.sites,
-        cands=cands,
-        points=ctx.points[ctx.points["cand"].isin(cands.index)],
-        periods=slices,
-        months=ctx.months,
-        representative_of=ctx.representative_of,
-        slices_of={rep: ts for rep, ts in slices_of.items() if ts},
-        start_month=ctx.start_month,
-        hours_frac=ctx.hours_frac,
-        demand=ctx.demand,
-        supply=ctx.supply,
-    )
-
-
 def _solve(
     ctx: BuildContext, solver: SolverName, time_limit_s: float, start: dict[str, float] | None = None
 ) -> tuple[bool, bool, float]:
-    """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound); the bound is +inf
-    when the problem is proven infeasible, -inf when the solver reports none."""
+    """Solve the built problem of ``ctx`` with the large path's settings: (has_solution, proven_optimal,
+    dual bound) as planner.optimize.solver.solve_built."""
     limit = max(MIN_SOLVE_TIME_S, time_limit_s)
-    status, has, optimal = solve_status(
-        ctx.prob, make_solver(solver, time_limit_s=limit, start=start, heuristic_effort=HEURISTIC_EFFORT)
-    )
-    if not has and status.startswith("Infeasible"):
-        return False, False, math.inf
-    bound = -math.inf
-    model = getattr(ctx.prob, "solverModel", None)
-    if optimal:
-        bound = float(pulp.value(ctx.prob.objective) or 0.0)
-    elif model is not None and hasattr(model, "getInfo"):
-        bound = float(model.getInfo().mip_dual_bound)
-    return has, optimal, bound
+    return solve_built(ctx, solver, time_limit_s=limit, start=start, heuristic_effort=HEURISTIC_EFFORT)
 
 
 def _triples(ctx: BuildContext, cands: set[int]) -> set[tuple[str, str, str]]:
@@ -182,7 +144,7 @@ def _triples(ctx: BuildContext, cands: set[int]) -> set[tuple[str, str, str]]:
 
 def _flowing(ctx: BuildContext) -> set[int]:
     """Candidates of the solved problem ``ctx`` that carry traffic in some slice."""
-    return {int(k) for (k, _t), v in ctx.variables["flow"].items() if (v.varValue or 0.0) > 1e-7}
+    return {int(k) for (k, t) in ctx.variables["flow"] if value(ctx, "flow", (k, t)) > 1e-7}
 
 
 def _most_capacity_per_gpu(
@@ -212,27 +174,24 @@ def fluid_problem(
     """The built fluid relaxation: per (workload, gpu, site) — only ``triples`` when given — the allowed
     candidate with the most capacity per GPU, continuous replicas, integer units, objective without the
     tie-break."""
-    fluid = _sub_context(ctx, _most_capacity_per_gpu(ctx, allowed, triples))
+    fluid = ctx.restricted(_most_capacity_per_gpu(ctx, allowed, triples))
     build_problem(fluid)
-    for v in fluid.variables["n_rep"].values():
-        v.cat = pulp.LpContinuous
-    fluid.prob.setObjective(
-        pulp.lpSum(pulp.lpSum(terms) for cat, terms in fluid.cost_terms.items() if cat != "tie_break")
-    )
+    relax_replicas(fluid)
+    set_cost_objective(fluid)
     return fluid
 
 
-def usable_months(ctx: BuildContext) -> dict[tuple[str, str, str, int], float]:
-    """Per buy option (key :func:`_option_key`): Σ months_t over the slices it is delivered in."""
+def usable_months(ctx: BuildContext) -> dict[str, float]:
+    """Per buy option (by its id): Σ months_t over the slices it is delivered in."""
     return {
-        _option_key(o): sum(ctx.months[t] for t in ctx.periods if ctx.start_month[t] >= o.available_from_month)
+        o.id: sum(ctx.months[t] for t in ctx.periods if ctx.start_month[t] >= o.available_from_month)
         for o in ctx.supply
-        if o.kind == "buy"
+        if o.kind is SupplyKind.BUY
     }
 
 
 def bound_problem(
-    ctx: BuildContext, keep: set[int], period: int, usable: dict[tuple[str, str, str, int], float]
+    ctx: BuildContext, keep: set[int], period: int, usable: dict[str, float]
 ) -> BuildContext:
     """One representative period of the fluid relaxation with every purchase paid per month of use.
 
@@ -242,15 +201,14 @@ def bound_problem(
     stands alone, the reserved terms and the coupling of budget rows), so each period is a problem of its
     own and the sum of their bounds is a lower bound on every plan of the full MILP."""
     part = period_problem(ctx, keep, period)
-    for v in part.variables["n_rep"].values():
-        v.cat = pulp.LpContinuous
+    relax_replicas(part)
     here_months = sum(part.months[t] for t in part.periods)
-    terms = [term for cat, ts in part.cost_terms.items() if cat not in ("tie_break", "buy") for term in ts]
+    per_use = []
     for i, opt in enumerate(part.supply):
-        months = usable.get(_option_key(opt), 0.0) if opt.kind == "buy" else 0.0
+        months = usable.get(opt.id, 0.0) if opt.kind is SupplyKind.BUY else 0.0
         if months > 0:
-            terms.append(here_months / months * opt.horizon_usd_per_unit * part.variables["bought"][i])
-    part.prob.setObjective(pulp.lpSum(terms))
+            per_use.append(here_months / months * opt.horizon_usd_per_unit * part.variables["bought"][i])
+    set_cost_objective(part, skip=(TIE_BREAK, Procurement.BUY.value), extra=per_use)
     return part
 
 
@@ -293,53 +251,34 @@ def solve_seed(
     return seed if has and _flowing(seed) else None
 
 
-def _option_key(opt: SupplyOption) -> tuple[str, str, str, int]:
-    """A supply option's identity across problems built from different candidates."""
-    return (opt.gpu, opt.site, opt.kind, opt.purchase_month)
-
-
 def held_commitments(solved: BuildContext) -> dict[tuple[Any, ...], int]:
-    """The decisions of a solved problem that tie periods together: nodes bought per buy option (key
-    :func:`_option_key`) and reserved units per slice (that key + the slice)."""
+    """The decisions of a solved problem that tie periods together: nodes bought per buy option (key: its
+    id) and reserved units per slice (key: its id and the slice)."""
     held: dict[tuple[Any, ...], int] = {}
     for i, opt in enumerate(solved.supply):
-        if opt.kind == "buy":
-            held[_option_key(opt)] = round(solved.variables["bought"][i].varValue or 0.0)
-        elif opt.kind in TERM_MONTHS:
+        if opt.kind is SupplyKind.BUY:
+            held[(opt.id,)] = round(value(solved, "bought", i))
+        elif opt.kind.term_months is not None:
             for t in solved.periods:
-                held[(*_option_key(opt), t)] = round(solved.variables["units"][(i, t)].varValue or 0.0)
+                held[(opt.id, t)] = round(value(solved, "units", (i, t)))
     return held
 
 
 def _hold(ctx: BuildContext, held: dict[tuple[Any, ...], int]) -> None:
     """Fix the bought and reserved units of the built problem ``ctx`` to ``held`` (none where absent)."""
     for i, opt in enumerate(ctx.supply):
-        if opt.kind == "buy":
-            fixed = [(ctx.variables["bought"][i], held.get(_option_key(opt), 0))]
-        elif opt.kind in TERM_MONTHS:
-            fixed = [(ctx.variables["units"][(i, t)], held.get((*_option_key(opt), t), 0)) for t in ctx.periods]
-        else:
-            continue
-        for v, units in fixed:
-            v.lowBound = v.upBound = units
+        if opt.kind is SupplyKind.BUY:
+            fix_variable(ctx, "bought", i, held.get((opt.id,), 0))
+        elif opt.kind.term_months is not None:
+            for t in ctx.periods:
+                fix_variable(ctx, "units", (i, t), held.get((opt.id, t), 0))
 
 
 def period_problem(ctx: BuildContext, keep: set[int], period: int) -> BuildContext:
     """The built problem of ``ctx`` on candidates ``keep`` for one representative period (its slices)."""
-    part = _sub_context(ctx, keep, ctx.slices_of[period])
+    part = ctx.restricted(keep, ctx.slices_of[period])
     build_problem(part)
     return part
-
-
-def violated_rows(ctx: BuildContext) -> list[str]:
-    """Rows of the problem of ``ctx`` its variables' values break (beyond :data:`ROW_TOLERANCE`)."""
-    out = []
-    for name, c in ctx.row_constraints.items():
-        lhs = float(c.value() or 0.0)  # expr (sense) 0, the constant folded in
-        tol = ROW_TOLERANCE * max(1.0, abs(float(c.constant or 0.0)))
-        if (c.sense == pulp.LpConstraintEQ and abs(lhs) > tol) or c.sense * lhs < -tol:
-            out.append(name)
-    return out
 
 
 def _solve_each_period(
@@ -383,14 +322,9 @@ def solve_by_period(
     solved = _solve_each_period(sorted(ctx.slices_of), build, solver, time_limit_s)
     if not all(has for _part, has, _optimal, _bound in solved):
         return None
-    whole = _sub_context(ctx, keep)
+    whole = ctx.restricted(keep)
     build_problem(whole)
-    for v in whole.prob.variables():
-        v.varValue = 0.0
-    for part, _has, _optimal, _bound in solved:
-        for family, table in part.variables.items():
-            for key, v in table.items():
-                whole.variables[family][key].varValue = v.varValue  # same ids: a part's keys are the whole's
+    assemble(whole, [part for part, _has, _optimal, _bound in solved])  # same ids: a part's keys are the whole's
     return None if violated_rows(whole) else whole
 
 
@@ -399,20 +333,18 @@ def _incumbent(
 ) -> dict[str, float] | None:
     """Best plan of the shortlist problem ``sub`` (left in its variables; their values returned): first with
     only the candidates ``used`` (a small MILP HiGHS solves fast), then all of ``sub`` warm-started from it."""
-    zeroed = [(v, v.upBound) for (k, _j, _t), v in sub.variables["n_rep"].items() if k not in used]
-    for v, _up in zeroed:
-        v.upBound = 0
+    zeroed = [key for key in sub.variables["n_rep"] if key[0] not in used]
+    ups = [set_upper_bound(sub, "n_rep", key, 0) for key in zeroed]
     has, _optimal, _bound = _solve(sub, solver, time_limit_s / 2)
-    for v, up in zeroed:
-        v.upBound = up
-    first = {v.name: float(v.varValue or 0.0) for v in sub.prob.variables()} if has else None
-    first_obj = float(pulp.value(sub.prob.objective) or 0.0) if has else math.inf
+    for key, up in zip(zeroed, ups, strict=True):
+        set_upper_bound(sub, "n_rep", key, up)
+    first = snapshot(sub) if has else None
+    first_obj = objective_usd(sub) if has else math.inf
     has, _optimal, _bound = _solve(sub, solver, time_limit_s / 2, start=first)
-    if has and float(pulp.value(sub.prob.objective) or 0.0) <= first_obj:
-        return {v.name: float(v.varValue or 0.0) for v in sub.prob.variables()}
+    if has and objective_usd(sub) <= first_obj:
+        return snapshot(sub)
     if first is not None:
-        for v in sub.prob.variables():
-            v.varValue = first[v.name]
+        restore(sub, first)
     return first
 
 
@@ -433,7 +365,7 @@ def solve_large(
     keep = shortlist(ctx, allowed, seeded)
     sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), plan_s)
     if sub is None:
-        sub = _sub_context(ctx, keep)
+        sub = ctx.restricted(keep)
         build_problem(sub)
         if _incumbent(sub, solver, seeded, plan_s) is None:
             return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub

@@ -7,6 +7,7 @@ once per process even with ``msg=False``; :func:`quiet_stdout` swallows it so ``
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import threading
@@ -17,9 +18,10 @@ from typing import Any, Literal
 
 import pulp
 
-from constraints import FAMILIES
+from constraints import names_with
 from planner.errors import SolverError
-from planner.model import BuildContext, create_variables, set_objective
+from planner.optimize.build import TIE_BREAK, build_problem
+from planner.problem.context import BuildContext
 
 PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
 SolverName = Literal["highs", "cbc"]
@@ -143,18 +145,16 @@ class Solution:
     costs_usd: dict[str, float] = field(default_factory=dict)
     binding: list[dict[str, Any]] = field(default_factory=list)
 
-
-def build_problem(ctx: BuildContext) -> None:
-    """Variables, the constraint families in ``constraints.FAMILIES`` order, then the objective."""
-    create_variables(ctx)
-    for _name, add in FAMILIES:
-        add(ctx)
-    set_objective(ctx)
+    @property
+    def cost_usd(self) -> float:
+        """Horizon cost of the solution: the objective's cost terms without the tie-break, USD."""
+        return sum(usd for category, usd in self.costs_usd.items() if category != TIE_BREAK)
 
 
 def _binding_rows(ctx: BuildContext, tol: float = 1e-6) -> list[dict[str, Any]]:
-    """Resource rows with no slack at the solution (supply, site limits, budgets, demand)."""
-    interesting = {"gpu_supply", "site_capacity", "budget_max", "demand_coverage", "commitments"}
+    """Rows of the coupling and resource families (demand, commitments, supply, site limits, budgets) with
+    no slack at the solution."""
+    interesting = names_with("coupling", "resource")
     out = []
     for name, (family, key) in ctx.rows.items():
         if family not in interesting:
@@ -209,3 +209,78 @@ def read_solution(ctx: BuildContext, *, optimal: bool, elapsed: float) -> Soluti
         costs_usd=costs,
         binding=_binding_rows(ctx),
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading and setting a built problem's values (the decomposition's only access to PuLP variables)
+# --------------------------------------------------------------------------------------------------
+
+
+def value(ctx: BuildContext, family: str, key: Any) -> float:
+    """Solved value of variable ``family[key]`` (0 when it has none)."""
+    return float(ctx.variables[family][key].varValue or 0.0)
+
+
+def objective_usd(ctx: BuildContext) -> float:
+    """Value of the objective of the solved ``ctx``."""
+    return float(pulp.value(ctx.prob.objective) or 0.0)
+
+
+def snapshot(ctx: BuildContext) -> dict[str, float]:
+    """The values of every variable of the solved ``ctx`` (a warm start for :func:`make_solver`)."""
+    return {v.name: float(v.varValue or 0.0) for v in ctx.prob.variables()}
+
+
+def restore(ctx: BuildContext, values: dict[str, float]) -> None:
+    """Set the variables of ``ctx`` to a :func:`snapshot` of it."""
+    for v in ctx.prob.variables():
+        v.varValue = values[v.name]
+
+
+def assemble(whole: BuildContext, parts: list[BuildContext]) -> None:
+    """Set the variables of the built ``whole`` from solved ``parts`` with the same keys (zero elsewhere)."""
+    for v in whole.prob.variables():
+        v.varValue = 0.0
+    for part in parts:
+        for family, table in part.variables.items():
+            for key, v in table.items():
+                whole.variables[family][key].varValue = v.varValue
+
+
+ROW_TOLERANCE = 1e-6
+"""Relative violation up to which a row counts as satisfied (:func:`violated_rows`)."""
+
+
+def violated_rows(ctx: BuildContext, *, rel_tol: float = ROW_TOLERANCE) -> list[str]:
+    """Rows of the problem of ``ctx`` its variables' values break (relative violation above ``rel_tol``)."""
+    out = []
+    for name, c in ctx.row_constraints.items():
+        lhs = float(c.value() or 0.0)  # expr (sense) 0, the constant folded in
+        tol = rel_tol * max(1.0, abs(float(c.constant or 0.0)))
+        if (c.sense == pulp.LpConstraintEQ and abs(lhs) > tol) or c.sense * lhs < -tol:
+            out.append(name)
+    return out
+
+
+def solve_built(
+    ctx: BuildContext,
+    solver: SolverName,
+    *,
+    time_limit_s: float,
+    start: dict[str, float] | None = None,
+    heuristic_effort: float | None = None,
+) -> tuple[bool, bool, float]:
+    """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound); the bound is +inf
+    when the problem is proven infeasible, -inf when the solver reports none."""
+    status, has, optimal = solve_status(
+        ctx.prob, make_solver(solver, time_limit_s=time_limit_s, start=start, heuristic_effort=heuristic_effort)
+    )
+    if not has and status.startswith("Infeasible"):
+        return False, False, math.inf
+    bound = -math.inf
+    model = getattr(ctx.prob, "solverModel", None)
+    if optimal:
+        bound = objective_usd(ctx)
+    elif model is not None and hasattr(model, "getInfo"):
+        bound = float(model.getInfo().mip_dual_bound)
+    return has, optimal, bound

@@ -1,0 +1,20 @@
+"""Build and solve the planning MILP: :mod:`~planner.optimize.build` (one visible build sequence),
+:mod:`~planner.optimize.solver` (HiGHS/CBC, reading back by key), :mod:`~planner.optimize.decompose`
+(large problems), :mod:`~planner.optimize.alternatives` and :mod:`~planner.optimize.explain`."""
+
+from __future__ import annotations
+
+from planner.optimize.decompose import is_large, solve_large
+from planner.optimize.solver import Solution, SolverName, solve_context
+from planner.problem.context import BuildContext
+
+
+def solve(ctx: BuildContext, solver: SolverName, time_limit_s: float | None) -> tuple[Solution, BuildContext]:
+    """The exact MILP, or for large min-cost problems the bounded method of planner.optimize.decompose
+    (which answers with the context of the problem it solved)."""
+    if is_large(ctx):
+        return solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
+    return solve_context(ctx, solver=solver, time_limit_s=time_limit_s), ctx
+
+
+__all__ = ["Solution", "SolverName", "solve", "solve_context"]

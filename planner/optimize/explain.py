@@ -1,0 +1,142 @@
+"""Why a scenario has no plan: per workload, the requirement that binds, the best attainable value and the
+smallest relaxation that makes it feasible.
+
+Two causes: no candidate meets a workload's SLOs at all (:func:`explain_workload_candidates`, read from the
+candidate table), or the candidates exist but shared resources cannot carry the demand
+(:func:`explain_capacity`, an elastic re-solve that names the binding resource rows).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from constraints import names_with
+from planner.candidates import CandidateTable
+from planner.catalog.loader import Catalog
+from planner.optimize.solver import SolverName, solve_context
+from planner.problem.context import build_context
+from planner.scenario import Scenario
+
+EXPLAIN_TIME_LIMIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One reason a plan is infeasible, in the user's words, with the relaxation that removes it."""
+
+    workload: str | None
+    requirement: str
+    """memory, tpot_ms, ttft_ms, requests_per_s, budget or unknown."""
+    message: str
+    relaxation: str = ""
+    best_value_ms: float | None = None
+    slo_ms: float | None = None
+    period: int | None = None
+    best_value_requests_per_s: float | None = None
+    demand_requests_per_s: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields that apply (None-valued optional fields left out)."""
+        data = dataclasses.asdict(self)
+        return {k: v for k, v in data.items() if v is not None or k == "workload"}
+
+
+def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
+    """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
+    out: list[Explanation] = []
+    cands = table.candidates
+    for w in scenario.workloads:
+        rows = cands[cands["workload"] == w.name]
+        if rows["feasible"].any():
+            continue
+        fits = rows[rows["max_batch"] >= 1]
+        if fits.empty:
+            reasons = rows["reason"].value_counts()
+            out.append(
+                Explanation(
+                    workload=w.name,
+                    requirement="memory",
+                    message=(
+                        f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run; most "
+                        f"common reason: {reasons.index[0] if len(reasons) else 'no candidates'}"
+                    ),
+                    relaxation="allow larger TP/PP degrees, a 4-bit format or GPUs with more memory",
+                )
+            )
+            continue
+        best_tpot = fits.loc[fits["tpot_floor_ms"].idxmin()]
+        if best_tpot["tpot_floor_ms"] > w.slo.tpot_ms:
+            out.append(
+                Explanation(
+                    workload=w.name,
+                    requirement="tpot_ms",
+                    best_value_ms=float(best_tpot["tpot_floor_ms"]),
+                    slo_ms=w.slo.tpot_ms,
+                    message=(
+                        f"lowest TPOT for {best_tpot['model']} on any allowed GPU is {best_tpot['tpot_floor_ms']:.1f} ms on "
+                        f"{best_tpot['gpu']} TP{best_tpot['tp']} ({best_tpot['quantization']}); the SLO is {w.slo.tpot_ms:g} ms"
+                    ),
+                    relaxation=f"raise {w.name}.slo.tpot_ms to {math.ceil(best_tpot['tpot_floor_ms'] * 10) / 10:g}",
+                )
+            )
+            continue
+        ttft_floor = fits["prefill_ms"] + fits["network_ms"]
+        best = fits.loc[ttft_floor.idxmin()]
+        floor_ms = float(best["prefill_ms"] + best["network_ms"])
+        out.append(
+            Explanation(
+                workload=w.name,
+                requirement="ttft_ms",
+                best_value_ms=floor_ms,
+                slo_ms=w.slo.ttft_ms,
+                message=(
+                    f"lowest TTFT for {best['model']} is {floor_ms:.0f} ms (prefill {best['prefill_ms']:.0f} ms + network "
+                    f"{best['network_ms']:.0f} ms) on {best['gpu']} TP{best['tp']} at {best['site']}; the SLO is {w.slo.ttft_ms:g} ms"
+                ),
+                relaxation=f"raise {w.name}.slo.ttft_ms to {math.ceil(floor_ms * 1.1):g} (with queueing headroom)",
+            )
+        )
+    return out
+
+
+def explain_capacity(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName
+) -> list[Explanation]:
+    """Re-solve with a penalized shortfall per workload to name the resource rows that bind (devices, site
+    GPUs, power, budget: the families of role ``resource``)."""
+    ctx = build_context(catalog, scenario, table)
+    ctx.elastic = True
+    sol = solve_context(ctx, solver=solver, time_limit_s=EXPLAIN_TIME_LIMIT_S)
+    if sol.status == "infeasible":
+        return [
+            Explanation(
+                workload=None,
+                requirement="unknown",
+                message="the model stays infeasible even with unlimited shortfall",
+            )
+        ]
+    resources = names_with("resource")
+    limits = [b for b in sol.binding if b["family"] in resources]
+    limit_text = (
+        "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
+    )
+    out: list[Explanation] = []
+    for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
+        if short <= 1e-6:
+            continue
+        demand = ctx.demand[(w_name, t)]
+        out.append(
+            Explanation(
+                workload=w_name,
+                period=t,
+                requirement="requests_per_s",
+                best_value_requests_per_s=demand - short,
+                demand_requests_per_s=demand,
+                message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served in period {t}; binding: {limit_text}",
+                relaxation=f"lower {w_name}.requests_per_s to {demand - short:.3g}, or relax {limit_text}",
+            )
+        )
+    return out

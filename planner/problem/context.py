@@ -1,0 +1,189 @@
+"""The BuildContext every constraint family writes into, and :func:`build_context` that fills its index
+sets and coefficients from the candidate table (dominance pruning, supply options, time slices).
+
+No solving here: :mod:`planner.optimize` builds and solves. No PuLP object leaves the optimizer: results
+are read through the variable registry by key (never by parsing names).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pulp
+
+from planner.candidates import CandidateTable
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Site
+from planner.problem.dominance import prune_dominated, prune_dominated_points, prune_dominated_sites
+from planner.problem.supply import SupplyKind, SupplyOption, supply_options
+from planner.problem.time_slices import time_slices
+from planner.scenario import Scenario
+
+
+@dataclass
+class BuildContext:
+    """Everything a constraint family needs: problem, data, index sets, variables, named rows."""
+
+    prob: pulp.LpProblem
+    scenario: Scenario
+    catalog: Catalog
+    sites: dict[str, Site]
+    cands: pd.DataFrame
+    """Feasible, non-dominated candidates (index = cand id)."""
+    points: pd.DataFrame
+    """Operating points of ``cands`` (columns as in planner.candidates) with a ``point`` id column."""
+    periods: list[int]
+    """Time slices: one per representative demand period (periods with identical demand and deliveries are
+    merged), or one per hour block of it when a workload has an hourly profile (see
+    :func:`planner.problem.time_slices.time_slices`)."""
+    months: dict[int, float]
+    """Billed months each slice stands for: months of its merged periods (at present value when the scenario
+    has a cost of capital) × its share of the day's hours (without discounting they sum to the horizon)."""
+    representative_of: dict[int, int]
+    """Every period of the horizon → the representative period that stands for it."""
+    slices_of: dict[int, list[int]]
+    """Representative period → its time slices (a single slice, with the period's id, without profiles)."""
+    start_month: dict[int, int]
+    """Time slice → the first month of its representative period."""
+    hours_frac: dict[int, float]
+    """Time slice → its share of the day's hours (1 without hourly profiles)."""
+    demand: dict[tuple[str, int], float]
+    supply: list[SupplyOption]
+    variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
+    scale_floor: float | None = None
+    """max_throughput second stage: the served fraction is held at this value while cost is minimized."""
+    elastic: bool = False
+    """Explain-infeasibility mode: demand rows get a shortfall variable and the objective minimizes it."""
+    rows: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """PuLP row name → (family, key)."""
+    row_constraints: dict[str, Any] = field(default_factory=dict)
+    """PuLP row name → the constraint as built (to read its activity without PuLP's name lookups)."""
+    cost_terms: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    """Objective terms by cost category (USD over the horizon)."""
+    _counter: int = 0
+
+    # -- naming and registries ------------------------------------------------------------------
+    def _name(self, family: str) -> str:
+        self._counter += 1
+        return f"{family}_{self._counter}"
+
+    def var(
+        self,
+        family: str,
+        key: Any,
+        *,
+        low: float | None = 0.0,
+        up: float | None = None,
+        cat: str = "Continuous",
+    ) -> Any:
+        """Create (once) and register a variable ``family[key]``."""
+        if key in self.variables[family]:
+            return self.variables[family][key]
+        v = self.prob.add_variable(self._name(family), lowBound=low, upBound=up, cat=cat)
+        self.variables[family][key] = v
+        return v
+
+    def add_row(self, family: str, key: Any, constraint: Any) -> None:
+        """Add a named row of constraint ``family`` for ``key``."""
+        name = self._name(family)
+        self.prob += constraint, name
+        self.rows[name] = (family, key)
+        self.row_constraints[name] = constraint
+
+    def add_cost(self, category: str, expr: Any) -> None:
+        """Add a horizon cost term (USD) of ``category`` to the objective."""
+        self.cost_terms[category].append(expr)
+
+    # -- index helpers --------------------------------------------------------------------------
+    _points_by_cand: dict[int, list[Any]] = field(default_factory=dict)
+
+    def points_of(self, cand: int) -> list[Any]:
+        """Operating points of candidate ``cand`` (itertuples rows of ``points``)."""
+        if not self._points_by_cand:
+            for row in self.points.itertuples():
+                self._points_by_cand.setdefault(int(row.cand), []).append(row)
+        return self._points_by_cand.get(cand, [])
+
+    def cands_of_workload(self, workload: str) -> Iterable[int]:
+        """Candidate ids serving ``workload``."""
+        return [int(k) for k in self.cands.index[self.cands["workload"] == workload]]
+
+    def replicas(self, cand: int, period: int) -> Any:
+        """Σ_j n_rep[k, j, t]: replicas of candidate ``cand`` in ``period``."""
+        return pulp.lpSum(self.variables["n_rep"][(cand, int(p.point), period)] for p in self.points_of(cand))
+
+    def gpu(self, gpu_id: str) -> Accelerator:
+        """Catalog accelerator."""
+        return self.catalog.accelerators[gpu_id]
+
+    def restricted(self, keep: set[int], periods: list[int] | None = None) -> BuildContext:
+        """The (unbuilt) problem restricted to candidates ``keep`` and, when given, to the slices ``periods``.
+
+        Candidate, point, supply-option and slice ids stay those of this context, so the variables of every
+        restriction are keyed as in the whole problem (solutions of parts assemble by key)."""
+        cands = self.cands.loc[[k for k in self.cands.index if int(k) in keep]]
+        slices = list(self.periods if periods is None else periods)
+        inside = set(slices)
+        slices_of = {rep: [t for t in ts if t in inside] for rep, ts in self.slices_of.items()}
+        return BuildContext(
+            prob=pulp.LpProblem(self.prob.name, pulp.LpMinimize),
+            scenario=self.scenario,
+            catalog=self.catalog,
+            sites=self.sites,
+            cands=cands,
+            points=self.points[self.points["cand"].isin(cands.index)],
+            periods=slices,
+            months=self.months,
+            representative_of=self.representative_of,
+            slices_of={rep: ts for rep, ts in slices_of.items() if ts},
+            start_month=self.start_month,
+            hours_frac=self.hours_frac,
+            demand=self.demand,
+            supply=self.supply,
+        )
+
+
+def build_context(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    *,
+    prune: bool = True,
+    exclude: dict[str, set[str]] | None = None,
+) -> BuildContext:
+    """Index sets and coefficients of the MILP; ``exclude`` drops candidates by column value (alternatives)."""
+    cands = table.feasible.set_index("cand", drop=False).rename_axis(index=None)
+    for column, values in (exclude or {}).items():
+        cands = cands[~cands[column].isin(values)]
+    if prune and not cands.empty:
+        cands = prune_dominated(prune_dominated_sites(cands, catalog, scenario, table.sites))
+    points = table.points[table.points["cand"].isin(cands.index)]
+    if prune and not points.empty:
+        points = prune_dominated_points(points)
+    points = points.reset_index(drop=True)
+    points = points.assign(point=range(len(points)))
+    pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
+    supply = supply_options(catalog, scenario, table.sites, pairs)
+    leads = tuple(sorted({o.available_from_month for o in supply if o.kind is SupplyKind.BUY}))
+    slices = time_slices(scenario, leads)
+    prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
+    return BuildContext(
+        prob=prob,
+        scenario=scenario,
+        catalog=catalog,
+        sites=table.sites,
+        cands=cands,
+        points=points,
+        periods=list(slices.hours_frac),
+        months=slices.months,
+        representative_of=slices.representative_of,
+        slices_of=slices.slices_of,
+        start_month=slices.start_month,
+        hours_frac=slices.hours_frac,
+        demand=slices.demand,
+        supply=supply,
+    )

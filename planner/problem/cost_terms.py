@@ -1,0 +1,58 @@
+"""Cost terms of the MILP: the one monthly and the one horizon price of every supply option, used by the
+objective and by the budget rows alike, and the deterministic tie-break.
+
+    usd_month[o, t] = c_o · units[o, t] − discount[o, t]                                 (1)
+    cost[o] = H_o · bought[o]                      (buy options)                         (2)
+    cost[o] = Σ_t months_t · usd_month[o, t]       (rent, owned, edge devices)           (3)
+
+Notation: c_o the recurring USD per unit-month of option o (planner.problem.supply); discount[o, t] the
+rent volume discount in USD per month (variable ``rent_discount_usd_per_month``, defined by
+constraints.price_tiers; absent without tiers); H_o the horizon cost of one bought node
+(planner.ledgers.economics.bought_unit_horizon_usd); months_t the billed months of slice t.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulp
+
+from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyKind
+
+TIE_BREAK_USD = 1e-3
+"""Tiny cost per replica-point rank so identical inputs give identical plans (fewer GPUs, then table order)."""
+
+RENT_DISCOUNT = "rent_discount_usd_per_month"
+"""Variable family of the rent volume discount per (supply option, slice), USD per month."""
+
+
+def supply_usd_per_month(ctx: BuildContext, option: int, t: int) -> Any:
+    """Recurring cost of supply ``option`` in slice t, USD per month: quote × units, net of the rent volume
+    discount (1)."""
+    opt = ctx.supply[option]
+    units = ctx.variables["units"][(option, t)]
+    return opt.usd_per_unit_month * units - ctx.variables[RENT_DISCOUNT].get((option, t), 0)
+
+
+def supply_cost_usd(ctx: BuildContext, option: int) -> Any:
+    """Horizon cost of supply ``option``, USD: (2) for bought nodes, else (3)."""
+    opt = ctx.supply[option]
+    if opt.kind is SupplyKind.BUY:
+        return opt.horizon_usd_per_unit * ctx.variables["bought"][option]
+    return pulp.lpSum(ctx.months[t] * supply_usd_per_month(ctx, option, t) for t in ctx.periods)
+
+
+def tie_break_usd(ctx: BuildContext) -> Any:
+    """TIE_BREAK_USD × months × (1 + rank / #candidates) per replica, candidates ranked by (GPUs, quality
+    tier, id): among equal-cost plans the solver prefers fewer GPUs, then the table order."""
+    ranked = ctx.cands.sort_values(["gpus", "quality_tier", "cand"]).index
+    rank = {int(c): r for r, c in enumerate(ranked)}
+    return pulp.lpSum(
+        TIE_BREAK_USD
+        * ctx.months[t]
+        * (1 + rank[int(row.cand)] / max(1, len(rank)))
+        * ctx.variables["n_rep"][(int(row.cand), int(row.point), t)]
+        for row in ctx.points.itertuples()
+        for t in ctx.periods
+    )

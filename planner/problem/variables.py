@@ -1,0 +1,50 @@
+"""Decision variables of the MILP, registered in the context by family and key.
+
+    n_rep[k, j, t] ∈ ℤ≥0   replicas of candidate k at operating point j in slice t (≤ its data bound)
+    y[k, j] ∈ {0, 1}       point selection (only for candidates with several points)
+    flow[k, t] ≥ 0         requests/s served by candidate k in slice t
+    bought[o] ∈ ℤ≥0        nodes ordered of buy option o
+    units[o, t] ∈ ℤ≥0      units of supply option o in use in slice t
+    scale ∈ [0, MAX_SCALE] max_throughput only: the common served fraction of the stated demand
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyKind
+
+MAX_SCALE = 10.0
+"""max_throughput serves at most 10× the stated demand (bounds the replica counts)."""
+
+
+def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
+    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector)."""
+    workload = ctx.cands.at[cand, "workload"]
+    peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
+    if ctx.scenario.objective == "max_throughput":
+        peak *= MAX_SCALE
+    return max(1, math.ceil(peak / capacity_requests_per_s - 1e-9))
+
+
+def create_variables(ctx: BuildContext) -> None:
+    """Register every variable family of the module docstring."""
+    counts = ctx.points["cand"].value_counts()
+    for row in ctx.points.itertuples():
+        cand, point = int(row.cand), int(row.point)
+        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s))
+        if counts[cand] > 1:
+            ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
+        for t in ctx.periods:
+            ctx.var("n_rep", (cand, point, t), low=0, up=bound, cat="Integer")
+    for cand in ctx.cands.index:
+        for t in ctx.periods:
+            ctx.var("flow", (int(cand), t), low=0)
+    for i, opt in enumerate(ctx.supply):
+        if opt.kind is SupplyKind.BUY:
+            ctx.var("bought", i, low=0, up=opt.max_units, cat="Integer")
+        for t in ctx.periods:
+            ctx.var("units", (i, t), low=0, up=opt.max_units, cat="Integer")
+    if ctx.scenario.objective == "max_throughput":
+        ctx.var("scale", (), low=0, up=MAX_SCALE)

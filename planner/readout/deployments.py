@@ -1,0 +1,119 @@
+"""Deployments of a solved plan: one record per (candidate, operating point) in use, with its replicas per
+period of the horizon and its share of the supply cost (read from the cost ledger's supply lines)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+
+from planner.optimize.solver import Solution
+from planner.problem.context import BuildContext
+from planner.readout.types import Deployment, SupplyLine
+from planner.scenario import Workload
+
+
+def limited_by(cand: pd.Series, point: Any, w: Workload) -> str:
+    """Which limit stopped the batch from growing: memory, the TPOT SLO, the TTFT SLO or the batch cap."""
+    if int(point.batch) >= int(cand["max_batch"]):
+        return "memory"
+    if float(point.tpot_ms) >= 0.97 * w.slo.tpot_ms:
+        return "tpot_slo"
+    if float(point.ttft_ms) >= 0.97 * w.slo.ttft_ms:
+        return "ttft_slo"
+    return "throughput_peak"
+
+
+def _per_period(ctx: BuildContext, by_slice: dict[int, float], *, mean: bool) -> list[float]:
+    """A per-slice quantity per period of the horizon: the hours-weighted daily mean (``mean``) or the
+    largest over the period's hour blocks."""
+    out = []
+    for t in range(ctx.scenario.periods):
+        slices = ctx.slices_of[ctx.representative_of[t]]
+        if mean:
+            weight = sum(ctx.hours_frac[s] for s in slices)
+            out.append(sum(ctx.hours_frac[s] * by_slice[s] for s in slices) / weight)
+        else:
+            out.append(max(by_slice[s] for s in slices))
+    return out
+
+
+def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> list[Deployment]:
+    """Every operating point with replicas in some slice, at its workload's peak slice, with per-period
+    replicas and served requests/s, and its share of the supply cost."""
+    n_rep, flow = sol.values["n_rep"], sol.values["flow"]
+    workloads = {w.name: w for w in ctx.scenario.workloads}
+    peak_t = {
+        w.name: max(ctx.periods, key=lambda t, name=w.name: ctx.demand[(name, t)])  # type: ignore[misc]
+        for w in ctx.scenario.workloads
+    }
+    out: list[Deployment] = []
+    for p in ctx.points.itertuples():
+        k, j = int(p.cand), int(p.point)
+        reps = {t: round(n_rep[(k, j, t)]) for t in ctx.periods}
+        if max(reps.values()) == 0:
+            continue
+        c = ctx.cands.loc[k]
+        w = workloads[str(c["workload"])]
+        at_peak = reps[peak_t[w.name]]
+        replicas = at_peak if at_peak else max(reps.values())
+        served = {t: float(flow[(k, t)]) for t in ctx.periods}
+        out.append(
+            Deployment(
+                workload=w.name,
+                model=str(c["model"]),
+                gpu=str(c["gpu"]),
+                site=str(c["site"]),
+                placement=ctx.sites[str(c["site"])].kind,
+                quantization=str(c["quantization"]),
+                kv_dtype=str(c["kv_dtype"]),
+                tp=int(c["tp"]),
+                pp=int(c["pp"]),
+                replicas=replicas,
+                gpus=replicas * int(c["gpus"]),
+                batch=int(p.batch),
+                ttft_ms=float(p.ttft_ms),
+                tpot_ms=float(p.tpot_ms),
+                decode_step_ms=float(p.decode_step_ms),
+                ttft_slo_ms=w.slo.ttft_ms,
+                tpot_slo_ms=w.slo.tpot_ms,
+                memory_per_gpu_gb=float(p.memory_per_gpu_gb),
+                capacity_per_replica_requests_per_s=float(p.capacity_requests_per_s),
+                capacity_requests_per_s=replicas * float(p.capacity_requests_per_s),
+                served_requests_per_s=served[peak_t[w.name]],
+                replicas_per_period=[int(r) for r in _per_period(ctx, reps, mean=False)],  # type: ignore[arg-type]
+                served_requests_per_s_per_period=_per_period(ctx, served, mean=True),
+                limited_by=limited_by(c, p, w),
+                cand=k,
+            )
+        )
+    return allocate_costs(out, supply)
+
+
+def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
+    """Split each (gpu, site)'s supply cost per month over its deployments by GPUs used; attach procurement
+    labels."""
+    cost: dict[tuple[str, str], float] = defaultdict(float)
+    lines: dict[tuple[str, str], list[SupplyLine]] = defaultdict(list)
+    for s in supply:
+        cost[(s.gpu, s.site)] += s.cost_usd_per_month
+        lines[(s.gpu, s.site)].append(s)
+    used: dict[tuple[str, str], int] = defaultdict(int)
+    for d in deps:
+        used[(d.gpu, d.site)] += d.gpus
+    out = []
+    for d in deps:
+        key = (d.gpu, d.site)
+        here = lines[key]
+        rental = sorted({s.rental_kind for s in here if s.rental_kind})
+        out.append(
+            dataclasses.replace(
+                d,
+                cost_usd_per_month=cost[key] * d.gpus / used[key] if used[key] else 0.0,
+                procurement="+".join(sorted({s.procurement for s in here})),
+                rental_kind="+".join(rental) or None,
+            )
+        )
+    return out

@@ -1,0 +1,116 @@
+"""Typed results of a solved plan: deployments per period, supply lines and the schedule.
+
+Money is not computed here: every USD figure of these records is read from the plan's cost ledger
+(planner.readout.ledger.CostLedger) by planner.readout.read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def as_json(record: Any) -> dict[str, Any]:
+    """A readout record as a JSON-ready dict."""
+    out: dict[str, Any] = dataclasses.asdict(record)
+    return out
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One operating point of one candidate deployed in some period: what runs, where, how fast."""
+
+    workload: str
+    model: str
+    gpu: str
+    site: str
+    placement: str
+    """The site's kind: cloud, datacenter or edge."""
+    quantization: str
+    kv_dtype: str
+    tp: int
+    pp: int
+    replicas: int
+    """Replicas at the workload's peak time slice (the largest of :attr:`replicas_per_period` otherwise)."""
+    gpus: int
+    """GPUs of :attr:`replicas`."""
+    batch: int
+    ttft_ms: float
+    """Time to first token at the operating load (M/D/1 queueing, prefill, network)."""
+    tpot_ms: float
+    """Time per output token a user observes: the decode step plus co-located prefill interference."""
+    decode_step_ms: float
+    """The bare decode step at this batch."""
+    ttft_slo_ms: float
+    tpot_slo_ms: float
+    memory_per_gpu_gb: float
+    capacity_per_replica_requests_per_s: float
+    capacity_requests_per_s: float
+    """Capacity of :attr:`replicas`."""
+    served_requests_per_s: float
+    """Requests/s routed to it at the workload's peak time slice."""
+    replicas_per_period: list[int]
+    """Per period of the horizon (0 … periods − 1): replicas at the day's busiest hour block."""
+    served_requests_per_s_per_period: list[float]
+    """Per period of the horizon: requests/s served, the daily mean over hour blocks."""
+    limited_by: str
+    cand: int
+    cost_usd_per_month: float = 0.0
+    """Its share (by GPUs) of the horizon cost of the supply at its (GPU, site), per month."""
+    procurement: str = ""
+    rental_kind: str | None = None
+
+
+@dataclass(frozen=True)
+class SupplyLine:
+    """One supply option in use: units per period and month, and its money (read from the cost ledger)."""
+
+    id: str
+    gpu: str
+    site: str
+    kind: str
+    procurement: str
+    rental_kind: str | None
+    unit_gpus: int
+    units: int
+    """Most units in use in any time slice."""
+    gpus: int
+    usd_per_unit_month: float
+    cost_usd_per_month: float
+    """Horizon cost at present value ÷ horizon months (ledger)."""
+    capex_usd: float
+    residual_usd: float
+    available_from_month: float
+    purchase_month: int | None
+    units_per_period: list[float]
+    """Per period of the horizon: billed units (hour blocks weighted by their share of the day)."""
+    units_per_month: list[float]
+    volume_discount_usd: float
+    """Rent volume discount over the horizon at present value (ledger), USD."""
+    source: str
+
+
+@dataclass(frozen=True)
+class HourBlock:
+    """One hour block of a period (hourly profiles only)."""
+
+    hours_per_day: float
+    rented_gpus: dict[str, int]
+    served_requests_per_s: dict[str, float]
+
+
+@dataclass(frozen=True)
+class ScheduleEntry:
+    """One period of the horizon: GPUs ordered, in use by procurement, and requests/s served."""
+
+    period: int
+    start_month: int
+    months: list[int]
+    representative_period: int
+    ordered_gpus: dict[str, int]
+    bought_gpus: dict[str, int]
+    rented_gpus: dict[str, int]
+    owned_gpus: dict[str, int]
+    served_requests_per_s: dict[str, float]
+    hour_blocks: list[HourBlock] = field(default_factory=list)
