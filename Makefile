@@ -29,6 +29,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check planner constraints tests
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 test: $(STAMP) system-deps lint
 	$(BIN)/pytest
@@ -53,7 +54,7 @@ test-pulp4:
 	else echo "note: no Python >= 3.12 found; the PuLP 4 run is skipped"; fi
 
 bench: $(STAMP)
-	$(BIN)/python -m planner.bench
+	$(BIN)/python -m planner.cli.bench
 
 validate: $(STAMP)
 	$(BIN)/planner validate-model

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pulp
 
-from planner.costs import volume_segments
+from planner.ledgers.economics import volume_segments
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import RENT_DISCOUNT
 from planner.problem.supply import Procurement

@@ -65,24 +65,6 @@ def rent_quote(
     return RentQuote(gpu.id, site.id, kind, best.usd_per_gpu_hour, best.provider, best.source, best.as_of)
 
 
-def volume_segments(tiers: Sequence[tuple[int, float]]) -> list[tuple[float, float, float]]:
-    """Rent volume segments [(first GPU, last GPU, discount)] of incremental tiers [(min_gpus, discount)]:
-    the first segment from 0 GPUs has no discount, the last one is unbounded (inf)."""
-    bounds = [(0, 0.0), *tiers]
-    return [
-        (float(lo), float(bounds[k + 1][0]) if k + 1 < len(bounds) else float("inf"), d)
-        for k, (lo, d) in enumerate(bounds)
-    ]
-
-
-def tiered_rent_usd_per_month(gpus: float, usd_per_gpu_month: float, tiers: Sequence[tuple[int, float]]) -> float:
-    """Rent of ``gpus`` GPUs for a month with incremental volume discounts, USD:
-    Σ_k price·(1 − d_k)·(GPUs falling in segment k)."""
-    return sum(
-        usd_per_gpu_month * (1 - d) * max(0.0, min(gpus, hi) - lo) for lo, hi, d in volume_segments(tiers)
-    )
-
-
 def power_draw_w(gpu: Accelerator, *, utilization_frac: float) -> float:
     """Average electrical draw of one GPU: idle + u·(TDP − idle), W (card 10 power ledger)."""
     return gpu.idle_w + utilization_frac * (gpu.tdp_w - gpu.idle_w)

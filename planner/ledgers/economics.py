@@ -10,6 +10,7 @@ delivery delay shortens the useful life), hardware.md §4 (depreciation, PUE, co
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 from planner.units import MONTHS_PER_YEAR
@@ -159,3 +160,21 @@ def buy_breakeven_months(
     """
     saving = rent_usd_per_month - running_usd_per_month
     return capex_usd / saving if saving > 0 else float("inf")
+
+
+def volume_segments(tiers: Sequence[tuple[int, float]]) -> list[tuple[float, float, float]]:
+    """Rent volume segments [(first GPU, last GPU, discount)] of incremental tiers [(min_gpus, discount)]:
+    the first segment from 0 GPUs has no discount, the last one is unbounded (inf)."""
+    bounds = [(0, 0.0), *tiers]
+    return [
+        (float(lo), float(bounds[k + 1][0]) if k + 1 < len(bounds) else float("inf"), d)
+        for k, (lo, d) in enumerate(bounds)
+    ]
+
+
+def tiered_rent_usd_per_month(gpus: float, usd_per_gpu_month: float, tiers: Sequence[tuple[int, float]]) -> float:
+    """Rent of ``gpus`` GPUs for a month with incremental volume discounts, USD:
+    Σ_k price·(1 − d_k)·(GPUs falling in segment k)."""
+    return sum(
+        usd_per_gpu_month * (1 - d) * max(0.0, min(gpus, hi) - lo) for lo, hi, d in volume_segments(tiers)
+    )

@@ -102,7 +102,7 @@ def test_hand_computed_later_purchase() -> None:
 
 
 def test_tiered_rent_is_incremental() -> None:
-    from planner.costs import tiered_rent_usd_per_month, volume_segments
+    from planner.ledgers.economics import tiered_rent_usd_per_month, volume_segments
 
     tiers = [(64, 0.1), (256, 0.2)]
     assert volume_segments(tiers) == [(0.0, 64.0, 0.0), (64.0, 256.0, 0.1), (256.0, float("inf"), 0.2)]

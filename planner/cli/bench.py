@@ -15,7 +15,7 @@ from planner.plan import plan
 from planner.scenario import parse_scenario
 
 ECONOMICS_TIME_LIMIT_S: float | None = None
-"""None: the large-problem path (planner.large) uses its own budget; the row shows its status and the gap
+"""None: the large-problem path (planner.optimize.decompose) uses its own budget; the row shows its status and the gap
 to its proven lower bound (issue 4 target: under 10 s in all)."""
 
 WORKLOADS = [
