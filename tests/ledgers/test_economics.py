@@ -109,3 +109,34 @@ def test_tiered_rent_is_incremental() -> None:
     # 300 GPUs at $1,000/GPU-month: 64 × 1000 + 192 × 900 + 44 × 800 = 64,000 + 172,800 + 35,200
     assert tiered_rent_usd_per_month(300, 1000.0, tiers) == pytest.approx(272_000)
     assert tiered_rent_usd_per_month(10, 1000.0, []) == pytest.approx(10_000)
+
+
+@given(
+    capex=st.floats(1e3, 1e7),
+    horizon=st.integers(2, 72),
+    order=st.integers(0, 71),
+    lead=st.floats(0, 12),
+    running=st.floats(0, 1e5),
+    rate=st.floats(0, 0.3),
+)
+def test_bought_cash_flow_adds_up_to_the_horizon_cost(
+    capex: float, horizon: int, order: int, lead: float, running: float, rate: float
+) -> None:
+    """The cash lines of a bought node: PV sum = bought_unit_horizon_usd; capex first, resale last; nominal
+    and PV agree without a cost of capital."""
+    order = min(order, horizon - 1)
+    kw = {
+        "horizon_months": horizon,
+        "lead_time_months": lead,
+        "lifetime_years": 5.0,
+        "resale_frac": 0.4,
+        "running_usd_per_month": running,
+        "purchase_month": order,
+    }
+    lines = eco.bought_unit_cash_flow_usd(capex, cost_of_capital_frac_per_year=rate, **kw)
+    assert lines[0][:3] == (order, "capex", capex) and lines[-1][:2] == (horizon - 1, "resale")
+    assert all(order <= m < horizon for m, *_ in lines)
+    total = sum(pv for *_, pv in lines)
+    assert total == pytest.approx(eco.bought_unit_horizon_usd(capex, cost_of_capital_frac_per_year=rate, **kw))
+    flat = eco.bought_unit_cash_flow_usd(capex, **kw)
+    assert sum(usd for _m, _k, usd, _pv in flat) == pytest.approx(sum(pv for *_, pv in flat))
