@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from planner.cli import ledger_hardware, ledger_serving, ledger_training_comm
+from planner.cli import ledger_build
 from planner.errors import InfeasiblePlan, PlannerError
 
 app = typer.Typer(
@@ -34,8 +34,7 @@ ledger_app = typer.Typer(
 )
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(ledger_app, name="ledger")
-for module in (ledger_hardware, ledger_serving, ledger_training_comm):
-    module.register(ledger_app)
+ledger_build.register(ledger_app)
 
 out = Console(width=max(160, Console().width))
 err = Console(stderr=True)

@@ -1,4 +1,4 @@
-"""`planner ledger` subcommands of cards 5 and 8 (planner.cli.ledger_hardware), driven with CliRunner."""
+"""`planner ledger` subcommands of cards 5 and 8 (planner.cli.ledger_table_accelerator, _distributed), driven with CliRunner."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from planner.cli.ledger_hardware import register
+from planner.cli.ledger_build import register
 
 runner = CliRunner()
 

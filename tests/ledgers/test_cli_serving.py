@@ -9,7 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from planner.cli.ledger_serving import _COMMANDS, register
+from planner.cli.ledger_build import COMMANDS as _COMMANDS
+from planner.cli.ledger_build import register
 
 
 def _app() -> typer.Typer:

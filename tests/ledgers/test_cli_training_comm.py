@@ -9,7 +9,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from planner.cli.ledger_training_comm import _COMMANDS, register
+from planner.cli.ledger_build import COMMANDS as _COMMANDS
+from planner.cli.ledger_build import register
 
 
 @pytest.fixture(scope="module")
