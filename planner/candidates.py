@@ -9,8 +9,8 @@ Two pandas DataFrames come out (columns carry units):
     feasible, reason.
 
 ``points`` — one row per SLO-feasible operating point (cand, batch):
-    cand, batch, tpot_ms (step + prefill interference), step_ms, ttft_ms (at the operating load),
-    capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb.
+    cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
+    ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb.
 
 Per replica at batch b (co-located prefill and decode, card 8): decode step T(b) at the mean history
 P + G/2; prefill T_p of the P-token prompt; service rate μ(b) = b / (G·T(b) + b·T_p); the observed TPOT
@@ -36,6 +36,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
+from planner.ledgers.inference import md1_max_utilization_frac, md1_queue_wait_s
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -261,7 +262,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             "cand",
             "batch",
             "tpot_ms",
-            "step_ms",
+            "decode_step_ms",
             "ttft_ms",
             "capacity_requests_per_s",
             "memory_per_gpu_gb",
@@ -294,10 +295,10 @@ def operating_point(
     tpot = step_s + batch * prefill_s / output_tokens
     fixed = prefill_s + step_s / 2.0 + network_s
     budget = np.maximum(slo_ttft_s - fixed, 0.0)
-    rho_max = 2.0 * budget / (prefill_s + 2.0 * budget)
+    rho_max = md1_max_utilization_frac(service_s=prefill_s, max_wait_s=budget)
     capacity = max_utilization_frac * np.minimum(service, rho_max / prefill_s)
-    rho = np.minimum(capacity * prefill_s, 0.999999)
-    ttft = rho * prefill_s / (2.0 * (1.0 - rho)) + fixed
+    arrival = np.minimum(capacity, 0.999999 / prefill_s)  # ρ = λ·T_p kept below 1
+    ttft = md1_queue_wait_s(arrival, service_s=prefill_s) + fixed
     return {"capacity": capacity, "tpot": tpot, "ttft": ttft, "fixed": fixed}
 
 
@@ -361,7 +362,7 @@ def _operating_points(
                     "cand": row["cand"],
                     "batch": j + 1,
                     "tpot_ms": float(op["tpot"][r, j]) * 1e3,
-                    "step_ms": float(step[r, j]) * 1e3,
+                    "decode_step_ms": float(step[r, j]) * 1e3,
                     "ttft_ms": float(op["ttft"][r, j]) * 1e3,
                     "capacity_requests_per_s": float(op["capacity"][r, j]),
                     "memory_per_gpu_gb": float(ev["memory_bytes"][idx[r], j]) / BYTES_PER_GB,

@@ -1,4 +1,4 @@
-"""Tests of the validation engine (planner/validate.py) and the calibrated efficiency terms."""
+"""Tests of the validation engine (planner/validate/) and the calibrated efficiency terms."""
 
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def predict(
     explain: Annotated[bool, typer.Option("--explain", help="Print the per-term time breakdown.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """The inference ledger of one configuration: memory, FLOPs, bytes, TTFT, TPOT, throughput (cards 1, 2, 5, 8)."""
+    """The inference ledger of one configuration: memory, FLOPs, bytes, TTFT, decode step, throughput (cards 1, 2, 5, 8)."""
     from planner.performance import PredictRequest
     from planner.performance import predict as run_predict
 
@@ -227,7 +227,7 @@ def predict(
         "prefill_tflop",
         "decode_gflop_per_step",
         "ttft_ms",
-        "tpot_ms",
+        "decode_step_ms",
         "output_tokens_per_s",
         "bound",
     ):

@@ -1225,7 +1225,7 @@ def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, l
     T = :func:`allreduce_startup_s` + 2(n − 1)·M/(n·B). The ring moves the fewest bytes per rank of any
     schedule (2(n − 1)/n·M ≤ 2·log2(n)·M for the tree), so with the in-node start-up of
     :func:`allreduce_startup_s` it is the NCCL time at every message size; it equals
-    :func:`ring_allreduce_s`, which computes it. The prefill and decode steps of ``planner/performance.py``
+    :func:`ring_allreduce_s`, which computes it. The prefill and decode steps of ``planner/performance/steps.py``
     charge two of these per layer.
 
     References

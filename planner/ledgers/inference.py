@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
@@ -167,23 +170,26 @@ def drain_time_s(backlog: float, *, service_rate_per_s: float, arrival_per_s: fl
     return backlog / (service_rate_per_s - arrival_per_s)
 
 
-def md1_queue_wait_s(arrival_per_s: float, *, service_s: float) -> float:
+def md1_queue_wait_s(arrival_per_s: Any, *, service_s: Any) -> Any:
     """Mean queueing delay of an M/D/1 server: W_q = ρ·s / (2(1 − ρ)), ρ = λ·s, s; inf at ρ ≥ 1.
 
     Notes
     -----
     Used for the TTFT queueing term: prefills of one replica are served one after another with a
-    deterministic service time s. Works on numpy arrays (returns inf where ρ ≥ 1 via division by ≤ 0 is
-    avoided by the caller clipping ρ).
+    deterministic service time s. Works on numpy arrays element-wise (inf where ρ ≥ 1).
 
     References
     ----------
     Card 1 (request timing, queues; book ch03).
     """
     rho = arrival_per_s * service_s
-    if rho >= 1.0:
-        return math.inf
-    return rho * service_s / (2.0 * (1.0 - rho))
+    if np.ndim(rho) == 0:
+        if rho >= 1.0:
+            return math.inf
+        return rho * service_s / (2.0 * (1.0 - rho))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait = rho * service_s / (2.0 * (1.0 - rho))
+    return np.where(rho >= 1.0, np.inf, wait)
 
 
 def md1_max_utilization_frac(*, service_s: float, max_wait_s: float) -> float:

@@ -98,7 +98,7 @@ def table(
                 "cand": p["cand"],
                 "batch": p.get("batch", 8),
                 "tpot_ms": p.get("tpot_ms", 20.0),
-                "step_ms": 10.0,
+                "decode_step_ms": 10.0,
                 "ttft_ms": p.get("ttft_ms", 200.0),
                 "capacity_requests_per_s": p["cap"],
                 "memory_per_gpu_gb": p.get("memory_per_gpu_gb", 20.0),

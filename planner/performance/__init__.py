@@ -1,0 +1,90 @@
+"""The performance model: one deployment (model, format, GPU, TP, PP) → memory, TTFT, decode step, throughput.
+
+This module composes the ledgers (cards 1, 2, 5, 6, 8) with catalog data and the calibrated efficiency
+terms. It is the single code path used by ``planner predict``, by the candidate table of ``planner plan``,
+by the plan audit and by ``make validate``.
+
+Two steps:
+
+1. :func:`deployment_terms` turns catalog records into a flat :class:`DeploymentTerms` of floats (bytes,
+   FLOPs, peaks, link figures, efficiencies). Nothing else reads the catalog.
+2. The time/memory functions (:func:`decode_step`, :func:`prefill_step`, :func:`memory_per_gpu_bytes`, ...)
+   are plain arithmetic over those terms and a batch / context, so they accept numpy arrays: the candidate
+   table evaluates all candidates × batch breakpoints at once by building a DeploymentTerms of columns.
+
+Decode step of B sequences at history H, TP degree t, PP degree p (B split into p micro-batches):
+
+    T_step = T_overhead + p·[max(T_linear, T_weights) + max(T_attn, T_kv) + T_tp_comm] + (p − 1)·T_pp
+    T_linear = F_lin(B/p) / (t·p) / (Π·η_c)             T_weights = R_W(B/p) / (t·p) / (β·η_m)
+    T_attn = F_attn(B/p, H) / (t·p) / (Π·η_c)           T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)
+    T_tp_comm = 2·(L/p)·[2(t − 1)·α + 2(t − 1)·M/(t·B_link·η_link)],  M = (B/p)·d·2 B
+
+with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP). The linear layers and attention
+are serially dependent operator groups, each bound by its own roofline (card 7), so their times add; the
+all-reduce start-up 2(t − 1)·α is the in-node NCCL small-message latency (``tp_latency`` in the
+breakdown; planner/ledgers/communication.py allreduce_startup_s). Prefill of P tokens:
+
+    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + max(F_attn(P)/(t·Π·η_p(P)), KV_write)
+                + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp
+
+References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tree all-reduce), 8 (TP ledger).
+"""
+
+from __future__ import annotations
+
+from planner.performance.memory import (
+    kv_bytes_per_gpu,
+    kv_bytes_per_sequence,
+    max_batch,
+    memory_per_gpu_bytes,
+    weights_bytes_per_gpu,
+)
+from planner.performance.prediction import Prediction, PredictRequest, predict, resolve
+from planner.performance.steps import (
+    StepBreakdown,
+    decode_step,
+    experts_touched,
+    mean_decode_context_tokens,
+    prefill_step,
+    weights_read_bytes,
+)
+from planner.performance.terms import (
+    ACTIVATION_BYTES,
+    DeploymentTerms,
+    Links,
+    Num,
+    UnsupportedDeployment,
+    check_format_supported,
+    compute_peak_tflops,
+    deployment_terms,
+    efficiency_terms,
+    group_links,
+)
+
+__all__ = [
+    "ACTIVATION_BYTES",
+    "DeploymentTerms",
+    "Links",
+    "Num",
+    "PredictRequest",
+    "Prediction",
+    "StepBreakdown",
+    "UnsupportedDeployment",
+    "check_format_supported",
+    "compute_peak_tflops",
+    "decode_step",
+    "deployment_terms",
+    "efficiency_terms",
+    "experts_touched",
+    "group_links",
+    "kv_bytes_per_gpu",
+    "kv_bytes_per_sequence",
+    "max_batch",
+    "mean_decode_context_tokens",
+    "memory_per_gpu_bytes",
+    "predict",
+    "prefill_step",
+    "resolve",
+    "weights_bytes_per_gpu",
+    "weights_read_bytes",
+]

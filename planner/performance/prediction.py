@@ -1,0 +1,195 @@
+"""``planner predict``: the inference ledger of one configuration (memory, FLOPs, bytes, TTFT, decode step)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from planner.catalog.loader import Catalog
+from planner.errors import InputError, did_you_mean
+from planner.ledgers import architecture as arch
+from planner.ledgers import efficiency as eff
+from planner.performance.memory import kv_bytes_per_sequence, max_batch, memory_per_gpu_bytes
+from planner.performance.steps import StepBreakdown, decode_step, mean_decode_context_tokens, prefill_step
+from planner.performance.terms import deployment_terms
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
+
+
+@dataclass(frozen=True)
+class PredictRequest:
+    """Inputs of ``planner predict``."""
+
+    model: str
+    gpu: str
+    tp: int = 1
+    pp: int = 1
+    quant: str = "bf16"
+    kv_dtype: str = "bf16"
+    batch: int = 1
+    input_tokens: int = 2048
+    output_tokens: int = 256
+    workspace_gib: float = 2.0
+    ideal: bool = False
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The inference ledger of one configuration (all units in the names)."""
+
+    request: PredictRequest
+    params: int
+    weights_bytes: float
+    decode_read_bytes_per_step: float
+    kv_bytes_per_token: float
+    kv_cache_bytes: float
+    memory_per_gpu_bytes: float
+    fits: bool
+    max_batch: int
+    prefill_flop: float
+    decode_flop_per_step: float
+    prefill: StepBreakdown
+    decode: StepBreakdown
+    ttft_ms: float
+    decode_step_ms: float
+    """Bare decode step at the mean history P + G/2 (no prefill interference, so not the plan's ``tpot_ms``)."""
+    output_tokens_per_s: float
+    bound: Literal["memory", "compute", "communication"]
+    efficiency: eff.EfficiencyTerms
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object of ``planner predict --json``."""
+        r = self.request
+        return {
+            "model": r.model,
+            "gpu": r.gpu,
+            "tp": r.tp,
+            "pp": r.pp,
+            "quant": r.quant,
+            "kv_dtype": r.kv_dtype,
+            "batch": r.batch,
+            "input_tokens": r.input_tokens,
+            "output_tokens": r.output_tokens,
+            "context_tokens": r.input_tokens + r.output_tokens,
+            "ideal": r.ideal,
+            "params": self.params,
+            "weights_bytes": self.weights_bytes,
+            "weights_gb": self.weights_bytes / BYTES_PER_GB,
+            "weights_per_gpu_gb": self.weights_bytes / (r.tp * r.pp) / BYTES_PER_GB,
+            "decode_read_bytes_per_step": self.decode_read_bytes_per_step,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_cache_gb": self.kv_cache_bytes / BYTES_PER_GB,
+            "workspace_gb": r.workspace_gib * BYTES_PER_GIB / BYTES_PER_GB,
+            "memory_per_gpu_gb": self.memory_per_gpu_bytes / BYTES_PER_GB,
+            "fits": self.fits,
+            "max_batch": self.max_batch,
+            "prefill_tflop": self.prefill_flop / FLOP_PER_TFLOP,
+            "decode_gflop_per_step": self.decode_flop_per_step / 1e9,
+            "ttft_ms": self.ttft_ms,
+            "decode_step_ms": self.decode_step_ms,
+            "output_tokens_per_s": self.output_tokens_per_s,
+            "bound": self.bound,
+            "breakdown": {
+                "decode": _breakdown_json(self.decode),
+                "prefill": _breakdown_json(self.prefill),
+                "efficiency": self.efficiency.as_dict(),
+            },
+        }
+
+
+def _breakdown_json(step: StepBreakdown) -> dict[str, float]:
+    return {
+        "weights_read_ms": float(step.weights_read_s) * 1e3,
+        "kv_read_ms": float(step.kv_read_s) * 1e3,
+        "compute_ms": float(step.compute_s) * 1e3,
+        "attention_compute_ms": float(step.attention_compute_s) * 1e3,
+        "linear_ops_ms": float(step.linear_ops_s) * 1e3,
+        "attention_ops_ms": float(step.attention_ops_s) * 1e3,
+        "tp_comm_ms": float(step.tp_comm_s) * 1e3,
+        "tp_latency_ms": float(step.tp_latency_s) * 1e3,
+        "pp_comm_ms": float(step.pp_comm_s) * 1e3,
+        "overhead_ms": float(step.overhead_s) * 1e3,
+        "total_ms": float(step.total_s) * 1e3,
+    }
+
+
+def resolve(catalog: Catalog, table: dict[str, Any], key: str, what: str, option: str) -> Any:
+    """Look ``key`` up in a catalog table; InputError naming the option and a suggestion if unknown."""
+    if key not in table:
+        raise InputError(f"{option}: unknown {what} '{key}'{did_you_mean(key, table)}")
+    return table[key]
+
+
+def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
+    """Evaluate the inference ledger of one configuration (``planner predict``).
+
+    Per-step quantities (``decode_read_bytes_per_step``, ``decode_gflop_per_step``) are for the first decode
+    step (history = input tokens, the book's "2K context" convention); ``decode_step_ms`` is the step time at
+    the mean decode history P + G/2; memory holds the full context P + G; TTFT is prefill alone (no queue/network).
+    """
+    if request.batch < 1:
+        raise InputError("--batch must be >= 1")
+    if request.input_tokens < 1 or request.output_tokens < 1:
+        raise InputError("--input-tokens and --output-tokens must be >= 1")
+    model = resolve(catalog, catalog.models, request.model, "model", "--model")
+    gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
+    wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
+    kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
+    terms = deployment_terms(
+        catalog,
+        model=model,
+        gpu=gpu,
+        weight_format=wfmt,
+        kv_format=kfmt,
+        tp=request.tp,
+        pp=request.pp,
+        ideal=request.ideal,
+    )
+    workspace = request.workspace_gib * BYTES_PER_GIB
+    context = request.input_tokens + request.output_tokens
+    batch = float(request.batch)
+    memory = float(
+        memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=workspace)
+    )
+    prefill = prefill_step(terms, prompt_tokens=float(request.input_tokens))
+    decode = decode_step(
+        terms,
+        batch=batch,
+        context_tokens=mean_decode_context_tokens(request.input_tokens, request.output_tokens),
+    )
+    # FLOPs do not depend on the efficiency terms: the first step's count comes from the same terms
+    first = decode_step(
+        terms,
+        batch=batch,
+        context_tokens=float(request.input_tokens),
+    )
+    hp = catalog.format(wfmt.high_precision).bytes_per_value
+    step_s = float(decode.total_s)
+    return Prediction(
+        request=request,
+        params=arch.params_total(model),
+        weights_bytes=float(terms.weights_bytes),
+        decode_read_bytes_per_step=float(
+            arch.decode_read_bytes_per_step(
+                model,
+                wfmt,
+                batch=batch,
+                context_tokens=request.input_tokens,
+                kv_bytes_per_value=kfmt.bytes_per_value,
+                high_precision_bytes_per_value=hp,
+            )
+        ),
+        kv_bytes_per_token=arch.kv_bytes_per_token(model, kv_bytes_per_value=kfmt.bytes_per_value),
+        kv_cache_bytes=float(batch * kv_bytes_per_sequence(terms, float(context))),
+        memory_per_gpu_bytes=memory,
+        fits=bool(memory <= terms.memory_capacity_bytes),
+        max_batch=int(max_batch(terms, context_tokens=float(context), workspace_bytes=workspace)),
+        prefill_flop=float(prefill.flop_per_gpu) * request.tp * request.pp,
+        decode_flop_per_step=float(first.flop_per_gpu) * request.tp * request.pp,
+        prefill=prefill,
+        decode=decode,
+        ttft_ms=float(prefill.total_s) * 1e3,
+        decode_step_ms=step_s * 1e3,
+        output_tokens_per_s=batch / step_s,
+        bound=str(decode.bound()),  # type: ignore[arg-type]
+        efficiency=terms.efficiency,
+    )

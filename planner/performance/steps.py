@@ -1,0 +1,183 @@
+"""Step times: one decode step and one prefill as a :class:`StepBreakdown` (formulas in :mod:`planner.performance`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.ledgers import architecture as arch
+from planner.ledgers import efficiency as eff
+from planner.ledgers import operators as ops
+from planner.ledgers.communication import allreduce_startup_s, tp_allreduce_s, transfer_s
+from planner.performance.memory import _min, kv_bytes_per_gpu
+from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
+from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
+
+
+@dataclass(frozen=True)
+class StepBreakdown:
+    """Terms of one step (seconds), each already divided by its efficiency; ``total_s`` combines them."""
+
+    weights_read_s: Num
+    kv_read_s: Num
+    compute_s: Num
+    attention_compute_s: Num
+    """Part of ``compute_s`` spent on attention (grows with context)."""
+    tp_comm_s: Num
+    pp_comm_s: Num
+    overhead_s: Num
+    total_s: Num
+    read_bytes_per_gpu: Num
+    flop_per_gpu: Num
+    linear_ops_s: Num
+    """Linear layers (projections, FFN/experts, LM head): max(their compute, the weight stream)."""
+    attention_ops_s: Num
+    """Attention: max(its compute, the KV read or write); runs after the projections, so it adds (card 7)."""
+    tp_latency_s: Num
+    """Start-up part 2(t − 1)·α of the TP all-reduces (included in ``tp_comm_s``)."""
+
+    def bound(self) -> Num:
+        """Dominant resource: 'memory', 'compute' or 'communication' (arrays give an object array)."""
+        memory = self.weights_read_s + self.kv_read_s
+        comm = self.tp_comm_s + self.pp_comm_s
+        return np.where(
+            (comm > memory) & (comm > self.compute_s),
+            "communication",
+            np.where(self.compute_s > memory, "compute", "memory"),
+        )
+
+
+def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
+    """Expected distinct routed experts a step with ``tokens`` tokens reads, per MoE layer (card 2)."""
+    return arch.expected_experts_touched(
+        tokens, experts=terms.experts_routed, experts_per_token=terms.experts_per_token
+    )
+
+
+def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
+    """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B."""
+    return (
+        terms.weights_read_fixed_bytes
+        + terms.moe_layers * experts_touched(terms, tokens) * terms.expert_bytes
+    )
+
+
+def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    ranks = terms.tp
+    link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
+    t = tp_allreduce_s(
+        message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
+    )
+    return np.where(ranks > 1, t, 0.0)
+
+
+def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
+    """Start-up part 2(t − 1)·α of one TP all-reduce (the small-message NCCL latency), s."""
+    return np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
+
+
+def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    t = transfer_s(
+        message_bytes, bandwidth_gb_per_s=terms.pp_link_gb_per_s, latency_us=terms.pp_link_latency_us
+    )
+    return (terms.pp - 1) * t
+
+
+def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> StepBreakdown:
+    """One decode step of ``batch`` sequences at history ``context_tokens`` (see the module docstring)."""
+    e = terms.efficiency
+    t, p = terms.tp, terms.pp
+    micro = batch / p
+    window_ctx = _min(context_tokens, terms.window_tokens)
+    attn_flop = (
+        terms.attention_flop_per_pair_per_layer
+        * micro
+        * (terms.full_attention_layers * context_tokens + terms.window_layers * window_ctx)
+    )
+    flop = micro * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) + attn_flop
+    flop_per_gpu = flop / (t * p)
+    mfu = eff.decode_compute_efficiency_frac(e, micro)
+    compute_s = flop_per_gpu / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
+    attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
+    mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
+    w_bytes = weights_read_bytes(terms, micro) / (t * p)
+    kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
+        e, context_tokens
+    )
+    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * mbu
+    weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
+    kv_s = kv_bytes / bw
+    allreduces = 2 * (terms.layers / p)
+    tp_comm = allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+    pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+    overhead = e.step_overhead_s
+    # serially dependent groups add (ops.operator_sequence_s); each is kept for the breakdown
+    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
+    attention_ops = ops.operator_stage_s(attention_s, kv_s)
+    total = overhead + p * (linear_ops + attention_ops + tp_comm) + pp_comm
+    return StepBreakdown(
+        weights_read_s=p * weights_s,
+        kv_read_s=p * kv_s,
+        compute_s=p * compute_s,
+        attention_compute_s=p * attention_s,
+        tp_comm_s=p * tp_comm,
+        pp_comm_s=pp_comm,
+        overhead_s=overhead + 0 * total,
+        total_s=total,
+        read_bytes_per_gpu=w_bytes + kv_bytes,
+        flop_per_gpu=flop_per_gpu,
+        linear_ops_s=p * linear_ops,
+        attention_ops_s=p * attention_ops,
+        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+    )
+
+
+def prefill_step(
+    terms: DeploymentTerms, *, prompt_tokens: Num, cached_tokens: Num = 0.0, batch: Num = 1.0
+) -> StepBreakdown:
+    """Prefill of ``batch`` prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` (module docstring)."""
+    e = terms.efficiency
+    t, p = terms.tp, terms.pp
+    tokens = batch * prompt_tokens
+    pairs = arch.attention_pairs(prompt_tokens, cached_tokens=cached_tokens, batch=batch)
+    windowed = _min(pairs, batch * prompt_tokens * terms.window_tokens)
+    attn_flop = terms.attention_flop_per_pair_per_layer * (
+        terms.full_attention_layers * pairs + terms.window_layers * windowed
+    )
+    flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
+    mfu = eff.prefill_compute_efficiency_frac(e, tokens)
+    peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
+    compute_s = flop / t / peak
+    attention_s = attn_flop / t / peak
+    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, tokens)
+    w_bytes = weights_read_bytes(terms, tokens) / t
+    weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
+    kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
+    allreduces = 2 * terms.layers
+    tp_comm = allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+    pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+    overhead = e.step_overhead_s
+    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
+    attention_ops = ops.operator_stage_s(attention_s, kv_write_s)
+    total = overhead + linear_ops + attention_ops + tp_comm + pp_comm
+    return StepBreakdown(
+        weights_read_s=weights_s,
+        kv_read_s=kv_write_s,
+        compute_s=compute_s,
+        attention_compute_s=attention_s,
+        tp_comm_s=tp_comm,
+        pp_comm_s=pp_comm,
+        overhead_s=overhead + 0 * total,
+        total_s=total,
+        read_bytes_per_gpu=w_bytes,
+        flop_per_gpu=flop / (t * p),
+        linear_ops_s=linear_ops,
+        attention_ops_s=attention_ops,
+        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+    )
+
+
+def mean_decode_context_tokens(input_tokens: Num, output_tokens: Num) -> Num:
+    """Mean history over a request's decode calls: call j sees P + j, j = 1..G − 1 → P + G/2 (card 1)."""
+    return input_tokens + output_tokens / 2.0

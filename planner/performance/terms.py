@@ -1,0 +1,202 @@
+"""Catalog → :class:`DeploymentTerms`: the flat floats (bytes, FLOPs, peaks, links, efficiencies) of one deployment.
+
+Nothing else in the performance model reads the catalog (see :mod:`planner.performance`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Interconnect, Model, NumericFormat
+from planner.errors import InputError
+from planner.ledgers import architecture as arch
+from planner.ledgers import efficiency as eff
+from planner.units import BYTES_PER_GB
+
+ACTIVATION_BYTES = 2.0
+"""Activations travel between TP ranks and PP stages in BF16 (2 B per value)."""
+
+Num = Any  # float or numpy array: every function below is plain arithmetic over its inputs
+
+
+@dataclass(frozen=True)
+class DeploymentTerms:
+    """Flat numeric description of one deployment (floats, or numpy columns for the candidate table).
+
+    Byte and FLOP figures are for the whole replica; the step functions divide by t·p.
+    """
+
+    tp: Num
+    pp: Num
+    layers: Num
+    hidden_size: Num
+    # bytes
+    weights_bytes: Num
+    weights_read_fixed_bytes: Num
+    """Streamed weight bytes that every decode step reads (everything but the embedding and routed experts)."""
+    expert_bytes: Num
+    """Bytes of one routed expert (0 for dense models)."""
+    moe_layers: Num
+    experts_routed: Num
+    experts_per_token: Num
+    kv_bytes_per_token_per_layer: Num
+    full_attention_layers: Num
+    window_layers: Num
+    window_tokens: Num
+    kv_shards: Num
+    # FLOPs
+    linear_flop_per_token: Num
+    lm_head_flop_per_token: Num
+    attention_flop_per_pair_per_layer: Num
+    # hardware
+    memory_capacity_bytes: Num
+    peak_tflops: Num
+    bandwidth_gb_per_s: Num
+    tp_link_gb_per_s: Num
+    tp_link_latency_us: Num
+    pp_link_gb_per_s: Num
+    pp_link_latency_us: Num
+    # efficiencies (1.0 and 0 overhead when ideal)
+    efficiency: eff.EfficiencyTerms = field(default_factory=eff.EfficiencyTerms.ideal)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "efficiency"}
+        out.update({f"eff_{k}": v for k, v in self.efficiency.as_dict().items()})
+        return out
+
+
+class UnsupportedDeployment(InputError):
+    """The configuration cannot run at all (format not supported, TP too large for the fabric, ...)."""
+
+
+@dataclass(frozen=True)
+class Links:
+    """The links a TP group and a PP chain use."""
+
+    tp: Interconnect | None
+    pp: Interconnect | None
+
+
+def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
+    """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
+
+    Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric.
+    A TP group never spans nodes when a scale-out link is missing; with one, it uses that link (slow).
+    """
+
+    def link_for(group_gpus: int, what: str) -> Interconnect | None:
+        if group_gpus <= 1:
+            return None
+        if gpu.scale_up is not None and group_gpus <= gpu.scale_up_domain_gpus:
+            return catalog.interconnect(gpu.scale_up)
+        if group_gpus <= gpu.gpus_per_node:
+            return catalog.interconnect(gpu.host_link)
+        if gpu.scale_out is None:
+            raise UnsupportedDeployment(
+                f"{what} of {group_gpus} GPUs exceeds the {gpu.gpus_per_node} GPUs per {gpu.id} node "
+                "and the node has no multi-node link"
+            )
+        return catalog.interconnect(gpu.scale_out)
+
+    tp_link = link_for(tp, f"TP{tp} group")
+    pp_link = link_for(tp * pp, f"TP{tp}xPP{pp} replica") if pp > 1 else None
+    return Links(tp=tp_link, pp=pp_link)
+
+
+def compute_peak_tflops(gpu: Accelerator, fmt: NumericFormat) -> float:
+    """Dense peak used for matmuls stored in ``fmt``: the format's compute peak, else BF16 (card 5)."""
+    return gpu.dense_tflops.get(fmt.compute_format) or gpu.dense_tflops["bf16"]
+
+
+def check_format_supported(gpu: Accelerator, fmt: NumericFormat, *, role: str) -> None:
+    """Raise UnsupportedDeployment unless ``fmt`` runs natively on ``gpu``."""
+    if fmt.id not in gpu.native_formats:
+        raise UnsupportedDeployment(
+            f"{role} format {fmt.id} is not supported natively on {gpu.id} (supported: {', '.join(gpu.native_formats)})"
+        )
+
+
+def efficiency_terms(catalog: Catalog, gpu: Accelerator, weight_format: NumericFormat) -> eff.EfficiencyTerms:
+    """Efficiency terms of ``gpu`` running weights in ``weight_format``.
+
+    MBU, prefill MFU and link efficiency come from the accelerator's sourced defaults; overhead, prefill
+    saturation, de-quantizing kernel and paging parameters from the calibration record of its family.
+    """
+    return eff.calibrated_efficiency_terms(
+        catalog.calibration[gpu.family].parameters,
+        decode_mbu_frac=gpu.efficiency.decode_mbu_frac,
+        prefill_mfu_frac=gpu.efficiency.prefill_mfu_frac,
+        link_efficiency_frac=gpu.efficiency.link_efficiency_frac,
+        weight_only=weight_format.weight_only,
+    )
+
+
+def deployment_terms(
+    catalog: Catalog,
+    *,
+    model: Model,
+    gpu: Accelerator,
+    weight_format: NumericFormat,
+    kv_format: NumericFormat,
+    tp: int = 1,
+    pp: int = 1,
+    ideal: bool = False,
+) -> DeploymentTerms:
+    """Evaluate the architecture ledgers and catalog figures of one deployment into DeploymentTerms.
+
+    Raises UnsupportedDeployment for configurations that cannot run (format, fabric, layer split).
+    """
+    if tp < 1 or pp < 1:
+        raise InputError("tp and pp must be >= 1")
+    check_format_supported(gpu, weight_format, role="weight")
+    check_format_supported(gpu, kv_format, role="KV")
+    if not kv_format.kv_cache:
+        raise UnsupportedDeployment(f"format {kv_format.id} cannot hold the KV cache")
+    if pp > model.layers:
+        raise UnsupportedDeployment(f"PP{pp} exceeds the {model.layers} layers of {model.id}")
+    links = group_links(catalog, gpu, tp=tp, pp=pp)
+    hp = catalog.format(weight_format.high_precision).bytes_per_value
+    per_kind = arch.bytes_per_param_by_kind(weight_format, high_precision_bytes_per_value=hp)
+    pb = arch.param_breakdown(model)
+    expert_bytes = arch.expert_params(model) * per_kind["expert"]
+    moe = model.moe
+    weights = arch.weights_bytes(model, weight_format, high_precision_bytes_per_value=hp)
+    embedding_bytes = 0.0 if model.tied_embeddings else pb.embedding * per_kind["embedding"]
+    experts_routed = moe.experts_routed if moe else 1
+    moe_layers = moe.moe_layers if moe else 0
+    fixed_read = weights - embedding_bytes - moe_layers * experts_routed * expert_bytes
+    kv_shards = 1 if model.mla is not None else min(tp, model.kv_heads)
+    efficiency = eff.EfficiencyTerms.ideal() if ideal else efficiency_terms(catalog, gpu, weight_format)
+    return DeploymentTerms(
+        tp=tp,
+        pp=pp,
+        layers=model.layers,
+        hidden_size=model.hidden_size,
+        weights_bytes=weights,
+        weights_read_fixed_bytes=fixed_read,
+        expert_bytes=expert_bytes,
+        moe_layers=moe_layers,
+        experts_routed=experts_routed,
+        experts_per_token=moe.experts_per_token if moe else 1,
+        kv_bytes_per_token_per_layer=arch.kv_bytes_per_token_per_layer(
+            model, kv_bytes_per_value=kv_format.bytes_per_value
+        ),
+        full_attention_layers=model.layers - model.sliding_window_layers,
+        window_layers=model.sliding_window_layers,
+        window_tokens=model.sliding_window_tokens or 0,
+        kv_shards=kv_shards,
+        linear_flop_per_token=arch.linear_flop_per_token(model),
+        lm_head_flop_per_token=arch.lm_head_flop_per_token(model),
+        attention_flop_per_pair_per_layer=arch.attention_flop_per_pair_per_layer(model),
+        memory_capacity_bytes=gpu.memory_gb * BYTES_PER_GB,
+        peak_tflops=compute_peak_tflops(gpu, weight_format),
+        bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
+        tp_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
+        tp_link_latency_us=links.tp.latency_us if links.tp else 0.0,
+        pp_link_gb_per_s=links.pp.gb_per_s_per_direction if links.pp else 1.0,
+        pp_link_latency_us=links.pp.latency_us if links.pp else 0.0,
+        efficiency=efficiency,
+    )

@@ -1,0 +1,152 @@
+"""Calibration: per-family regularised least-squares fit (Nelder–Mead) and leave-one-source-out errors."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from planner.catalog.loader import Catalog
+from planner.validate.cases import TIME_METRICS, Case
+from planner.validate.predictions import case_efficiency, evaluate, predict_case
+from planner.validate.scores import ErrorSummary, summarize
+
+FIT_PARAMETERS = ("step_overhead_ms", "decode_mbu_scale", "prefill_mfu_scale")
+MIN_FIT_ROWS = 3
+"""Families with fewer fit rows keep the physics defaults (three parameters need at least three rows)."""
+FIT_REGULARIZATION = 0.02
+"""Weight of the prior term: (Δ ln scale)² and (Δ overhead / 5 ms)² per parameter."""
+OVERHEAD_PRIOR_SCALE_MS = 5.0
+MIN_STEP_OVERHEAD_MS = 0.1
+MAX_STEP_OVERHEAD_MS = 10.0
+"""Overhead bounds of the fit (the range tests/catalog accepts: a launch at least, a slow host at most)."""
+LN_SCALE_MIN = math.log(0.5)
+LN_SCALE_MAX = math.log(1.6)
+"""Efficiency scales stay within 0.5-1.6x the sourced defaults (and efficiencies at most 1)."""
+
+UNCALIBRATED_PARAMETERS: dict[str, dict[str, float]] = {
+    "nvidia_ampere": {"step_overhead_ms": 1.0, "prefill_saturation_tokens": 128},
+    "nvidia_hopper": {"step_overhead_ms": 1.0, "prefill_saturation_tokens": 256},
+    "nvidia_ada": {"step_overhead_ms": 1.5, "prefill_saturation_tokens": 256},
+    "nvidia_blackwell": {"step_overhead_ms": 1.5, "prefill_saturation_tokens": 256},
+    "nvidia_blackwell_consumer": {"step_overhead_ms": 1.4, "prefill_saturation_tokens": 256},
+    "amd_cdna3": {"step_overhead_ms": 2.0, "prefill_saturation_tokens": 256},
+    "apple_m": {"step_overhead_ms": 3.0, "prefill_saturation_tokens": 128},
+    "nvidia_jetson": {"step_overhead_ms": 5.0, "prefill_saturation_tokens": 256},
+    "nvidia_gb10": {"step_overhead_ms": 3.0, "prefill_saturation_tokens": 256},
+}
+"""The physics defaults of catalogs/calibration.yaml before any fit (the 'uncalibrated' baseline)."""
+
+
+def nelder_mead(
+    f: Callable[[np.ndarray], float], x0: Sequence[float], *, step: float = 0.3, iterations: int = 120
+) -> np.ndarray:
+    """Minimise ``f`` with the Nelder–Mead simplex (reflection 1, expansion 2, contraction ½, shrink ½)."""
+    n = len(x0)
+    simplex = [np.asarray(x0, dtype=float)]
+    for i in range(n):
+        v = np.array(x0, dtype=float)
+        v[i] += step
+        simplex.append(v)
+    values = [f(v) for v in simplex]
+    for _ in range(iterations):
+        order = np.argsort(values)
+        simplex = [simplex[i] for i in order]
+        values = [values[i] for i in order]
+        centroid = np.mean(simplex[:-1], axis=0)
+        worst = simplex[-1]
+        xr = centroid + (centroid - worst)
+        fr = f(xr)
+        if fr < values[0]:
+            xe = centroid + 2.0 * (centroid - worst)
+            fe = f(xe)
+            simplex[-1], values[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < values[-2]:
+            simplex[-1], values[-1] = xr, fr
+        else:
+            xc = centroid + 0.5 * (worst - centroid)
+            fc = f(xc)
+            if fc < values[-1]:
+                simplex[-1], values[-1] = xc, fc
+            else:
+                best = simplex[0]
+                simplex = [best] + [best + 0.5 * (v - best) for v in simplex[1:]]
+                values = [values[0]] + [f(v) for v in simplex[1:]]
+    return simplex[int(np.argmin(values))]
+
+
+def _decode_parameters(x: np.ndarray) -> dict[str, float]:
+    return {
+        "step_overhead_ms": float(min(max(x[0], MIN_STEP_OVERHEAD_MS), MAX_STEP_OVERHEAD_MS)),
+        "decode_mbu_scale": float(math.exp(min(max(x[1], LN_SCALE_MIN), LN_SCALE_MAX))),
+        "prefill_mfu_scale": float(math.exp(min(max(x[2], LN_SCALE_MIN), LN_SCALE_MAX))),
+    }
+
+
+def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str, float]:
+    """Regularised least squares on ln(predicted/measured) of one family's time and throughput cases.
+
+    Minimises Σ ln²(pred/meas) + λ·[(ln s_m)² + (ln s_p)² + ((T_o − T_o,0)/5 ms)²] over the step
+    overhead T_o and the MBU / MFU scales s_m, s_p (λ = FIT_REGULARIZATION) by Nelder–Mead.
+    """
+    prior = UNCALIBRATED_PARAMETERS.get(family, {}).get(
+        "step_overhead_ms", catalog.calibration[family].parameters.get("step_overhead_ms", 0.0)
+    )
+    mine = [c for c in cases if c.family == family and c.metric in TIME_METRICS and c.fitted]
+    counts = {m: sum(1 for c in mine if c.metric == m) for m in TIME_METRICS}
+    # Each metric weighs the same whatever its row count, so 30 throughput rows cannot drown 3 TTFT rows.
+    weights = [len(mine) / (len(counts) * counts[c.metric]) if mine else 0.0 for c in mine]
+    weights = [w * len(counts) / sum(1 for v in counts.values() if v) for w in weights]
+
+    def objective(x: np.ndarray) -> float:
+        p = _decode_parameters(x)
+        loss = 0.0
+        for c, w in zip(mine, weights, strict=True):
+            pred = predict_case(c, case_efficiency(catalog, c, p))
+            loss += w * math.log(pred / c.measured) ** 2
+        reg = math.log(p["decode_mbu_scale"]) ** 2 + math.log(p["prefill_mfu_scale"]) ** 2
+        reg += ((p["step_overhead_ms"] - prior) / OVERHEAD_PRIOR_SCALE_MS) ** 2
+        return loss + FIT_REGULARIZATION * reg
+
+    best = nelder_mead(objective, [prior, 0.0, 0.0])
+    return _decode_parameters(best)
+
+
+def fit_calibration(
+    catalog: Catalog, cases: Sequence[Case], *, exclude_source: str | None = None
+) -> dict[str, dict[str, float]]:
+    """Fit FIT_PARAMETERS per accelerator family with >= MIN_FIT_ROWS time/throughput cases (others keep defaults).
+
+    The base parameters (prefill saturation, paging, weight-only efficiency) are the catalog's; step
+    overhead starts from the physics default. ``exclude_source`` drops one source (leave-one-out).
+    """
+    base = _uncalibrated_catalog(catalog)
+    used = [c for c in cases if c.source != exclude_source]
+    fit_rows: dict[str, int] = {}
+    for c in used:
+        if c.metric in TIME_METRICS and c.fitted:
+            fit_rows[c.family] = fit_rows.get(c.family, 0) + 1
+    families = sorted(f for f, n in fit_rows.items() if n >= MIN_FIT_ROWS)
+    return {fam: fit_family(base, used, fam) for fam in families}
+
+
+def _uncalibrated_catalog(catalog: Catalog) -> Catalog:
+    """The catalog with every family's fitted parameters reset to the physics defaults."""
+    calib = {}
+    for fam, rec in catalog.calibration.items():
+        params = {k: v for k, v in rec.parameters.items() if k not in FIT_PARAMETERS}
+        params.update(UNCALIBRATED_PARAMETERS.get(fam, {}))
+        calib[fam] = rec.model_copy(update={"parameters": params})
+    return catalog.model_copy(update={"calibration": calib})
+
+
+def leave_one_source_out(catalog: Catalog, cases: Sequence[Case]) -> list[ErrorSummary]:
+    """Error of each source's time/throughput rows under a fit that excludes that source."""
+    base = _uncalibrated_catalog(catalog)
+    out = []
+    for src in sorted({c.source for c in cases if c.metric in TIME_METRICS}):
+        fitted = fit_calibration(catalog, cases, exclude_source=src)
+        held = [c for c in cases if c.source == src and c.metric in TIME_METRICS]
+        out.extend(summarize(evaluate(base, held, fitted), key=lambda r: r.source))
+    return out

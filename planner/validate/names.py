@@ -1,0 +1,83 @@
+"""Measurement names → catalog ids (``None`` = not in the catalog), used to map CSV rows to configurations."""
+
+from __future__ import annotations
+
+GPU_IDS: dict[str, str | None] = {
+    "H100 SXM": "h100_sxm",
+    "H100": "h100_sxm",
+    "H100 PCIe": "h100_pcie",
+    "H200": "h200_sxm",
+    "L40S": "l40s",
+    "A100-SXM4-80GB": "a100_sxm_80gb",
+    "A100": "a100_sxm_80gb",
+    "A100-40GB": None,
+    "B200": "b200",
+    "GB200": "gb200",
+    "NVIDIA RTX 4090": "rtx_4090",
+    "NVIDIA RTX 3090": None,
+    "NVIDIA A100 80GB": "a100_sxm_80gb",
+    "NVIDIA H100 PCIe 80GB": "h100_pcie",
+    "NVIDIA RTX 5090": "rtx_5090",
+    "RTX PRO 6000 Blackwell WS (96 GB, 1.792 TB/s, 503.8 TFLOP/s BF16 dense)": "rtx_pro_6000",
+    "NVIDIA Jetson AGX Orin (IGX iGPU)": "jetson_agx_orin_64gb",
+    "NVIDIA Jetson AGX Orin": "jetson_agx_orin_64gb",
+    "NVIDIA Jetson AGX Orin 64GB (MAX-N)": "jetson_agx_orin_64gb",
+    "Apple Mac Studio M3 Ultra": "apple_m3_ultra",
+    "NVIDIA DGX Spark (GB10)": "dgx_spark",
+}
+
+MODEL_IDS: dict[str, str | None] = {
+    "Llama 3.1 8B": "llama_3_1_8b",
+    "Llama-3.1-8B": "llama_3_1_8b",
+    "Llama-3.1-8B-Instruct": "llama_3_1_8b",
+    "Llama 3 8B": "llama_3_1_8b",
+    "Llama 3.1 70B": "llama_3_1_70b",
+    "Llama-3.1-70B-Instruct": "llama_3_1_70b",
+    "Llama 3 70B": "llama_3_1_70b",
+    "Llama 3.1 405B": "llama_3_1_405b",
+    "Llama 3.3 70B": "llama_3_3_70b",
+    "Llama-3.3-70B-FP8": "llama_3_3_70b",
+    "Mistral 7B": "mistral_7b",
+    "Mixtral 8x7B": "mixtral_8x7b",
+    "Mixtral 8x22B": "mixtral_8x22b",
+    "Qwen3-235B-A22B": "qwen3_235b_a22b",
+    "Qwen3-8B": "qwen3_8b",
+    "Qwen3-32B": "qwen3_32b",
+    "Llama 4 Maverick": "llama_4_maverick",
+    "Llama 4 Scout": "llama_4_scout",
+    "LLaMA-7B": "llama_2_7b",
+    "Llama 2 7B": "llama_2_7b",
+    "Llama 2 13B": "llama_2_13b",
+    "Llama 2 70B": "llama_2_70b",
+    "DeepSeek-V3.1": "deepseek_v3",
+    "DeepSeek R1 671B": "deepseek_v3",
+    "gpt-oss-120b": "gpt_oss_120b",
+    "gpt-oss-20b": "gpt_oss_20b",
+    "gpt-oss 20b": "gpt_oss_20b",
+    "8B-class (MiniCPM4.1, Qwen3-8B)": "qwen3_8b",
+    "13B dense (FasterTransformer)": "llama_2_13b",
+    "DeepSeek R1 14B": None,
+    "Qwen2.5-Coder-1.5B": None,
+    "DeepSeek-R1 (fp8)": None,
+}
+
+FORMAT_IDS: dict[str, str] = {
+    "BF16": "bf16",
+    "FP16": "fp16",
+    "FP8": "fp8",
+    "FP4": "nvfp4",
+    "MXFP4": "mxfp4",
+    "Q4_K_M": "int4",
+    "Q4_0": "int4",
+    "4-bit": "int4",
+    "q4f16": "int4",
+    "Ollama Q4": "int4",
+}
+
+MEMORY_MODEL_FORMATS: dict[str, str] = {
+    "Llama-3.1-8B": "bf16",
+    "gpt-oss-20b": "mxfp4",
+    "gpt-oss-120b": "mxfp4",
+    "Llama-3.3-70B-FP8": "fp8",
+    "Qwen3-32B": "bf16",
+}

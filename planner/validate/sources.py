@@ -1,0 +1,350 @@
+"""Per-source readers: each measurement CSV of ``shared/reference/measurements`` → cases and skipped rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner import performance as perf
+from planner.catalog.loader import Catalog
+from planner.errors import InputError
+from planner.ledgers.communication import best_allreduce_s, busbw_gb_per_s, hierarchical_allreduce_s
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB, MS_PER_S
+from planner.validate.cases import (
+    EDGE_GENERATION_TOKENS,
+    EDGE_PROMPT_TOKENS,
+    MAX_OFFLINE_BATCH,
+    MLENERGY_INPUT_TOKENS,
+    Case,
+    Skipped,
+    _Builder,
+    _fitting_batch,
+    _num,
+    _read_csv,
+    measurements_dir,
+)
+from planner.validate.names import GPU_IDS, MEMORY_MODEL_FORMATS, MODEL_IDS
+
+
+def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "book_rtxpro6000_qwen3_8b"
+    for row in rows:
+        batch = _num(row, "batch_size_seqs") or 1.0
+        ctx = _num(row, "context_tokens") or 0.0
+        label = f"qwen3_8b rtx_pro_6000 bf16 B={batch:g} ctx={ctx:g}"
+        cfg = b.terms(src, label, model="Qwen3-8B", gpu=row["gpu"], quant="BF16")
+        if cfg is None:
+            continue
+        b.add(
+            src,
+            "tpot_itl",
+            label + " (isolated decode round)",
+            _num(row, "measured_round_ms"),
+            cfg,
+            batch=batch,
+            context_tokens=ctx,
+        )
+        inp = _num(row, "input_tokens") or ctx
+        out = _num(row, "output_tokens")
+        if batch == 1 and _num(row, "ttft_ms") is not None:
+            b.add(src, "ttft_or_prefill", label, _num(row, "ttft_ms"), cfg, prompt_tokens=inp)
+        elif _num(row, "ttft_ms") is not None:
+            b.skip(src, label + " ttft", "TTFT of a 64-request burst includes queueing, not a prefill time")
+        tps = _num(row, "output_tokens_per_s")
+        if tps is not None and out is not None:
+            b.add(
+                src,
+                "throughput",
+                label + " serving run",
+                tps,
+                cfg,
+                batch=batch,
+                prompt_tokens=inp,
+                output_tokens=out,
+            )
+        elif tps is not None:
+            # Decode-only run of 128 steps at 8K history: tokens/s = 1 / T_step.
+            b.add(src, "throughput", label + " decode-only", tps, cfg, batch=batch, context_tokens=ctx + 64)
+
+
+def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "mlenergy_vllm"
+    for row in rows:
+        par = row["parallelism"]
+        tp = int(row["gpu_count"])
+        seqs = _num(row, "max_num_seqs") or 1.0
+        label = f"{row['model']} {row['gpu']} {par} {row['weights_precision']} max_num_seqs={seqs:g}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp)
+        if cfg is None:
+            continue
+        out = _num(row, "avg_output_len_tokens") or 256.0
+        note = "EP approximated as TP over the same GPUs" if par.startswith("EP") else ""
+        batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs, engine="vllm")
+        ctx = float(perf.mean_decode_context_tokens(MLENERGY_INPUT_TOKENS, out))
+        b.add(
+            src,
+            "tpot_itl",
+            label,
+            _num(row, "median_itl_ms"),
+            cfg,
+            batch=batch,
+            context_tokens=ctx,
+            note=note,
+            serving=True,
+            prompt_tokens=MLENERGY_INPUT_TOKENS,
+            output_tokens=out,
+        )
+        b.add(
+            src,
+            "throughput",
+            label,
+            _num(row, "output_tokens_per_s"),
+            cfg,
+            batch=batch,
+            prompt_tokens=MLENERGY_INPUT_TOKENS,
+            output_tokens=out,
+            note=note,
+        )
+
+
+def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "trtllm_throughput"
+    for row in rows:
+        tp = int(row["tp_gpus"])
+        isl = float(row["isl_tokens"])
+        osl = float(row["osl_tokens"])
+        label = f"{row['model']} {row['gpu']} TP{tp} {row['precision']} {isl:g}/{osl:g}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["precision"], tp=tp)
+        if cfg is None:
+            continue
+        batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH, engine="trtllm")
+        b.add(
+            src,
+            "throughput",
+            label + f" (B={batch:g})",
+            _num(row, "output_tokens_per_s"),
+            cfg,
+            batch=batch,
+            prompt_tokens=isl,
+            output_tokens=osl,
+        )
+
+
+def _trtllm_a100(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "trtllm_a100_llama7b"
+    for row in rows:
+        batch = _num(row, "batch_size") or 1.0
+        isl = _num(row, "isl_tokens") or 1.0
+        osl = _num(row, "osl_tokens")
+        label = f"llama_2_7b a100 fp16 B={batch:g} {isl:g}/{osl or 0:g}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=int(row["tp_gpus"]))
+        if cfg is None:
+            continue
+        if osl is not None:
+            b.add(
+                src,
+                "throughput",
+                label,
+                _num(row, "measured_output_tokens_per_s_per_gpu"),
+                cfg,
+                batch=batch,
+                prompt_tokens=isl,
+                output_tokens=osl,
+                note="LLaMA-1 7B mapped to llama_2_7b (same shapes)",
+            )
+        b.add(
+            src,
+            "ttft_or_prefill",
+            label,
+            _num(row, "measured_first_token_latency_ms"),
+            cfg,
+            prompt_tokens=isl,
+        )
+
+
+def _fastertransformer(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "fastertransformer_13b"
+    for row in rows:
+        tp = int(row["tp_gpus"])
+        label = f"13B dense {row['gpu']} TP{tp} ctx={row['context_tokens']}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=tp)
+        if cfg is None:
+            continue
+        ctx = float(row["context_tokens"])
+        b.add(src, "ttft_or_prefill", label, _num(row, "measured_prefill_ms"), cfg, prompt_tokens=ctx)
+        b.add(src, "tpot_itl", label, _num(row, "measured_decode_ms_per_token"), cfg, context_tokens=ctx + 5)
+
+
+def _vllm_memory(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "vllm_memory_h100"
+    for row in rows:
+        tp = int(row["tp_gpus"])
+        name = row["model"]
+        label = f"{name} H100 TP{tp} weights per GPU"
+        measured = _num(row, "weights_gib_per_gpu")
+        if measured is None:
+            b.skip(src, label, "no weight size reported (load failed)")
+            continue
+        if MODEL_IDS.get(name) is None:
+            b.skip(src, label, f"model '{name}' is not in the catalog")
+            continue
+        model = b.catalog.model(str(MODEL_IDS[name]))
+        fmt = b.catalog.format(MEMORY_MODEL_FORMATS[name])
+        acc = b.catalog.gpu("h100_sxm")
+        note = ""
+        try:
+            t = perf.deployment_terms(
+                b.catalog, model=model, gpu=acc, weight_format=fmt, kv_format=b.catalog.format("bf16"), tp=tp
+            )
+            predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
+        except perf.UnsupportedDeployment:
+            # vLLM runs MXFP4 on Hopper through weight-only kernels; the bytes are the same.
+            t = perf.deployment_terms(
+                b.catalog,
+                model=model,
+                gpu=b.catalog.gpu("b200"),
+                weight_format=fmt,
+                kv_format=b.catalog.format("bf16"),
+                tp=tp,
+            )
+            predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
+            note = "MXFP4 is weight-only on H100; bytes from the same terms on a native GPU"
+        b.cases.append(
+            Case(
+                source=src,
+                metric="memory",
+                label=label,
+                measured=measured,
+                family=acc.family,
+                gpu=acc,
+                weight_format=fmt,
+                terms=t,
+                note=note,
+                fixed_prediction=predicted,
+            )
+        )
+
+
+def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "nccl"
+    for row in rows:
+        if row["metric"] != "busbw" or not row["test"].startswith("all_reduce"):
+            continue
+        label = row["setup"]
+        if row["source_key"] == "NCCL-212":
+            b.skip(src, label, "vendor guidance, not a measurement")
+            continue
+        gpu = row["gpu"]
+        if not gpu or GPU_IDS.get(gpu) is None or not row["gpu_count"]:
+            b.skip(
+                src, label, "GPU type or count not reported" if not gpu else f"GPU '{gpu}' not in the catalog"
+            )
+            continue
+        acc = b.catalog.gpu(str(GPU_IDS[gpu]))
+        n = int(row["gpu_count"])
+        nodes = int(row["node_count"] or 1)
+        size = _num(row, "message_size_bytes") or 2e9  # "1 to 4 GB" sweeps: 2 GB, in the bandwidth plateau
+        try:
+            links = perf.group_links(b.catalog, acc, tp=min(n, acc.gpus_per_node), pp=1)
+        except InputError as exc:
+            b.skip(src, label, str(exc))
+            continue
+        if links.tp is None:
+            b.skip(src, label, "single GPU")
+            continue
+        link_eff = acc.efficiency.link_efficiency_frac
+        local_bw = links.tp.gb_per_s_per_direction * link_eff
+        note = ""
+        if nodes > 1 and acc.scale_out is not None:
+            nic = b.catalog.interconnect(acc.scale_out)
+            t_s = hierarchical_allreduce_s(
+                size,
+                ranks_per_node=n // nodes,
+                nodes=nodes,
+                local_bandwidth_gb_per_s=local_bw,
+                nic_bandwidth_gb_per_s=nic.gb_per_s_per_direction * link_eff,
+                latency_us=links.tp.latency_us,
+                nic_latency_us=nic.latency_us,
+            )
+            note = f"hierarchical all-reduce over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
+        else:
+            t_s = float(
+                best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw, latency_us=links.tp.latency_us)
+            )
+        if "NVLink bridge" in row["interconnect"] and links.tp.id != "nvlink_bridge":
+            note = f"catalog {acc.id} pairs over {links.tp.id}, not the NVLink bridge this setup used"
+        if "NVLS" in label and "NVLS_ENABLE=0" not in label:
+            note = "NVLS/SHARP in-switch reduction is not modelled (ring/tree only)"
+        predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
+        measured = float(row["value_gb_per_s"])
+        b.cases.append(
+            Case(
+                source=src,
+                metric="allreduce_busbw",
+                label=label,
+                measured=measured,
+                family=acc.family,
+                gpu=acc,
+                weight_format=None,
+                terms=None,
+                note=note,
+                fixed_prediction=predicted,
+            )
+        )
+
+
+def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "edge_llamacpp"
+    for row in rows:
+        label = f"{row['model']} {row['quant'] or '?'} on {row['device']} ({row['backend']})"
+        quant = row["quant"] or ""
+        release_format = "MXFP4" if str(MODEL_IDS.get(row["model"])).startswith("gpt_oss") else ""
+        if not quant and release_format:
+            quant = release_format  # gpt-oss is released (and served by Ollama) in MXFP4
+        elif not quant and MODEL_IDS.get(row["model"]) is not None:
+            b.skip(src, label, "quantisation not stated")
+            continue
+        cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant)
+        if cfg is None:
+            continue
+        note = "not llama.cpp" if "llama.cpp" not in row["backend"] else ""
+        fitted = cfg[0].placement != "datacenter" and row["uncertain"] != "U"
+        if cfg[0].placement == "datacenter":
+            note = (note + "; " if note else "") + "llama.cpp on a datacenter GPU: validated, not fitted"
+        if row["uncertain"] == "U":
+            note = (note + "; " if note else "") + "secondary source [U]"
+        gen_test = row["generation_test"]
+        gen = float(gen_test[2:]) if gen_test.startswith("tg") else EDGE_GENERATION_TOKENS
+        tg = _num(row, "token_generation_tokens_per_s")
+        if tg is not None:
+            b.add(
+                src, "tpot_itl", label, MS_PER_S / tg, cfg, context_tokens=gen / 2.0, note=note, fitted=fitted
+            )
+        pp = _num(row, "prompt_processing_tokens_per_s")
+        if pp is not None:
+            test = row["prompt_test"]
+            prompt = float(test[2:]) if test.startswith("pp") else EDGE_PROMPT_TOKENS
+            b.add(
+                src,
+                "ttft_or_prefill",
+                label,
+                prompt / pp * MS_PER_S,
+                cfg,
+                prompt_tokens=prompt,
+                note=note,
+                fitted=fitted,
+            )
+
+
+def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[Case], list[Skipped]]:
+    """Map every prediction-target row of the measurement CSVs to a case (or a skipped entry)."""
+    d = directory or measurements_dir()
+    b = _Builder(catalog)
+    _book(b, _read_csv(d, "book_rtxpro6000_qwen3_8b.csv"))
+    _mlenergy(b, _read_csv(d, "mlenergy_vllm.csv"))
+    _trtllm(b, _read_csv(d, "trtllm_throughput.csv"))
+    _trtllm_a100(b, _read_csv(d, "trtllm_a100_llama7b.csv"))
+    _fastertransformer(b, _read_csv(d, "fastertransformer_13b.csv"))
+    _vllm_memory(b, _read_csv(d, "vllm_memory_h100.csv"))
+    _nccl(b, _read_csv(d, "nccl.csv"))
+    _edge(b, _read_csv(d, "edge_llamacpp.csv"))
+    return b.cases, b.skipped
