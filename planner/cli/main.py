@@ -299,34 +299,28 @@ def _print_plan(result: Any) -> None:
             if item.get("relaxation"):
                 err.print(f"    smallest relaxation: {item['relaxation']}", highlight=False, soft_wrap=True)
         return
+    per_mtok = data["cost_usd_per_million_output_tokens"]
     t = Table(
         title=f"{data['scenario']}: {data['status']} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
-        f"(${data['cost_usd_per_month']:,.0f}/month)"
+        f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
+        f"${data['opex_usd_per_month']:,.0f}/month"
+        + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")
     )
-    for c in (
-        "workload",
-        "model",
-        "quant",
-        "gpu",
-        "TPxPP",
-        "site",
-        "repl",
-        "GPUs",
-        "batch",
-        "TTFT ms",
-        "TPOT ms",
-        "req/s cap",
-        "$/month",
-    ):
-        t.add_column(c, justify="right" if c not in ("workload", "model", "quant", "gpu", "site") else "left")
+    multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
+    columns = ["workload", "model", "quant", "gpu", "TPxPP", "site", "placement", "repl", "GPUs", "batch"]
+    columns += ["TTFT ms", "TPOT ms", "req/s cap", "$/month"] + (["replicas per period"] if multi_period else [])
+    for c in columns:
+        left = c in ("workload", "model", "quant", "gpu", "site", "placement", "replicas per period")
+        t.add_column(c, justify="left" if left else "right")
     for d in data["deployments"]:
-        t.add_row(
+        row = [
             d["workload"],
             d["model"],
             d["quantization"],
             d["gpu"],
             f"{d['tp']}x{d['pp']}",
             d["site"],
+            d["placement"],
             str(d["replicas"]),
             str(d["gpus"]),
             str(d["batch"]),
@@ -334,7 +328,10 @@ def _print_plan(result: Any) -> None:
             f"{d['tpot_ms']:.1f}",
             f"{d['capacity_requests_per_s']:.2f}",
             f"{d['cost_usd_per_month']:,.0f}",
-        )
+        ]
+        if multi_period:
+            row.append(" ".join(str(r) for r in d["replicas_per_period"]))
+        t.add_row(*row)
     out.print(t)
     orders = sorted((s for s in data["supply"] if s["kind"] == "buy"), key=lambda s: s["purchase_month"])
     if orders:
