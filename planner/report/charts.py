@@ -1,7 +1,8 @@
 """PNG charts (matplotlib, Agg backend): the same charts as the workbooks' native ones.
 
-Plan: cost by category, cumulative cost, alternatives' total cost vs TPOT. Compare: cumulative cost per
-option (with the crossover month) and total cost per option.
+Plan: cost over the horizon by procurement (present value), cumulative cash, alternatives' total cost vs
+TPOT. Compare: cumulative cash per option (with the crossover month) and total cost per option. Every
+figure is the plan's cost ledger's (the callers pass CostLedger sums).
 """
 
 from __future__ import annotations
@@ -43,22 +44,22 @@ def _save(fig: Any, path: Path) -> None:
 
 
 def plot_cost_by_category(categories_usd: Mapping[str, float], path: Path) -> None:
-    """Bar chart of the cost over the horizon per category (USD)."""
+    """Bar chart of the cost over the horizon per category (procurement; USD, present value)."""
     fig, ax = _figure()
     names = list(categories_usd)
     ax.bar(names, [categories_usd[n] for n in names], color="#1F4E78")
-    ax.set_title("Cost by category over the horizon")
+    ax.set_title("Cost over the horizon by procurement (present value)")
     ax.set_ylabel("USD")
     ax.grid(axis="y", alpha=0.3)
     _save(fig, path)
 
 
 def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
-    """Line chart of the cumulative cost (USD) by month (0 = start, as in the JSON and the workbooks)."""
+    """Line chart of the cumulative cash (USD) by month (0 = start, as in the JSON and the workbooks)."""
     fig, ax = _figure()
     months = list(range(len(monthly_usd)))
     ax.plot(months, list(accumulate(monthly_usd)), marker="o", color="#1F4E78")
-    ax.set_title("Cumulative cost")
+    ax.set_title("Cumulative cash")
     ax.set_xlabel("Month")
     ax.set_ylabel("USD")
     ax.grid(alpha=0.3)
@@ -100,7 +101,7 @@ def plot_compare_cumulative(
         ax.plot(range(len(flow)), list(accumulate(flow)), marker="o", markersize=3, label=name)
     if crossover_month is not None:
         ax.axvline(crossover_month, color="grey", linestyle="--", label=f"crossover: month {crossover_month}")
-    ax.set_title("Cumulative cost by option")
+    ax.set_title("Cumulative cash by option")
     ax.set_xlabel("Month")
     ax.set_ylabel("USD")
     if monthly_usd:

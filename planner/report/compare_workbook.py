@@ -1,24 +1,25 @@
 """Excel workbook of ``planner compare``: buy-only vs rent-only vs hybrid, then the recommended plan.
 
-Sheets: **Summary** (the recommendation in words, the crossover month, the break-even utilization and the
-flip-point sentences), **Options** (per option: total cost, capex, resale credit, opex/month, served
-output tokens and cost per million output tokens), **CashFlow** (monthly cash out and cumulative cost per
-option, with a native line chart of the crossover), then the recommended option's plan sheets as
-:func:`planner.report.workbook.build_workbook` writes them (its Summary renamed **Plan**).
+Sheets: **Summary** (the recommendation in words, the recommended option's total, capex, opex/month and
+cost per million output tokens, the crossover month, the break-even utilization and the flip-point
+sentences), **Options** (per option: total cost, capex, resale credit, opex/month, output tokens served
+and cost per million output tokens), **CashFlow** (each option's cost ledger cash flow month by month,
+with the discount factor and the cumulative cash, and a native line chart of the crossover), then the
+recommended option's plan sheets as :func:`planner.report.workbook.build_workbook` writes them (its
+Summary renamed **Plan**).
 
-Live formulas: each option's total is the sum of its CashFlow column (plus ``Other``, the part of the
-planner's total the cash flow does not carry, normally 0); opex/month, cost per million tokens, the
-cumulative columns and the crossover month are formulas over those cells. The plan sheets keep their own
-formulas over the unit prices on Assumptions (``Total_cost_usd``).
+Every figure is read from the options' cost ledgers (planner.readout.ledger.CostLedger); the workbook only
+adds them up, live: an option's total is Σ cash × discount factor (the resale credit discounted from the
+horizon's end), its opex per month (Σ cash − capex + resale credit) / horizon, its cost per million tokens
+total / output tokens; the cumulative columns and the crossover month are formulas over the cash cells.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from planner.compare import crossover_pair, served_output_tokens
 from planner.report.charts import write_compare_plots
 from planner.report.files import atomic_write
 from planner.report.formatting import (
@@ -29,60 +30,54 @@ from planner.report.formatting import (
     USD_FORMAT,
     sanitize_sheet_title,
 )
-from planner.report.workbook import (
-    POINTS_PER_LINE,
-    RECOMMENDATION_CHARS_PER_LINE,
-    TOKENS_PER_MTOK,
-    TOTAL_NAME,
+from planner.report.workbook import build_workbook
+from planner.report.workbook_costs import TOTAL_NAME
+from planner.report.workbook_summary import TOKENS_PER_MTOK
+from planner.report.xlsx import (
     Formula,
-    _append,
-    _finish,
-    _header_table,
-    _set,
-    _style_header,
-    _Tables,
-    build_workbook,
+    Tables,
+    align,
+    append_row,
+    define_name,
+    finish_sheet,
+    header_table,
+    letter,
+    set_cell,
+    style_header,
+    wrap_text_row,
+    write_note,
 )
+
+if TYPE_CHECKING:
+    from planner.readout import PlanResult
+    from planner.readout.comparison import Comparison
 
 COMPARE_SHEETS = ("Summary", "Options", "CashFlow")
 PLAN_SUMMARY_TITLE = "Plan"
 HORIZON_NAME = "Compare_horizon_months"
+RATE_NAME = "Compare_cost_of_capital_frac_per_year"
+END_FACTOR = f"(1+{RATE_NAME})^(-{HORIZON_NAME}/12)"
 OPTION_HEADERS = [
     "Option",
     "Status",
-    "Total cost (USD)",
+    "Total cost (USD, present value)",
     "Capex (USD)",
     "Resale credit (USD)",
     "Opex (USD/month)",
-    "Served output tokens (Mtok over horizon)",
+    "Output tokens served (Mtok over the horizon)",
     "Cost per million output tokens (USD/Mtok)",
-    "Other (USD)",
     "Recommended",
     "Note",
 ]
 BUYING_AHEAD = "Buying ahead (cumulative)"
-HEADER_ROW_POINTS = 30
 
 
-def served_output_mtok(result: Any) -> float:
-    """Output tokens served over the horizon, millions (planner.compare.served_output_tokens)."""
-    return served_output_tokens(result) / TOKENS_PER_MTOK
+def served_output_mtok(result: PlanResult) -> float:
+    """Output tokens served over the horizon (the plan's cost ledger), millions."""
+    return result.ledger.output_tokens / TOKENS_PER_MTOK if result.ledger is not None else 0.0
 
 
-def _tidy(usd: float, scale_usd: float) -> float:
-    """``usd``, or 0 when it is rounding noise relative to ``scale_usd``."""
-    return usd if abs(usd) > 1e-9 * max(1.0, abs(scale_usd)) else 0.0
-
-
-def _feasible(comparison: Any) -> dict[str, Any]:
-    return {
-        n: r
-        for n, r in comparison.options.items()
-        if r.status != "infeasible" and n in comparison.cash_flow_usd
-    }
-
-
-def comparison_text(comparison: Any) -> str:
+def comparison_text(comparison: Comparison) -> str:
     """The recommendation in words: the cheapest option and what each other option costs more."""
     rec = comparison.recommendation
     if rec is None:
@@ -93,7 +88,7 @@ def comparison_text(comparison: Any) -> str:
     for name, result in comparison.options.items():
         if name == rec:
             continue
-        if result.status == "infeasible":
+        if not result.feasible:
             parts.append(f"{name} is infeasible")
             continue
         delta = result.total_cost_usd - best.total_cost_usd
@@ -105,73 +100,77 @@ def comparison_text(comparison: Any) -> str:
     return "; ".join(parts) + f". The sheets from {PLAN_SUMMARY_TITLE} on are the {rec} plan."
 
 
-def _options_sheet(ws: Any, tables: _Tables, comparison: Any, cash: dict[str, Any]) -> dict[str, int]:
-    from openpyxl.styles import Alignment
-
+def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[str, Any]) -> dict[str, int]:
+    """One row per option: its ledger's capex, resale credit and output tokens (values), and its total, opex
+    per month and cost per million tokens as formulas over its CashFlow column."""
     rows: list[list[Any]] = []
     row_of: dict[str, int] = {}
+    first, last_month = 2, cash["last"]
+    factors = f"CashFlow!$B${first}:$B${last_month}"
     for k, (name, result) in enumerate(comparison.options.items()):
         r = k + 2
         row_of[name] = r
         recommended = "yes" if name == comparison.recommendation else ""
-        if name not in cash["flow_col"] or result.status == "infeasible":
-            note = "; ".join(str(i.get("message", "")) for i in result.infeasibility) or "infeasible"
-            rows.append([name, result.status, None, None, None, None, None, None, None, recommended, note])
+        if name not in cash["flow_col"] or result.ledger is None:
+            note = "; ".join(e.message for e in result.infeasibility) or "infeasible"
+            rows.append([name, result.status, None, None, None, None, None, None, recommended, note])
             continue
-        flow_sum = sum(comparison.cash_flow_usd[name])
+        col = cash["flow_col"][name]
+        flows = f"CashFlow!${col}${first}:${col}${last_month}"
         rows.append(
             [
                 name,
                 result.status,
-                Formula(f"=CashFlow!{cash['flow_col'][name]}{cash['total_row']}+I{r}"),
-                float(result.capex_usd),
-                float(result.residual_value_usd),
-                Formula(f"=(C{r}-D{r}+E{r})/{HORIZON_NAME}"),
+                # Σ cash × d(m); the resale credit (in the last month's cash) is discounted from the end, d(H).
+                Formula(f"=SUMPRODUCT({flows},{factors})+E{r}*(CashFlow!$B${last_month}-{END_FACTOR})"),
+                result.ledger.capex_usd,
+                result.ledger.residual_value_usd,
+                Formula(f"=(CashFlow!{col}{cash['total_row']}-D{r}+E{r})/{HORIZON_NAME}"),
                 served_output_mtok(result),
                 Formula(f"=IF(G{r}=0,NA(),C{r}/G{r})"),
-                _tidy(float(result.total_cost_usd) - flow_sum, float(result.total_cost_usd)),
                 recommended,
                 "",
             ]
         )
-    formats: list[str | None] = (
-        [None, None] + [USD_FORMAT] * 4 + [NUMBER_FORMAT, USD_FORMAT, USD_FORMAT, None, None]
-    )
-    last = _header_table(ws, tables, 1, OPTION_HEADERS, rows, formats, "Options")
+    formats: list[str | None] = [None, None] + [USD_FORMAT] * 4 + [NUMBER_FORMAT, USD_FORMAT, None, None]
+    last = header_table(ws, tables, 1, OPTION_HEADERS, rows, formats, "Options")
     for r in range(2, last + 1):
         # Long infeasibility notes wrap inside the column instead of widening the printed page.
-        ws.cell(row=r, column=len(OPTION_HEADERS)).alignment = Alignment(wrap_text=True, vertical="top")
-    _finish(ws, freeze="B2")
-    ws.row_dimensions[1].height = HEADER_ROW_POINTS
-    _set(
+        wrap_text_row(ws, r, len(OPTION_HEADERS), chars_per_line=None)
+    align(ws, [letter(len(OPTION_HEADERS) - 1)], 2, last, horizontal="center")
+    finish_sheet(
+        ws,
+        freeze="B2",
+        widths={letter(len(OPTION_HEADERS) - 1): 15, letter(len(OPTION_HEADERS)): MAX_COLUMN_WIDTH},
+    )
+    write_note(
         ws,
         last + 2,
-        1,
-        "Total = the option's CashFlow column (capex in its order month, recurring costs, resale credited in the last "
-        "month) + Other (costs the cash flow does not carry). Opex/month = (total - capex + resale) / horizon.",
+        "Each option's CashFlow column is its plan's cost ledger (capex in the order month, recurring costs, the "
+        "resale credit in the last month). Total = Σ cash x discount factor (resale discounted from the horizon's "
+        "end); opex/month = (Σ cash - capex + resale credit) / horizon.",
     )
     return row_of
 
 
-def _cash_flow_sheet(ws: Any, tables: _Tables, comparison: Any, horizon: int) -> dict[str, Any]:
-    from openpyxl.utils import get_column_letter
-
-    names = list(_feasible(comparison))
+def _cash_flow_sheet(ws: Any, tables: Tables, comparison: Comparison, horizon: int) -> dict[str, Any]:
+    """Month rows: discount factor, each feasible option's ledger cash out, and its cumulative cash."""
+    flows = comparison.cash_flow_usd
+    names = list(flows)
     n = len(names)
-    pair = crossover_pair(comparison.options, comparison.cash_flow_usd)
-    flow_col = {name: get_column_letter(2 + k) for k, name in enumerate(names)}
-    cum_col = {name: get_column_letter(2 + n + k) for k, name in enumerate(names)}
+    pair = comparison.crossover_pair()
+    flow_col = {name: letter(3 + k) for k, name in enumerate(names)}
+    cum_col = {name: letter(3 + n + k) for k, name in enumerate(names)}
     headers = (
-        ["Month"]
+        ["Month", "Discount factor"]
         + [f"{name} cash out (USD)" for name in names]
         + [f"{name} cumulative (USD)" for name in names]
         + ([BUYING_AHEAD] if pair else [])
     )
-    ahead_col = get_column_letter(2 + 2 * n) if pair else None
+    ahead_col = letter(3 + 2 * n) if pair else None
     rows: list[list[Any]] = []
     for m in range(horizon):
         r = m + 2
-        flows = [float(comparison.cash_flow_usd[name][m]) for name in names]
         cums = [
             Formula(f"={flow_col[name]}{r}" if m == 0 else f"={cum_col[name]}{r - 1}+{flow_col[name]}{r}")
             for name in names
@@ -180,16 +179,18 @@ def _cash_flow_sheet(ws: Any, tables: _Tables, comparison: Any, horizon: int) ->
         if pair:
             buy, rent = cum_col[pair[0]], cum_col[pair[1]]
             ahead = [Formula(f'=IF(AND(A{r}>0,{buy}{r}<={rent}{r}),"yes","no")')]
-        rows.append([m, *flows, *cums, *ahead])
-    formats: list[str | None] = [INT_FORMAT] + [USD_FORMAT] * (2 * n) + ([None] if pair else [])
-    last = _header_table(ws, tables, 1, headers, rows, formats, "CashFlow")
+        factor = Formula(f"=(1+{RATE_NAME})^(-A{r}/12)")
+        rows.append([m, factor, *(flows[name][m] for name in names), *cums, *ahead])
+    formats: list[str | None] = [INT_FORMAT, "0.0000"] + [USD_FORMAT] * (2 * n) + ([None] if pair else [])
+    last = header_table(ws, tables, 1, headers, rows, formats, "CashFlow")
+    if ahead_col:
+        align(ws, [ahead_col], 2, last, horizontal="center")
     total_row = last + 1
-    _set(ws, total_row, 1, "Total")
+    set_cell(ws, total_row, 1, "Total (USD)")
     for name in names:
         col = flow_col[name]
-        _set(ws, total_row, ws[f"{col}1"].column, Formula(f"=SUM({col}2:{col}{last})"), USD_FORMAT)
-    _finish(ws, freeze="B2")
-    ws.row_dimensions[1].height = HEADER_ROW_POINTS
+        set_cell(ws, total_row, ws[f"{col}1"].column, Formula(f"=SUM({col}2:{col}{last})"), USD_FORMAT)
+    finish_sheet(ws, freeze="C2")
     if n:
         _cumulative_chart(ws, comparison, n, last)
     return {
@@ -201,19 +202,19 @@ def _cash_flow_sheet(ws: Any, tables: _Tables, comparison: Any, horizon: int) ->
     }
 
 
-def _cumulative_chart(ws: Any, comparison: Any, n: int, last: int) -> None:
+def _cumulative_chart(ws: Any, comparison: Comparison, n: int, last: int) -> None:
     from openpyxl.chart import LineChart, Reference
 
     chart = LineChart()
     crossover = comparison.crossover_month
     chart.title = (
-        f"Cumulative cost by option (crossover: month {crossover})"
+        f"Cumulative cash by option (crossover: month {crossover})"
         if crossover is not None
-        else "Cumulative cost by option (no crossover within the horizon)"
+        else "Cumulative cash by option (no crossover within the horizon)"
     )
     chart.y_axis.title, chart.x_axis.title = "USD", "Month"
     chart.add_data(
-        Reference(ws, min_col=2 + n, max_col=1 + 2 * n, min_row=1, max_row=last), titles_from_data=True
+        Reference(ws, min_col=3 + n, max_col=2 + 2 * n, min_row=1, max_row=last), titles_from_data=True
     )
     chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=last))
     for series in chart.series:
@@ -221,50 +222,64 @@ def _cumulative_chart(ws: Any, comparison: Any, n: int, last: int) -> None:
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.width, chart.height = 18, 9
-    ws.add_chart(chart, f"{ws.cell(row=1, column=3 + 2 * n + 1).column_letter}2")
+    ws.add_chart(chart, f"{letter(3 + 2 * n + 2)}2")
 
 
 def _options_chart(ws: Any, n_options: int) -> None:
     from openpyxl.chart import BarChart, Reference
 
     chart = BarChart()
-    chart.title, chart.y_axis.title = "Total cost over the horizon by option", "USD"
+    chart.title, chart.y_axis.title = "Total cost over the horizon by option (present value)", "USD"
     chart.y_axis.scaling.min = 0
     chart.add_data(Reference(ws, min_col=3, min_row=1, max_row=1 + n_options), titles_from_data=True)
     chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=1 + n_options))
     chart.x_axis.delete = False
     chart.y_axis.delete = False
+    chart.legend = None
     chart.width, chart.height = 14, 7
     ws.add_chart(chart, f"A{n_options + 5}")
 
 
+SUMMARY_OPTION_ROWS = (
+    ("Recommended option total cost (USD, present value)", "C", USD_FORMAT),
+    ("Recommended option capex (USD)", "D", USD_FORMAT),
+    ("Recommended option opex (USD/month)", "F", USD_FORMAT),
+    ("Recommended option cost per million output tokens (USD/Mtok)", "H", USD_FORMAT),
+)
+CROSSOVER_LABEL = "Crossover month (buying's cumulative cash <= renting's)"
+
+
 def _summary_sheet(
-    ws: Any, comparison: Any, horizon: int, row_of: dict[str, int], cash: dict[str, Any], plan_feasible: bool
+    ws: Any,
+    comparison: Comparison,
+    horizon: int,
+    row_of: dict[str, int],
+    cash: dict[str, Any],
+    plan_feasible: bool,
 ) -> None:
-    from openpyxl.styles import Alignment, Font
-    from openpyxl.workbook.defined_name import DefinedName
+    from openpyxl.styles import Font
 
     scenario = next(iter(comparison.options.values())).scenario
-    _set(ws, 1, 1, "Buy vs rent comparison")
+    set_cell(ws, 1, 1, "Buy vs rent comparison")
     ws["A1"].font = Font(bold=True, size=14)
-    _append(ws, 3, ["Item", "Value"])
-    _style_header(ws, 3, 2)
+    append_row(ws, 3, ["Item", "Value"])
+    style_header(ws, 3, 2)
     rec = comparison.recommendation
     rows: list[tuple[str, Any, str | None]] = [
         ("Scenario", scenario.name, None),
         ("Recommendation", comparison_text(comparison), None),
         ("Recommended option", rec or "none", None),
         ("Horizon (months)", horizon, INT_FORMAT),
+        (
+            "Cost of capital (per year)",
+            float(scenario.economics.cost_of_capital_frac_per_year),
+            PERCENT_FORMAT,
+        ),
     ]
     if rec is not None:
-        rows.append(("Recommended option total cost (USD)", Formula(f"=Options!C{row_of[rec]}"), USD_FORMAT))
-        rows.append(
-            (
-                "Recommended option cost per million output tokens (USD/Mtok)",
-                Formula(f"=Options!H{row_of[rec]}"),
-                USD_FORMAT,
-            )
-        )
+        rows += [
+            (label, Formula(f"=Options!{col}{row_of[rec]}"), fmt) for label, col, fmt in SUMMARY_OPTION_ROWS
+        ]
     if plan_feasible:
         rows.append(
             (
@@ -281,7 +296,7 @@ def _summary_sheet(
         )
     else:
         crossover = "n/a (no buying option with capex beside a feasible rent-only option)"
-    rows.append(("Crossover month (buying's cumulative cost <= renting's)", crossover, INT_FORMAT))
+    rows.append((CROSSOVER_LABEL, crossover, INT_FORMAT))
     breakeven = comparison.breakeven_utilization_frac
     rows.append(
         (
@@ -290,33 +305,31 @@ def _summary_sheet(
             PERCENT_FORMAT if breakeven is not None else None,
         )
     )
+    names = {"Horizon (months)": HORIZON_NAME, "Cost of capital (per year)": RATE_NAME}
     r = 4
     for label, value, fmt in rows:
-        _append(ws, r, [label, value], [None, fmt])
-        if label == "Horizon (months)":
-            ws.parent.defined_names[HORIZON_NAME] = DefinedName(HORIZON_NAME, attr_text=f"Summary!$B${r}")
+        append_row(ws, r, [label, value], [None, fmt])
+        if label in names:
+            define_name(ws.parent, names[label], ws.title, f"B{r}")
         r += 1
-    rec_cell = ws.cell(row=5, column=2)
-    rec_cell.alignment = Alignment(wrap_text=True, vertical="top")
-    ws.row_dimensions[5].height = POINTS_PER_LINE * (
-        1 + len(str(rec_cell.value)) // RECOMMENDATION_CHARS_PER_LINE
-    )
+    wrap_text_row(ws, 5, 2)
+    align(ws, ["B"], 4, r, horizontal="left")
     r += 1
-    _append(ws, r, ["Flip points", "When the recommendation changes"])
-    _style_header(ws, r, 2)
+    append_row(ws, r, ["Flip points", "When the recommendation changes"])
+    style_header(ws, r, 2)
     flips: Sequence[dict[str, Any]] = comparison.flip_points
     if not flips:
         r += 1
-        _append(ws, r, ["", "not computed (--no-flip-points)"])
+        append_row(ws, r, ["", "not computed (--no-flip-points)"])
     for k, flip in enumerate(flips, start=1):
         r += 1
-        _append(ws, r, [f"Flip point {k}", flip.get("sentence", "")])
-    _finish(ws, freeze="A4")
+        append_row(ws, r, [f"Flip point {k}", flip.get("sentence", "")])
+    finish_sheet(ws, freeze="A4")
     ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2
 
 
-def build_compare_workbook(comparison: Any) -> Any:
-    """The openpyxl Workbook of a :class:`planner.compare.Comparison`."""
+def build_compare_workbook(comparison: Comparison) -> Any:
+    """The openpyxl Workbook of a :class:`planner.readout.comparison.Comparison`."""
     from openpyxl.styles import Font
 
     rec = comparison.recommendation
@@ -332,9 +345,8 @@ def build_compare_workbook(comparison: Any) -> Any:
     plan_summary["A1"].font = Font(bold=True, size=14)
     alternatives = wb["Alternatives"]
     if alternatives.max_row <= 1:
-        _set(alternatives, 3, 1, "compare does not re-solve alternatives: run planner plan for them.")
-    tables = _Tables()
-    tables.names = {name.lower() for ws in wb for name in ws.tables}
+        set_cell(alternatives, 3, 1, "compare does not re-solve alternatives: run planner plan for them.")
+    tables = Tables({name for ws in wb for name in ws.tables})
     sheets = {}
     for i, title in enumerate(COMPARE_SHEETS):
         sheets[title] = wb.create_sheet(sanitize_sheet_title(title), index=i)
@@ -343,23 +355,19 @@ def build_compare_workbook(comparison: Any) -> Any:
     cash = _cash_flow_sheet(sheets["CashFlow"], tables, comparison, horizon)
     row_of = _options_sheet(sheets["Options"], tables, comparison, cash)
     _options_chart(sheets["Options"], len(comparison.options))
-    _summary_sheet(sheets["Summary"], comparison, horizon, row_of, cash, plan_result.status != "infeasible")
+    _summary_sheet(sheets["Summary"], comparison, horizon, row_of, cash, plan_result.feasible)
     return wb
 
 
-def write_compare_outputs(comparison: Any, *, workbook: Path | None, plots_dir: Path | None) -> None:
+def write_compare_outputs(comparison: Comparison, *, workbook: Path | None, plots_dir: Path | None) -> None:
     """Write the comparison workbook (atomically) and/or its PNG charts."""
     if workbook is not None:
         wb = build_compare_workbook(comparison)
         atomic_write(workbook, wb.save)
     if plots_dir is not None:
-        feasible = _feasible(comparison)
         write_compare_plots(
             plots_dir,
-            monthly_usd={n: comparison.cash_flow_usd[n] for n in feasible},
-            totals_usd={
-                n: (r.total_cost_usd if r.status != "infeasible" else None)
-                for n, r in comparison.options.items()
-            },
+            monthly_usd=comparison.cash_flow_usd,
+            totals_usd={n: (r.total_cost_usd if r.feasible else None) for n, r in comparison.options.items()},
             crossover_month=comparison.crossover_month,
         )

@@ -1,12 +1,14 @@
-"""`planner compare -o`: options, monthly cumulative cost with the crossover, the recommended plan's sheets.
+"""`planner compare -o`: options, each option's ledger cash flow with the crossover, the recommended plan's
+sheets.
 
 Recomputed with LibreOffice: option totals, opex, cost per million tokens, the crossover month and the plan
-sheets' total must match the planner's numbers within 0.01 % (rel=1e-4); editing one month's cash out in the
-file moves that option's total by the same amount.
+sheets' total must match the options' cost ledgers (rel=1e-9); editing one month's cash out in the file
+moves that option's total by the same amount.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import zipfile
 from collections.abc import Iterator
@@ -16,17 +18,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from planner.catalog import Catalog
 from planner.cli.main import app
-from planner.compare import Comparison, compare, cost_per_million_output_tokens
+from planner.readout.comparison import Comparison
 from planner.report import compare_workbook as cmod
 from planner.report import workbook as wbmod
 from planner.report.charts import COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG
-from planner.scenario import load_scenario
+from planner.report.workbook_summary import TOTAL_LABEL
+from tests.report.conftest import ROOT
 from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute
 
-ROOT = Path(__file__).resolve().parents[2]
-REL = 1e-4  # 0.01 %
+REL = 1e-9
+TOTAL = "Total cost (USD, present value)"
 INJECT_FLIP = "=renting wins if the rent falls below 0.90× the catalog price"
 EDIT_USD = 1000.0
 EDIT_MONTH = 5
@@ -34,20 +36,20 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def comparison(catalog: Catalog) -> Comparison:
+def comparison(example_comparisons: dict[str, Comparison]) -> Comparison:
     """buy_vs_rent: buy-only infeasible (lead time), rent-only and hybrid feasible, a crossover month."""
-    scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
-    result = compare(catalog, scenario, flip_points=False)
     # Flip-point bisection takes dozens of solves; the sheet only prints the sentences, so inject two.
-    result.flip_points = [
-        {"parameter": "rent_price_scale", "factor": 0.9, "sentence": INJECT_FLIP},
-        {
-            "parameter": "purchase_price_scale",
-            "factor": 1.3,
-            "sentence": "renting wins if the purchase price rises",
-        },
-    ]
-    return result
+    return dataclasses.replace(
+        example_comparisons["buy_vs_rent"],
+        flip_points=[
+            {"parameter": "rent_price_scale", "factor": 0.9, "sentence": INJECT_FLIP},
+            {
+                "parameter": "purchase_price_scale",
+                "factor": 1.3,
+                "sentence": "renting wins if the purchase price rises",
+            },
+        ],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +100,7 @@ def test_sheets_compare_first_then_the_recommended_plan(comparison: Comparison, 
     assert "hybrid" in str(wb[cmod.PLAN_SUMMARY_TITLE]["A1"].value)
     # The plan sheets are the hybrid plan's: its supply lines and its deployments.
     hybrid = comparison.options["hybrid"].to_json()
-    buy = wb["BuyVsRent"]
+    buy = wb["Supply"]
     assert [buy.cell(row=i + 2, column=3).value for i in range(len(hybrid["supply"]))] == [
         s["kind"] for s in hybrid["supply"]
     ]
@@ -110,28 +112,28 @@ def test_options_values_and_live_formulas(comparison: Comparison, written: Path)
     wb = load_workbook(written)
     rows = _option_rows(wb["Options"])
     assert set(rows) == {"buy_only", "rent_only", "hybrid"}
-    assert rows["buy_only"]["Status"] == "infeasible" and rows["buy_only"]["Total cost (USD)"] is None
+    assert rows["buy_only"]["Status"] == "infeasible" and rows["buy_only"][TOTAL] is None
     assert "req/s" in rows["buy_only"]["Note"]
     hybrid = comparison.options["hybrid"]
+    assert hybrid.ledger is not None
     row = rows["hybrid"]
-    assert str(row["Total cost (USD)"]).startswith("=CashFlow!") and row["Recommended"] == "yes"
-    assert row["Capex (USD)"] == pytest.approx(hybrid.capex_usd, rel=1e-12)
-    assert row["Resale credit (USD)"] == pytest.approx(hybrid.residual_value_usd, rel=1e-12)
-    assert str(row["Opex (USD/month)"]).startswith("=(") and str(
-        row["Cost per million output tokens (USD/Mtok)"]
-    ).startswith("=IF(")
-    cpm = cost_per_million_output_tokens(hybrid)
-    assert cpm is not None
-    assert hybrid.total_cost_usd / row["Served output tokens (Mtok over horizon)"] == pytest.approx(
-        cpm, rel=1e-12
+    assert str(row[TOTAL]).startswith("=SUMPRODUCT(CashFlow!") and row["Recommended"] == "yes"
+    assert row["Capex (USD)"] == pytest.approx(hybrid.ledger.capex_usd, rel=1e-12)
+    assert row["Resale credit (USD)"] == pytest.approx(hybrid.ledger.residual_value_usd, rel=1e-12)
+    assert str(row["Opex (USD/month)"]).startswith("=(CashFlow!")
+    assert str(row["Cost per million output tokens (USD/Mtok)"]).startswith("=IF(")
+    assert row["Output tokens served (Mtok over the horizon)"] == pytest.approx(
+        hybrid.ledger.output_tokens / 1e6, rel=1e-12
     )
+    assert not [h for h in cmod.OPTION_HEADERS if h.startswith("Other")]
     cash = wb["CashFlow"]
     header = [c.value for c in cash[1]]
-    assert header[0] == "Month" and header[-1] == cmod.BUYING_AHEAD
+    assert header[:2] == ["Month", "Discount factor"] and header[-1] == cmod.BUYING_AHEAD
     col = header.index("hybrid cash out (USD)") + 1
     flow = [cash.cell(row=m + 2, column=col).value for m in range(hybrid.scenario.horizon_months)]
-    assert flow == pytest.approx(comparison.cash_flow_usd["hybrid"], rel=1e-12)
-    assert str(find_row(cash, "Total")[col - 1].value).startswith("=SUM(")
+    assert flow == pytest.approx(hybrid.ledger.cash_flow_usd_per_month, rel=1e-12)
+    assert flow[-1] < 0  # the resale credit is in the horizon's last month
+    assert str(find_row(cash, "Total (USD)")[col - 1].value).startswith("=SUM(")
 
 
 def test_summary_recommendation_flip_points_and_injection(comparison: Comparison, written: Path) -> None:
@@ -146,17 +148,15 @@ def test_summary_recommendation_flip_points_and_injection(comparison: Comparison
     flip = find_row(summary, "Flip point 1")[1]
     assert flip.value == INJECT_FLIP and flip.data_type == "s"
     assert find_row(summary, "Flip point 2")[1].value.startswith("renting wins")
-    assert str(
-        find_row(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
-    ).startswith("=IFERROR(INDEX(")
+    assert str(find_row(summary, cmod.CROSSOVER_LABEL)[1].value).startswith("=IFERROR(INDEX(")
 
 
 def test_native_charts_and_plots(written: Path) -> None:
     with zipfile.ZipFile(written) as z:
         xml = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
-    lines = [x for x in xml if "<lineChart>" in x and "Cumulative cost by option" in x]
+    lines = [x for x in xml if "<lineChart>" in x and "Cumulative cash by option" in x]
     assert len(lines) == 1 and "crossover: month 35" in lines[0]
-    assert "'CashFlow'!$D$2:$D$37" in lines[0] and "'CashFlow'!$E$2:$E$37" in lines[0]  # cumulative
+    assert "'CashFlow'!$E$2:$E$37" in lines[0] and "'CashFlow'!$F$2:$F$37" in lines[0]  # cumulative
     assert any("Total cost over the horizon by option" in x for x in xml)
     for name in (COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG):
         path = written.parent / "plots" / name
@@ -165,7 +165,7 @@ def test_native_charts_and_plots(written: Path) -> None:
 
 def test_all_options_infeasible_still_writes(comparison: Comparison, tmp_path: Path) -> None:
     buy_only = comparison.options["buy_only"]
-    dead = Comparison({n: buy_only for n in ("buy_only", "rent_only", "hybrid")}, {}, None, None, None, [])
+    dead = Comparison({n: buy_only for n in ("buy_only", "rent_only", "hybrid")}, None, None, [])
     path = tmp_path / "dead.xlsx"
     cmod.write_compare_outputs(dead, workbook=path, plots_dir=tmp_path / "plots")
     wb = load_workbook(path)
@@ -180,36 +180,40 @@ def test_all_options_infeasible_still_writes(comparison: Comparison, tmp_path: P
 
 
 @needs_soffice
-def test_recomputed_options_match_the_planner(comparison: Comparison, recomputed: dict[str, Any]) -> None:
+def test_recomputed_options_match_the_ledgers(comparison: Comparison, recomputed: dict[str, Any]) -> None:
     wb = recomputed["compare"]
     rows = _option_rows(wb["Options"])
     data = {o["name"]: o for o in comparison.to_json()["options"]}
     for name in ("rent_only", "hybrid"):
         got, want = rows[name], data[name]
-        assert got["Total cost (USD)"] == pytest.approx(want["total_cost_usd"], rel=REL)
+        assert got[TOTAL] == pytest.approx(want["total_cost_usd"], rel=REL)
         assert got["Opex (USD/month)"] == pytest.approx(want["opex_usd_per_month"], rel=REL)
         assert got["Cost per million output tokens (USD/Mtok)"] == pytest.approx(
             want["cost_usd_per_million_output_tokens"], rel=REL
         )
+    hybrid = comparison.options["hybrid"]
+    assert hybrid.ledger is not None
     summary = wb["Summary"]
-    hybrid_total = comparison.options["hybrid"].total_cost_usd
-    assert find_row(summary, "Recommended option total cost (USD)")[1].value == pytest.approx(
-        hybrid_total, rel=REL
+    want_summary = {
+        "Recommended option total cost (USD, present value)": hybrid.total_cost_usd,
+        "Recommended option capex (USD)": hybrid.ledger.capex_usd,
+        "Recommended option opex (USD/month)": hybrid.ledger.opex_usd_per_month,
+        "Recommended option cost per million output tokens (USD/Mtok)": hybrid.ledger.cost_usd_per_million_output_tokens,
+        "Recommended plan total, live over the Assumptions prices (USD)": hybrid.total_cost_usd,
+    }
+    for label, value in want_summary.items():
+        assert find_row(summary, label)[1].value == pytest.approx(value, rel=REL)
+    assert find_row(wb[cmod.PLAN_SUMMARY_TITLE], TOTAL_LABEL)[1].value == pytest.approx(
+        hybrid.total_cost_usd, rel=REL
     )
-    live = find_row(summary, "Recommended plan total, live over the Assumptions prices (USD)")[1].value
-    assert live == pytest.approx(hybrid_total, rel=REL)
-    assert find_row(wb[cmod.PLAN_SUMMARY_TITLE], "Total cost (USD)")[1].value == pytest.approx(
-        hybrid_total, rel=REL
-    )
-    crossover = find_row(summary, "Crossover month (buying's cumulative cost <= renting's)")[1].value
-    assert crossover == comparison.crossover_month == 35
+    assert find_row(summary, cmod.CROSSOVER_LABEL)[1].value == comparison.crossover_month == 35
     cash = wb["CashFlow"]
     header = [c.value for c in cash[1]]
-    horizon = comparison.options["hybrid"].scenario.horizon_months
+    horizon = hybrid.scenario.horizon_months
     for name in ("rent_only", "hybrid"):
         col = header.index(f"{name} cumulative (USD)") + 1
         assert cash.cell(row=horizon + 1, column=col).value == pytest.approx(
-            data[name]["total_cost_usd"], rel=REL
+            sum(data[name]["cash_flow_usd_per_month"]), rel=REL
         )
 
 
@@ -217,16 +221,13 @@ def test_recomputed_options_match_the_planner(comparison: Comparison, recomputed
 def test_editing_a_month_moves_the_option_total(comparison: Comparison, recomputed: dict[str, Any]) -> None:
     before = _option_rows(recomputed["compare"]["Options"])["rent_only"]
     after = _option_rows(recomputed["edited"]["Options"])["rent_only"]
-    assert after["Total cost (USD)"] - before["Total cost (USD)"] == pytest.approx(EDIT_USD, rel=REL)
+    assert after[TOTAL] - before[TOTAL] == pytest.approx(EDIT_USD, rel=1e-6)  # no cost of capital: d = 1
     horizon = comparison.options["rent_only"].scenario.horizon_months
     assert after["Opex (USD/month)"] - before["Opex (USD/month)"] == pytest.approx(
-        EDIT_USD / horizon, rel=REL
+        EDIT_USD / horizon, rel=1e-6
     )
     # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 35.
-    crossover = find_row(
-        recomputed["edited"]["Summary"], "Crossover month (buying's cumulative cost <= renting's)"
-    )
-    assert crossover[1].value == 35
+    assert find_row(recomputed["edited"]["Summary"], cmod.CROSSOVER_LABEL)[1].value == 35
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""Plan workbooks of every example (and of a scenario whose demand periods merge), recomputed by LibreOffice.
+"""Plan workbooks of every example (and of scenarios whose demand periods merge, that discount at a cost of
+capital, bill hour blocks and earn a rent volume discount), recomputed by LibreOffice.
 
-The recomputed totals must match the planner's within 0.01 % (rel=1e-4), and the monthly Costs sheet must
-carry the plan's actual per-month quantities: each month takes the units of its representative period
-(from the schedule's ``months`` and ``representative_period``), not an even spread of the merged periods.
+Every cost column is built from the plan's cost ledger: each rent and running month is a formula (units ×
+price) that reproduces its ledger line, capex and resale are nodes bought × the node's price or resale
+value; the monthly units are the plan's actual ones (each month takes its own period's units, merged
+periods included). Recomputed, the workbook shows the ledger's total, opex, cost per million output
+tokens, monthly cash and per-supply cost (rel=1e-9), and the Deployments sheet the replicas of every period.
 """
 
 from __future__ import annotations
@@ -15,31 +18,66 @@ import pytest
 import yaml
 
 from planner.catalog import Catalog
-from planner.plan import PlanResult, plan
+from planner.plan import plan
+from planner.readout import PlanResult
 from planner.report import workbook as wbmod
-from planner.scenario import load_scenario, parse_scenario
+from planner.report.cost_streams import cost_streams
+from planner.report.workbook_costs import CASH, CUMULATIVE, SUPPLY_HEADERS
+from planner.report.workbook_summary import OPEX_LABEL, PER_MTOK_LABEL, TOTAL_LABEL
+from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS
+from planner.scenario import parse_scenario
+from tests.report.conftest import EXAMPLE_NAMES, ROOT
 from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
-REL = 1e-4  # 0.01 %
+REL = 1e-9
 MERGED = "merged_periods"
 MERGED_DEMAND_REQUESTS_PER_S = [8, 24, 8, 24, 16, 8]  # months 0, 2, 5 merge; so do 1 and 3
+DISCOUNTED_BUY = "discounted_buy"
+"""buy_vs_rent at a 2 %/year cost of capital: still buys, so present values and the resale's d(H) matter."""
+HOURLY_TIERS = "hourly_tiers"
+"""buy_vs_rent over 12 months with an hourly profile (fractional billed units), a rent volume tier (discount
+lines) and an 8 %/year cost of capital."""
+NAMES = [*EXAMPLE_NAMES, MERGED, DISCOUNTED_BUY, HOURLY_TIERS]
 
 
-def _merged_scenario(catalog: Catalog) -> Any:
-    data = yaml.safe_load((ROOT / "examples/chat_70b_cloud/scenario.yaml").read_text())
-    data["name"] = MERGED
-    data["horizon_months"] = len(MERGED_DEMAND_REQUESTS_PER_S)
-    data["workloads"][0]["requests_per_s"] = MERGED_DEMAND_REQUESTS_PER_S
-    return parse_scenario(data)
+def _example(example: str, **changes: Any) -> Any:
+    data = yaml.safe_load((ROOT / f"examples/{example}/scenario.yaml").read_text())
+    data.update(changes)
+    return data
+
+
+def _extra_scenarios() -> dict[str, Any]:
+    merged = _example("chat_70b_cloud", name=MERGED, horizon_months=len(MERGED_DEMAND_REQUESTS_PER_S))
+    merged["workloads"][0]["requests_per_s"] = MERGED_DEMAND_REQUESTS_PER_S
+    discounted = _example(
+        "buy_vs_rent", name=DISCOUNTED_BUY, economics={"cost_of_capital_frac_per_year": 0.02}
+    )
+    tiers = {
+        "cost_of_capital_frac_per_year": 0.08,
+        "rent_volume_tiers": [{"min_gpus": 8, "discount_frac": 0.1}],
+    }
+    hourly = _example("buy_vs_rent", name=HOURLY_TIERS, horizon_months=12, economics=tiers)
+    hourly["workloads"][0]["hourly_profile_frac"] = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
+    return {MERGED: merged, DISCOUNTED_BUY: discounted, HOURLY_TIERS: hourly}
 
 
 @pytest.fixture(scope="module")
-def plans(catalog: Catalog) -> dict[str, PlanResult]:
-    out = {p.parent.name: plan(catalog, load_scenario(p, catalog)) for p in EXAMPLES}
-    out[MERGED] = plan(catalog, _merged_scenario(catalog), with_alternatives=False)
-    return out
+def plans(catalog: Catalog, example_plans: dict[str, PlanResult]) -> dict[str, PlanResult]:
+    extra = {
+        name: plan(catalog, parse_scenario(data), with_alternatives=False)
+        for name, data in _extra_scenarios().items()
+    }
+    return {**example_plans, **extra}
+
+
+def test_extra_scenarios_exercise_what_they_claim(plans: dict[str, PlanResult]) -> None:
+    buy, hourly = plans[DISCOUNTED_BUY].ledger, plans[HOURLY_TIERS].ledger
+    assert buy is not None and hourly is not None
+    assert (
+        buy.capex_usd > 0 and buy.residual_value_usd > 0 and buy.total_usd < sum(buy.cash_flow_usd_per_month)
+    )
+    assert any(line.kind == "discount" for line in hourly.lines)
+    assert any(not float(u).is_integer() for s in plans[HOURLY_TIERS].supply for u in s.units_per_month)
 
 
 @pytest.fixture(scope="module")
@@ -63,102 +101,129 @@ def recomputed(
     yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in written}
 
 
-def _calendar_units(data: dict[str, Any], line: dict[str, Any]) -> list[int]:
-    """Units of a supply line in each month, straight from the schedule (independent of the workbook code)."""
-    reps = sorted({e["representative_period"] for e in data["schedule"]})
-    units = line["units_per_period"]
-    out = [0] * data["horizon_months"]
-    for entry in data["schedule"]:
-        for m in entry["months"]:
-            out[m] = units[reps.index(entry["representative_period"])] if len(units) == len(reps) else -1
+def _calendar_units(result: PlanResult, per_period: list[float]) -> list[float]:
+    """Units in each month from the schedule's months of each period (independent of the workbook code)."""
+    out = [-1.0] * result.scenario.horizon_months
+    for entry in result.schedule:
+        for m in entry.months:
+            out[m] = per_period[entry.period]
     return out
 
 
-NAMES = [p.parent.name for p in EXAMPLES] + [MERGED]
-
-
 def test_five_examples() -> None:
-    assert len(EXAMPLES) == 5
+    assert len(EXAMPLE_NAMES) == 5
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_schedule_names_its_months(plans: dict[str, PlanResult], name: str) -> None:
-    data = plans[name].to_json()
-    months = [m for e in data["schedule"] for m in e["months"]]
-    assert months == list(range(data["horizon_months"]))
-    reps = {e["representative_period"] for e in data["schedule"]}
-    assert all(len(s["units_per_period"]) == len(reps) for s in data["supply"])
+    result = plans[name]
+    months = [m for e in result.schedule for m in e.months]
+    assert months == list(range(result.scenario.horizon_months))
+    periods = result.scenario.periods
+    assert all(len(s.units_per_period) == periods for s in result.supply)
+    assert all(len(d.replicas_per_period) == periods for d in result.deployments)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_costs_sheet_uses_the_schedule(
+def test_every_cost_column_is_a_formula_that_reproduces_the_ledger(
     plans: dict[str, PlanResult], written: dict[str, Path], name: str
 ) -> None:
-    data = plans[name].to_json()
-    horizon = data["horizon_months"]
+    result = plans[name]
+    model = cost_streams(result)
+    assert model.all_live and all(s.reproduced() for s in model.streams if s.live)
+    assert sorted((s.supply_id, s.kind) for s in model.streams) == sorted(
+        {(line.supply_id, line.kind) for line in result.ledger.lines}  # type: ignore[union-attr]
+    )
     costs = load_workbook(written[name])["Costs"]
     header = [c.value for c in costs[1]]
-    for i, line in enumerate(wbmod._lines(wbmod.plan_data(plans[name]))):
-        col = header.index(f"Units {line.label}") + 1
+    horizon = result.scenario.horizon_months
+    for row in model.recurring:
+        col = header.index(f"Units {row.label}") + 1
         cells = [costs.cell(row=m + 2, column=col).value for m in range(horizon)]
-        assert cells == _calendar_units(data, line.row)
-        if line.row["kind"].startswith("rent_"):
-            # Rentals are paid per month in use: the calendar units reproduce the planner's line cost.
-            assert line.adjust_usd == 0.0, i
+        # openpyxl stores 15 significant digits: hours-weighted fractions come back within 1e-15.
+        assert cells == pytest.approx(row.units_by_month, rel=1e-14)
+        if row.line.procurement != "buy":
+            assert cells == pytest.approx(_calendar_units(result, row.line.units_per_period), rel=1e-14)
 
 
 def test_merged_periods_are_on_the_calendar(plans: dict[str, PlanResult]) -> None:
-    data = plans[MERGED].to_json()
-    reps = [e["representative_period"] for e in data["schedule"]]
-    assert reps == [0, 1, 0, 1, 4, 0]  # the scenario does merge non-adjacent months
-    lines = wbmod._lines(wbmod.plan_data(plans[MERGED]))
-    for line in lines:
-        per_period = line.row["units_per_period"]
-        assert line.monthly_units == [per_period[[0, 1, 4].index(r)] for r in reps]
-    # An even spread of the three entries would have put period 1's units in months 2-3 only.
-    assert any(ln.monthly_units[1] != ln.monthly_units[2] for ln in lines)
+    result = plans[MERGED]
+    assert [e.representative_period for e in result.schedule] == [0, 1, 0, 1, 4, 0]
+    for line in result.supply:
+        assert line.units_per_month == _calendar_units(result, line.units_per_period)
+    # An even spread of the three distinct periods would have put period 1's units in months 2-3 only.
+    assert any(s.units_per_month[1] != s.units_per_month[2] for s in result.supply)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deployment_rows_give_the_replicas_of_every_period(
+    plans: dict[str, PlanResult], written: dict[str, Path], name: str
+) -> None:
+    result = plans[name]
+    dep = load_workbook(written[name])["Deployments"]
+    col = {h: DEPLOY_HEADERS.index(h) for h in DEPLOY_HEADERS}
+    got: dict[tuple[Any, ...], list[int]] = {}
+    for row in dep.iter_rows(min_row=2, values_only=True):
+        key = tuple(row[col[h]] for h in ("Workload", "Model", "GPU", "Site", "Quantization", "TP", "PP"))
+        reps = got.setdefault(key, [0] * result.scenario.periods)
+        first, _, last = str(row[col["Periods"]]).partition("-")
+        for t in range(int(first), int(last or first) + 1):
+            reps[t] += int(row[col["Replicas"]])
+    want: dict[tuple[Any, ...], list[int]] = {}
+    for d in result.deployments:
+        key = (d.workload, d.model, d.gpu, d.site, d.quantization, d.tp, d.pp)
+        want[key] = [
+            a + b
+            for a, b in zip(
+                want.get(key, [0] * len(d.replicas_per_period)), d.replicas_per_period, strict=True
+            )
+        ]
+        assert {
+            r[col["Placement"]]
+            for r in dep.iter_rows(min_row=2, values_only=True)
+            if r[col["Site"]] == d.site
+        } == {d.placement}
+    assert got == want
 
 
 @needs_soffice
 @pytest.mark.parametrize("name", NAMES)
-def test_recomputed_totals_match_the_planner(
+def test_recomputed_workbook_shows_the_ledger(
     plans: dict[str, PlanResult], recomputed: dict[str, Any], name: str
 ) -> None:
-    data = plans[name].to_json()
+    result = plans[name]
+    ledger = result.ledger
+    assert ledger is not None
     wb = recomputed[name]
-    total = data["total_cost_usd"]
-    assert find_row(wb["Summary"], "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
-    assert find_row(wb["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
-        data["cost_usd_per_month"], rel=REL
+    summary = wb["Summary"]
+    assert find_row(summary, TOTAL_LABEL)[1].value == pytest.approx(result.total_cost_usd, rel=REL)
+    assert find_row(summary, OPEX_LABEL)[1].value == pytest.approx(ledger.opex_usd_per_month, rel=REL)
+    assert find_row(summary, PER_MTOK_LABEL)[1].value == pytest.approx(
+        ledger.cost_usd_per_million_output_tokens, rel=REL
     )
     costs = wb["Costs"]
     header = [c.value for c in costs[1]]
-    total_col = header.index("Total (USD)")
-    cum_col = header.index("Cumulative (USD)")
-    assert find_row(costs, "Total")[total_col].value == pytest.approx(total, rel=REL)
-    assert costs.cell(row=data["horizon_months"] + 1, column=cum_col + 1).value == pytest.approx(
-        total, rel=REL
-    )
-    expected = wbmod.monthly_cost_usd(wbmod.plan_data(plans[name]))
-    got = [costs.cell(row=m + 2, column=total_col + 1).value for m in range(data["horizon_months"])]
-    assert got == pytest.approx(expected, rel=REL, abs=1e-6)
-    for i, d in enumerate(data["deployments"], start=2):
-        assert wb["Deployments"].cell(row=i, column=18).value == pytest.approx(
-            d["cost_usd_per_month"], rel=REL
-        )
-    for i, s in enumerate(data["supply"], start=2):
-        assert wb["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(s["cost_usd_per_month"], rel=REL)
+    horizon = ledger.horizon_months
+    cash = [costs.cell(row=m + 2, column=header.index(CASH) + 1).value for m in range(horizon)]
+    assert cash == pytest.approx(ledger.cash_flow_usd_per_month, rel=REL, abs=1e-6)
+    last_cum = costs.cell(row=horizon + 1, column=header.index(CUMULATIVE) + 1).value
+    assert last_cum == pytest.approx(sum(ledger.cash_flow_usd_per_month), rel=REL)
+    pv = SUPPLY_HEADERS.index("Cost over horizon (USD, present value)")
+    for r, line in enumerate(result.supply, start=2):
+        supply_row = [c.value for c in wb["Supply"][r]]
+        assert supply_row[pv] == pytest.approx(ledger.supply_cost_usd(line.id), rel=REL)
+        assert supply_row[pv + 1] == pytest.approx(line.cost_usd_per_month, rel=REL)
 
 
 @needs_soffice
-@pytest.mark.parametrize("name", [p.parent.name for p in EXAMPLES])
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_recomputed_alternatives_carry_tpot(
     plans: dict[str, PlanResult], recomputed: dict[str, Any], name: str
 ) -> None:
     data = plans[name].to_json()
     alt = recomputed[name]["Alternatives"]
-    tpot = wbmod.ALT_HEADERS.index("Max TPOT (ms)") + 1
-    delta = wbmod.ALT_HEADERS.index("Cost delta (USD)") + 1
+    tpot = ALT_HEADERS.index("Max TPOT (ms)") + 1
+    delta = ALT_HEADERS.index("Cost delta (USD)") + 1
     assert data["alternatives"]
     for r, a in enumerate(data["alternatives"], start=2):
         if a["max_tpot_ms"] is None:
@@ -167,5 +232,5 @@ def test_recomputed_alternatives_carry_tpot(
         assert alt.cell(row=r, column=tpot).value == pytest.approx(a["max_tpot_ms"], rel=1e-12)
         if a["cost_delta_usd"] is not None:
             assert alt.cell(row=r, column=delta).value == pytest.approx(
-                a["cost_delta_usd"], rel=REL, abs=REL * data["total_cost_usd"]
+                a["cost_delta_usd"], rel=1e-4, abs=1e-4 * data["total_cost_usd"]
             )

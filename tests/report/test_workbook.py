@@ -1,16 +1,17 @@
-"""Plan workbook: sheets, headers, values vs the JSON plan, live formulas, safety, LibreOffice recompute.
+"""Plan workbook of a hand-built plan (tests/report/synthetic_plan.py): sheets, the Costs sheet built from the
+cost ledger's lines, live formulas, safety, LibreOffice recompute.
 
-Tolerances: values written as numbers are compared with pytest.approx(rel=1e-12); totals recomputed by
-LibreOffice are compared within 0.01 % (rel=1e-4) of the planner's numbers, as the issue asks.
+Tolerances: values written as numbers are compared with pytest.approx(rel=1e-12); figures recomputed by
+LibreOffice are compared with the ledger's within rel=1e-9 (they are the same sums).
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import openpyxl
@@ -18,271 +19,70 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.readout import CashLine, CostLedger
+from planner.readout.comparison import Comparison
 from planner.report import workbook as wbmod
 from planner.report.charts import ALTERNATIVES_PNG, COST_BY_CATEGORY_PNG, CUMULATIVE_COST_PNG
+from planner.report.compare_workbook import OPTION_HEADERS, write_compare_outputs
+from planner.report.cost_streams import KIND_ORDER, cost_streams
 from planner.report.files import atomic_write
 from planner.report.formatting import sanitize_defined_name, sanitize_sheet_title
-from planner.units import S_PER_MONTH
+from planner.report.workbook_costs import CASH, CUMULATIVE, PRESENT_VALUE, SUPPLY_HEADERS, TOTAL_NAME
+from planner.report.workbook_summary import (
+    CAPEX_LABEL,
+    OPEX_LABEL,
+    PER_MTOK_LABEL,
+    RESALE_LABEL,
+    TOKENS_LABEL,
+    TOTAL_LABEL,
+)
+from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS, SLO_HEADERS
+from tests.report import synthetic_plan as syn
 from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute, soffice
 
 PDFTOPPM = shutil.which("pdftoppm")
-REL = 1e-4  # 0.01 %
-
-INJECT_SOURCE = '=HYPERLINK("http://evil","x")'
-INJECT_REASON = "+1+1 costs more"
-INJECT_NAME = "@SUM(1,2)"
-INJECT_CONSTRAINT = "-2+3"
-
-PRICE_A, PRICE_B = 9849.6, 1368.0
-UNITS_A = [1, 2, 1]  # three periods over a 6-month horizon: two months each
-UNITS_B = [0, 3, 2]
-HORIZON = 6
-POWER_USD = 1234.5  # a solver category the supply lines do not explain
-
-
-def _plan_json() -> dict[str, Any]:
-    supply_cost = 2 * (sum(UNITS_A) * PRICE_A + sum(UNITS_B) * PRICE_B)
-    total = supply_cost + POWER_USD
-    return {
-        "scenario": INJECT_NAME,
-        "status": "optimal",
-        "gap": None,
-        "objective": "min_cost",
-        "horizon_months": HORIZON,
-        "total_cost_usd": total,
-        "cost_usd_per_month": total / HORIZON,
-        "costs_usd": {"rent": supply_cost, "power": POWER_USD},
-        "deployments": [
-            {
-                "workload": "chat",
-                "model": "llama_3_1_70b",
-                "gpu": "mi300x",
-                "site": "us_east",
-                "placement": "cloud",
-                "quantization": "fp8",
-                "kv_dtype": "bf16",
-                "tp": 8,
-                "pp": 1,
-                "replicas": 2,
-                "gpus": 16,
-                "batch": 174,
-                "ttft_ms": 125.0,
-                "tpot_ms": 49.0,
-                "ttft_slo_ms": 2000.0,
-                "tpot_slo_ms": 50.0,
-                "memory_per_gpu_gb": 24.1,
-                "capacity_requests_per_s": 20.9,
-                "served_requests_per_s": 16.0,
-                "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
-                "procurement": "rent",
-                "rental_kind": "on_demand",
-                "limited_by": "tpot_slo",
-            },
-            {
-                "workload": "summarize",
-                "model": "llama_3_1_8b",
-                "gpu": "h100_sxm",
-                "site": "us_west",
-                "placement": "cloud",
-                "quantization": "bf16",
-                "kv_dtype": "bf16",
-                "tp": 1,
-                "pp": 1,
-                "replicas": 2,
-                "gpus": 2,
-                "batch": 64,
-                "ttft_ms": 300.0,
-                "tpot_ms": 20.0,
-                "ttft_slo_ms": 3000.0,
-                "tpot_slo_ms": 60.0,
-                "memory_per_gpu_gb": 40.0,
-                "capacity_requests_per_s": 14.0,
-                "served_requests_per_s": 10.0,
-                "cost_usd_per_month": 2 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON,
-                "procurement": "rent",
-                "rental_kind": "on_demand",
-                "limited_by": "throughput_peak",
-            },
-            {
-                "workload": "summarize",
-                "model": "llama_3_1_8b",
-                "gpu": "h100_sxm",
-                "site": "us_west",
-                "placement": "cloud",
-                "quantization": "fp8",
-                "kv_dtype": "bf16",
-                "tp": 1,
-                "pp": 1,
-                "replicas": 1,
-                "gpus": 1,
-                "batch": 118,
-                "ttft_ms": 105.0,
-                "tpot_ms": 59.0,
-                "ttft_slo_ms": 3000.0,
-                "tpot_slo_ms": 60.0,
-                "memory_per_gpu_gb": 77.0,
-                "capacity_requests_per_s": 7.0,
-                "served_requests_per_s": 4.0,
-                "cost_usd_per_month": 1 / 3 * 2 * sum(UNITS_B) * PRICE_B / HORIZON,
-                "procurement": "rent",
-                "rental_kind": "on_demand",
-                "limited_by": "memory",
-            },
-        ],
-        "supply": [
-            {
-                "gpu": "mi300x",
-                "site": "us_east",
-                "kind": "rent_on_demand",
-                "procurement": "rent",
-                "rental_kind": "on_demand",
-                "unit_gpus": 8,
-                "units": max(UNITS_A),
-                "gpus": 8 * max(UNITS_A),
-                "usd_per_unit_month": PRICE_A,
-                "cost_usd_per_month": 2 * sum(UNITS_A) * PRICE_A / HORIZON,
-                "units_per_period": UNITS_A,
-                "source": INJECT_SOURCE,
-            },
-            {
-                "gpu": "h100_sxm",
-                "site": "us_west",
-                "kind": "rent_on_demand",
-                "procurement": "rent",
-                "rental_kind": "on_demand",
-                "unit_gpus": 1,
-                "units": max(UNITS_B),
-                "gpus": max(UNITS_B),
-                "usd_per_unit_month": PRICE_B,
-                "cost_usd_per_month": 2 * sum(UNITS_B) * PRICE_B / HORIZON,
-                "units_per_period": UNITS_B,
-                "source": "runpod $1.90/GPU-h",
-            },
-        ],
-        "schedule": [],
-        "binding_constraints": [
-            {"family": "gpu_supply", "key": ["mi300x", "us_east", "0"], "slack": 0.0},
-            {"family": INJECT_CONSTRAINT, "key": ["x"], "slack": 0.0},
-        ],
-        "alternatives": [
-            {
-                "kind": "gpu",
-                "gpu": "mi300x",
-                "status": "optimal",
-                "total_cost_usd": total,
-                "cost_delta_usd": 0.0,
-                "cost_usd_per_month": total / HORIZON,
-                "max_tpot_ms": 49.0,
-                "max_ttft_ms": 125.0,
-                "lost_because": "chosen",
-            },
-            {
-                "kind": "gpu",
-                "gpu": "h200_sxm",
-                "status": "optimal",
-                "total_cost_usd": total + 5000.0,
-                "cost_delta_usd": 5000.0,
-                "cost_usd_per_month": (total + 5000.0) / HORIZON,
-                "max_tpot_ms": 31.5,
-                "max_ttft_ms": 80.0,
-                "lost_because": INJECT_REASON,
-            },
-            {
-                "kind": "site",
-                "site": "eu_west",
-                "status": "infeasible",
-                "total_cost_usd": None,
-                "cost_delta_usd": None,
-                "max_tpot_ms": None,
-                "max_ttft_ms": None,
-                "lost_because": "no SLO-feasible candidate",
-            },
-        ],
-        "infeasibility": [],
-        "candidates_evaluated": 10,
-        "candidates_feasible": 5,
-        "solve_seconds": 0.1,
-        "total_seconds": 0.2,
-    }
-
-
-class FakeScenario:
-    """Just what the workbook reads from a Scenario: workloads' output tokens and model_dump()."""
-
-    name = INJECT_NAME
-    workloads = [
-        SimpleNamespace(name="chat", output_tokens=300),
-        SimpleNamespace(name="summarize", output_tokens=250),
-    ]
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return {
-            "name": INJECT_NAME,
-            "horizon_months": HORIZON,
-            "workloads": [
-                {"name": "chat", "output_tokens": 300, "slo": {"ttft_ms": 2000.0}},
-                {"name": "summarize", "output_tokens": 250, "models": ["a", "b"]},
-            ],
-        }
-
-
-class FakeResult:
-    def __init__(self, data: dict[str, Any] | None = None) -> None:
-        self.data = data if data is not None else _plan_json()
-        self.scenario = FakeScenario()
-
-    def to_json(self) -> dict[str, Any]:
-        return self.data
-
-
-def _expected_monthly_units(units: list[int]) -> list[int]:
-    return [u for u in units for _ in range(HORIZON // len(units))]
+REL = 1e-9
+PRICE_A_NAME = "Price_1_mi300x_us_east_rent_on_demand"
+CAPEX_C_NAME, RESALE_C_NAME = "Capex_3_h200_sxm_dc1_buy", "Resale_3_h200_sxm_dc1_buy"
+EDIT_USD = 100.0
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wb")
     path = folder / "plan.xlsx"
-    wbmod.write_plan_outputs(FakeResult(), None, workbook=path, plots_dir=folder / "plots")
+    wbmod.write_plan_outputs(syn.plan_result(), None, workbook=path, plots_dir=folder / "plots")
     return path
 
 
 @pytest.fixture(scope="module")
-def real_plan(catalog: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    """The planner's own result for examples/buy_vs_rent (rent and buy lines with capex, several periods)."""
-    from planner.plan import plan
-    from planner.scenario import load_scenario
-
-    scenario = load_scenario(Path("examples/buy_vs_rent/scenario.yaml"), catalog)
-    result = plan(catalog, scenario, with_alternatives=False)
-    path = tmp_path_factory.mktemp("real") / "real.xlsx"
-    wbmod.write_plan_outputs(result, catalog, workbook=path, plots_dir=None)
-    return path, result.to_json()
-
-
-@pytest.fixture(scope="module")
-def recomputed(
-    written: Path, real_plan: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, Any]]:
-    """LibreOffice recomputes the workbook, a copy whose first unit price was raised by $100, and the real plan."""
+def recomputed(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """LibreOffice recomputes the workbook and a copy whose price of line A was raised by $100."""
     if SOFFICE is None:
         pytest.skip("LibreOffice (soffice) not installed")
     folder = tmp_path_factory.mktemp("lo")
     edited = folder / "edited.xlsx"
     wb = load_workbook(written)
-    row = find_row(wb["Assumptions"], _line_name(0))
-    row[2].value = PRICE_A + 100.0
+    find_row(wb["Assumptions"], PRICE_A_NAME)[2].value = syn.PRICE_A + EDIT_USD
     wb.save(edited)
-    base, real = folder / "plan.xlsx", folder / "real.xlsx"
+    base = folder / "plan.xlsx"
     shutil.copy(written, base)
-    shutil.copy(real_plan[0], real)
-    out = recompute([base, edited, real], folder, timeout_s=120)
-    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "real")}
+    # The compare workbook of the same plan: its totals discount the ledger's cash at the same rate.
+    comparison = Comparison({"hybrid": syn.plan_result()}, "hybrid", None, [])
+    write_compare_outputs(comparison, workbook=folder / "compare.xlsx", plots_dir=None)
+    out = recompute([base, edited, folder / "compare.xlsx"], folder, timeout_s=120)
+    yield {
+        name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("plan", "edited", "compare")
+    }
 
 
-def _line_name(i: int) -> str:
-    data = _plan_json()
-    return wbmod._lines(data)[i].price_name
+def _header(ws: Any) -> list[Any]:
+    return [c.value for c in ws[1]]
+
+
+def _column(ws: Any, header: str, rows: int) -> list[Any]:
+    col = _header(ws).index(header) + 1
+    return [ws.cell(row=r, column=col).value for r in range(2, rows + 2)]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -293,148 +93,113 @@ def _line_name(i: int) -> str:
 def test_sheet_names_and_headers_with_units(written: Path) -> None:
     wb = load_workbook(written)
     assert wb.sheetnames == list(wbmod.SHEETS)
-    assert [c.value for c in wb["Deployments"][1]] == wbmod.DEPLOY_HEADERS
-    assert [c.value for c in wb["Ledger"][1]] == wbmod.LEDGER_HEADERS
-    assert [c.value for c in wb["BuyVsRent"][1]][:15] == wbmod.BUY_HEADERS
-    assert "Cost (USD/month)" in wbmod.DEPLOY_HEADERS and "Memory per GPU (GB)" in wbmod.LEDGER_HEADERS
-    costs_header = [c.value for c in wb["Costs"][1]]
-    assert costs_header[0] == "Month" and costs_header[-3:] == [
-        "Other (USD)",
-        "Total (USD)",
-        "Cumulative (USD)",
+    assert _header(wb["Deployments"]) == DEPLOY_HEADERS
+    assert _header(wb["SLOs"]) == SLO_HEADERS
+    assert _header(wb["Supply"]) == SUPPLY_HEADERS
+    assert _header(wb["Alternatives"]) == ALT_HEADERS
+    assert _header(wb["Costs"]) == [
+        "Month",
+        "Discount factor",
+        "Units 1: mi300x @ us_east rent_on_demand",
+        "Units 2: h100_sxm @ us_west rent_on_demand",
+        "Units 3: h200_sxm @ dc1 buy",
+        "Rent 1: mi300x @ us_east rent_on_demand (USD)",
+        "Volume discount 1: mi300x @ us_east rent_on_demand (USD)",
+        "Rent 2: h100_sxm @ us_west rent_on_demand (USD)",
+        "Capex 3: h200_sxm @ dc1 buy (USD)",
+        "Running 3: h200_sxm @ dc1 buy (USD)",
+        "Resale 3: h200_sxm @ dc1 buy (USD)",
+        CASH,
+        PRESENT_VALUE,
+        CUMULATIVE,
     ]
 
 
-def test_values_match_plan_json(written: Path) -> None:
-    data = _plan_json()
+def test_deployments_show_replicas_per_period_and_placement(written: Path) -> None:
+    dep = load_workbook(written)["Deployments"]
+    keys = ("Workload", "GPU", "Placement", "Periods", "From month", "To month", "Replicas")
+    rows = [
+        tuple(dep.cell(row=r, column=DEPLOY_HEADERS.index(k) + 1).value for k in keys)
+        for r in range(2, dep.max_row + 1)
+    ]
+    assert rows == [
+        ("chat", "mi300x", "cloud", "0", 0, 1, 1),
+        ("chat", "mi300x", "cloud", "1", 2, 3, 2),
+        ("summarize", "h100_sxm", "cloud", "1-2", 2, 5, 2),  # same replicas and load: one row
+        ("summarize", "h200_sxm", "datacenter", "1", 2, 3, 1),
+        ("chat", "mi300x", "cloud", "2", 4, 5, 1),
+        ("summarize", "h200_sxm", "datacenter", "2", 4, 5, 1),  # same replicas, another load
+    ]
+    served = DEPLOY_HEADERS.index("Served (req/s, daily mean)") + 1
+    assert [dep.cell(row=r, column=served).value for r in (2, 5, 7)] == [8.0, 4.0, 3.0]
+    assert dep["M2"].value == "=L2*G2*H2"  # GPUs = replicas x TP x PP
+
+
+def test_costs_sheet_is_built_from_the_ledger_lines(written: Path) -> None:
+    model = cost_streams(syn.plan_result())
+    assert model.all_live and [s.live for s in model.streams] == [True, False, True, True, True, True]
+    costs = load_workbook(written)["Costs"]
+    assert _column(costs, "Units 1: mi300x @ us_east rent_on_demand", 6) == syn.per_month(syn.UNITS_A)
+    # Bought nodes run from delivery (month 1), before the period they serve in starts (month 2).
+    assert _column(costs, "Units 3: h200_sxm @ dc1 buy", 6) == [0, 2, 2, 2, 2, 2]
+    assert costs["F2"].value == f"=C2*{PRICE_A_NAME}"
+    assert _column(costs, "Volume discount 1: mi300x @ us_east rent_on_demand (USD)", 6) == [
+        0,
+        0,
+        -500,
+        -500,
+        0,
+        0,
+    ]
+    bought = "Supply!$I$4"  # units bought of line 3
+    assert costs["I2"].value == f"={bought}*{CAPEX_C_NAME}" and costs["I3"].value == 0
+    assert costs["K7"].value == f"=-{bought}*{RESALE_C_NAME}" and costs["K6"].value == 0
+    assert costs["B3"].value == "=(1+Cost_of_capital_frac_per_year)^(-A3/12)"
+    # The resale, credited in the last month, is discounted from the horizon's end.
+    assert costs["M7"].value == "=L7*B7+(K7)*((1+Cost_of_capital_frac_per_year)^(-Horizon_months/12)-B7)"
+    assert find_row(costs, "Total (USD)")[12].value == "=SUM(M2:M7)"
+    assert SUPPLY_HEADERS.index("Units bought") == 8
+
+
+def test_prices_are_named_cells_on_assumptions(written: Path) -> None:
     wb = load_workbook(written)
-    dep = wb["Deployments"]
-    for i, d in enumerate(data["deployments"], start=2):
-        row = {h: dep.cell(row=i, column=k + 1).value for k, h in enumerate(wbmod.DEPLOY_HEADERS)}
-        assert (row["Workload"], row["GPU"], row["Site"], row["TP"], row["Replicas"], row["GPUs"]) == (
-            d["workload"],
-            d["gpu"],
-            d["site"],
-            d["tp"],
-            d["replicas"],
-            d["gpus"],
-        )
-        assert row["Served (req/s)"] == pytest.approx(d["served_requests_per_s"], rel=1e-12)
-    led = wb["Ledger"]
-    assert led["E2"].value == pytest.approx(24.1, rel=1e-12)
-    assert (led["G2"].value, led["H2"].value, led["J2"].value, led["K2"].value) == (125.0, 2000.0, 49.0, 50.0)
-    assert led["I2"].value == "=1-G2/H2" and led["M4"].value == "memory"
-    months = [wb["Costs"].cell(row=r, column=2).value for r in range(2, HORIZON + 2)]
-    assert months == _expected_monthly_units(UNITS_A)
-    alt = wb["Alternatives"]
-    assert alt["B3"].value == "h200_sxm" and alt["D3"].value == pytest.approx(data["total_cost_usd"] + 5000.0)
-    assert alt["D4"].value is None and alt["C4"].value == "infeasible"
-    assert [c.value for c in alt[1]] == wbmod.ALT_HEADERS
-    tpot, ttft = (
-        _col_index(wbmod.ALT_HEADERS, "Max TPOT (ms)"),
-        _col_index(wbmod.ALT_HEADERS, "Max TTFT (ms)"),
-    )
-    assert [alt.cell(row=r, column=tpot).value for r in (2, 3, 4)] == [49.0, 31.5, None]
-    assert [alt.cell(row=r, column=ttft).value for r in (2, 3, 4)] == [125.0, 80.0, None]
-
-
-def _col_index(headers: list[str], name: str) -> int:
-    return headers.index(name) + 1
-
-
-def test_prices_are_named_ranges_on_assumptions(written: Path) -> None:
-    wb = load_workbook(written)
-    for i, price in enumerate((PRICE_A, PRICE_B)):
-        name = _line_name(i)
-        dn = wb.defined_names[name]
-        sheet, ref = next(iter(dn.destinations))
+    expected = {
+        PRICE_A_NAME: syn.PRICE_A,
+        "Price_2_h100_sxm_us_west_rent_on_demand": syn.PRICE_B,
+        "Price_3_h200_sxm_dc1_buy": syn.RUNNING_C,
+        CAPEX_C_NAME: syn.NODE_USD,
+        RESALE_C_NAME: syn.RESALE_C,
+        "Cost_of_capital_frac_per_year": syn.RATE,
+        "Horizon_months": syn.HORIZON,
+        "Output_tokens_served": syn.OUTPUT_TOKENS,
+    }
+    for name, value in expected.items():
+        sheet, ref = next(iter(wb.defined_names[name].destinations))
         assert sheet == "Assumptions"
-        assert wb[sheet][ref.replace("$", "")].value == pytest.approx(price, rel=1e-12)
-    other = wb.defined_names[wbmod.OTHER_NAME]
-    sheet, ref = next(iter(other.destinations))
-    assert wb[sheet][ref.replace("$", "")].value == pytest.approx(POWER_USD, rel=1e-9)
+        assert wb[sheet][ref.replace("$", "")].value == pytest.approx(value, rel=1e-12)
+    # No plug: nothing but the ledger's lines makes up the total.
+    assert not [n for n in wb.defined_names if n.startswith(("Other", "Adjust"))]
 
 
-def test_cost_cells_are_formulas_over_prices(written: Path) -> None:
+def test_summary_and_supply_are_formulas(written: Path) -> None:
     wb = load_workbook(written)
-    costs = wb["Costs"]
-    assert costs["D2"].value == f"=B2*{_line_name(0)}"
-    assert str(costs["G2"].value).startswith("=SUM(")
     summary = wb["Summary"]
-    assert find_row(summary, "Total cost (USD)")[1].value == f"={wbmod.TOTAL_NAME}"
-    assert str(wb["Deployments"]["R2"].value).startswith("=IF(SUMIFS(")
-    assert wb["BuyVsRent"]["I2"].value == f"={_line_name(0)}"
-
-
-def test_python_mirror_adds_up_to_the_plan_total() -> None:
-    data = _plan_json()
-    monthly = wbmod.monthly_cost_usd(data)
-    assert len(monthly) == HORIZON
-    assert sum(monthly) == pytest.approx(data["total_cost_usd"], rel=1e-12)
-    assert monthly[0] == pytest.approx(UNITS_A[0] * PRICE_A + UNITS_B[0] * PRICE_B + POWER_USD / HORIZON)
-    cats = wbmod.category_cost_usd(data)
-    assert cats["other"] == pytest.approx(POWER_USD, rel=1e-9)
-    assert sum(cats.values()) == pytest.approx(data["total_cost_usd"], rel=1e-12)
-
-
-def test_periods_placed_on_the_calendar() -> None:
-    row = {"units": 3, "units_per_period": [1, 3]}
-    assert wbmod._monthly_units(row, 6, 3) == [1, 1, 1, 3, 3, 3]
-    # Merged (representative) periods: no calendar order in the plan, spread evenly.
-    assert wbmod._monthly_units(row, 6, 1) == [1, 1, 1, 3, 3, 3]
-    assert wbmod._monthly_units({"units": 2}, 4, 1) == [2, 2, 2, 2]
-    assert wbmod._monthly_units(dict(row, units_per_month=[0, 1, 2, 3]), 4, 1) == [0, 1, 2, 3]
-    data = dict(_plan_json(), period_months=2)
-    assert wbmod.monthly_cost_usd(data)[2] == pytest.approx(
-        UNITS_A[1] * PRICE_A + UNITS_B[1] * PRICE_B + POWER_USD / HORIZON, rel=1e-12
-    )
-
-
-def _schedule(reps: list[int], period_months: int = 1) -> list[dict[str, Any]]:
-    return [
-        {
-            "period": t,
-            "start_month": t * period_months,
-            "months": list(range(t * period_months, (t + 1) * period_months)),
-            "representative_period": rep,
-        }
-        for t, rep in enumerate(reps)
-    ]
-
-
-def test_merged_periods_follow_the_schedule() -> None:
-    # Six monthly periods, demand low-high-low-high-mid-low: three representative periods 0, 1, 4.
-    reps = [0, 1, 0, 1, 4, 0]
-    month_periods = wbmod._month_periods(_schedule(reps), 6)
-    assert month_periods == [0, 1, 0, 1, 2, 0]
-    row = {"units": 3, "units_per_period": [1, 3, 2]}
-    assert wbmod._monthly_units(row, 6, 1, month_periods) == [1, 3, 1, 3, 2, 1]
-    # Two-month periods: each entry covers its months.
-    assert wbmod._month_periods(_schedule([0, 1, 0], period_months=2), 6) == [0, 0, 1, 1, 0, 0]
-    # A schedule without the months (older plans) falls back to the even spread.
-    old = [{"period": t, "start_month": t} for t in range(6)]
-    assert wbmod._month_periods(old, 6) is None
-    assert wbmod._monthly_units(row, 6, 1, None) == [1, 1, 3, 3, 2, 2]
-    # A line whose entries do not match the representative periods is not mapped with them.
+    assert find_row(summary, TOTAL_LABEL)[1].value == f"={TOTAL_NAME}"
+    assert find_row(summary, OPEX_LABEL)[1].value == "=(Rent_usd+Running_usd+Discount_usd)/Horizon_months"
+    text = find_row(summary, "Recommendation")[1].value
     assert (
-        wbmod._monthly_units({"units": 2, "units_per_period": [2, 1]}, 6, 3, month_periods)
-        == [2] * 3 + [1] * 3
+        "16x mi300x at us_east" in text
+        and "h200_sxm at dc1 (datacenter" in text
+        and "up to 2 replicas" in text
     )
-
-
-def test_merged_period_costs_carry_no_adjustment() -> None:
-    """With the calendar from the schedule, each rental line's monthly units reproduce its planner cost."""
-    data = _plan_json()
-    reps = [0, 1, 1, 0, 2, 2]  # the three entries of UNITS_A / UNITS_B are not in calendar order
-    data["schedule"] = _schedule(reps)
-    order = [0, 1, 1, 0, 2, 2]
-    for line in data["supply"]:
-        units = line["units_per_period"]
-        line["cost_usd_per_month"] = sum(units[p] for p in order) * line["usd_per_unit_month"] / HORIZON
-    lines = wbmod._lines(data)
-    assert lines[0].monthly_units == [UNITS_A[p] for p in order]
-    assert lines[1].monthly_units == [UNITS_B[p] for p in order]
-    assert all(line.adjust_usd == 0.0 for line in lines)
+    assert str(find_row(summary, "mi300x (rent)")[1].value).startswith("=SUMIFS(")
+    assert wb["Supply"]["J2"].value == f"={PRICE_A_NAME}" and wb["Supply"]["K4"].value == f"={CAPEX_C_NAME}"
+    alt = wb["Alternatives"]
+    assert alt["B3"].value == "h200_sxm" and alt["D3"].value == pytest.approx(syn.TOTAL + 5000.0)
+    assert alt["D4"].value is None and alt["C4"].value == "infeasible"
+    assert [alt.cell(row=r, column=7).value for r in (2, 3, 4)] == [49.0, 31.5, None]
+    slo = wb["SLOs"]
+    assert slo["J2"].value == "=1-H2/I2" and slo["O4"].value == "memory" and slo["E4"].value == "datacenter"
 
 
 def test_formatting_tables_and_print_setup(written: Path) -> None:
@@ -442,37 +207,22 @@ def test_formatting_tables_and_print_setup(written: Path) -> None:
     names = [t for ws in wb for t in ws.tables]
     assert len(names) == len({n.lower() for n in names}) and "tbl_Deployments" in names
     dep = wb["Deployments"]
-    assert dep.freeze_panes == "B2" and dep["A1"].font.bold
+    assert dep.freeze_panes == "C2" and dep["A1"].font.bold
     assert dep.page_setup.orientation == "landscape" and dep.sheet_properties.pageSetUpPr.fitToPage
-    assert wb["Costs"]["D2"].number_format == '"$"#,##0.00'
-    assert wb["Ledger"]["I2"].number_format == "0.0%"
-    assert len(wb["Ledger"].conditional_formatting) == 2
+    assert wb["Costs"]["F2"].number_format == '"$"#,##0.00'
+    assert wb["SLOs"]["J2"].number_format == "0.0%"
+    assert len(wb["SLOs"].conditional_formatting) == 2
+    assert wb["Costs"].row_dimensions[1].height > 15  # wrapped headers get their lines
 
 
 def test_native_charts_present(written: Path) -> None:
-    wb = openpyxl.load_workbook(written)
-    # openpyxl does not read charts back; count the chart parts in the package instead.
-    import zipfile
-
     with zipfile.ZipFile(written) as z:
-        charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
-        xml = {n: z.read(n).decode() for n in charts}
-    assert len(charts) == 3
-    # Cost vs TPOT frontier of the alternatives: a scatter with TPOT on x, one series per kind.
-    scatter = [text for text in xml.values() if "<scatterChart>" in text]
+        xml = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    assert len(xml) == 3
+    scatter = [text for text in xml if "<scatterChart>" in text]
     assert len(scatter) == 1
     assert "'Alternatives'!$G$2:$G$3" in scatter[0] and "'Alternatives'!$D$2:$D$3" in scatter[0]
-    assert "<f>'Alternatives'!$G$4</f>" in scatter[0]
-    assert wb["Costs"].max_row > HORIZON
-
-
-def test_summary_recommendation_and_cost_per_token(written: Path) -> None:
-    wb = load_workbook(written)
-    summary = wb["Summary"]
-    text = find_row(summary, "Recommendation")[1].value
-    assert "mi300x" in text and "h100_sxm" in text and "16x mi300x at us_east" in text
-    gpus = {r[0].value: r[1].value for r in summary.iter_rows() if r[0].value in ("mi300x", "h100_sxm")}
-    assert set(gpus) == {"mi300x", "h100_sxm"} and str(gpus["mi300x"]).startswith("=SUMIFS(")
+    assert any("'Costs'!$N$2:$N$7" in text for text in xml)  # cumulative cash
 
 
 def test_plots_written(written: Path) -> None:
@@ -482,24 +232,60 @@ def test_plots_written(written: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
+# The ledger's lines into streams
+# --------------------------------------------------------------------------------------------------
+
+KINDS = st.sampled_from(["capex", "rent", "running", "discount", "resale"])
+
+
+@settings(deadline=None, max_examples=50)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 11), KINDS, st.sampled_from(["a", "b", "c"]), st.floats(-1e6, 1e6)),
+        max_size=40,
+    ),
+    st.floats(0.0, 0.3),
+)
+def test_streams_carry_every_ledger_line(raw: list[tuple[int, str, str, float]], rate: float) -> None:
+    """Whatever the ledger holds (even ids no supply line carries), the streams add up to its cash flow and
+    present value, month by month."""
+    lines = tuple(
+        CashLine(m, kind, sid, "rent", usd, usd * (1 + rate) ** (-m / 12))  # type: ignore[arg-type]
+        for m, kind, sid, usd in raw
+    )
+    ledger = CostLedger(12, lines, 1e9)
+    model = cost_streams(syn.plan_result(ledger=ledger, supply=[]))
+    flow = [sum(s.usd_by_month[m] for s in model.streams) for m in range(12)]
+    assert flow == pytest.approx(ledger.cash_flow_usd_per_month, abs=1e-6)
+    assert sum(s.pv_usd for s in model.streams) == pytest.approx(ledger.total_usd, abs=1e-6)
+    assert len({(s.supply_id, s.kind) for s in model.streams}) == len(model.streams)
+    assert not any(s.live for s in model.streams)  # no supply line: the ledger's values
+
+
+def test_a_formula_that_misses_the_ledger_falls_back_to_its_values() -> None:
+    wrong = [
+        s if s.id != syn.ID_B else s.__class__(**{**s.__dict__, "units_per_month": [0] * 6})
+        for s in syn.SUPPLY
+    ]
+    model = cost_streams(syn.plan_result(supply=wrong))
+    rent_b = next(s for s in model.streams if s.supply_id == syn.ID_B)
+    assert not rent_b.live and not model.all_live
+    assert rent_b.usd_by_month == [0, 0, 3 * syn.PRICE_B, 3 * syn.PRICE_B, 2 * syn.PRICE_B, 2 * syn.PRICE_B]
+
+
+# --------------------------------------------------------------------------------------------------
 # Safety
 # --------------------------------------------------------------------------------------------------
 
 
 def test_formula_injection_stored_as_text(written: Path) -> None:
     wb = load_workbook(written)
-    cells = [
-        c
-        for ws in wb
-        for row in ws.iter_rows()
-        for c in row
-        if c.value in (INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT)
-    ]
-    found = {c.value for c in cells}
-    assert found == {INJECT_SOURCE, INJECT_REASON, INJECT_NAME, INJECT_CONSTRAINT}
+    injected = (syn.INJECT_SOURCE, syn.INJECT_REASON, syn.INJECT_NAME, syn.INJECT_CONSTRAINT)
+    cells = [c for ws in wb for row in ws.iter_rows() for c in row if c.value in injected]
+    assert {c.value for c in cells} == set(injected)
     assert all(c.data_type == "s" for c in cells)
-    src = find_row(wb["BuyVsRent"], "mi300x")[11]
-    assert src.value == INJECT_SOURCE and src.data_type == "s"
+    src = find_row(wb["Supply"], "mi300x")[SUPPLY_HEADERS.index("Source")]
+    assert src.value == syn.INJECT_SOURCE and src.data_type == "s"
 
 
 def test_atomic_write_failing_writer_keeps_existing_file(tmp_path: Path) -> None:
@@ -526,30 +312,26 @@ def test_workbook_save_failure_keeps_existing_file(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(openpyxl.Workbook, "save", broken_save)
     with pytest.raises(OSError):
-        wbmod.write_plan_outputs(FakeResult(), None, workbook=target, plots_dir=None)
+        wbmod.write_plan_outputs(syn.plan_result(), None, workbook=target, plots_dir=None)
     assert target.read_bytes() == b"old workbook"
     assert [p.name for p in tmp_path.iterdir()] == ["plan.xlsx"]
 
 
 def test_infeasible_plan_writes_summary(tmp_path: Path) -> None:
-    data = _plan_json()
-    data.update(
+    from planner.optimize.explain import Explanation
+
+    result = syn.plan_result(
         status="infeasible",
-        total_cost_usd=None,
-        cost_usd_per_month=None,
+        ledger=None,
         deployments=[],
         supply=[],
         alternatives=[],
         infeasibility=[
-            {
-                "workload": "chat",
-                "message": "=lowest TPOT is 70 ms",
-                "relaxation": "raise chat.slo.tpot_ms to 70",
-            }
+            Explanation("chat", "tpot_ms", "=lowest TPOT is 70 ms", "raise chat.slo.tpot_ms to 70")
         ],
     )
     path = tmp_path / "plan.xlsx"
-    wbmod.write_plan_outputs(FakeResult(data), None, workbook=path, plots_dir=tmp_path / "plots")
+    wbmod.write_plan_outputs(result, None, workbook=path, plots_dir=tmp_path / "plots")
     wb = load_workbook(path)
     assert wb.sheetnames == list(wbmod.SHEETS)
     row = find_row(wb["Summary"], "Infeasible: chat")
@@ -569,82 +351,90 @@ def test_sanitized_names_are_legal(text: str) -> None:
     assert all(ch.isascii() and (ch.isalnum() or ch == "_") for ch in name)
 
 
-@settings(deadline=None, max_examples=50)
-@given(
-    st.lists(st.integers(min_value=0, max_value=20), min_size=1, max_size=12),
-    st.floats(min_value=1.0, max_value=1e5),
-    st.sampled_from([12, 24, 36]),
-)
-def test_monthly_costs_sum_to_total(units: list[int], price: float, horizon: int) -> None:
-    data = _plan_json()
-    line = dict(data["supply"][0], units_per_period=units, usd_per_unit_month=price)
-    # The planner total here is whatever the solver reports; the residual goes to Other_cost_usd.
-    data.update(supply=[line], horizon_months=horizon, total_cost_usd=1e6)
-    assert sum(wbmod.monthly_cost_usd(data)) == pytest.approx(1e6, rel=1e-9)
-
-
 # --------------------------------------------------------------------------------------------------
 # LibreOffice recompute
 # --------------------------------------------------------------------------------------------------
 
 
+def _pv_per_month(ledger: CostLedger) -> list[float]:
+    out = [0.0] * ledger.horizon_months
+    for line in ledger.lines:
+        out[line.month] += line.discounted_usd
+    return out
+
+
 @needs_soffice
-def test_recomputed_totals_match_plan(recomputed: dict[str, Any]) -> None:
-    data = _plan_json()
+def test_recomputed_workbook_shows_the_ledger(recomputed: dict[str, Any]) -> None:
+    ledger = syn.LEDGER
     wb = recomputed["plan"]
     summary = wb["Summary"]
-    total = data["total_cost_usd"]
-    assert find_row(summary, "Total cost (USD)")[1].value == pytest.approx(total, rel=REL)
-    assert find_row(summary, "Opex (USD/month)")[1].value == pytest.approx(
-        data["cost_usd_per_month"], rel=REL
-    )
-    tokens_m = (16.0 * 300 + (10.0 + 4.0) * 250) * S_PER_MONTH / 1e6
-    assert find_row(summary, "Served output tokens (Mtok/month)")[1].value == pytest.approx(tokens_m, rel=REL)
-    assert find_row(summary, "Cost per million output tokens (USD/Mtok)")[1].value == pytest.approx(
-        data["cost_usd_per_month"] / tokens_m, rel=REL
+    assert find_row(summary, TOTAL_LABEL)[1].value == pytest.approx(ledger.total_usd, rel=REL)
+    assert find_row(summary, CAPEX_LABEL)[1].value == pytest.approx(ledger.capex_usd, rel=REL)
+    assert find_row(summary, RESALE_LABEL)[1].value == pytest.approx(ledger.residual_value_usd, rel=REL)
+    assert find_row(summary, OPEX_LABEL)[1].value == pytest.approx(ledger.opex_usd_per_month, rel=REL)
+    assert find_row(summary, TOKENS_LABEL)[1].value == pytest.approx(syn.OUTPUT_TOKENS / 1e6, rel=REL)
+    assert find_row(summary, PER_MTOK_LABEL)[1].value == pytest.approx(
+        ledger.cost_usd_per_million_output_tokens, rel=REL
     )
     assert find_row(summary, "Min TPOT margin (%)")[1].value == pytest.approx(1 - 59.0 / 60.0, rel=REL)
-    assert find_row(summary, "mi300x")[1].value == 16
+    assert find_row(summary, "mi300x (rent)")[1].value == 16
     costs = wb["Costs"]
-    monthly = wbmod.monthly_cost_usd(data)
-    for m, expected in enumerate(monthly):
-        assert costs.cell(row=m + 2, column=7).value == pytest.approx(expected, rel=REL)
-    assert costs.cell(row=HORIZON + 1, column=8).value == pytest.approx(total, rel=REL)
-    assert find_row(costs, "Total")[6].value == pytest.approx(total, rel=REL)
-    cats = {
-        r[0].value: r[1].value
-        for r in costs.iter_rows(min_row=HORIZON + 4)
-        if r[0].value in ("rent", "other")
-    }
-    assert cats["rent"] == pytest.approx(data["costs_usd"]["rent"], rel=REL)
-    assert cats["other"] == pytest.approx(POWER_USD, rel=REL)
-    dep = wb["Deployments"]
-    for i, d in enumerate(data["deployments"], start=2):
-        assert dep.cell(row=i, column=18).value == pytest.approx(d["cost_usd_per_month"], rel=REL)
-    alt = wb["Alternatives"]
-    assert alt["E3"].value == pytest.approx(5000.0, rel=REL)
-    buy = wb["BuyVsRent"]
-    assert buy["K2"].value == pytest.approx(2 * sum(UNITS_A) * PRICE_A, rel=REL)
-    assert buy["J3"].value == pytest.approx(max(UNITS_B) * PRICE_B, rel=REL)
+    assert _column(costs, CASH, 6) == pytest.approx(ledger.cash_flow_usd_per_month, rel=REL)
+    assert _column(costs, PRESENT_VALUE, 6) == pytest.approx(_pv_per_month(ledger), rel=REL)
+    assert _column(costs, CUMULATIVE, 6) == pytest.approx(ledger.cumulative_cash_usd, rel=REL)
+    assert _column(costs, "Discount factor", 6) == pytest.approx([syn.d(m) for m in range(6)], rel=REL)
+    first = find_row(costs, "Kind")[0].row + 1
+    kinds = {r[0].value: (r[1].value, r[2].value) for r in costs.iter_rows(min_row=first, max_row=first + 4)}
+    assert set(kinds) == set(KIND_ORDER)
+    for kind, (nominal, pv) in kinds.items():
+        lines = [line for line in ledger.lines if line.kind == kind]
+        assert nominal == pytest.approx(sum(x.usd for x in lines), rel=REL, abs=1e-9)
+        assert pv == pytest.approx(sum(x.discounted_usd for x in lines), rel=REL, abs=1e-9)
+    supply = wb["Supply"]
+    pv_col = SUPPLY_HEADERS.index("Cost over horizon (USD, present value)")
+    for r, line in enumerate(syn.SUPPLY, start=2):
+        row = [c.value for c in supply[r]]
+        assert row[pv_col] == pytest.approx(ledger.supply_cost_usd(line.id), rel=REL)
+        assert row[pv_col + 1] == pytest.approx(line.cost_usd_per_month, rel=REL)
+        assert row[SUPPLY_HEADERS.index("Capex (USD)")] == pytest.approx(line.capex_usd, rel=REL)
+        assert row[SUPPLY_HEADERS.index("Resale credit (USD)")] == pytest.approx(line.residual_usd, rel=REL)
+    assert wb["Alternatives"]["E3"].value == pytest.approx(5000.0, rel=1e-6)
+    assert wb["Deployments"]["M2"].value == 8 and wb["Deployments"]["O3"].value == pytest.approx(20.9)
+
+
+@needs_soffice
+def test_compare_workbook_discounts_like_the_ledger(recomputed: dict[str, Any]) -> None:
+    """Σ cash × d(m), the resale credit discounted from the horizon's end: the ledger's present value."""
+    wb = recomputed["compare"]
+    row = find_row(wb["Options"], "hybrid")
+    cells = {h: row[k].value for k, h in enumerate(OPTION_HEADERS)}
+    ledger = syn.LEDGER
+    assert cells["Total cost (USD, present value)"] == pytest.approx(ledger.total_usd, rel=REL)
+    assert cells["Opex (USD/month)"] == pytest.approx(ledger.opex_usd_per_month, rel=REL)
+    assert cells["Cost per million output tokens (USD/Mtok)"] == pytest.approx(
+        ledger.cost_usd_per_million_output_tokens, rel=REL
+    )
+    assert find_row(wb["Plan"], TOTAL_LABEL)[1].value == pytest.approx(ledger.total_usd, rel=REL)
+    assert _column(wb["CashFlow"], "hybrid cash out (USD)", 6) == pytest.approx(
+        ledger.cash_flow_usd_per_month
+    )
 
 
 @needs_soffice
 def test_editing_a_price_moves_every_total(recomputed: dict[str, Any]) -> None:
-    data = _plan_json()
     base, edited = recomputed["plan"], recomputed["edited"]
-    unit_months = sum(_expected_monthly_units(UNITS_A))
-    delta = 100.0 * unit_months
-    before = find_row(base["Summary"], "Total cost (USD)")[1].value
-    after = find_row(edited["Summary"], "Total cost (USD)")[1].value
-    assert before == pytest.approx(data["total_cost_usd"], rel=REL)
-    assert after - before == pytest.approx(delta, rel=REL)
-    assert find_row(edited["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
-        (data["total_cost_usd"] + delta) / HORIZON, rel=REL
-    )
-    assert edited["Deployments"]["R2"].value == pytest.approx(
-        2 * sum(UNITS_A) * (PRICE_A + 100.0) / HORIZON, rel=REL
-    )
-    assert edited["BuyVsRent"]["I2"].value == pytest.approx(PRICE_A + 100.0, rel=REL)
+    units = syn.per_month(syn.UNITS_A)
+    pv_delta = EDIT_USD * sum(u * syn.d(m) for m, u in enumerate(units))
+    before = find_row(base["Summary"], TOTAL_LABEL)[1].value
+    after = find_row(edited["Summary"], TOTAL_LABEL)[1].value
+    assert after - before == pytest.approx(pv_delta, rel=1e-9)
+    opex = find_row(edited["Summary"], OPEX_LABEL)[1].value - find_row(base["Summary"], OPEX_LABEL)[1].value
+    assert opex == pytest.approx(EDIT_USD * sum(units) / syn.HORIZON, rel=1e-9)
+    cash = [
+        a - b for a, b in zip(_column(edited["Costs"], CASH, 6), _column(base["Costs"], CASH, 6), strict=True)
+    ]
+    assert cash == pytest.approx([EDIT_USD * u for u in units], rel=1e-9)
+    assert edited["Supply"]["J2"].value == pytest.approx(syn.PRICE_A + EDIT_USD, rel=1e-12)
 
 
 @needs_soffice
@@ -677,52 +467,3 @@ def test_rendered_page_is_not_blank(written: Path, tmp_path: Path) -> None:
     pixels = mpimg.imread(page)
     dark = (pixels[..., :3].mean(axis=-1) < 0.9).mean()
     assert dark > 0.002, f"page 1 looks blank ({dark:.4%} non-white pixels)"
-
-
-# --------------------------------------------------------------------------------------------------
-# The real planner path
-# --------------------------------------------------------------------------------------------------
-
-
-def test_real_plan_workbook(real_plan: tuple[Path, dict[str, Any]]) -> None:
-    path, data = real_plan
-    assert data["status"] != "infeasible" and data["supply"]
-    assert sum(wbmod.monthly_cost_usd(data)) == pytest.approx(data["total_cost_usd"], rel=1e-9)
-    wb = load_workbook(path)
-    dep = wb["Deployments"]
-    assert [dep.cell(row=i + 2, column=3).value for i in range(len(data["deployments"]))] == [
-        d["gpu"] for d in data["deployments"]
-    ]
-    # months counted from 0, as purchase_month and start_month in the JSON
-    assert [c.value for c in wb["Costs"]["A"][1 : data["horizon_months"] + 1]] == list(
-        range(data["horizon_months"])
-    )
-
-
-@needs_soffice
-def test_real_plan_recomputed(real_plan: tuple[Path, dict[str, Any]], recomputed: dict[str, Any]) -> None:
-    data = real_plan[1]
-    done = recomputed["real"]
-    assert find_row(done["Summary"], "Total cost (USD)")[1].value == pytest.approx(
-        data["total_cost_usd"], rel=REL
-    )
-    assert find_row(done["Summary"], "Opex (USD/month)")[1].value == pytest.approx(
-        data["cost_usd_per_month"], rel=REL
-    )
-    for i, d in enumerate(data["deployments"], start=2):
-        assert done["Deployments"].cell(row=i, column=18).value == pytest.approx(
-            d["cost_usd_per_month"], rel=REL
-        )
-    for i, s in enumerate(data["supply"], start=2):
-        assert done["BuyVsRent"].cell(row=i, column=15).value == pytest.approx(
-            s["cost_usd_per_month"], rel=REL
-        )
-    costs = done["Costs"]
-    start = data["horizon_months"] + 3
-    cats = {r[0].value: r[1].value for r in costs.iter_rows(min_row=start) if r[0].value in data["costs_usd"]}
-    for category, usd in data["costs_usd"].items():
-        if usd:
-            assert cats[category] == pytest.approx(usd, rel=REL)
-    capex = [s for s in data["supply"] if s.get("capex_usd")]
-    header = [c.value for c in costs[1]]
-    assert len([h for h in header if str(h).startswith("Capex ")]) == len(capex)

@@ -1,0 +1,142 @@
+"""The plan workbook's Summary sheet: the plan in words, then its money — total (present value), capex,
+resale, opex per month, cost per million output tokens — as formulas over the Costs sheet's ledger totals,
+the SLO margins and the GPUs per type."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from planner.report.formatting import INT_FORMAT, MAX_COLUMN_WIDTH, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT
+from planner.report.workbook_costs import HORIZON_NAME, KIND_NAMES, SUPPLY_HEADERS, TOKENS_NAME, TOTAL_NAME
+from planner.report.workbook_tables import SLO_HEADERS
+from planner.report.xlsx import (
+    Formula,
+    align,
+    append_row,
+    column_of,
+    finish_sheet,
+    set_cell,
+    style_header,
+    wrap_text_row,
+    write_note,
+)
+
+if TYPE_CHECKING:
+    from planner.readout import PlanResult
+
+TOKENS_PER_MTOK = 1e6
+TOTAL_LABEL = "Total cost (USD, present value)"
+CAPEX_LABEL = "Capex (USD)"
+RESALE_LABEL = "Resale credit (USD, last month)"
+OPEX_LABEL = "Opex (USD/month)"
+AVERAGE_LABEL = "Average cost (USD/month, present value)"
+TOKENS_LABEL = "Output tokens served (Mtok over the horizon)"
+PER_MTOK_LABEL = "Cost per million output tokens (USD/Mtok)"
+RECOMMENDATION_LABEL = "Recommendation"
+OPEX_FORMULA = f"=({KIND_NAMES['rent']}+{KIND_NAMES['running']}+{KIND_NAMES['discount']})/{HORIZON_NAME}"
+"""Opex per month: the ledger's recurring kinds (rent, running, discount), nominal, over the horizon."""
+
+
+def _money(usd: float) -> str:
+    return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
+
+
+def recommendation_text(result: PlanResult) -> str:
+    """The plan in words: what to rent or buy, which deployment serves each workload, and its money."""
+    ledger = result.ledger
+    if ledger is None or not result.feasible:
+        return "No feasible plan: see the infeasibility rows below."
+    supply = "; ".join(
+        f"{s.procurement}{' (' + s.rental_kind + ')' if s.rental_kind else ''} {s.gpus}x {s.gpu} at {s.site}"
+        + (f" (ordered in month {s.purchase_month})" if s.purchase_month is not None else "")
+        for s in result.supply
+    )
+    served: dict[str, list[str]] = {}
+    for d in result.deployments:
+        most = max(d.replicas_per_period, default=d.replicas)
+        steady = len({r for r in d.replicas_per_period if r}) <= 1
+        count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
+        served.setdefault(d.workload, []).append(
+            f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp} on {d.gpu} at {d.site} ({d.placement}, {count})"
+        )
+    uses = "; ".join(f"{w}: {', '.join(sorted(set(v)))}" for w, v in served.items())
+    per_mtok = ledger.cost_usd_per_million_output_tokens
+    return (
+        f"Supply: {supply or 'none'}. Serve {uses}. Total {_money(ledger.total_usd)} over "
+        f"{ledger.horizon_months} months: capex {_money(ledger.capex_usd)}, opex "
+        f"{_money(ledger.opex_usd_per_month)}/month"
+        + (f", resale credit {_money(ledger.residual_value_usd)}" if ledger.residual_value_usd else "")
+        + (f"; {_money(per_mtok)} per million output tokens." if per_mtok is not None else ".")
+    )
+
+
+def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: int) -> None:
+    """Summary: scenario and recommendation, then the live money rows, SLO margins and GPUs per type."""
+    from openpyxl.styles import Alignment, Font
+
+    data = result.to_json()
+    set_cell(ws, 1, 1, "Capacity plan")
+    ws["A1"].font = Font(bold=True, size=14)
+    append_row(ws, 3, ["Item", "Value"])
+    style_header(ws, 3, 2)
+    rows: list[tuple[str, Any, str | None]] = [
+        ("Scenario", result.scenario.name, None),
+        ("Status", result.status, None),
+        ("Objective", data.get("objective", ""), None),
+        (RECOMMENDATION_LABEL, recommendation_text(result), None),
+    ]
+    r = 4
+    for label, value, fmt in rows:
+        append_row(ws, r, [label, value], [None, fmt])
+        r += 1
+    wrap_text_row(ws, 7, 2)
+    ws.cell(row=7, column=1).alignment = Alignment(vertical="top")
+    if not result.feasible:
+        for item in data.get("infeasibility", []):
+            append_row(ws, r, [f"Infeasible: {item.get('workload')}", item.get("message", "")])
+            append_row(ws, r + 1, ["Relaxation", item.get("relaxation", "")])
+            r += 2
+        finish_sheet(ws, freeze="A4")
+        ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2
+        return
+    ttft, tpot = column_of(SLO_HEADERS, "TTFT margin (%)"), column_of(SLO_HEADERS, "TPOT margin (%)")
+    live: list[tuple[str, Any, str | None]] = [
+        ("Horizon (months)", Formula(f"={HORIZON_NAME}"), INT_FORMAT),
+        (TOTAL_LABEL, Formula(f"={TOTAL_NAME}"), USD_FORMAT),
+        (CAPEX_LABEL, Formula(f"={KIND_NAMES['capex']}"), USD_FORMAT),
+        (RESALE_LABEL, Formula(f"=-{KIND_NAMES['resale']}"), USD_FORMAT),
+        (OPEX_LABEL, Formula(OPEX_FORMULA), USD_FORMAT),
+        (AVERAGE_LABEL, Formula(f"={TOTAL_NAME}/{HORIZON_NAME}"), USD_FORMAT),
+        (TOKENS_LABEL, Formula(f"={TOKENS_NAME}/{TOKENS_PER_MTOK:.0f}"), NUMBER_FORMAT),
+        (
+            PER_MTOK_LABEL,
+            Formula(f"=IF({TOKENS_NAME}=0,NA(),{TOTAL_NAME}/{TOKENS_NAME}*{TOKENS_PER_MTOK:.0f})"),
+            USD_FORMAT,
+        ),
+        ("Min TTFT margin (%)", Formula(f"=MIN(SLOs!${ttft}$2:${ttft}${slo_last})"), PERCENT_FORMAT),
+        ("Min TPOT margin (%)", Formula(f"=MIN(SLOs!${tpot}$2:${tpot}${slo_last})"), PERCENT_FORMAT),
+    ]
+    for label, value, fmt in live:
+        append_row(ws, r, [label, value], [None, fmt])
+        r += 1
+    r += 1
+    append_row(ws, r, ["GPU type (procurement)", "GPUs (peak)"])
+    style_header(ws, r, 2)
+    g, p, n = (column_of(SUPPLY_HEADERS, h) for h in ("GPU", "Procurement", "GPUs (peak)"))
+    for gpu, proc in dict.fromkeys((s.gpu, s.procurement) for s in result.supply):
+        r += 1
+        total = (
+            f'=SUMIFS(Supply!${n}$2:${n}${supply_last},Supply!${g}$2:${g}${supply_last},"{gpu}",'
+            f'Supply!${p}$2:${p}${supply_last},"{proc}")'
+        )
+        append_row(ws, r, [f"{gpu} ({proc})", Formula(total)], [None, INT_FORMAT])
+    align(ws, ["B"], 4, r, horizontal="left")
+    finish_sheet(ws, freeze="A4")
+    ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2
+    # Written after the widths are set so the note spills over instead of widening column A.
+    write_note(
+        ws,
+        r + 2,
+        "Money is the plan's cost ledger (sheet Costs): capex in the order month, recurring costs while in use, the "
+        "resale credit in the horizon's last month. Total = present value; opex = recurring costs / horizon.",
+    )

@@ -1,0 +1,267 @@
+"""The plan workbook's tables that carry no price: Deployments (replicas per period), SLOs (each operating
+point against its SLOs), Alternatives, Constraints and Inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT
+from planner.report.workbook_costs import TOTAL_NAME
+from planner.report.xlsx import Formula, Tables, align, column_of, finish_sheet, header_table, set_cell
+
+if TYPE_CHECKING:
+    from planner.readout import Deployment, PlanResult
+
+SLO_MARGIN_WARN_FRAC = 0.10
+SAME_REL = 1e-9
+DEPLOY_HEADERS = [
+    "Workload",
+    "Model",
+    "GPU",
+    "Site",
+    "Placement",
+    "Quantization",
+    "TP",
+    "PP",
+    "Periods",
+    "From month",
+    "To month",
+    "Replicas",
+    "GPUs",
+    "Capacity per replica (req/s)",
+    "Capacity (req/s)",
+    "Served (req/s, daily mean)",
+    "Procurement",
+    "Rental kind",
+]
+SLO_HEADERS = [
+    "Workload",
+    "Model",
+    "GPU",
+    "Site",
+    "Placement",
+    "Memory per GPU (GB)",
+    "Batch",
+    "TTFT (ms)",
+    "TTFT SLO (ms)",
+    "TTFT margin (%)",
+    "TPOT (ms)",
+    "TPOT SLO (ms)",
+    "TPOT margin (%)",
+    "Decode step (ms)",
+    "Limited by",
+]
+ALT_HEADERS = [
+    "Kind",
+    "Option",
+    "Status",
+    "Total cost (USD)",
+    "Cost delta (USD)",
+    "Cost (USD/month)",
+    "Max TPOT (ms)",
+    "Max TTFT (ms)",
+    "Lost because",
+]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Consecutive periods of one deployment with the same replicas and served load."""
+
+    deployment: Deployment
+    first_period: int
+    last_period: int
+    replicas: int
+    served_requests_per_s: float
+
+    @property
+    def periods(self) -> str:
+        a, b = self.first_period, self.last_period
+        return str(a) if a == b else f"{a}-{b}"
+
+
+def period_runs(d: Deployment) -> list[Run]:
+    """The periods where ``d`` has replicas, consecutive equal periods merged into one run."""
+    runs: list[Run] = []
+    for t, (reps, served) in enumerate(
+        zip(d.replicas_per_period, d.served_requests_per_s_per_period, strict=True)
+    ):
+        if reps <= 0:
+            continue
+        prev = runs[-1] if runs else None
+        if (
+            prev is not None
+            and prev.last_period == t - 1
+            and prev.replicas == reps
+            and abs(prev.served_requests_per_s - served) <= SAME_REL * max(1.0, abs(served))
+        ):
+            runs[-1] = Run(d, prev.first_period, t, reps, prev.served_requests_per_s)
+        else:
+            runs.append(Run(d, t, t, int(reps), float(served)))
+    return runs
+
+
+def _months(result: PlanResult, period: int) -> list[int]:
+    """Months (0-based) of horizon period ``period``, from the schedule."""
+    if period < len(result.schedule) and result.schedule[period].months:
+        return list(result.schedule[period].months)
+    pm = result.scenario.period_months
+    return list(range(period * pm, (period + 1) * pm))
+
+
+def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
+    """One row per deployment and run of periods where it has replicas."""
+    tp, pp, reps, cap = (
+        column_of(DEPLOY_HEADERS, h) for h in ("TP", "PP", "Replicas", "Capacity per replica (req/s)")
+    )
+    runs = sorted(
+        (run for d in result.deployments for run in period_runs(d)),
+        key=lambda run: (run.first_period, run.deployment.workload, run.deployment.gpu, run.deployment.site),
+    )
+    rows: list[list[Any]] = []
+    for run in runs:
+        d, r = run.deployment, len(rows) + 2
+        rows.append(
+            [
+                d.workload,
+                d.model,
+                d.gpu,
+                d.site,
+                d.placement,
+                d.quantization,
+                d.tp,
+                d.pp,
+                run.periods,
+                _months(result, run.first_period)[0],
+                _months(result, run.last_period)[-1],
+                run.replicas,
+                Formula(f"={reps}{r}*{tp}{r}*{pp}{r}"),
+                d.capacity_per_replica_requests_per_s,
+                Formula(f"={reps}{r}*{cap}{r}"),
+                run.served_requests_per_s,
+                d.procurement,
+                d.rental_kind or "",
+            ]
+        )
+    formats: list[str | None] = (
+        [None] * 6 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 2
+    )
+    last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
+    centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")
+    align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
+    finish_sheet(ws, freeze="C2")
+    return max(last, 2)
+
+
+def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
+    """One row per deployment: memory, batch, latencies and their SLO margins, and what limits the batch."""
+    from openpyxl.formatting.rule import CellIsRule
+    from openpyxl.styles import PatternFill
+
+    rows: list[list[Any]] = []
+    for k, d in enumerate(result.deployments):
+        r = k + 2
+        rows.append(
+            [
+                d.workload,
+                d.model,
+                d.gpu,
+                d.site,
+                d.placement,
+                d.memory_per_gpu_gb,
+                d.batch,
+                d.ttft_ms,
+                d.ttft_slo_ms,
+                Formula(f"=1-H{r}/I{r}"),
+                d.tpot_ms,
+                d.tpot_slo_ms,
+                Formula(f"=1-K{r}/L{r}"),
+                d.decode_step_ms,
+                d.limited_by,
+            ]
+        )
+    formats: list[str | None] = (
+        [None] * 5
+        + [NUMBER_FORMAT, INT_FORMAT]
+        + [NUMBER_FORMAT] * 2
+        + [PERCENT_FORMAT]
+        + [NUMBER_FORMAT] * 2
+        + [PERCENT_FORMAT, NUMBER_FORMAT, None]
+    )
+    last = header_table(ws, tables, 1, SLO_HEADERS, rows, formats, "SLOs")
+    red = PatternFill("solid", start_color="F8CBAD", end_color="F8CBAD")
+    green = PatternFill("solid", start_color="C6EFCE", end_color="C6EFCE")
+    for header in ("TTFT margin (%)", "TPOT margin (%)"):
+        col = column_of(SLO_HEADERS, header)
+        rng = f"{col}2:{col}{max(last, 2)}"
+        ws.conditional_formatting.add(
+            rng, CellIsRule(operator="lessThan", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=red)
+        )
+        ws.conditional_formatting.add(
+            rng, CellIsRule(operator="greaterThanOrEqual", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green)
+        )
+    finish_sheet(ws, freeze="B2")
+    return max(last, 2)
+
+
+def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
+    """The best plan per GPU type and per site, with its cost delta to this plan (live)."""
+    rows: list[list[Any]] = []
+    for k, alt in enumerate(result.alternatives):
+        a = alt.to_json()
+        r = k + 2
+        cost = a.get("total_cost_usd")
+        rows.append(
+            [
+                a["kind"],
+                a.get(a["kind"], ""),
+                a.get("status", ""),
+                cost,
+                Formula(f"=D{r}-{TOTAL_NAME}") if cost is not None else None,
+                a.get("cost_usd_per_month"),
+                a.get("max_tpot_ms"),
+                a.get("max_ttft_ms"),
+                a.get("lost_because") or "",
+            ]
+        )
+    formats: list[str | None] = [None] * 3 + [USD_FORMAT] * 3 + [NUMBER_FORMAT] * 2 + [None]
+    last = header_table(ws, tables, 1, ALT_HEADERS, rows, formats, "Alternatives")
+    finish_sheet(ws, freeze="A2")
+    return last
+
+
+def write_constraints(ws: Any, tables: Tables, binding: Sequence[dict[str, Any]]) -> None:
+    """The binding constraint rows the solver reported."""
+    keys: list[str] = []
+    for b in binding:
+        keys.extend(k for k in b if k not in keys)
+    headers = keys or ["family"]
+    rows = [[b.get(k) for k in headers] for b in binding]
+    header_table(ws, tables, 1, headers, rows, [None] * len(headers), "Constraints")
+    if not binding:
+        set_cell(ws, 2, 1, "no binding constraint reported")
+    finish_sheet(ws, freeze="A2")
+
+
+def _flatten(value: Any, prefix: str) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        out: list[tuple[str, Any]] = []
+        for k, v in value.items():
+            out.extend(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        out = []
+        for i, v in enumerate(value):
+            out.extend(_flatten(v, f"{prefix}[{i}]"))
+        return out
+    return [(prefix, value)]
+
+
+def write_inputs(ws: Any, tables: Tables, scenario: Any) -> None:
+    """The scenario, one key path per row."""
+    dump = scenario.model_dump(mode="json")
+    rows = [[k, v] for k, v in _flatten(dump, "")]
+    header_table(ws, tables, 1, ["Key", "Value"], rows, [None, None], "Inputs")
+    finish_sheet(ws, freeze="A2")

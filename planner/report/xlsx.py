@@ -1,0 +1,230 @@
+"""Cell helpers shared by the plan and compare workbooks: trusted formulas, safe cell writes, header styles,
+Excel tables with unique names, defined names, column widths and print setup."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.report.formatting import (
+    HEADER_FILL,
+    HEADER_FONT_COLOR,
+    MAX_COLUMN_WIDTH,
+    MIN_COLUMN_WIDTH,
+    is_formula_like,
+    sanitize_defined_name,
+)
+
+HEADER_WRAP_CHARS = 18
+"""Wrapped headers and notes widen their column to at most this many characters."""
+FORMULA_WIDTH_CHARS = 14
+"""Width a formula cell asks for (its text is not what the reader sees)."""
+CHARS_PER_LINE = 125
+"""Characters per line of a wrapped text cell two columns wide (Summary), for the row height."""
+POINTS_PER_LINE = 15
+NOTE_CHARS_PER_LINE = 120
+WIDE_TEXT_CHARS = 60
+"""Width of wrapped text columns (sources, descriptions, notes)."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A trusted formula written by the report code (user text is never one)."""
+
+    text: str
+
+
+def set_cell(ws: Any, row: int, col: int, value: Any, number_format: str | None = None) -> Any:
+    """Write one cell; user strings that look like formulas are stored as text, never evaluated."""
+    cell = ws.cell(row=row, column=col)
+    if isinstance(value, Formula):
+        cell.value = value.text
+    elif isinstance(value, list | tuple):
+        cell.value = ", ".join(str(v) for v in value)
+        cell.data_type = "s"
+    elif isinstance(value, dict):
+        cell.value = str(value)
+        cell.data_type = "s"
+    else:
+        cell.value = value
+        if is_formula_like(value):
+            cell.data_type = "s"
+    if number_format is not None:
+        cell.number_format = number_format
+    return cell
+
+
+def append_row(ws: Any, row: int, values: Sequence[Any], formats: Sequence[str | None] | None = None) -> None:
+    """Write ``values`` from column A of ``row`` (with one number format per column when given)."""
+    for col, value in enumerate(values, start=1):
+        set_cell(ws, row, col, value, formats[col - 1] if formats else None)
+
+
+def style_header(ws: Any, row: int, n_cols: int) -> None:
+    """Bold white on dark blue, wrapped: the header style of every table."""
+    from openpyxl.styles import Alignment, Font, PatternFill
+
+    for col in range(1, n_cols + 1):
+        cell = ws.cell(row=row, column=col)
+        cell.font = Font(bold=True, color=HEADER_FONT_COLOR)
+        cell.fill = PatternFill("solid", start_color=HEADER_FILL, end_color=HEADER_FILL)
+        cell.alignment = Alignment(wrap_text=True, vertical="center")
+
+
+def finish_sheet(ws: Any, *, freeze: str | None, widths: dict[str, int] | None = None) -> None:
+    """Column widths from content (or ``widths`` by column letter), the height of rows with wrapped text,
+    frozen panes, landscape fit-to-width printing."""
+    from openpyxl.utils import get_column_letter
+
+    content: dict[int, int] = {}
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value is None:
+                continue
+            text = str(cell.value)
+            if isinstance(cell.value, int | float) and not isinstance(cell.value, bool):
+                text = f"${cell.value:,.2f}"  # as a number format shows it, at its widest
+            length = FORMULA_WIDTH_CHARS if text.startswith("=") and cell.data_type == "f" else len(text)
+            if cell.alignment.wrap_text:
+                # Wrapped headers and notes grow the row, not the column.
+                length = min(length, HEADER_WRAP_CHARS)
+            content[cell.column] = max(content.get(cell.column, 0), length)
+    final = {col: max(MIN_COLUMN_WIDTH, min(MAX_COLUMN_WIDTH, width + 2)) for col, width in content.items()}
+    final.update({ws[f"{col}1"].column: width for col, width in (widths or {}).items()})
+    for col, width in final.items():
+        ws.column_dimensions[get_column_letter(col)].width = width
+    _fit_wrapped_rows(ws, final)
+    if freeze:
+        ws.freeze_panes = freeze
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+
+
+def _fit_wrapped_rows(ws: Any, widths: dict[int, int]) -> None:
+    """Give rows with wrapped text (headers, notes) the height of their longest cell's lines, unless a
+    height was set already (spreadsheets do not grow rows written by openpyxl on their own)."""
+    lines: dict[int, int] = {}
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value is None or not cell.alignment.wrap_text or cell.data_type == "f":
+                continue
+            # Words wrap whole: count a line as a few characters shorter than the column.
+            per_line = max(1, widths.get(cell.column, MIN_COLUMN_WIDTH) - 5)
+            lines[cell.row] = max(lines.get(cell.row, 1), -(-len(str(cell.value)) // per_line))
+    for row_i, n in lines.items():
+        if n > 1 and ws.row_dimensions[row_i].height is None:
+            ws.row_dimensions[row_i].height = POINTS_PER_LINE * n
+
+
+def wrap_text_row(ws: Any, row: int, col: int, *, chars_per_line: int | None = CHARS_PER_LINE) -> None:
+    """Wrap a long text cell; with ``chars_per_line``, give its row the height of its lines (else the
+    spreadsheet sizes the row)."""
+    from openpyxl.styles import Alignment
+
+    cell = ws.cell(row=row, column=col)
+    cell.alignment = Alignment(wrap_text=True, vertical="top")
+    for other in range(1, col):
+        ws.cell(row=row, column=other).alignment = Alignment(vertical="top")
+    if chars_per_line is not None:
+        ws.row_dimensions[row].height = POINTS_PER_LINE * (1 + len(str(cell.value or "")) // chars_per_line)
+
+
+class Tables:
+    """Adds Excel tables with unique display names."""
+
+    def __init__(self, taken: set[str] | None = None) -> None:
+        self.names: set[str] = {n.lower() for n in taken or set()}
+
+    def add(self, ws: Any, name: str, first_row: int, last_row: int, n_cols: int) -> None:
+        """An Excel table over A{first_row}:{n_cols}{last_row} (nothing when it has no data row)."""
+        from openpyxl.utils import get_column_letter
+        from openpyxl.worksheet.table import Table, TableStyleInfo
+
+        if last_row <= first_row or n_cols < 1:
+            return
+        base = sanitize_defined_name(f"tbl_{name}")
+        display, k = base, 2
+        while display.lower() in self.names:
+            display, k = f"{base}_{k}", k + 1
+        self.names.add(display.lower())
+        table = Table(displayName=display, ref=f"A{first_row}:{get_column_letter(n_cols)}{last_row}")
+        table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium2", showRowStripes=True)
+        ws.add_table(table)
+
+
+def header_table(
+    ws: Any,
+    tables: Tables,
+    row: int,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    formats: Sequence[str | None],
+    name: str,
+) -> int:
+    """Header + rows as an Excel table starting at ``row``; returns the last row written."""
+    append_row(ws, row, headers)
+    style_header(ws, row, len(headers))
+    for i, values in enumerate(rows, start=1):
+        append_row(ws, row + i, values, formats)
+    last = row + len(rows)
+    tables.add(ws, name, row, last, len(headers))
+    return last
+
+
+def wrap_columns(ws: Any, cols: Sequence[str], first_row: int, last_row: int) -> None:
+    """Wrap the text of ``cols`` over rows ``first_row``..``last_row`` (long sources and descriptions grow
+    their row instead of spilling over the printed page); give the columns a width in finish_sheet."""
+    from openpyxl.styles import Alignment
+
+    for r in range(first_row, last_row + 1):
+        for cell in ws[r]:  # the whole row reads from the top, next to the wrapped text
+            cell.alignment = Alignment(horizontal=cell.alignment.horizontal, vertical="top")
+        for col in cols:
+            ws[f"{col}{r}"].alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def write_note(ws: Any, row: int, text: str, *, chars_per_line: int = NOTE_CHARS_PER_LINE) -> int:
+    """A note below a table, one line per row from column A (a long line would widen the printed page);
+    returns the last row written."""
+    import textwrap
+
+    lines = textwrap.wrap(text, chars_per_line)
+    for k, line in enumerate(lines):
+        set_cell(ws, row + k, 1, line)
+    return row + len(lines) - 1
+
+
+def align(ws: Any, cols: Sequence[str], first_row: int, last_row: int, *, horizontal: str) -> None:
+    """Horizontal alignment of ``cols`` over rows ``first_row``..``last_row`` (wrapping kept)."""
+    from openpyxl.styles import Alignment
+
+    for col in cols:
+        for r in range(first_row, last_row + 1):
+            cell = ws[f"{col}{r}"]
+            cell.alignment = Alignment(
+                horizontal=horizontal, vertical=cell.alignment.vertical, wrap_text=cell.alignment.wrap_text
+            )
+
+
+def column_of(headers: Sequence[str], name: str) -> str:
+    """The column letter of header ``name``."""
+    return letter(list(headers).index(name) + 1)
+
+
+def letter(col: int) -> str:
+    """Column letter of 1-based column ``col``."""
+    from openpyxl.utils import get_column_letter
+
+    return str(get_column_letter(col))
+
+
+def define_name(wb: Any, name: str, sheet: str, cell: str) -> None:
+    """Workbook-level defined name ``name`` for the absolute cell ``cell`` (e.g. 'C4') of ``sheet``."""
+    from openpyxl.workbook.defined_name import DefinedName
+
+    col = "".join(ch for ch in cell if ch.isalpha())
+    row = "".join(ch for ch in cell if ch.isdigit())
+    wb.defined_names[name] = DefinedName(name, attr_text=f"{sheet}!${col}${row}")
