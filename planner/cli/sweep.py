@@ -1,0 +1,220 @@
+"""``planner sweep``: one plan per variant of a scenario, on local processes or a Dask cluster.
+
+Self-contained (its own error guard and JSON writer) so it registers on any ``typer.Typer`` with
+:func:`register`. Heavy modules load inside the command. Progress goes to stderr; ``--json`` keeps stdout
+for the JSON alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from planner.sweep import Engine, SweepResult, SweepRow
+
+T = TypeVar("T")
+_err = Console(stderr=True)
+_out = Console(width=max(160, Console().width))
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Run ``fn``; a PlannerError is one line on stderr and its exit code (2 for bad input)."""
+    from planner.errors import PlannerError
+
+    try:
+        return fn()
+    except PlannerError as exc:
+        _err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True, markup=True)
+        raise typer.Exit(code=exc.exit_code) from None
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf → None."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _engine(workers: int | None, dask: str | None) -> Engine:
+    from planner.errors import InputError
+    from planner.sweep import DaskEngine, LocalEngine, default_workers
+
+    if dask is not None and workers is not None:
+        raise InputError("sweep: give --workers N (local processes) or --dask ADDRESS (a cluster), not both")
+    if dask is not None:
+        address = dask if "://" in dask else f"tcp://{dask}"
+        return DaskEngine(address)
+    return LocalEngine(workers or default_workers())
+
+
+def _money(value: float | None) -> str:
+    return "" if value is None else f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def _print_table(result: SweepResult) -> None:
+    from rich.table import Table
+
+    from planner.sweep.spec import format_value
+
+    t = Table(title=f"{result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}")
+    columns = [
+        *result.paths,
+        "status",
+        "total $",
+        "capex $",
+        "opex $/month",
+        "$/M tok",
+        "GPUs",
+        "choice",
+        "solve s",
+    ]
+    for c in columns:
+        t.add_column(c, justify="left" if c in ("status", "GPUs", "choice") or c in result.paths else "right")
+    for r in result.rows:
+        gpus = " ".join(f"{n}×{g}" for g, n in r.gpus_by_type.items())
+        choice = "; ".join(f"{c.workload}: {c.label}" for c in r.choices) or (r.error or "")
+        t.add_row(
+            *(format_value(r.values[p]) for p in result.paths),
+            r.status + (f" (gap {r.gap:.1%})" if r.gap else ""),
+            _money(r.total_cost_usd),
+            _money(r.capex_usd),
+            _money(r.opex_usd_per_month),
+            _money(r.cost_usd_per_million_output_tokens),
+            gpus,
+            choice,
+            f"{r.solve_seconds:.2f}",
+        )
+    _out.print(t)
+
+
+def _run(
+    scenario_path: Path,
+    vary: list[str],
+    mode: str,
+    engine: Engine,
+    time_limit: float | None,
+    resume: Path | None,
+    quiet: bool,
+) -> SweepResult:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from planner.catalog import default_catalog
+    from planner.scenario import load_scenario
+    from planner.sweep import parse_axis, plan_sweep, run_sweep
+
+    catalog = default_catalog()
+    scenario = load_scenario(scenario_path, catalog)
+    axes = [parse_axis(v) for v in vary]
+    sweep = plan_sweep(scenario, catalog, axes, "zip" if mode == "zip" else "grid", path=str(scenario_path))
+    progress = Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=_err,
+        disable=quiet,
+        transient=False,
+    )
+    with progress:
+        task = progress.add_task("", total=len(sweep.variants))
+
+        def arrived(row: SweepRow) -> None:
+            progress.update(task, advance=1, description=f"last: {row.key} → {row.status}")
+
+        result = run_sweep(catalog, sweep, engine, time_limit_s=time_limit, resume=resume, on_row=arrived)
+        progress.update(task, completed=len(sweep.variants))
+    return result
+
+
+def sweep(
+    scenario_path: Annotated[Path, typer.Argument(help="Scenario YAML file (the base of every variant).")],
+    vary: Annotated[
+        list[str],
+        typer.Option(
+            "--vary",
+            help="PATH=V1,V2,... over a dotted scenario path, e.g. workloads.chat.requests_per_s=4,8,16, "
+            "workloads.chat.slo.tpot_ms=30,50, economics.rent_price_scale=0.7,1, hardware.gpus=h100_sxm+h200_sxm,b200 "
+            "(a+b is a list). Repeat for more axes.",
+        ),
+    ],
+    grid: Annotated[
+        bool,
+        typer.Option(
+            "--grid/--zip", help="Every combination of the values (grid), or the i-th values together (zip)."
+        ),
+    ] = True,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Local worker processes (default: the CPU cores).", min=1)
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(
+            "--dask", help="Run on an existing dask.distributed scheduler, e.g. tcp://10.0.0.5:8786."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON to stdout.")] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Write the rows as JSON to PATH.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write a workbook with a Sweep sheet (.xlsx).")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Results file (JSON lines): rows found there are not solved again; new rows are appended as they finish.",
+        ),
+    ] = None,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", help="Solver time limit per variant, seconds.", min=0.1)
+    ] = None,
+) -> None:
+    """One plan per variant (--vary PATH=V1,V2,...): cost, capex, opex, $/Mtok, GPUs, choices and binding constraints per row."""
+    from planner.errors import InputError
+
+    def go() -> SweepResult:
+        if output is not None and output.suffix.lower() != ".xlsx":
+            raise InputError(f"-o {output}: the workbook name must end in .xlsx")
+        engine = _engine(workers, dask)
+        return _run(scenario_path, vary, "grid" if grid else "zip", engine, time_limit, resume, quiet=False)
+
+    result = _guard(go)
+    data = _clean(result.to_json())
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+    if json_out is not None:
+        from planner.report.files import atomic_write_text
+
+        atomic_write_text(json_out, json.dumps(data, indent=2) + "\n")
+    if output is not None:
+        from planner.report.sweep_workbook import write_sweep_workbook
+
+        _guard(lambda: write_sweep_workbook(result, output))
+    if not as_json:
+        _print_table(result)
+    for path in (json_out, output):
+        if path is not None:
+            _err.print(f"wrote {path}", highlight=False)
+    if result.failed:
+        _err.print(
+            f"{len(result.failed)} of {len(result.rows)} variants failed (status 'error' rows)",
+            highlight=False,
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``planner sweep`` to ``app``."""
+    app.command("sweep")(sweep)

@@ -1,0 +1,166 @@
+"""The sweep workbook: a Sweep sheet with one row per variant and, per varied key, a table and a chart.
+
+Reads only the typed :class:`planner.sweep.result.SweepResult`: every money cell is a row's figure, which
+that variant's plan read from its cost ledger. The per-key tables select (min and max over the variants
+that share the key's value) — they compute no new money figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.report.files import atomic_write
+from planner.report.formatting import INT_FORMAT, PERCENT_FORMAT, USD_FORMAT, USD_WHOLE_FORMAT
+from planner.report.xlsx import Tables, finish_sheet, header_table, letter, set_cell, write_note
+
+if TYPE_CHECKING:
+    from planner.sweep.result import SweepResult, SweepRow
+
+SHEET = "Sweep"
+ROW_HEADERS = (
+    "variant",
+    "status",
+    "gap",
+    "total cost (USD, PV)",
+    "capex (USD)",
+    "opex (USD/month)",
+    "cost per M output tokens (USD)",
+    "GPUs by type",
+    "GPU / TP / quant per workload",
+    "binding constraints",
+    "error or infeasibility",
+    "solve (s)",
+)
+ROW_FORMATS = (
+    INT_FORMAT,
+    None,
+    PERCENT_FORMAT,
+    USD_WHOLE_FORMAT,
+    USD_WHOLE_FORMAT,
+    USD_WHOLE_FORMAT,
+    USD_FORMAT,
+)
+KEY_HEADERS = ("variants", "with a plan", "lowest total cost (USD)", "highest total cost (USD)")
+
+
+def _cell_value(value: Any) -> Any:
+    """A varied value as a cell: numbers stay numbers, lists read ``a+b``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        from planner.sweep.spec import format_value
+
+        return format_value(value)
+    return value
+
+
+def _row(r: SweepRow, paths: list[str]) -> list[Any]:
+    return [
+        r.index,
+        *(_cell_value(r.values[p]) for p in paths),
+        r.status,
+        r.gap,
+        r.total_cost_usd,
+        r.capex_usd,
+        r.opex_usd_per_month,
+        r.cost_usd_per_million_output_tokens,
+        " ".join(f"{g}: {n}" for g, n in r.gpus_by_type.items()),
+        "; ".join(f"{c.workload}: {c.label}" for c in r.choices),
+        ", ".join(r.binding_constraints[:6]) + (" ..." if len(r.binding_constraints) > 6 else ""),
+        r.error or "",
+        round(r.solve_seconds, 3),
+    ]
+
+
+@dataclass(frozen=True)
+class KeySummary:
+    """One value of a varied key: how many variants have it, how many found a plan, their cost range."""
+
+    value: Any
+    variants: int
+    feasible: int
+    lowest_usd: float | None
+    highest_usd: float | None
+
+
+def key_summary(result: SweepResult, path: str) -> list[KeySummary]:
+    """Per distinct value of ``path`` (first-seen order): variants, plans found, lowest/highest total cost."""
+    from planner.sweep.spec import format_value
+
+    groups: dict[str, list[SweepRow]] = {}
+    firsts: dict[str, Any] = {}
+    for r in result.rows:
+        label = format_value(r.values[path])
+        groups.setdefault(label, []).append(r)
+        firsts.setdefault(label, r.values[path])
+    out = []
+    for label, rows in groups.items():
+        costs = [r.total_cost_usd for r in rows if r.total_cost_usd is not None]
+        out.append(
+            KeySummary(
+                firsts[label],
+                len(rows),
+                len(costs),
+                min(costs) if costs else None,
+                max(costs) if costs else None,
+            )
+        )
+    return out
+
+
+def _key_chart(ws: Any, path: str, header_row: int, last_row: int, anchor: str) -> None:
+    from openpyxl.chart import LineChart, Reference
+
+    chart = LineChart()
+    chart.title = f"Total cost by {path}"
+    chart.y_axis.title, chart.x_axis.title = "USD (present value)", path
+    chart.add_data(
+        Reference(ws, min_col=4, max_col=5, min_row=header_row, max_row=last_row), titles_from_data=True
+    )
+    chart.set_categories(Reference(ws, min_col=1, min_row=header_row + 1, max_row=last_row))
+    for series in chart.series:
+        series.smooth = False
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.width, chart.height = 16, 7.5
+    ws.add_chart(chart, anchor)
+
+
+def build_sweep_workbook(result: SweepResult) -> Any:
+    """The openpyxl Workbook of a sweep (one sheet, Sweep)."""
+    from openpyxl import Workbook
+    from openpyxl.styles import Font
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = SHEET
+    tables = Tables()
+    ws["A1"] = f"Sweep of {result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}"
+    ws["A1"].font = Font(bold=True, size=14)
+    paths = list(result.paths)
+    headers = [ROW_HEADERS[0], *paths, *ROW_HEADERS[1:]]
+    formats = [ROW_FORMATS[0], *([None] * len(paths)), *ROW_FORMATS[1:], *([None] * 5)]
+    last = header_table(ws, tables, 3, headers, [_row(r, paths) for r in result.rows], formats, "sweep_rows")
+    row = write_note(
+        ws,
+        last + 2,
+        "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
+        "Per key below: the lowest and highest total cost over the variants with that value.",
+    )
+    chart_col = letter(len(KEY_HEADERS) + 3)
+    for k, path in enumerate(paths):
+        summary = key_summary(result, path)
+        start = row + 2
+        set_cell(ws, start, 1, f"Total cost by {path}").font = Font(bold=True)
+        body = [[_cell_value(s.value), s.variants, s.feasible, s.lowest_usd, s.highest_usd] for s in summary]
+        fmts = [None, INT_FORMAT, INT_FORMAT, USD_WHOLE_FORMAT, USD_WHOLE_FORMAT]
+        end = header_table(ws, tables, start + 1, [path, *KEY_HEADERS], body, fmts, f"sweep_key_{k + 1}")
+        _key_chart(ws, path, start + 1, end, f"{chart_col}{start}")
+        row = max(end, start + 15)
+    finish_sheet(ws, freeze="B4")
+    return wb
+
+
+def write_sweep_workbook(result: SweepResult, path: Path) -> None:
+    """Write the sweep workbook to ``path`` atomically."""
+    atomic_write(path, build_sweep_workbook(result).save)

@@ -1,0 +1,159 @@
+"""Run a sweep's variants on local processes or on a Dask cluster: one driver, two executors.
+
+Both engines hand out a :class:`concurrent.futures.Executor`: a ``ProcessPoolExecutor`` whose processes
+receive the :class:`~planner.sweep.task.SweepContext` once (pool initializer), or a Dask
+``Client.get_executor`` whose workers receive it once (``Client.scatter(..., broadcast=True)``). The driver
+submits :func:`~planner.sweep.task.solve_variant` for every variant not already done, gathers rows as they
+complete and calls ``on_row`` for each. A task lost with its worker (a killed process, a Dask worker gone)
+is submitted again on a fresh executor, up to ``retries`` times; after that its row is an error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from planner.errors import InputError
+from planner.sweep.result import SweepRow
+from planner.sweep.spec import Variant
+from planner.sweep.task import SweepContext, error_row, install_context, solve_variant
+
+DASK_CONNECT_TIMEOUT_S = 10.0
+"""How long ``--dask ADDRESS`` waits for the scheduler before giving up (exit 2)."""
+
+
+class Engine(Protocol):
+    """Where tasks run: opens an executor and the context argument its tasks receive."""
+
+    @property
+    def name(self) -> str:
+        """``local processes (N)`` or ``dask ADDRESS``."""
+        ...
+
+    def session(self, context: SweepContext) -> Any:
+        """A context manager yielding (executor, context argument of solve_variant)."""
+        ...
+
+
+def default_workers() -> int:
+    """Local worker processes by default: the CPU cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class LocalEngine:
+    """``--workers N``: N local processes (forkserver start: no threads of the parent are forked)."""
+
+    workers: int
+
+    @property
+    def name(self) -> str:
+        """``local processes (N)``."""
+        return f"local processes ({self.workers})"
+
+    @contextmanager
+    def session(self, context: SweepContext) -> Iterator[tuple[Executor, SweepContext | None]]:
+        """A process pool whose every process holds ``context`` (tasks get None and read it there)."""
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        pool = ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=install_context,
+            initargs=(context,),
+        )
+        try:
+            yield pool, None
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class DaskEngine:
+    """``--dask tcp://host:8786``: an existing dask.distributed scheduler (or a LocalCluster's address)."""
+
+    address: str
+    retries: int = 2
+
+    @property
+    def name(self) -> str:
+        """``dask ADDRESS``."""
+        return f"dask {self.address}"
+
+    @contextmanager
+    def session(self, context: SweepContext) -> Iterator[tuple[Executor, Any]]:
+        """A Dask client executor; the context is scattered to every worker once and passed as a future."""
+        import distributed
+
+        connect: Any = distributed.Client  # untyped library: the client is used through Any
+        try:
+            client: Any = connect(self.address, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise InputError(
+                f"--dask {self.address}: no Dask scheduler answered ({type(exc).__name__}) — start one with "
+                "`dask scheduler` and `dask worker ADDRESS`, or use --workers N for local processes"
+            ) from None
+        try:
+            shared = client.scatter(context, broadcast=True, hash=False)
+            executor = client.get_executor(retries=self.retries, pure=False)
+            yield executor, shared
+        finally:
+            client.close()
+
+
+def _lost_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean 'the worker went away', not 'the variant failed'."""
+    errors: list[type[BaseException]] = [BrokenProcessPool]
+    try:
+        from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+
+        errors += [KilledWorker, CommClosedError]
+    except ImportError:  # pragma: no cover - dask is a dependency; local sweeps work without it
+        pass
+    return tuple(errors)
+
+
+def run_variants(
+    engine: Engine,
+    context: SweepContext,
+    pending: list[Variant],
+    on_row: Callable[[SweepRow], None],
+    *,
+    retries: int = 2,
+) -> list[SweepRow]:
+    """Solve ``pending`` on ``engine``; rows in completion order (``on_row`` sees each as it arrives)."""
+    lost_errors = _lost_errors()
+    rows: list[SweepRow] = []
+    todo = list(pending)
+    for attempt in range(retries + 1):
+        if not todo:
+            break
+        lost: list[Variant] = []
+        with engine.session(context) as (executor, shared):
+            futures: dict[Future[SweepRow], Variant] = {
+                executor.submit(solve_variant, shared, v): v for v in todo
+            }
+            for future in as_completed(futures):
+                variant = futures[future]
+                try:
+                    row = future.result()
+                except lost_errors:
+                    lost.append(variant)
+                    continue
+                except Exception as exc:  # e.g. a result that could not travel back
+                    row = error_row(variant, exc, 0.0)
+                rows.append(row)
+                on_row(row)
+        todo = sorted(lost, key=lambda v: v.index)
+        if todo and attempt == retries:
+            for variant in todo:
+                row = error_row(variant, RuntimeError(f"worker lost {retries + 1} times"), 0.0)
+                rows.append(row)
+                on_row(row)
+    return rows

@@ -1,0 +1,218 @@
+"""What a sweep varies: ``--vary PATH=V1,V2,...`` axes over dotted scenario paths, and the variants they make.
+
+A PATH walks the scenario's fields (``economics.rent_price_scale``, ``hardware.gpus``); a list of named
+records (``workloads``, ``sites``) is addressed by the record's name (``workloads.chat.slo.tpot_ms``). A
+value is read as YAML (``8`` → 8, ``0.5`` → 0.5, ``true``, ``h100_sxm``), and ``a+b`` is the list [a, b]
+(``hardware.gpus=h100_sxm+h200_sxm,b200``). ``--grid`` (default) makes every combination of the axes'
+values (the product of their lengths); ``--zip`` pairs the i-th values (every axis the same length).
+
+Every variant is parsed as a :class:`~planner.scenario.Scenario` and checked against the catalog before any
+is solved, so a bad path or value is one line naming the path and a valid alternative (exit 2).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel
+
+from planner.catalog.loader import Catalog
+from planner.errors import InputError, ScenarioError, did_you_mean
+from planner.scenario import Scenario, parse_scenario, validate_against_catalog
+
+Mode = Literal["grid", "zip"]
+NAMED_LISTS = ("workloads", "sites")
+"""Scenario lists whose records a path addresses by their ``name``."""
+MAX_VARIANTS = 100_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One ``--vary``: a dotted scenario path and the values it takes (YAML scalars or lists)."""
+
+    path: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One point of the sweep: its index (row order) and the value of every axis, in axis order."""
+
+    index: int
+    values: tuple[tuple[str, Any], ...]
+
+    @property
+    def key(self) -> str:
+        """A stable text key of the varied values (resume files match rows on it)."""
+        return "; ".join(f"{path}={format_value(v)}" for path, v in self.values)
+
+
+def format_value(value: Any) -> str:
+    """The value as the user writes it on the command line (a list joined by ``+``)."""
+    if isinstance(value, list | tuple):
+        return "+".join(format_value(v) for v in value)
+    return str(value)
+
+
+def _scalar(text: str) -> Any:
+    value = yaml.safe_load(text) if text.strip() else ""
+    return value if isinstance(value, str | int | float | bool) or value is None else text
+
+
+def parse_value(text: str) -> Any:
+    """``"8"`` → 8, ``"0.5"`` → 0.5, ``"h100_sxm"`` → 'h100_sxm', ``"a+b"`` → ['a', 'b']."""
+    text = text.strip()
+    if "+" in text and not _is_number(text):
+        return [_scalar(part) for part in text.split("+") if part.strip()]
+    return _scalar(text)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_axis(option: str) -> Axis:
+    """``"economics.rent_price_scale=0.5,1,2"`` → Axis('economics.rent_price_scale', (0.5, 1, 2))."""
+    path, sep, values = option.partition("=")
+    path = path.strip()
+    if not sep or not path or not values.strip():
+        raise InputError(
+            f"--vary {option!r}: expected PATH=V1,V2,... — e.g. --vary economics.rent_price_scale=0.5,1,2"
+        )
+    parsed = tuple(parse_value(v) for v in values.split(",") if v.strip())
+    return Axis(path, parsed)
+
+
+def variants(axes: Sequence[Axis], mode: Mode) -> list[Variant]:
+    """The grid (every combination, last axis fastest) or the zip (i-th values together) of ``axes``."""
+    if not axes:
+        raise InputError("sweep: give at least one --vary PATH=V1,V2,...")
+    paths = [a.path for a in axes]
+    dupes = sorted({p for p in paths if paths.count(p) > 1})
+    if dupes:
+        raise InputError(f"--vary: {dupes[0]} is given twice — give each path once with all its values")
+    if mode == "zip":
+        lengths = {len(a.values) for a in axes}
+        if len(lengths) > 1:
+            shown = ", ".join(f"{a.path} has {len(a.values)}" for a in axes)
+            raise InputError(f"--zip: every --vary needs the same number of values ({shown}) — or use --grid")
+        combos: list[tuple[Any, ...]] = list(zip(*(a.values for a in axes), strict=True))
+    else:
+        total = 1
+        for a in axes:
+            total *= len(a.values)
+        if total > MAX_VARIANTS:
+            raise InputError(
+                f"--grid: {total:,} variants is over the limit of {MAX_VARIANTS:,} — vary fewer values"
+            )
+        combos = list(itertools.product(*(a.values for a in axes)))
+    return [Variant(i, tuple(zip(paths, combo, strict=True))) for i, combo in enumerate(combos)]
+
+
+def _unwrap(annotation: Any) -> Any:
+    """The model class inside ``X | None``, ``list[X]``, ``Annotated[X, ...]`` (else the annotation)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            inner = _unwrap(arg)
+            if isinstance(inner, type) and issubclass(inner, BaseModel):
+                return inner
+        return annotation
+    if origin is list:
+        return _unwrap(typing.get_args(annotation)[0])
+    return annotation
+
+
+def _check_path(path: str, data: dict[str, Any]) -> list[str | int]:
+    """Resolve a dotted path against the Scenario model and the base data; returns the concrete keys
+    (list positions for named records). Unknown fields/names → InputError with a did-you-mean."""
+    model: Any = Scenario
+    node: Any = data
+    keys: list[str | int] = []
+    parts = path.split(".")
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        where = ".".join(parts[:i]) or "the scenario"
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise InputError(f"--vary {path}: {where} is a value, it has no field '{part}'")
+        if part not in model.model_fields:
+            raise InputError(
+                f"--vary {path}: {where} has no field '{part}'{did_you_mean(part, model.model_fields)}"
+            )
+        annotation = model.model_fields[part].annotation
+        keys.append(part)
+        node = node.get(part) if isinstance(node, dict) else None
+        model = _unwrap(annotation)
+        if part in NAMED_LISTS and len(keys) == 1 and i + 1 < len(parts):
+            name = parts[i + 1]
+            names = [r.get("name") for r in node or []]
+            if name not in names:
+                raise InputError(
+                    f"--vary {path}: no {part[:-1]} named '{name}'{did_you_mean(name, [str(n) for n in names])}"
+                )
+            keys.append(names.index(name))
+            node = node[names.index(name)]
+            i += 1
+        i += 1
+    return keys
+
+
+def apply(data: dict[str, Any], keys: Sequence[str | int], value: Any) -> None:
+    """Set ``data[k0][k1]...`` = ``value`` in place (missing mappings on the way are created)."""
+    node: Any = data
+    for key in keys[:-1]:
+        if isinstance(key, str) and node.get(key) is None:
+            node[key] = {}
+        node = node[key]
+    node[keys[-1]] = copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The validated sweep: the base scenario (as data), its axes and variants, and each variant's data."""
+
+    scenario_name: str
+    base: dict[str, Any]
+    axes: tuple[Axis, ...]
+    mode: Mode
+    variants: tuple[Variant, ...]
+    resolved: tuple[tuple[str | int, ...], ...]
+    """Concrete keys of each axis' path (list positions for named records)."""
+
+    def variant_data(self, variant: Variant) -> dict[str, Any]:
+        """The scenario data of ``variant`` (a deep copy of the base with its values set)."""
+        data = copy.deepcopy(self.base)
+        for keys, (_, value) in zip(self.resolved, variant.values, strict=True):
+            apply(data, keys, value)
+        return data
+
+
+def plan_sweep(
+    scenario: Scenario, catalog: Catalog, axes: Sequence[Axis], mode: Mode, *, path: str = "scenario"
+) -> SweepPlan:
+    """Resolve every axis path and validate every variant (Scenario + catalog ids) before any is solved."""
+    base = scenario.model_dump(mode="json")
+    resolved = tuple(tuple(_check_path(a.path, base)) for a in axes)
+    plan = SweepPlan(scenario.name, base, tuple(axes), mode, tuple(variants(axes, mode)), resolved)
+    for variant in plan.variants:
+        where = f"{path} with {variant.key}"
+        try:
+            checked = parse_scenario(plan.variant_data(variant), path=where)
+            validate_against_catalog(checked, catalog, where)
+        except ScenarioError as exc:
+            raise ScenarioError(f"--vary: {exc}") from None
+    return plan
