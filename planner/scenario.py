@@ -11,47 +11,86 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
 from planner.errors import ScenarioError, did_you_mean
+from planner.inputs import load_yaml_file
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
+# Input limits (README "Exit codes and input limits"): refused at load, before any work, with the limit named.
+MAX_REQUESTS_PER_S = 1e6
+"""Peak demand of one workload, requests/s."""
+MAX_TOKENS = 10_000_000
+"""Prompt or output tokens per request."""
+MAX_LATENCY_MS = 3_600_000.0
+"""An SLO target, ms (one hour)."""
+MAX_WORKLOADS = 100
+"""Workloads in one scenario."""
+MAX_BATCH = 4096
+"""Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
+MAX_CONFIGURATIONS = 100_000
+"""Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations."""
+MAX_BATCH_POINTS = 30_000_000
+"""Upper bound on configurations × max_batch (the size of the candidate evaluation)."""
+MAX_USD = 1e13
+"""Any money amount, USD."""
+MAX_COUNT = 10_000_000
+"""Any GPU or device count."""
+MAX_LIST = 64
+"""Entries in an id list (models, formats, GPUs, sites, TP/PP degrees)."""
+
+Demand = Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)]
+DemandValue = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
+LatencyMs = Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
+Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
+Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Degree = Annotated[int, Field(ge=1, le=1024)]
+
 
 class Strict(BaseModel):
     """Strict, frozen base for scenario sections."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, str_strip_whitespace=True, strict=True, allow_inf_nan=False
+    )
 
 
 class Slo(Strict):
     """Latency targets of a workload (both are per request, at the peak arrival rate)."""
 
-    ttft_ms: PositiveFloat = Field(
-        2000.0, description="Time to first token, ms: queue + prefill + RTT + upload."
-    )
-    tpot_ms: PositiveFloat = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
+    ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
+    tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
 
 
 class Workload(Strict):
     """One stream of requests with its models, lengths, SLOs and allowed sites."""
 
     name: Id = Field(description="Workload id (lowercase, digits, underscores).")
-    models: list[Id] = Field(min_length=1, description="Acceptable models (any one of them may serve it).")
+    models: list[Id] = Field(
+        min_length=1, max_length=MAX_LIST, description="Acceptable models (any one of them may serve it)."
+    )
     quantizations: list[Id] = Field(
+        min_length=1,
+        max_length=MAX_LIST,
         default_factory=lambda: ["bf16", "fp8", "int8", "int4"],
         description="Allowed weight formats (quality policy); default bf16, fp8, int8, int4.",
     )
-    kv_dtypes: list[Id] = Field(default_factory=lambda: ["bf16"], description="Allowed KV-cache formats.")
+    kv_dtypes: list[Id] = Field(
+        default_factory=lambda: ["bf16"],
+        min_length=1,
+        max_length=MAX_LIST,
+        description="Allowed KV-cache formats.",
+    )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
     )
-    requests_per_s: PositiveFloat | list[NonNegFloat] = Field(
+    requests_per_s: Demand | Annotated[list[DemandValue], Field(min_length=1, max_length=1200)] = Field(
         description="Peak arrival rate, requests/s: one number, or one value per period."
     )
     growth_frac_per_month: float = Field(
@@ -63,11 +102,13 @@ class Workload(Strict):
         max_length=24,
         description="Optional 24 hourly load fractions of the peak (the base load can be bought, peaks rented).",
     )
-    input_tokens: Annotated[int, Field(ge=1)] = Field(description="Prompt tokens per request.")
-    output_tokens: Annotated[int, Field(ge=1)] = Field(description="Generated tokens per request.")
+    input_tokens: Tokens = Field(description="Prompt tokens per request.")
+    output_tokens: Tokens = Field(description="Generated tokens per request.")
     slo: Slo = Field(default_factory=Slo)
-    sites: list[Id] | None = Field(None, description="Sites it may run at; default: every cloud site.")
-    weight: PositiveFloat = Field(
+    sites: list[Id] | None = Field(
+        None, min_length=1, max_length=MAX_LIST, description="Sites it may run at; default: every cloud site."
+    )
+    weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
         1.0, description="Weight of this workload in max_throughput (served req/s)."
     )
 
@@ -75,11 +116,15 @@ class Workload(Strict):
 class HardwareSpace(Strict):
     """The hardware search space; omitted fields mean 'everything in the catalog'."""
 
-    gpus: list[Id] | None = Field(None, description="GPU types to consider; default all.")
-    tp: list[Annotated[int, Field(ge=1)]] = Field(
-        default_factory=lambda: [1, 2, 4, 8], description="TP degrees."
+    gpus: list[Id] | None = Field(
+        None, min_length=1, max_length=MAX_LIST, description="GPU types to consider; default all."
     )
-    pp: list[Annotated[int, Field(ge=1)]] = Field(default_factory=lambda: [1, 2], description="PP degrees.")
+    tp: list[Degree] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=16, description="TP degrees."
+    )
+    pp: list[Degree] = Field(
+        default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
+    )
 
 
 class SiteOverride(Strict):
@@ -87,31 +132,31 @@ class SiteOverride(Strict):
 
     name: Id
     kind: Literal["cloud", "datacenter", "edge"] | None = None
-    rtt_ms: NonNegFloat | None = None
-    uplink_mbit_per_s: PositiveFloat | None = None
-    electricity_usd_per_kwh: NonNegFloat | None = None
-    pue: Annotated[float, Field(ge=1.0)] | None = None
-    colocation_usd_per_kw_month: NonNegFloat | None = None
-    gpus_available: list[Id] | None = None
-    max_gpus: Annotated[int, Field(ge=0)] | None = None
-    max_power_kw: PositiveFloat | None = None
-    devices: dict[Id, Annotated[int, Field(ge=0)]] | None = None
+    rtt_ms: Annotated[float, Field(ge=0, le=60_000)] | None = None
+    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = None
+    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = None
+    pue: Annotated[float, Field(ge=1.0, le=10)] | None = None
+    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = None
+    gpus_available: list[Id] | None = Field(None, min_length=1, max_length=MAX_LIST)
+    max_gpus: Count | None = None
+    max_power_kw: Annotated[float, Field(gt=0, le=1e8)] | None = None
+    devices: dict[Id, Count] | None = Field(None, max_length=MAX_LIST)
     has_scale_out_fabric: bool | None = None
 
 
 class Budget(Strict):
     """Spending limits (any subset)."""
 
-    capex_usd: NonNegFloat | None = None
-    opex_usd_per_month: NonNegFloat | None = None
-    total_usd: NonNegFloat | None = None
+    capex_usd: Usd | None = None
+    opex_usd_per_month: Usd | None = None
+    total_usd: Usd | None = None
 
 
 class InventoryItem(Strict):
     """GPUs already owned (sunk cost: only power, colocation and ops are paid)."""
 
     gpu: Id
-    count: Annotated[int, Field(ge=1)]
+    count: Annotated[int, Field(ge=1, le=MAX_COUNT)]
     site: Id
 
 
@@ -119,14 +164,14 @@ class VolumeTier(Strict):
     """An incremental rent discount: GPUs beyond ``min_gpus`` (of one type, site and rental kind, in one
     period) are billed at (1 − discount_frac) × the quote."""
 
-    min_gpus: Annotated[int, Field(ge=1)]
+    min_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)]
     discount_frac: Annotated[float, Field(gt=0, lt=1)]
 
 
 class Economics(Strict):
     """Cost-model parameters (defaults documented; catalog figures supply prices)."""
 
-    lifetime_years: PositiveFloat | None = Field(
+    lifetime_years: Annotated[float, Field(gt=0, le=50)] | None = Field(
         None, description="Depreciation life; default: the catalog's (4 y)."
     )
     resale_frac: Fraction = Field(
@@ -141,21 +186,22 @@ class Economics(Strict):
     spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
     spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
     utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
-    rent_price_scale: PositiveFloat = Field(
+    rent_price_scale: Annotated[float, Field(gt=0, le=100)] = Field(
         1.0, description="Multiplier on every catalog rental price (what-if)."
     )
-    purchase_price_scale: PositiveFloat = Field(
+    purchase_price_scale: Annotated[float, Field(gt=0, le=100)] = Field(
         1.0, description="Multiplier on every catalog purchase price (what-if)."
     )
     rent_volume_tiers: list[VolumeTier] = Field(
         default_factory=list,
+        max_length=16,
         description=(
             "Negotiated volume discounts on rent (no public source, so none by default), e.g. "
             "[{min_gpus: 64, discount_frac: 0.1}, {min_gpus: 256, discount_frac: 0.2}]: increasing min_gpus, "
             "non-decreasing discounts."
         ),
     )
-    purchase_every_months: Annotated[int, Field(ge=1)] = Field(
+    purchase_every_months: Annotated[int, Field(ge=1, le=120)] = Field(
         3,
         description=(
             "Purchase orders may be placed at month 0 and then every this many months (a quarter by "
@@ -191,24 +237,30 @@ class Scenario(Strict):
 
     name: str = Field(description="Scenario name (free text).")
     horizon_months: Annotated[int, Field(ge=1, le=120)] = Field(36, description="Planning horizon, months.")
-    period_months: Annotated[int, Field(ge=1)] = Field(1, description="Length of one demand period, months.")
+    period_months: Annotated[int, Field(ge=1, le=120)] = Field(
+        1, description="Length of one demand period, months."
+    )
     objective: Literal["min_cost", "max_throughput"] = "min_cost"
-    workloads: list[Workload] = Field(min_length=1)
+    workloads: list[Workload] = Field(min_length=1, max_length=MAX_WORKLOADS)
     hardware: HardwareSpace = Field(default_factory=HardwareSpace)
-    sites: list[SiteOverride] = Field(default_factory=list)
-    procurement: list[Procurement] = Field(default_factory=_default_procurement)
-    rental_kinds: list[RentalKind] = Field(default_factory=_default_rental_kinds)
+    sites: list[SiteOverride] = Field(default_factory=list, max_length=MAX_LIST)
+    procurement: list[Procurement] = Field(default_factory=_default_procurement, min_length=1, max_length=2)
+    rental_kinds: list[RentalKind] = Field(default_factory=_default_rental_kinds, min_length=1, max_length=4)
     rent_providers: list[Id] | None = Field(
         None,
+        min_length=1,
+        max_length=MAX_LIST,
         description="Rent only from these providers (the contracts you have); default: the cheapest quote of any.",
     )
     budget: Budget | None = None
-    inventory: list[InventoryItem] = Field(default_factory=list)
+    inventory: list[InventoryItem] = Field(default_factory=list, max_length=256)
     economics: Economics = Field(default_factory=Economics)
-    workspace_gib: PositiveFloat = Field(
+    workspace_gib: Annotated[float, Field(gt=0, le=1024)] = Field(
         2.0, description="Per-GPU workspace reservation, GiB (card 1 default)."
     )
-    max_batch: Annotated[int, Field(ge=1)] = Field(256, description="Largest batch breakpoint considered.")
+    max_batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = Field(
+        256, description="Largest batch breakpoint considered."
+    )
     max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
         0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."
     )
@@ -269,7 +321,7 @@ def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
                 sites[override.name] = Site.model_validate(base)
             except ValidationError as err:
                 raise ScenarioError(
-                    format_validation_error("scenario", err, prefix=f"sites[{override.name}]")
+                    format_validation_error("scenario", err, prefix=f"sites[{override.name}]", model=Site)
                 ) from None
     return sites
 
@@ -280,8 +332,39 @@ def _check_ids(path: str, loc: str, values: list[str] | None, table: Mapping[str
             raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
 
 
+def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site]) -> int:
+    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites."""
+    gpus = len(scenario.hardware.gpus or catalog.accelerators)
+    degrees = len(scenario.hardware.tp) * len(scenario.hardware.pp)
+    cloud = sum(1 for site in sites.values() if site.kind == "cloud")
+    return sum(
+        len(w.models)
+        * len(w.quantizations)
+        * len(w.kv_dtypes)
+        * gpus
+        * degrees
+        * len(w.sites or range(cloud))
+        for w in scenario.workloads
+    )
+
+
+def check_size(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site], path: str) -> None:
+    """Refuse a scenario whose candidate table would exceed MAX_CONFIGURATIONS or MAX_BATCH_POINTS."""
+    configs = configuration_count(scenario, catalog, sites)
+    if configs > MAX_CONFIGURATIONS:
+        raise ScenarioError(
+            f"{path}: workloads: {configs:,} (workload, model, format, GPU, TP, PP, site) combinations — the "
+            f"limit is {MAX_CONFIGURATIONS:,}; narrow hardware.gpus, quantizations, sites or split the scenario"
+        )
+    if configs * scenario.max_batch > MAX_BATCH_POINTS:
+        raise ScenarioError(
+            f"{path}: max_batch: {configs:,} combinations × max_batch {scenario.max_batch} exceeds the limit "
+            f"of {MAX_BATCH_POINTS:,} batch points — lower max_batch (default 256) or narrow the hardware"
+        )
+
+
 def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "scenario") -> None:
-    """Check every id in the scenario exists in the catalog (or the scenario's own sites)."""
+    """Check every id in the scenario exists in the catalog (or the scenario's own sites), and the size."""
     sites = merged_sites(catalog, scenario)
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
     for i, w in enumerate(scenario.workloads):
@@ -303,6 +386,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     for i, item in enumerate(scenario.inventory):
         _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
         _check_ids(path, f"inventory[{i}].site", [item.site], sites, "site")
+    check_size(scenario, catalog, sites, path)
 
 
 def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:
@@ -312,22 +396,13 @@ def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as err:
-        raise ScenarioError(format_validation_error(path, err)) from None
+        raise ScenarioError(format_validation_error(path, err, model=Scenario)) from None
 
 
 def load_scenario(path: Path | str, catalog: Catalog) -> Scenario:
     """Read, validate and cross-check a scenario YAML file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: scenario file not found") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, expected a scenario YAML file") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{p}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    data = load_yaml_file(p, ScenarioError, what="scenario")
     scenario = parse_scenario(data, path=str(p))
     validate_against_catalog(scenario, catalog, str(p))
     return scenario

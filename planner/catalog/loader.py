@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from planner import inputs
 from planner.catalog.schema import (
     Accelerator,
     CalibrationFamily,
@@ -24,9 +24,6 @@ from planner.catalog.schema import (
     Site,
 )
 from planner.errors import CatalogError, did_you_mean
-
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it (~5× faster), else the pure-Python one."""
 
 DEFAULT_CATALOG_DIR = Path(__file__).resolve().parents[2] / "catalogs"
 
@@ -42,6 +39,9 @@ CATALOG_FILES: dict[str, tuple[str, type[BaseModel]]] = {
 }
 
 R = TypeVar("R", bound=BaseModel)
+
+MAX_CATALOG_ROWS = 5000
+"""Most records in one catalog file (the bundled files hold under 100 each)."""
 
 
 class Catalog(BaseModel):
@@ -89,24 +89,15 @@ def _lookup(table: Mapping[str, R], key: str, what: str) -> R:
         raise CatalogError(f"unknown {what} '{key}'{did_you_mean(key, table)}") from None
 
 
-def format_validation_error(path: str, err: ValidationError, prefix: str = "") -> str:
-    """One line per problem: ``file: field.path: message (got value)``."""
-    lines = []
-    for e in err.errors():
-        loc = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
-        got = e.get("input")
-        shown = f" (got {got!r})" if got is not None and not isinstance(got, dict | list) else ""
-        lines.append(f"{path}: {loc.lstrip('.')}: {e['msg']}{shown}")
-    return "; ".join(lines)
+def format_validation_error(
+    path: str, err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+) -> str:
+    """One line: ``file: field.path: problem (got value) — alternative`` (see :mod:`planner.inputs`)."""
+    return inputs.format_validation_error(path, err, prefix=prefix, model=model)
 
 
 def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: catalog file not found") from None
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    return inputs.load_yaml_file(path, CatalogError, what="catalog")
 
 
 def _parse_records(path: Path, key: str, record_type: type[R]) -> list[R]:
@@ -116,12 +107,18 @@ def _parse_records(path: Path, key: str, record_type: type[R]) -> list[R]:
     extra = set(data) - {key}
     if extra:
         raise CatalogError(f"{path}: unexpected top-level key(s) {sorted(extra)}; only '{key}' is allowed")
+    if len(data[key]) > MAX_CATALOG_ROWS:
+        raise CatalogError(
+            f"{path}: {key}: {len(data[key]):,} records — a catalog file holds at most {MAX_CATALOG_ROWS:,}"
+        )
     records: list[R] = []
     for i, raw in enumerate(data[key]):
         try:
             records.append(record_type.model_validate(raw))
         except ValidationError as err:
-            raise CatalogError(format_validation_error(str(path), err, prefix=f"{key}[{i}]")) from None
+            raise CatalogError(
+                format_validation_error(str(path), err, prefix=f"{key}[{i}]", model=record_type)
+            ) from None
     return records
 
 

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from planner.errors import did_you_mean
+
 Id = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(_[a-z0-9]+)*$")]
 AsOf = Annotated[str, StringConstraints(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")]
 Source = Annotated[str, StringConstraints(min_length=3)]
@@ -29,7 +31,7 @@ TensorKind = Literal["embedding", "lm_head", "norm", "router", "attention", "ffn
 class Record(BaseModel):
     """Strict, frozen base: unknown fields are errors, records are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, allow_inf_nan=False)
 
 
 class Sourced(Record):
@@ -296,6 +298,17 @@ class RentalPrice(Sourced):
     notes: str = ""
 
 
+CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
+    "step_overhead_ms": (0.0, 1000.0),
+    "prefill_saturation_tokens": (0.0, 1_000_000.0),
+    "decode_mbu_scale": (0.1, 10.0),
+    "prefill_mfu_scale": (0.1, 10.0),
+    "weight_only_read_efficiency_frac": (0.01, 1.0),
+    "kv_page_tokens": (1.0, 4096.0),
+}
+"""Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them)."""
+
+
 class CalibrationFamily(Sourced):
     """Fitted performance-model parameters for one accelerator family (see ``make validate``)."""
 
@@ -303,3 +316,13 @@ class CalibrationFamily(Sourced):
     parameters: dict[str, float]
     fit: str
     """How the parameters were fitted (rows, objective, date)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> CalibrationFamily:
+        for name, value in self.parameters.items():
+            if name not in CALIBRATION_RANGES:
+                raise ValueError(f"unknown parameter '{name}'{did_you_mean(name, CALIBRATION_RANGES)}")
+            lo, hi = CALIBRATION_RANGES[name]
+            if not lo <= value <= hi:
+                raise ValueError(f"parameter {name} must be in [{lo:g}, {hi:g}] (got {value!r})")
+        return self
