@@ -1,0 +1,245 @@
+"""``planner train`` and ``planner predict-train`` (issue 14). Thin: parse, call, print, map errors.
+
+JSON convention: ``--json`` prints JSON to stdout (nothing else there), ``--json-out PATH`` writes it.
+Exit codes: 0 a plan, 2 invalid input (one line: file, field, a valid alternative), 3 infeasible.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from planner.errors import InfeasiblePlan, InputError, PlannerError
+
+out = Console(width=max(160, Console().width), highlight=False)
+err = Console(stderr=True, highlight=False)
+T = TypeVar("T")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON to stdout (nothing else on stdout).")]
+JsonOut = Annotated[
+    Path | None, typer.Option("--json-out", help="Also write the JSON to this file.", metavar="PATH")
+]
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except PlannerError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(code=exc.exit_code) from None
+
+
+def _clean(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _check_json_out(path: Path | None, inputs: tuple[Path, ...] = ()) -> None:
+    if path is None:
+        return
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise InputError(f"--json-out {path}: refusing to write over a YAML file — use a .json path")
+    if any(path.exists() and p.exists() and path.resolve() == p.resolve() for p in inputs):
+        raise InputError(f"--json-out {path}: that is an input file of this command — choose another path")
+    if not (path.parent if str(path.parent) else Path(".")).is_dir():
+        raise InputError(f"--json-out {path}: folder {path.parent} does not exist")
+
+
+def _emit(data: dict[str, Any], as_json: bool, json_out: Path | None) -> None:
+    text = json.dumps(_clean(data), indent=2)
+    if as_json:
+        typer.echo(text)
+    if json_out is not None:
+        from planner.report.files import atomic_write_text
+
+        atomic_write_text(json_out, text + "\n")
+        err.print(f"wrote {escape(str(json_out))}")
+
+
+def _catalog() -> Any:
+    from planner.catalog import default_catalog
+
+    return _guard(default_catalog)
+
+
+def _print_plan(data: dict[str, Any]) -> None:
+    if data["status"] != "optimal":
+        err.print("[bold red]infeasible[/]")
+        for reason in data["infeasibility"]:
+            err.print(f"  • {escape(reason)}", soft_wrap=True)
+        return
+    title = (
+        f"{escape(data['scenario'])}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
+        f"{data['days']:.1f} days, ${data['total_cost_usd']:,.0f}"
+    )
+    t = Table(title=title)
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    for key in (
+        "dp", "tp", "pp", "zero_stage", "recompute", "sequence_parallel", "micro_batch", "schedule",
+        "iteration_time_s", "steps", "memory_per_gpu_gib", "memory_states_gib_per_gpu",
+        "memory_activations_gib_per_gpu", "mfu", "tokens_per_s", "gpu_hours",
+    ):  # fmt: skip
+        value = data[key]
+        t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+    for key, value in data["breakdown"].items():
+        t.add_row(f"breakdown.{key}", f"{value:,.4g}")
+    for line in data["cost_lines"]:
+        t.add_row(f"cost.{line['kind']}", f"${line['usd']:,.0f}  {escape(line['note'])}")
+    out.print(t)
+    alt = Table(title="best option per GPU type")
+    for col in ("gpu", "gpus", "tp×pp×dp", "days", "cost USD", "mfu"):
+        alt.add_column(col, justify="right")
+    for o in data["alternatives"]:
+        alt.add_row(
+            o["gpu"], str(o["gpus"]), f"{o['tp']}×{o['pp']}×{o['dp']}", f"{o['days']:.1f}",
+            f"{o['total_cost_usd']:,.0f}", f"{o['mfu']:.1%}",
+        )  # fmt: skip
+    out.print(alt)
+
+
+def train(
+    scenario_path: Annotated[Path, typer.Argument(help="Training scenario YAML (kind: training).")],
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx).")
+    ] = None,
+) -> None:
+    """Cheapest way to train a model by a deadline: GPU type, count, DP/TP/PP, ZeRO, recompute (card 4). Exit 3 if infeasible."""
+    from planner.training.plan import plan_training
+    from planner.training.scenario import load_training_scenario
+
+    def go() -> Any:
+        if output is not None and output.suffix.lower() != ".xlsx":
+            raise InputError(f"-o {output}: the workbook name must end in .xlsx")
+        _check_json_out(json_out, (scenario_path,))
+        catalog = _catalog()
+        return plan_training(catalog, load_training_scenario(scenario_path, catalog))
+
+    plan = _guard(go)
+    data = plan.to_json()
+    _emit(data, as_json, json_out)
+    if not as_json:
+        _print_plan(data)
+    elif plan.status != "optimal":
+        for reason in plan.reasons:
+            err.print(f"infeasible: {escape(reason)}", soft_wrap=True)
+    if plan.status != "optimal":
+        raise typer.Exit(code=InfeasiblePlan.exit_code)
+    if output is not None:
+        from planner.report.training_workbook import write_training_workbook
+
+        _guard(lambda: write_training_workbook(plan, output))
+        err.print(f"wrote {escape(str(output))}")
+
+
+def predict_train(
+    gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100_sxm.")],
+    gpus: Annotated[int, typer.Option(help="GPUs N = tp × pp × dp.", min=1)],
+    model: Annotated[
+        str | None, typer.Option(help="Catalog model id (or give --layers ... instead).")
+    ] = None,
+    layers: Annotated[int | None, typer.Option(help="Inline architecture: layers.", min=1)] = None,
+    hidden_size: Annotated[int | None, typer.Option(help="Inline architecture: hidden size.", min=1)] = None,
+    ffn_size: Annotated[
+        int | None, typer.Option(help="Inline architecture: SwiGLU FFN width.", min=0)
+    ] = None,
+    heads: Annotated[int | None, typer.Option(help="Inline architecture: query heads.", min=1)] = None,
+    kv_heads: Annotated[
+        int | None, typer.Option(help="Inline architecture: KV heads (default heads).", min=1)
+    ] = None,
+    vocab_size: Annotated[int, typer.Option(help="Inline architecture: vocabulary.", min=1)] = 32000,
+    tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", min=1)] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", min=1)] = 1,
+    dp: Annotated[int | None, typer.Option(help="Data-parallel degree (default N/(tp·pp)).", min=1)] = None,
+    zero_stage: Annotated[int, typer.Option("--zero-stage", help="ZeRO stage 0-3 (3 = FSDP).")] = 1,
+    micro_batch: Annotated[int, typer.Option(help="Micro-batch, sequences.", min=1)] = 1,
+    global_batch: Annotated[int, typer.Option(help="Global batch, sequences per step.", min=1)] = 512,
+    seq_len: Annotated[int, typer.Option(help="Sequence length, tokens.", min=1)] = 4096,
+    recompute: Annotated[
+        str, typer.Option(help="Activation recomputation: none, selective or full.")
+    ] = "selective",
+    sequence_parallel: Annotated[
+        bool, typer.Option("--sequence-parallel", help="Megatron sequence parallelism.")
+    ] = False,
+    schedule: Annotated[
+        str, typer.Option(help="Pipeline schedule: 1f1b, interleaved or fill_drain.")
+    ] = "1f1b",
+    precision: Annotated[str, typer.Option(help="Matmul precision: bf16 or fp8.")] = "bf16",
+    tokens: Annotated[float, typer.Option(help="Training tokens (for days).", min=1)] = 1e11,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+) -> None:
+    """The training ledgers of one layout: memory per GPU, iteration time, MFU, tokens/s, breakdown (card 4)."""
+    from planner.training.predict import PredictTrainRequest
+    from planner.training.predict import predict_train as run_predict
+    from planner.training.scenario import Architecture
+
+    def choice(option: str, value: str, valid: tuple[str, ...]) -> Any:
+        if value not in valid:
+            raise InputError(f"{option} {value}: valid values are {', '.join(valid)}")
+        return value
+
+    def go() -> dict[str, Any]:
+        _check_json_out(json_out)
+        arch_given = [v is not None for v in (layers, hidden_size, ffn_size, heads)]
+        if (model is None) == all(arch_given) or (model is not None and any(arch_given)):
+            raise InputError(
+                "--model: give a catalog model id, or all of --layers --hidden-size --ffn-size --heads"
+            )
+        arch: str | Architecture
+        if model is not None:
+            arch = model
+        else:
+            try:
+                arch = Architecture.model_validate(
+                    {"layers": layers, "hidden_size": hidden_size, "ffn_size": ffn_size, "heads": heads,
+                     "kv_heads": kv_heads, "vocab_size": vocab_size}
+                )  # fmt: skip
+            except ValueError as exc:
+                raise InputError(
+                    f"--layers/--hidden-size/--heads: {str(exc).splitlines()[-1].strip()}"
+                ) from None
+        req = PredictTrainRequest(
+            arch, gpu, gpus, tp, pp, dp, zero_stage, micro_batch, global_batch, seq_len,
+            choice("--recompute", recompute, ("none", "selective", "full")), sequence_parallel,
+            choice("--schedule", schedule, ("1f1b", "interleaved", "fill_drain")),
+            choice("--precision", precision, ("bf16", "fp8")), tokens,
+        )  # fmt: skip
+        return run_predict(_catalog(), req)
+
+    data = _guard(go)
+    _emit(data, as_json, json_out)
+    if as_json:
+        return
+    t = Table(
+        title=f"{data['model']} on {data['gpus']} × {gpu}: TP{tp}×PP{pp}×DP{data['dp']}, ZeRO-{zero_stage}"
+    )
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    for key, value in data.items():
+        if key != "breakdown":
+            t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+    for key, value in data["breakdown"].items():
+        t.add_row(f"breakdown.{key}", f"{value:,.4g}")
+    out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``train`` and ``predict-train`` to the ``planner`` app."""
+    app.command("train")(train)
+    app.command("predict-train")(predict_train)

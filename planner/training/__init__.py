@@ -1,0 +1,7 @@
+"""Training planner (issue 14): GPUs, parallelism, memory and schedule to train a model by a deadline.
+
+Same house as the serving optimizer: :mod:`.scenario` (the question), :mod:`.memory`, :mod:`.layout`
+(the card-4 ledgers evaluated for one layout), :mod:`.pricing` (the run's cash lines), :mod:`.search`
+(the optimizer: enumerate, keep what fits, cheapest that meets the deadline), :mod:`.readout`
+(:class:`TrainingPlan`, the only thing outputs read).
+"""

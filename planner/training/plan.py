@@ -1,0 +1,129 @@
+"""Orchestration of a training plan: scenario → terms → enumeration → prices → choice → readout."""
+
+from __future__ import annotations
+
+from planner.catalog.loader import Catalog
+from planner.ledgers.training import cards_for_compute
+from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings
+from planner.training.readout import TrainingPlan
+from planner.training.scenario import TrainingScenario, resolve_model
+from planner.training.search import (
+    Option,
+    allowed_sites,
+    choose,
+    enumerate_layouts,
+    fastest_by_count,
+    priced_options,
+    site_limit,
+)
+from planner.training.terms import GpuTerms, ModelTerms, gpu_terms, model_terms
+
+
+def run_settings(scenario: TrainingScenario) -> RunSettings:
+    """The run-level inputs of a scenario."""
+    return RunSettings(
+        training_tokens=scenario.training_tokens,
+        global_batch_seqs=scenario.global_batch_seqs,
+        checkpoint_write_gb_per_s=scenario.checkpoint_write_gb_per_s,
+        gpu_mtbf_hours=scenario.gpu_mtbf_hours,
+        restart_s=scenario.restart_s,
+        setup_days=scenario.setup_days,
+        workspace_gib=scenario.workspace_gib,
+    )
+
+
+def candidate_gpus(catalog: Catalog, scenario: TrainingScenario) -> list[str]:
+    """The scenario's GPU types (or every datacenter GPU), keeping those with the run's precision."""
+    ids = scenario.hardware.gpus or [
+        g.id for g in catalog.accelerators.values() if g.placement == "datacenter"
+    ]
+    return sorted(g for g in set(ids) if scenario.precision in catalog.gpu(g).dense_tflops)
+
+
+def _max_count(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> int:
+    limits = [
+        site_limit(s, gpu_id, p, scenario)
+        for s in allowed_sites(catalog, scenario)
+        for p in scenario.procurement
+    ]
+    return max(limits, default=0)
+
+
+def _compute_reason(
+    scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, fastest: Evaluation, limit: int
+) -> str:
+    """ "needs ≥ N gpu at X % MFU; the sites allow M" from card 4's ceil(F·(1 + L)/(Π·η·T))."""
+    available_s = (scenario.deadline_days - scenario.setup_days) * SECONDS_PER_DAY
+    train_flop = model.train_flop_per_token * scenario.training_tokens * (1.0 + fastest.failure_overhead_frac)
+    if available_s <= 0:
+        return f"setup_days {scenario.setup_days} leaves no time before the {scenario.deadline_days}-day deadline"
+    needed = cards_for_compute(
+        train_flop, peak_tflops=gpu.peak_tflops, mfu_frac=fastest.mfu, available_s=available_s
+    )
+    return (
+        f"{gpu.gpu_id}: needs ≥ {needed} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
+        f"tokens in {scenario.deadline_days:g} days; the allowed sites offer {limit} "
+        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days:.1f} days)"
+    )
+
+
+def _reason(
+    catalog: Catalog, scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, best: dict[int, Evaluation],
+    smallest_gib: float, options: list[Option],
+) -> str:  # fmt: skip
+    limit = _max_count(catalog, scenario, gpu.gpu_id)
+    if limit == 0:
+        return f"{gpu.gpu_id}: no allowed site offers it with procurement {scenario.procurement}"
+    if not best:
+        capacity = gpu.memory_gb * 1e9 / 2**30
+        return (
+            f"{gpu.gpu_id}: {model.model_id} does not fit with any layout up to {limit} GPUs — the smallest needs "
+            f"{smallest_gib:.1f} GiB per GPU, the card has {capacity:.1f} GiB"
+        )
+    in_time = [o for o in options if o.finish_days <= scenario.deadline_days + 1e-9]
+    if not in_time:
+        fastest = min(best.values(), key=lambda e: e.days)
+        return _compute_reason(scenario, model, gpu, fastest, limit)
+    cheapest = min(o.total_cost_usd for o in in_time)
+    return f"{gpu.gpu_id}: the cheapest run that meets the deadline costs ${cheapest:,.0f}; the budget is ${scenario.budget_usd:,.0f}"
+
+
+def plan_training(catalog: Catalog, scenario: TrainingScenario) -> TrainingPlan:
+    """Choose GPU type, count, site, procurement and layout (see :mod:`planner.training.search`)."""
+    model = model_terms(resolve_model(scenario, catalog), seq_len=scenario.seq_len_tokens)
+    run = run_settings(scenario)
+    chosen_per_gpu: list[Option] = []
+    reasons: list[str] = []
+    for gpu_id in candidate_gpus(catalog, scenario):
+        gpu = gpu_terms(catalog, gpu_id, precision=scenario.precision, mfu_frac=scenario.mfu_frac)
+        limit = _max_count(catalog, scenario, gpu_id)
+        layouts = enumerate_layouts(
+            gpu_id, scenario.hardware, global_batch_seqs=run.global_batch_seqs, max_gpus=limit
+        )
+        best, smallest = fastest_by_count(layouts, model, gpu, run)
+        options = priced_options(catalog, scenario, best)
+        pick = choose(options, scenario)
+        if pick is None:
+            reasons.append(_reason(catalog, scenario, model, gpu, best, smallest, options))
+        else:
+            chosen_per_gpu.append(pick)
+    chosen_per_gpu.sort(key=lambda o: o.sort_key(scenario.objective))
+    if not chosen_per_gpu and not reasons:
+        reasons.append(f"no GPU type in hardware.gpus has a {scenario.precision} peak")
+    return TrainingPlan(
+        status="optimal" if chosen_per_gpu else "infeasible",
+        scenario=scenario.name,
+        model=model.model_id,
+        n_params=model.n_params,
+        training_tokens=scenario.training_tokens,
+        train_flop=model.train_flop_per_token * scenario.training_tokens,
+        objective=scenario.objective,
+        deadline_days=scenario.deadline_days,
+        budget_usd=scenario.budget_usd,
+        chosen=chosen_per_gpu[0] if chosen_per_gpu else None,
+        alternatives=tuple(chosen_per_gpu),
+        reasons=tuple(reasons) if not chosen_per_gpu else (),
+    )
+
+
+__all__ = ["candidate_gpus", "plan_training", "run_settings"]

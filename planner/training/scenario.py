@@ -1,0 +1,243 @@
+"""``kind: training`` scenario files: train a model on D tokens by a deadline at minimum cost.
+
+A training scenario is YAML validated by :class:`TrainingScenario` (``planner schema --kind training``
+prints its JSON Schema). Sites, inventory and economics reuse the serving scenario's types
+(:mod:`planner.scenario`). :func:`scenario_kind` reads the ``kind`` key so a command can dispatch on it.
+Defaults with a source: MTBF per GPU 8,088 h (Meta: one interruption per 7.9 h on 1,024 cards ≈ one per
+card per 337 days, card 4), checkpoint write 7 GB/s (SuperPOD "Good" tier, card 4).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from planner.catalog.loader import Catalog, format_validation_error
+from planner.catalog.schema import Id, Model
+from planner.errors import ScenarioError, did_you_mean
+from planner.scenario import Economics, InventoryItem, NonNegFloat, PositiveFloat, Strict
+
+Precision = Literal["bf16", "fp8"]
+TrainingProcurement = Literal["rent", "buy", "owned"]
+Recompute = Literal["none", "selective", "full"]
+Schedule = Literal["1f1b", "interleaved", "fill_drain"]
+
+DEFAULT_GPU_MTBF_HOURS = 337.0 * 24.0
+"""One interruption per card per 337 days (Meta, 7.9 h on 1,024 cards), card 4."""
+DEFAULT_CHECKPOINT_WRITE_GB_PER_S = 7.0
+"""SuperPOD scalable unit "Good" storage tier, card 4."""
+
+
+def _rent() -> list[TrainingProcurement]:
+    return ["rent"]
+
+
+class Architecture(Strict):
+    """An inline decoder-only architecture (dense or MoE), for a model not in the catalog."""
+
+    layers: Annotated[int, Field(ge=1)]
+    hidden_size: Annotated[int, Field(ge=1)]
+    ffn_size: Annotated[int, Field(ge=0)] = Field(description="SwiGLU intermediate width.")
+    heads: Annotated[int, Field(ge=1)] = Field(description="Query heads.")
+    kv_heads: Annotated[int, Field(ge=1)] | None = Field(None, description="KV heads (default: heads).")
+    vocab_size: Annotated[int, Field(ge=1)] = 32000
+    experts: Annotated[int, Field(ge=1)] | None = Field(None, description="Routed experts (MoE).")
+    experts_per_token: Annotated[int, Field(ge=1)] | None = None
+    expert_ffn_size: Annotated[int, Field(ge=1)] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Architecture:
+        if self.hidden_size % self.heads:
+            raise ValueError("hidden_size must be a multiple of heads")
+        if self.heads % (self.kv_heads or self.heads):
+            raise ValueError("heads must be a multiple of kv_heads")
+        moe = (self.experts, self.experts_per_token, self.expert_ffn_size)
+        if any(v is not None for v in moe) and any(v is None for v in moe):
+            raise ValueError("an MoE needs experts, experts_per_token and expert_ffn_size together")
+        return self
+
+
+class TrainingHardware(Strict):
+    """GPU types, the largest cluster and the parallelism degrees the search may use."""
+
+    gpus: list[Id] | None = Field(None, description="GPU types to consider; default all datacenter GPUs.")
+    max_gpus: Annotated[int, Field(ge=1)] = Field(1024, description="Largest GPU count of the run.")
+    tp: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], description="TP degrees."
+    )
+    pp: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], description="PP degrees."
+    )
+    micro_batches: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: [1, 2, 4], description="Micro-batch sizes, sequences."
+    )
+
+
+class TrainingScenario(Strict):
+    """A training question: the cheapest run (or the earliest within a budget) that meets the deadline."""
+
+    kind: Literal["training"]
+    name: str = Field(description="Scenario name (free text).")
+    model: Id | Architecture = Field(description="Catalog model id or an inline architecture.")
+    training_tokens: PositiveFloat = Field(description="Training tokens D.")
+    seq_len_tokens: Annotated[int, Field(ge=1)] = Field(description="Sequence length, tokens.")
+    global_batch_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Tokens per optimizer step."
+    )
+    global_batch_sequences: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="Sequences per step."
+    )
+    deadline_days: PositiveFloat = Field(description="Wall-clock days from start to the last step.")
+    objective: Literal["min_cost", "earliest_finish"] = "min_cost"
+    budget_usd: NonNegFloat | None = Field(
+        None, description="Total cost cap, USD (earliest_finish needs it)."
+    )
+    precision: Precision = Field(
+        "bf16", description="Matmul precision: bf16 or fp8 (states stay 16 B/param)."
+    )
+    procurement: list[TrainingProcurement] = Field(
+        default_factory=_rent, description="rent, buy and/or owned."
+    )
+    hardware: TrainingHardware = Field(default_factory=TrainingHardware)
+    sites: list[Id] | None = Field(
+        None, description="Catalog sites allowed; default every cloud/datacenter site."
+    )
+    inventory: list[InventoryItem] = Field(
+        default_factory=list, description="GPUs already owned (procurement owned)."
+    )
+    economics: Economics = Field(default_factory=Economics)
+    checkpoint_write_gb_per_s: PositiveFloat = Field(
+        DEFAULT_CHECKPOINT_WRITE_GB_PER_S, description="Checkpoint storage write bandwidth, GB/s."
+    )
+    gpu_mtbf_hours: PositiveFloat = Field(
+        DEFAULT_GPU_MTBF_HOURS, description="Mean time between failures per GPU, h."
+    )
+    restart_s: NonNegFloat = Field(600.0, description="Restart after a failure (reload, warm-up), s.")
+    setup_days: NonNegFloat = Field(0.0, description="Time before the first step (T_0), days.")
+    workspace_gib: NonNegFloat = Field(2.0, description="Per-GPU reserve for buffers and fragmentation, GiB.")
+    mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None,
+        description="Override the per-family kernel efficiency (compute share of peak before bubbles/comms).",
+    )
+
+    @field_validator("training_tokens", "budget_usd", mode="before")
+    @classmethod
+    def _yaml_exponent(cls, value: object) -> object:
+        """YAML 1.1 reads ``1.0e11`` (no sign in the exponent) as a string; accept it as the number."""
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return value
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainingScenario:
+        if (self.global_batch_tokens is None) == (self.global_batch_sequences is None):
+            raise ValueError("give exactly one of global_batch_tokens or global_batch_sequences")
+        if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len_tokens:
+            raise ValueError("global_batch_tokens must be a multiple of seq_len_tokens")
+        if self.objective == "earliest_finish" and self.budget_usd is None:
+            raise ValueError("objective earliest_finish needs budget_usd")
+        if "owned" in self.procurement and not self.inventory:
+            raise ValueError("procurement owned needs an inventory")
+        return self
+
+    @property
+    def global_batch_seqs(self) -> int:
+        """Sequences per optimizer step."""
+        if self.global_batch_sequences is not None:
+            return self.global_batch_sequences
+        assert self.global_batch_tokens is not None
+        return self.global_batch_tokens // self.seq_len_tokens
+
+
+def architecture_model(arch: Architecture, *, model_id: str = "inline") -> Model:
+    """A catalog :class:`Model` from an inline architecture (head_dim = hidden/heads), for the ledgers."""
+    data: dict[str, object] = {
+        "id": model_id,
+        "name": model_id,
+        "family": "inline",
+        "layers": arch.layers,
+        "hidden_size": arch.hidden_size,
+        "q_heads": arch.heads,
+        "kv_heads": arch.kv_heads or arch.heads,
+        "head_dim": arch.hidden_size // arch.heads,
+        "ffn_size": arch.ffn_size,
+        "vocab_size": arch.vocab_size,
+        "max_context_tokens": 1 << 20,
+        "params_published_b": 1.0,
+        "source": "scenario file",
+        "as_of": "2026",
+    }
+    if arch.experts is not None:
+        data["moe"] = {
+            "experts_routed": arch.experts,
+            "experts_per_token": arch.experts_per_token,
+            "expert_ffn_size": arch.expert_ffn_size,
+            "moe_layers": arch.layers,
+        }
+        data["ffn_size"] = 0
+    return Model.model_validate(data)
+
+
+def resolve_model(scenario: TrainingScenario, catalog: Catalog) -> Model:
+    """The catalog model or the inline architecture as a :class:`Model`."""
+    if isinstance(scenario.model, str):
+        return catalog.model(scenario.model)
+    return architecture_model(scenario.model)
+
+
+def scenario_kind(data: object) -> str:
+    """``kind`` of a decoded scenario document: 'training' or 'serving' (the default)."""
+    if isinstance(data, dict) and data.get("kind") == "training":
+        return "training"
+    return "serving"
+
+
+def read_yaml(path: Path | str) -> object:
+    """Decode a scenario file (ScenarioError naming the file when it is missing or not YAML)."""
+    p = Path(path)
+    try:
+        return yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: scenario file not found") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{p}: is a directory, expected a scenario YAML file") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{p}: invalid YAML: {str(exc).splitlines()[0]}") from None
+
+
+def _check_ids(path: str, loc: str, values: list[str] | None, table: object, what: str) -> None:
+    assert isinstance(table, dict)
+    for i, value in enumerate(values or []):
+        if value not in table:
+            raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
+
+
+def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scenario") -> TrainingScenario:
+    """Validate a decoded document into a TrainingScenario and check its ids against the catalog."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: expected a mapping at the top level")
+    if data.get("kind") != "training":
+        raise ScenarioError(f"{path}: kind: expected 'training' (a serving scenario goes to `planner plan`)")
+    try:
+        scenario = TrainingScenario.model_validate(data)
+    except ValidationError as err:
+        raise ScenarioError(format_validation_error(path, err)) from None
+    if isinstance(scenario.model, str):
+        _check_ids(path, "model", [scenario.model], catalog.models, "model")
+    _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
+    _check_ids(path, "sites", scenario.sites, catalog.sites, "site")
+    for i, item in enumerate(scenario.inventory):
+        _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
+        _check_ids(path, f"inventory[{i}].site", [item.site], catalog.sites, "site")
+    return scenario
+
+
+def load_training_scenario(path: Path | str, catalog: Catalog) -> TrainingScenario:
+    """Read, validate and cross-check a ``kind: training`` scenario file."""
+    return parse_training_scenario(read_yaml(path), catalog, path=str(path))
