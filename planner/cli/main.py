@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from planner.cli import ledger_build
+from planner.cli import train as train_cmd
 from planner.cli import sweep as sweep_cmd
 from planner.errors import InfeasiblePlan, PlannerError
 
@@ -36,6 +37,7 @@ ledger_app = typer.Typer(
 app.add_typer(catalog_app, name="catalog")
 app.add_typer(ledger_app, name="ledger")
 ledger_build.register(ledger_app)
+train_cmd.register(app)
 sweep_cmd.register(app)
 
 out = Console(width=max(160, Console().width))
