@@ -1,36 +1,118 @@
-"""Atomic file output: write to a temporary file in the target folder, then rename over the target.
+"""Safe file output: paths are checked before any work, files are written atomically.
 
-A failure never leaves a partial file and never destroys an existing one.
+``check_output_file`` / ``check_output_dir`` refuse, with exit 2 and one line, an output path that cannot
+or must not be written: a missing or read-only folder, a directory given as a file, a read-only file, a
+device or ``/proc`` / ``/sys`` / ``/dev`` path, or one of the command's input files. The CLI calls them
+before solving, so a bad path never costs a solve.
+
+``atomic_path`` writes to a temporary file in the target folder and renames it over the target only when
+the block succeeds. A failure, Ctrl-C or SIGTERM (see planner/cli/guard.py) removes the temporary file and
+leaves any previous output unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from planner.errors import InputError
+
+SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Pseudo file systems no output may go to."""
+
+
+def _under_system_root(path: Path) -> Path | None:
+    resolved = path.resolve()
+    for root in SYSTEM_ROOTS:
+        if resolved == root or root in resolved.parents:
+            return root
+    return None
+
+
+def _writable(path: Path) -> bool:
+    """Writable by this process, and (even for root) not marked read-only by its permission bits."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return os.access(path, os.W_OK) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _check_folder(folder: Path, shown: str) -> None:
+    if not folder.exists():
+        raise InputError(f"{shown}: folder {folder} does not exist — create it first or choose another path")
+    if not folder.is_dir():
+        raise InputError(f"{shown}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{shown}: folder {folder} is not writable — choose another path")
+
+
+def check_output_file(path: Path | str, option: str, inputs: Iterable[Path | str] = ()) -> None:
+    """Refuse (InputError, exit 2) a file path that must not be written; see the module docstring."""
+    target = Path(path)
+    shown = f"{option} {target}"
+    root = _under_system_root(target)
+    if root is not None:
+        raise InputError(f"{shown}: cannot write under {root} — choose a path in a normal folder")
+    if target.is_dir():
+        raise InputError(f"{shown}: is a directory — give a file name, e.g. {target / 'plan.out'}")
+    for source in inputs:
+        source_path = Path(source)
+        if source_path.exists() and target.exists() and source_path.resolve() == target.resolve():
+            raise InputError(f"{shown}: that is an input file of this command — choose another path")
+    _check_folder(target.parent if str(target.parent) else Path("."), shown)
+    if target.exists():
+        if not target.is_file():
+            raise InputError(f"{shown}: exists and is not a regular file — choose another path")
+        if not _writable(target):
+            raise InputError(
+                f"{shown}: the existing file is read-only — choose another path or make it writable"
+            )
+
+
+def check_output_dir(path: Path | str, option: str) -> None:
+    """Refuse a folder for output files (e.g. --plots) that does not exist and cannot be created here."""
+    target = Path(path)
+    shown = f"{option} {target}"
+    root = _under_system_root(target)
+    if root is not None:
+        raise InputError(f"{shown}: cannot write under {root} — choose a path in a normal folder")
+    if target.exists():
+        if not target.is_dir():
+            raise InputError(f"{shown}: is a file, expected a folder")
+        if not os.access(target, os.W_OK | os.X_OK):
+            raise InputError(f"{shown}: folder is not writable — choose another folder")
+        return
+    _check_folder(target.parent if str(target.parent) else Path("."), shown)
 
 
 @contextlib.contextmanager
 def atomic_path(target: Path) -> Iterator[Path]:
     """Yield a temporary path next to ``target``; rename it over ``target`` only if the block succeeds."""
+    check_output_file(target, "output")
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"{target}: folder {folder} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp: Path | None = None
+    blocked = {signal.SIGINT, signal.SIGTERM}
     try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # no signal between create and track
+        try:
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+            tmp = Path(tmp_name)
+            os.close(fd)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the result the usual file mode
         os.replace(tmp, target)
     finally:
-        if tmp.exists():
+        if tmp is not None and tmp.exists():
             tmp.unlink()
 
 

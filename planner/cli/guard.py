@@ -1,0 +1,118 @@
+"""The CLI's last line of defence: every command runs inside :class:`GuardedGroup.invoke`.
+
+- A :class:`~planner.errors.PlannerError` that escaped a command → its one-line message and exit code
+  (2 input, 3 infeasible, 4 solver/audit).
+- Any other exception (a bug) → ``error: internal error: TypeError: ... (rerun with --debug for the
+  traceback)`` and exit 4; ``planner --debug CMD`` prints the traceback too.
+- Ctrl-C → ``interrupted`` and exit 130; SIGTERM → ``terminated`` and exit 143. Both unwind through the
+  ``finally`` blocks of :mod:`planner.report.files`, so no temporary file is left and no existing output
+  changes.
+"""
+
+from __future__ import annotations
+
+import signal
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Annotated, Any
+
+import click
+import typer
+import typer.core
+from typer.core import TyperGroup
+
+from planner.errors import PlannerError
+
+INTERNAL_ERROR_EXIT = 4
+INTERRUPTED_EXIT = 130
+TERMINATED_EXIT = 143
+
+
+class Terminated(SystemExit):
+    """Raised in the main thread when SIGTERM arrives, so cleanup code runs before the process ends."""
+
+
+_CLICK: Any = getattr(typer.core, "_click", click)
+"""The click typer runs on (typer >= 0.29 vendors its own copy)."""
+_PASS_THROUGH: tuple[type[BaseException], ...] = tuple(
+    {
+        exc
+        for module in (typer, _CLICK.exceptions, click.exceptions)
+        for name in ("Exit", "Abort", "ClickException")
+        if isinstance(exc := getattr(module, name, None), type) and issubclass(exc, BaseException)
+    }
+)
+"""Exceptions that are the CLI's own way of ending (exit codes, usage errors): never wrapped."""
+
+
+class _State:
+    debug = False
+
+
+def set_debug(value: bool) -> None:
+    """Called by the root callback with the value of ``--debug``."""
+    _State.debug = bool(value)
+
+
+DebugFlag = Annotated[
+    bool, typer.Option("--debug", help="Show the Python traceback of an unexpected error (exit 4).")
+]
+
+
+def _print_error(message: str) -> None:
+    from planner.cli.common import err, text
+
+    err.print(f"[bold red]error:[/] {text(message)}", soft_wrap=True)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(TERMINATED_EXIT)
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` (exit 143) instead of killing the process."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def internal_error_line(exc: BaseException) -> str:
+    """The one line shown for an unexpected exception."""
+    detail = str(exc).splitlines()[0] if str(exc) else ""
+    name = type(exc).__name__
+    return f"internal error: {name}{': ' + detail if detail else ''} (rerun with --debug for the traceback)"
+
+
+class GuardedGroup(TyperGroup):
+    """Root command group with the exit-code mapping described in the module docstring."""
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the chosen command; map what escapes it to one line and an exit code."""
+        try:
+            with sigterm_raises():
+                return super().invoke(ctx)
+        except _PASS_THROUGH:
+            raise
+        except Terminated:
+            _print_error("terminated — no output was changed")
+            raise typer.Exit(TERMINATED_EXIT) from None
+        except KeyboardInterrupt:
+            _print_error("interrupted — no output was changed")
+            raise typer.Exit(INTERRUPTED_EXIT) from None
+        except PlannerError as exc:
+            _print_error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        except Exception as exc:  # noqa: BLE001 - the top level turns every bug into exit 4
+            if _State.debug:
+                traceback.print_exc()
+            _print_error(internal_error_line(exc))
+            raise typer.Exit(INTERNAL_ERROR_EXIT) from None
