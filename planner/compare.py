@@ -4,14 +4,27 @@ Each option is a full plan (same SLOs, same candidates) with the procurement res
 option, from its plan's cost ledger (planner.readout.ledger): horizon TCO, capex, average opex per month,
 cost per million output tokens and the monthly cash flow (capex in its order month, recurring costs while
 in use, the resale of the remaining book value in the last month).
-Across options: the cumulative-cost crossover month (buying vs renting), the break-even utilization of the
-rented GPU (reserved price / on-demand price, card 12) and the flip points — the rent and purchase price
-multipliers at which the recommendation changes, found by bisection.
+
+Recommendation: the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order
+rent_only, buy_only, hybrid — a hybrid plan that buys nothing is rent_only. When buying is impossible
+(no datacenter site among the workloads' sites, no candidate GPU with a purchase price, or every lead
+time at or beyond the horizon) the recommendation is rent_only and the reason says why.
+
+Flip points — where "buy" (hybrid or buy-only) and "rent only" swap — for three multipliers: every rental
+price (rent_price_scale), every purchase price (purchase_price_scale) and every workload's demand.
+The buy/rent decision at a multiplier m compares C_rent(m), the cheapest rent-only horizon cost, with
+C_hyb(m), the cheapest plan allowed to buy. For the rent price the rent-only plan does not change, so
+C_rent(m) = m · C_rent(1) (no solve), and a plan P found by the hybrid solve at m costs
+a_P + m · b_P (a_P its non-rent cost, b_P its rent at scale 1): buying wins for every
+m > a_P / (C_rent(1) − b_P). Starting from the base plan, each step solves just below the current
+crossing; a cheaper buying plan there moves the crossing down, none proves it (a few solves, exact).
+Purchase price and demand use a geometric bisection on [lo, hi] (BISECTION_STEPS steps).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from planner.catalog.loader import Catalog
@@ -25,12 +38,67 @@ from planner.readout.result import PlanResult
 from planner.scenario import Scenario, merged_sites
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
+PREFERENCE = ("rent_only", "buy_only", "hybrid")
+"""Among options of equal cost, the simpler one is recommended."""
+TIE_REL = 1e-9
 BISECTION_STEPS = 6
+RANGES = {"rent_price_scale": (0.25, 4.0), "purchase_price_scale": (0.25, 4.0), "demand_scale": (1 / 16, 4.0)}
+"""Multiplier ranges searched for each flip parameter."""
+FLIP_WHAT = {"rent_price_scale": "rent", "purchase_price_scale": "purchase price", "demand_scale": "demand"}
+CHOICE = {"rent_only": "renting", "buy": "buying"}
+RENT_STEPS = 8
+"""At most this many hybrid solves for the rent-price flip (the crossing moves down each time)."""
+
+Progress = Callable[[str], None]
 
 
-def _cheapest(options: dict[str, PlanResult]) -> str | None:
+def _quiet(_: str) -> None:
+    return None
+
+
+def recommend(options: dict[str, PlanResult]) -> tuple[str | None, str]:
+    """The cheapest feasible option (ties to the simpler one, a hybrid that buys nothing is rent-only) and why."""
     feasible = {n: r.total_cost_usd for n, r in options.items() if r.feasible}
-    return min(feasible, key=lambda n: (feasible[n], n)) if feasible else None
+    if not feasible:
+        return None, "no option has a plan"
+    low = min(feasible.values())
+    best = next(n for n in PREFERENCE if n in feasible and feasible[n] <= low + abs(low) * TIE_REL)
+    if best == "hybrid" and options["hybrid"].capex_usd <= 0 and "rent_only" in feasible:
+        best = "rent_only"
+    others = [n for n in PREFERENCE if n in feasible and n != best]
+    if not others:
+        return best, f"{best} is the only option with a plan"
+    runner_up = min(others, key=lambda n: feasible[n])
+    saving = feasible[runner_up] - feasible[best]
+    if saving <= abs(feasible[best]) * TIE_REL:
+        return best, f"{best} costs the same as {runner_up} and is simpler (it buys nothing)"
+    return best, (
+        f"{best} is cheapest: ${feasible[best]:,.0f} over the horizon, ${saving:,.0f} "
+        f"({saving / feasible[runner_up]:.1%}) less than {runner_up}"
+    )
+
+
+def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
+    """Why no plan can buy in ``scenario`` (None when buying is possible): buying needs a datacenter site
+    among the workloads' sites, a candidate GPU with a purchase price, and delivery before the horizon."""
+    if "buy" not in scenario.procurement:
+        return "the scenario's procurement does not include buy"
+    sites = merged_sites(catalog, scenario)
+    allowed = {s for w in scenario.workloads for s in (w.sites or sites)}
+    if not any(sites[s].kind == "datacenter" for s in allowed if s in sites):
+        return "no site of the workloads is a datacenter (cloud regions rent, edge devices are owned)"
+    gpus = [
+        catalog.accelerators[g]
+        for g in (scenario.hardware.gpus or catalog.accelerators)
+        if g in catalog.accelerators
+    ]
+    buyable = [g for g in gpus if g.purchase is not None and g.placement == "datacenter"]
+    if not buyable:
+        return "no candidate GPU has a purchase price"
+    lead = min(g.purchase.lead_time_months for g in buyable if g.purchase is not None)
+    if lead >= scenario.horizon_months:
+        return f"the shortest lead time ({lead:g} months) is not inside the {scenario.horizon_months}-month horizon"
+    return None
 
 
 def _with(scenario: Scenario, procurement: list[str]) -> Scenario:
@@ -51,41 +119,71 @@ def _what_if(scenario: Scenario, parameter: str, factor: float) -> Scenario:
     """``scenario`` with one flip parameter at ``factor`` (a price multiplier or the demand level)."""
     if parameter == "demand_scale":
         return scaled_demand(scenario, factor)
-    return scenario.model_copy(update={"economics": scenario.economics.model_copy(update={parameter: factor})})
+    return scenario.model_copy(
+        update={"economics": scenario.economics.model_copy(update={parameter: factor})}
+    )
+
+
+def _cost(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[float | None, dict[str, float]]:
+    """Horizon cost of the cheapest plan (None if infeasible) and its cost by category, solver only."""
+    from planner.candidates import build_candidates
+    from planner.optimize import solve
+    from planner.problem.context import build_context
+
+    table = build_candidates(catalog, scenario)
+    sol, _ = solve(build_context(catalog, scenario, table), solver, None)
+    if sol.status == "infeasible":
+        return None, {}
+    return sol.cost_usd, dict(sol.costs_usd)
 
 
 def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str | None:
-    """rent_only unless buying (hybrid or buy-only) is strictly cheaper: 'rent_only' or 'buy'."""
-    results = {
-        n: plan(catalog, _with(scenario, p), solver=solver, with_alternatives=False)
-        for n, p in OPTIONS.items()
-        if n != "buy_only"
-    }
-    best = _cheapest(results)
-    if best is None:
-        return None
-    rent = results["rent_only"]
-    if rent.status != "infeasible" and results["hybrid"].total_cost_usd >= rent.total_cost_usd * (1 - 1e-9):
-        return "rent_only"
-    return "buy" if best == "hybrid" else best
+    """'buy' when a plan allowed to buy is strictly cheaper than renting only, else 'rent_only'."""
+    rent, _ = _cost(catalog, _with(scenario, ["rent"]), solver)
+    hybrid, _ = _cost(catalog, _with(scenario, ["rent", "buy"]), solver)
+    if hybrid is None:
+        return None if rent is None else "rent_only"
+    return "buy" if rent is None or hybrid < rent * (1 - TIE_REL) else "rent_only"
 
 
-FLIP_WHAT = {
-    "rent_price_scale": "rent",
-    "purchase_price_scale": "purchase price",
-    "demand_scale": "demand",
-}
-"""Flip parameters: multipliers on every rental price, every purchase price, and every workload's demand."""
-
-CHOICE = {"rent_only": "renting", "buy": "buying"}
+def _line(costs_usd: dict[str, float], scale: float) -> tuple[float, float]:
+    """A fixed plan's horizon cost as a line in the rent multiplier: (cost not from rent, rent at scale 1)."""
+    rent = costs_usd.get("rent", 0.0)
+    fixed = sum(v for k, v in costs_usd.items() if k not in ("rent", "tie_break"))
+    return fixed, rent / scale
 
 
-def _flip(
-    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, base: str | None
-) -> dict[str, Any] | None:
-    """Bisection (geometric, BISECTION_STEPS steps) on a multiplier in [0.25, 4] of a price or of every
-    workload's demand for the point where the recommendation (rent only vs buy) flips."""
-    lo, hi = 0.25, 4.0
+def _rent_flip(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, rent: PlanResult, hybrid: PlanResult
+) -> float | None:
+    """The rent multiplier above which buying wins, when buying wins at 1 (None: it wins over the whole
+    range): the crossing of the rent-only line with the cheapest buying plan's line, moved down until no
+    cheaper buying plan exists just below it."""
+    lo, _ = RANGES["rent_price_scale"]
+    fixed_r, slope_r = _line(rent.costs_usd, 1.0)
+    fixed_p, slope_p = _line(hybrid.costs_usd, 1.0)
+    crossing = lo
+    for _ in range(RENT_STEPS):
+        if slope_r <= slope_p:
+            return None
+        crossing = (fixed_p - fixed_r) / (slope_r - slope_p)
+        if crossing < lo:
+            return None
+        scale = crossing * (1 - 1e-6)
+        cost, found = _cost(
+            catalog, _what_if(_with(scenario, ["rent", "buy"]), "rent_price_scale", scale), solver
+        )
+        if cost is None or found.get("buy", 0.0) <= 0 or cost >= (fixed_r + scale * slope_r) * (1 - TIE_REL):
+            return crossing
+        fixed_p, slope_p = _line(found, scale)
+    return crossing
+
+
+def _bisect(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str
+) -> tuple[float, str, str] | None:
+    """Geometric bisection for the multiplier where the buy/rent decision flips: (factor, below, above)."""
+    lo, hi = RANGES[parameter]
     at_lo = _recommend(catalog, _what_if(scenario, parameter, lo), solver)
     at_hi = _recommend(catalog, _what_if(scenario, parameter, hi), solver)
     if at_lo == at_hi or at_lo is None or at_hi is None:
@@ -96,27 +194,92 @@ def _flip(
             lo = mid
         else:
             hi = mid
-    factor = math.sqrt(lo * hi)
-    above, below = CHOICE.get(at_hi, at_hi), CHOICE.get(at_lo, at_lo)
-    now = f"currently {CHOICE.get(base, base) if base else 'n/a'} wins"
-    if parameter == "demand_scale":
-        rates = ", ".join(
-            f"{w.name} {factor * _peak_requests_per_s(w.requests_per_s):.3g} req/s" for w in scenario.workloads
-        )
-        sentence = (
-            f"{above} wins if demand stays above {factor:.2f}× the stated level ({rates} at peak), "
-            f"{below} below it ({now})"
-        )
-    else:
-        sentence = (
-            f"{below} wins if the {FLIP_WHAT[parameter]} falls below {factor:.2f}× the catalog price, "
-            f"{above} above it ({now})"
-        )
-    return {"parameter": parameter, "factor": factor, "sentence": sentence}
+    return math.sqrt(lo * hi), at_lo, at_hi
+
+
+def _flip(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, base: str | None
+) -> dict[str, Any] | None:
+    """The flip point of ``parameter`` by bisection ({parameter, factor, sentence}) or None in range;
+    ``base`` is the decision now ('buy' or 'rent_only')."""
+    found = _bisect(catalog, scenario, solver, parameter)
+    if found is None:
+        return None
+    factor, below, above = found
+    now = _now(None if base is None else "rent_only" if base == "rent_only" else "buy")
+    return {
+        "parameter": parameter,
+        "factor": factor,
+        "sentence": flip_sentence(scenario, parameter, factor, below, above, now),
+    }
 
 
 def _peak_requests_per_s(rate: float | list[float]) -> float:
     return max(rate) if isinstance(rate, list) else rate
+
+
+def _now(recommendation: str | None) -> str:
+    if recommendation is None:
+        return "no option is feasible now"
+    kind = "renting" if recommendation == "rent_only" else "buying"
+    return f"now {kind} wins" + ("" if recommendation == "buy" else f": recommendation {recommendation}")
+
+
+def flip_sentence(scenario: Scenario, parameter: str, factor: float, below: str, above: str, now: str) -> str:
+    """The flip point in words, e.g. 'renting wins if the rent falls below 0.90× the catalog price, buying above it'."""
+    below_w, above_w = CHOICE.get(below, below), CHOICE.get(above, above)
+    if parameter == "demand_scale":
+        rates = ", ".join(
+            f"{w.name} {factor * _peak_requests_per_s(w.requests_per_s):.3g} req/s"
+            for w in scenario.workloads
+        )
+        return (
+            f"{above_w} wins if demand stays above {factor:.2f}× the stated level ({rates} at peak), "
+            f"{below_w} below it ({now})"
+        )
+    return (
+        f"{below_w} wins if the {FLIP_WHAT[parameter]} falls below {factor:.2f}× the catalog price, "
+        f"{above_w} above it ({now})"
+    )
+
+
+def _no_flip_sentence(parameter: str, decision: str | None) -> str:
+    lo, hi = RANGES[parameter]
+    who = CHOICE.get(decision or "", "neither")
+    what = "demand level" if parameter == "demand_scale" else FLIP_WHAT[parameter] + " multiplier"
+    return f"{who} wins at every {what} from {lo:.2g}× to {hi:.2g}×"
+
+
+def find_flip_points(
+    catalog: Catalog,
+    scenario: Scenario,
+    solver: SolverName,
+    options: dict[str, PlanResult],
+    recommendation: str | None,
+    progress: Progress = _quiet,
+) -> list[dict[str, Any]]:
+    """Rent price, purchase price and demand flip points (factor None and a sentence when none in range)."""
+    now = _now(recommendation)
+    decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
+    flips: list[dict[str, Any]] = []
+    rent, hybrid = options["rent_only"], options["hybrid"]
+    for parameter in FLIP_WHAT:
+        progress(f"flip point: {FLIP_WHAT[parameter]}")
+        found: tuple[float, str, str] | None
+        if parameter == "rent_price_scale" and decision == "buy" and rent.feasible and hybrid.feasible:
+            crossing = _rent_flip(catalog, scenario, solver, rent, hybrid)
+            found = None if crossing is None else (crossing, "rent_only", "buy")
+        else:
+            found = _bisect(catalog, scenario, solver, parameter)
+        if found is None:
+            flips.append(
+                {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
+            )
+            continue
+        factor, below, above = found
+        sentence = flip_sentence(scenario, parameter, factor, below, above, now)
+        flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
+    return flips
 
 
 def reserved_breakeven(
@@ -145,13 +308,22 @@ def reserved_breakeven(
 
 
 def compare(
-    catalog: Catalog, scenario: Scenario, *, solver: SolverName = "highs", flip_points: bool = True
+    catalog: Catalog,
+    scenario: Scenario,
+    *,
+    solver: SolverName = "highs",
+    flip_points: bool = True,
+    progress: Progress = _quiet,
 ) -> Comparison:
     """Plan the scenario three times (buy only, rent only, hybrid) and derive the comparison."""
-    options = {
-        name: plan(catalog, _with(scenario, proc), solver=solver, with_alternatives=False)
-        for name, proc in OPTIONS.items()
-    }
+    blocker = buying_blocker(catalog, _with(scenario, ["rent", "buy"]))
+    options = {}
+    for name, proc in OPTIONS.items():
+        progress(f"planning {name}")
+        options[name] = plan(catalog, _with(scenario, proc), solver=solver, with_alternatives=False)
+    recommendation, reason = recommend(options)
+    if blocker is not None and options["rent_only"].feasible:
+        recommendation, reason = "rent_only", f"buying is not possible: {blocker}"
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
@@ -159,23 +331,17 @@ def compare(
         site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
             breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers)
-    best = _cheapest(options)
     flips: list[dict[str, Any]] = []
-    if flip_points:
-        base = _recommend(catalog, scenario, solver)
-        for parameter in FLIP_WHAT:
-            found = _flip(catalog, scenario, solver, parameter, base)
-            if found:
-                flips.append(found)
-        if not flips:
-            flips.append(
-                {
-                    "parameter": None,
-                    "factor": None,
-                    "sentence": "no single change of rent, purchase price or demand within 0.25×–4× flips "
-                    "buying vs renting",
-                }
-            )
+    if blocker is not None:
+        flips.append(
+            {
+                "parameter": None,
+                "factor": None,
+                "sentence": f"no flip point: buying is not possible ({blocker})",
+            }
+        )
+    elif flip_points and recommendation is not None:
+        flips = find_flip_points(catalog, scenario, solver, options, recommendation, progress)
     if breakeven_flip is not None:
         flips.append(breakeven_flip)
-    return Comparison(options, best, breakeven, flips)
+    return Comparison(options, recommendation, breakeven, flips, reason)

@@ -21,6 +21,8 @@ class Comparison:
     recommendation: str | None
     breakeven_utilization_frac: float | None
     flip_points: list[dict[str, Any]]
+    recommendation_reason: str = ""
+    """Why the recommendation: the saving over the runner-up, or why buying is not possible."""
 
     @property
     def feasible(self) -> dict[str, PlanResult]:
@@ -75,6 +77,7 @@ class Comparison:
             "scenario": next(iter(self.options.values())).scenario.name,
             "options": rows,
             "recommendation": self.recommendation,
+            "recommendation_reason": self.recommendation_reason,
             "crossover_month": self.crossover_month,
             "breakeven_utilization_frac": self.breakeven_utilization_frac,
             "flip_points": self.flip_points,

@@ -127,7 +127,7 @@ def test_infeasible_capacity_names_the_binding_limit(catalog: Catalog) -> None:
 
 def test_cli_plan_json_stdout_is_clean_and_exit_zero(tmp_path: Path) -> None:
     res = runner.invoke(
-        app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "--json", "-", "--no-alternatives"]
+        app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "--json", "--no-alternatives"]
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)

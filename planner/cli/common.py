@@ -1,0 +1,142 @@
+"""What every ``planner`` command shares: the consoles, verbosity, error mapping and the JSON convention.
+
+JSON convention (every command): ``--json`` prints JSON to stdout and nothing else goes to stdout;
+``--json-out PATH`` writes the same JSON to a file. A PATH that is one of the command's input files (or a
+YAML file) is refused with exit 2, so a scenario can never be overwritten by its plan. Every file written
+is announced on stderr ("wrote PATH") unless ``--quiet``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from planner.errors import InputError, PlannerError
+
+out = Console(width=max(160, Console().width), highlight=False)
+err = Console(stderr=True, highlight=False)
+T = TypeVar("T")
+
+
+@dataclass
+class Verbosity:
+    """Global output level set by ``planner --quiet`` / ``--verbose``."""
+
+    quiet: bool = False
+    verbose: bool = False
+
+
+VERBOSITY = Verbosity()
+
+
+def text(value: object) -> str:
+    """``value`` as rich-safe text: square brackets in user data (names, id patterns) are escaped."""
+    return escape(str(value))
+
+
+def fail(exc: PlannerError) -> NoReturn:
+    """Print ``exc`` as one line on stderr and exit with its code (2 input, 3 infeasible, 4 solver)."""
+    err.print(f"[bold red]error:[/] {text(exc)}", soft_wrap=True)
+    raise typer.Exit(code=exc.exit_code)
+
+
+def run_guarded(fn: Callable[[], T]) -> T:
+    """Run ``fn``; print a one-line error and exit with the error's code on PlannerError."""
+    try:
+        return fn()
+    except PlannerError as exc:
+        fail(exc)
+
+
+def note(message: str) -> None:
+    """An informational line on stderr (silent with ``--quiet``); ``message`` is plain text."""
+    if not VERBOSITY.quiet:
+        err.print(text(message), soft_wrap=True)
+
+
+def debug(message: str) -> None:
+    """A detail line on stderr shown only with ``--verbose``."""
+    if VERBOSITY.verbose and not VERBOSITY.quiet:
+        err.print(f"[dim]{text(message)}[/]", soft_wrap=True)
+
+
+def wrote(path: Path | str) -> None:
+    """Announce a written file on stderr: ``wrote PATH``."""
+    note(f"wrote {path}")
+
+
+def clean_json(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf → None, numpy scalars → Python numbers."""
+    if isinstance(obj, dict):
+        return {str(k): clean_json(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean_json(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, str):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def json_text(obj: Any) -> str:
+    """The one JSON rendering every command uses (indent 2, NaN → null)."""
+    return json.dumps(clean_json(obj), indent=2)
+
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON to stdout (nothing else on stdout).")
+]
+JsonOut = Annotated[
+    Path | None, typer.Option("--json-out", help="Also write the JSON to this file.", metavar="PATH")
+]
+
+
+def check_output_path(path: Path | None, option: str, inputs: Iterable[Path] = ()) -> None:
+    """Refuse an output path that is an input of the command or a YAML file (exit 2, nothing written)."""
+    if path is None:
+        return
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise InputError(f"{option} {path}: refusing to write over a YAML file — use a .json path")
+    for source in inputs:
+        if path.exists() and source.exists() and path.resolve() == source.resolve():
+            raise InputError(f"{option} {path}: that is an input file of this command — choose another path")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"{option} {path}: folder {folder} does not exist")
+    from planner.report.files import check_output_file  # writable, not a directory, not /proc (issue 15)
+
+    check_output_file(path, option, inputs)
+
+
+def emit(obj: Any, as_json: bool, json_out: Path | None) -> bool:
+    """Print ``obj`` as JSON to stdout when ``as_json``; write it to ``json_out`` when given.
+
+    Returns True when stdout is taken by JSON (the caller prints no tables then).
+    """
+    rendered = json_text(obj)
+    if json_out is not None:
+        from planner.report.files import atomic_write_text
+
+        run_guarded(lambda: atomic_write_text(json_out, rendered + "\n"))
+        wrote(json_out)
+    if as_json:
+        typer.echo(rendered)
+    return as_json
+
+
+def show(renderable: Any) -> None:
+    """Print a table or text on stdout."""
+    out.print(renderable)
+
+
+def usage_error(message: str) -> NoReturn:
+    """Exit 2 with one line naming the problem (for option checks done in the CLI)."""
+    fail(InputError(message))

@@ -1,0 +1,116 @@
+"""``planner compare``: buy-only vs rent-only vs hybrid with the recommendation, its reason and flip points.
+
+Exit 3 when no option has a plan (the causes of the rent-only and hybrid plans go to stderr).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planner.cli.common import JsonFlag, JsonOut, emit, err, run_guarded, show, text, wrote
+from planner.cli.plan_cmd import OutputXlsx, PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
+from planner.cli.progress import working
+from planner.errors import InfeasiblePlan
+
+DASH = "—"
+
+
+def money(value: float | None) -> str:
+    """USD for a table cell: cents below $100, whole dollars above, '—' for no value."""
+    if value is None:
+        return DASH
+    return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def print_comparison(data: dict[str, Any]) -> None:
+    """Options table, the recommendation with its reason, crossover, break-even and flip sentences."""
+    t = Table(title=text(f"{data['scenario']}: buy vs rent"))
+    for c in ("option", "status", "total $", "capex $", "opex $/month", "$/M output tokens"):
+        t.add_column(c, justify="left" if c in ("option", "status") else "right")
+    for o in data["options"]:
+        mark = " ◀" if o["name"] == data["recommendation"] else ""
+        t.add_row(
+            text(o["name"] + mark),
+            text(o["status"]),
+            money(o["total_cost_usd"]),
+            money(o["capex_usd"]),
+            money(o["opex_usd_per_month"]),
+            money(o["cost_usd_per_million_output_tokens"]),
+        )
+    show(t)
+    show(
+        f"recommendation: {text(data['recommendation'] or DASH)} — {text(data.get('recommendation_reason', ''))}"
+    )
+    crossover = data["crossover_month"]
+    breakeven = data["breakeven_utilization_frac"]
+    show(
+        f"crossover month: {DASH if crossover is None else crossover}; break-even utilization "
+        f"(reserved/on-demand): {DASH if breakeven is None else f'{breakeven:.0%}'}"
+    )
+    for f in data["flip_points"]:
+        show(f"• {text(f['sentence'])}")
+
+
+def _print_causes(data: dict[str, Any]) -> None:
+    err.print("[bold red]infeasible:[/] no option (buy only, rent only, hybrid) has a plan")
+    seen: set[str] = set()
+    for o in data["options"]:
+        for item in o["infeasibility"]:
+            if item["message"] not in seen:
+                seen.add(item["message"])
+                err.print(f"  • {text(o['name'])}: {text(item['message'])}", soft_wrap=True)
+
+
+def compare(
+    scenario_path: ScenarioArg,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    output: OutputXlsx = None,
+    plots: PlotsDir = None,
+    solver: SolverOpt = "highs",
+    no_flip_points: Annotated[
+        bool, typer.Option("--no-flip-points", help="Skip the search for flip points.")
+    ] = False,
+) -> None:
+    """Buy-only vs rent-only vs hybrid: TCO, cost per million tokens, recommendation and why, crossover month, flip points. Exit 3 if no option is feasible."""
+    from planner.cli.catalog_cmd import _catalog
+    from planner.compare import compare as run_compare
+    from planner.scenario import load_scenario
+
+    def go() -> Any:
+        check_outputs(scenario_path, output, json_out, plots)
+        chosen = check_solver(solver)
+        catalog = _catalog()
+        scenario = load_scenario(scenario_path, catalog)
+        with working(f"comparing buy / rent / hybrid for {scenario.name}") as step:
+            return run_compare(
+                catalog, scenario, solver=chosen, flip_points=not no_flip_points, progress=step
+            )
+
+    comparison = run_guarded(go)
+    data = comparison.to_json()
+    if comparison.recommendation is None:
+        _print_causes(data)
+        raise typer.Exit(code=InfeasiblePlan.exit_code)
+    if not emit(data, as_json, json_out):
+        print_comparison(data)
+    write_compare_files(comparison, output, plots)
+
+
+def write_compare_files(comparison: Any, output: Path | None, plots: Path | None) -> None:
+    """Write the compare workbook and/or PNG charts and announce each file."""
+    if output is None and plots is None:
+        return
+    from planner.report.compare_workbook import write_compare_outputs
+
+    with working("writing the workbook"):
+        run_guarded(lambda: write_compare_outputs(comparison, workbook=output, plots_dir=plots))
+    if output is not None:
+        wrote(output)
+    if plots is not None:
+        for png in sorted(plots.glob("*.png")):
+            wrote(png)

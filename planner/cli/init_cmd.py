@@ -1,0 +1,48 @@
+"""``planner init``: write a commented starter scenario that plans as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.common import fail, run_guarded, wrote
+from planner.errors import InputError
+
+STARTER = """\
+# A starter scenario for `planner plan` — every field is explained in `planner schema`.
+# Units are in the names: _ms milliseconds, _usd US dollars, _frac fractions (0.1 = 10 %).
+name: my-first-plan
+horizon_months: 12            # how long the plan runs (costs are summed over it)
+objective: min_cost           # or max_throughput with a `budget:`
+workloads:
+  - name: chat                # your name for this traffic
+    models: [qwen3_8b]        # candidates: `planner catalog models`
+    quantizations: [bf16, fp8]  # weight formats: `planner catalog formats`
+    requests_per_s: 5         # peak demand; a list gives one value per period
+    input_tokens: 1000        # prompt tokens per request
+    output_tokens: 250        # generated tokens per request
+    slo: {ttft_ms: 1500, tpot_ms: 60}   # time to first token, time per output token
+    sites: [us_east]          # where it may run: `planner catalog sites`
+hardware:
+  gpus: [h100_sxm, l40s, a100_sxm_80gb]  # candidates: `planner catalog gpus`, prices: `planner catalog prices`
+  tp: [1, 2, 4]               # tensor-parallel degrees to try
+  pp: [1]                     # pipeline-parallel degrees to try
+procurement: [rent]           # add `buy` to compare buying (then try `planner compare`)
+"""
+
+
+def init(
+    path: Annotated[Path, typer.Argument(help="Scenario file to create.")] = Path("scenario.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter scenario (then: `planner plan scenario.yaml`)."""
+    from planner.report.files import atomic_write_text
+
+    if path.exists() and not force:
+        fail(InputError(f"{path}: already exists — choose another name or pass --force"))
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        fail(InputError(f"{path}: a scenario file name ends in .yaml"))
+    run_guarded(lambda: atomic_write_text(path, STARTER))
+    wrote(path)

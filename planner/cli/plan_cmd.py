@@ -1,0 +1,299 @@
+"""``planner schema``, ``planner plan`` and ``planner budget``: the scenario schema and the MILP plans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planner.cli.common import (
+    JsonFlag,
+    JsonOut,
+    check_output_path,
+    emit,
+    err,
+    note,
+    run_guarded,
+    show,
+    text,
+    wrote,
+)
+from planner.cli.progress import working
+from planner.errors import InfeasiblePlan, InputError
+
+ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
+OutputXlsx = Annotated[Path | None, typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx).")]
+SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
+TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Solver time limit, seconds.", min=0.1)]
+PlotsDir = Annotated[
+    Path | None, typer.Option("--plots", help="Also write the charts as PNG files to this folder.")
+]
+
+
+def schema(as_json: JsonFlag = False, json_out: JsonOut = None) -> None:
+    """Print the JSON Schema of scenario files (every field with its unit and default); it is JSON, so
+    stdout gets it unless only --json-out is given."""
+    from planner.scenario import Scenario
+
+    run_guarded(lambda: check_output_path(json_out, "--json-out"))
+    emit(Scenario.model_json_schema(), as_json or json_out is None, json_out)
+
+
+def check_solver(solver: str) -> Any:
+    """``solver`` if it is a known MILP solver, else an input error naming the valid ones."""
+    if solver not in ("highs", "cbc"):
+        raise InputError(f"--solver: unknown solver '{solver}' — valid values: highs, cbc")
+    return solver
+
+
+def check_outputs(
+    scenario_path: Path, output: Path | None, json_out: Path | None, plots: Path | None = None
+) -> None:
+    """Refuse output paths that would overwrite the scenario, or a workbook name without .xlsx."""
+    if output is not None and output.suffix.lower() != ".xlsx":
+        raise InputError(f"-o {output}: the workbook name must end in .xlsx")
+    check_output_path(output, "-o", [scenario_path])
+    check_output_path(json_out, "--json-out", [scenario_path])
+    if plots is not None:
+        from planner.report.files import check_output_dir
+
+        check_output_dir(plots, "--plots")
+
+
+def _ms(value: float, slo: float) -> str:
+    """Observed latency, its SLO and the headroom: '812/2000 (59%)'."""
+    return f"{value:.0f}/{slo:.0f} ({1 - value / slo:.0%})" if slo else f"{value:.0f}"
+
+
+def _print_infeasible(data: dict[str, Any]) -> None:
+    err.print("[bold red]infeasible[/]")
+    for item in data["infeasibility"]:
+        err.print(f"  • {text(item['message'])}", soft_wrap=True)
+        if item.get("relaxation"):
+            err.print(f"    smallest relaxation: {text(item['relaxation'])}", soft_wrap=True)
+
+
+def print_plan(result: Any) -> None:
+    """The plan as terminal tables: deployments (with SLO headroom), purchase orders, binding limits,
+    alternatives; an infeasible plan's causes go to stderr."""
+    data = result.to_json()
+    if data["status"] == "infeasible":
+        _print_infeasible(data)
+        return
+    per_mtok = data["cost_usd_per_million_output_tokens"]
+    title = (
+        f"{data['scenario']}: {data['status']} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
+        f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
+        f"${data['opex_usd_per_month']:,.0f}/month"
+        + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")
+    )
+    t = Table(title=text(title))
+    multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
+    left = ("workload", "model", "quant/kv", "gpu", "site", "placement", "replicas per period")
+    columns = ["workload", "model", "quant/kv", "gpu", "TPxPP", "site", "placement", "repl", "GPUs", "batch"]
+    columns += ["TTFT ms/SLO (headroom)", "TPOT ms/SLO (headroom)", "req/s cap", "$/month"]
+    columns += ["replicas per period"] if multi_period else []
+    for c in columns:
+        t.add_column(c, justify="left" if c in left else "right")
+    for d in data["deployments"]:
+        row = [
+            d["workload"],
+            d["model"],
+            f"{d['quantization']}/{d['kv_dtype']}",
+            d["gpu"],
+            f"{d['tp']}x{d['pp']}",
+            d["site"],
+            d["placement"],
+            str(d["replicas"]),
+            str(d["gpus"]),
+            str(d["batch"]),
+            _ms(d["ttft_ms"], d["ttft_slo_ms"]),
+            _ms(d["tpot_ms"], d["tpot_slo_ms"]),
+            f"{d['capacity_requests_per_s']:.2f}",
+            f"{d['cost_usd_per_month']:,.0f}",
+        ]
+        if multi_period:
+            row.append(" ".join(str(r) for r in d["replicas_per_period"]))
+        t.add_row(*(text(c) for c in row))
+    show(t)
+    _print_orders(data)
+    _print_binding_and_alternatives(data)
+
+
+def _print_orders(data: dict[str, Any]) -> None:
+    orders = sorted((s for s in data["supply"] if s["kind"] == "buy"), key=lambda s: s["purchase_month"])
+    if not orders:
+        return
+    o = Table(title="what to buy when (purchase orders)")
+    for c in ("order month", "gpu", "site", "GPUs", "usable from month", "capex $", "resale at horizon $"):
+        o.add_column(c, justify="left" if c in ("gpu", "site") else "right")
+    for s in orders:
+        o.add_row(
+            str(s["purchase_month"]),
+            text(s["gpu"]),
+            text(s["site"]),
+            str(s["gpus"]),
+            f"{s['available_from_month']:g}",
+            f"{s['capex_usd']:,.0f}",
+            f"{s['residual_usd']:,.0f}",
+        )
+    show(o)
+
+
+def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
+    if data["binding_constraints"]:
+        b = Table(title="binding constraints")
+        b.add_column("family")
+        b.add_column("key")
+        for row in data["binding_constraints"][:12]:
+            b.add_row(text(row["family"]), text("/".join(row["key"])))
+        show(b)
+    if data["alternatives"]:
+        a = Table(title="alternatives (best plan per GPU type and per site)")
+        for c in ("kind", "value", "status", "cost delta $", "max TPOT ms", "why it lost"):
+            a.add_column(c)
+        for row in data["alternatives"]:
+            delta, tpot = row.get("cost_delta_usd"), row.get("max_tpot_ms")
+            a.add_row(
+                text(row["kind"]),
+                text(row[row["kind"]]),
+                text(row["status"]),
+                "—" if delta is None else f"{delta:,.0f}",
+                "—" if tpot is None else f"{tpot:.1f}",
+                text(row["lost_because"]),
+            )
+        show(a)
+
+
+def write_workbook(result: Any, output: Path | None, plots: Path | None) -> None:
+    """Write the plan workbook and/or PNG charts and announce each file."""
+    if output is None and plots is None:
+        return
+    from planner.cli.catalog_cmd import _catalog
+    from planner.report.workbook import write_plan_outputs
+
+    with working("writing the workbook"):
+        run_guarded(lambda: write_plan_outputs(result, _catalog(), workbook=output, plots_dir=plots))
+    if output is not None:
+        wrote(output)
+    if plots is not None:
+        for png in sorted(plots.glob("*.png")):
+            wrote(png)
+
+
+def plan(
+    scenario_path: ScenarioArg,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    output: OutputXlsx = None,
+    solver: SolverOpt = "highs",
+    time_limit: TimeLimit = None,
+    plots: PlotsDir = None,
+    no_alternatives: Annotated[
+        bool, typer.Option("--no-alternatives", help="Skip the per-GPU/per-site re-solves.")
+    ] = False,
+) -> None:
+    """Cheapest plan meeting every SLO: GPU types, counts, TP×PP, quantization, sites. Exit 3 if infeasible."""
+    from planner.cli.catalog_cmd import _catalog
+    from planner.plan import plan as run_plan
+    from planner.scenario import load_scenario
+
+    def go() -> Any:
+        check_outputs(scenario_path, output, json_out, plots)
+        chosen = check_solver(solver)
+        catalog = _catalog()
+        scenario = load_scenario(scenario_path, catalog)
+        with working(f"planning {scenario.name}"):
+            return run_plan(
+                catalog,
+                scenario,
+                solver=chosen,
+                time_limit_s=time_limit,
+                with_alternatives=not no_alternatives,
+            )
+
+    result = run_guarded(go)
+    if not emit(result.to_json(), as_json, json_out):
+        print_plan(result)
+    elif result.status == "infeasible":
+        _print_infeasible(result.to_json())
+    if result.status == "infeasible":
+        raise typer.Exit(code=InfeasiblePlan.exit_code)
+    write_workbook(result, output, plots)
+
+
+def budget(
+    scenario_path: ScenarioArg,
+    capex_usd: Annotated[
+        float | None, typer.Option("--capex-usd", help="Capital budget, USD.", min=0)
+    ] = None,
+    opex_usd_per_month: Annotated[
+        float | None, typer.Option("--opex-usd-per-month", help="Monthly budget, USD.", min=0)
+    ] = None,
+    total_usd: Annotated[
+        float | None, typer.Option("--total-usd", help="Horizon budget, USD.", min=0)
+    ] = None,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    output: OutputXlsx = None,
+    solver: SolverOpt = "highs",
+) -> None:
+    """The most traffic (all workloads scaled together) that a budget serves within every SLO."""
+    from planner.cli.catalog_cmd import _catalog
+    from planner.plan import plan as run_plan
+    from planner.scenario import Budget, load_scenario
+
+    def go() -> Any:
+        check_outputs(scenario_path, output, json_out)
+        if capex_usd is None and opex_usd_per_month is None and total_usd is None:
+            raise InputError("budget: give at least one of --capex-usd, --opex-usd-per-month, --total-usd")
+        chosen = check_solver(solver)
+        catalog = _catalog()
+        scenario = load_scenario(scenario_path, catalog)
+        limits = Budget(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
+        scenario = scenario.model_copy(update={"objective": "max_throughput", "budget": limits})
+        with working(f"largest demand within the budget of {scenario.name}"):
+            return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)
+
+    result = run_guarded(go)
+    data = result.to_json()
+    limits = {"capex_usd": capex_usd, "opex_usd_per_month": opex_usd_per_month, "total_usd": total_usd}
+    data["budget_used"] = budget_used(data, limits)
+    if not emit(data, as_json, json_out):
+        print_plan(result)
+        print_budget(data)
+    if result.status == "infeasible":
+        raise typer.Exit(code=InfeasiblePlan.exit_code)
+    write_workbook(result, output, None)
+
+
+def budget_used(data: dict[str, Any], limits: dict[str, float | None]) -> dict[str, Any]:
+    """Spent vs limit per budget line; ``binding`` names the limits used to ≥ 99.9 %."""
+    spent = {
+        "capex_usd": data["capex_usd"],
+        "opex_usd_per_month": data["opex_usd_per_month"],
+        "total_usd": data["total_cost_usd"],
+    }
+    used = {
+        k: (spent[k] / v if v and spent[k] is not None else None) for k, v in limits.items() if v is not None
+    }
+    binding = sorted(k for k, frac in used.items() if frac is not None and frac >= 0.999)
+    return {**spent, "limits": limits, "used_frac": used, "binding": binding}
+
+
+def print_budget(data: dict[str, Any]) -> None:
+    """Served scale and each budget line: spent, limit, share used (binding ones marked)."""
+    if data["served_scale"] is None:
+        return
+    total = data["served_requests_per_s"].get("total", 0)
+    show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s")
+    used = data["budget_used"]
+    for key, limit in used["limits"].items():
+        if limit is None:
+            continue
+        mark = " (binding)" if key in used["binding"] else ""
+        show(f"{key}: {used[key]:,.0f} of {limit:,.0f} ({used['used_frac'][key]:.1%}){mark}")
+    if not used["binding"]:
+        note("no budget line is binding: a GPU supply or SLO limit stops the scale first")

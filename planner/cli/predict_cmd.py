@@ -1,0 +1,132 @@
+"""``planner predict``: the inference ledger of one configuration (cards 1, 2, 5, 8).
+
+A configuration that cannot run — the weights + KV cache do not fit the GPU memory, or the tensor-parallel
+degree does not split the attention heads — exits 3 with the reason; ``--force`` still shows its numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, err, fail, run_guarded, show, text
+from planner.errors import InfeasiblePlan
+
+KEYS = (
+    "params",
+    "weights_gb",
+    "kv_bytes_per_token",
+    "kv_cache_gb",
+    "memory_per_gpu_gb",
+    "fits",
+    "max_batch",
+    "prefill_tflop",
+    "decode_gflop_per_step",
+    "ttft_ms",
+    "decode_step_ms",
+    "output_tokens_per_s",
+    "bound",
+)
+
+
+def head_split_problems(q_heads: int, kv_heads: int, tp: int, mla: bool) -> list[str]:
+    """Why TP cannot shard the attention heads: TP must divide the query heads, and either divide the KV
+    heads or be a multiple of them (each KV head then replicated TP / kv_heads times); MLA has one latent."""
+    problems = []
+    if q_heads % tp:
+        problems.append(f"--tp {tp} does not divide the {q_heads} attention heads")
+    if not mla and kv_heads % tp and tp % kv_heads:
+        problems.append(f"--tp {tp} neither divides nor is a multiple of the {kv_heads} KV heads")
+    return problems
+
+
+def _valid_tps(q_heads: int, kv_heads: int, mla: bool) -> str:
+    return ", ".join(
+        str(t) for t in (1, 2, 4, 8, 16, 32, 64) if not head_split_problems(q_heads, kv_heads, t, mla)
+    )
+
+
+def run_problems(result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int) -> list[str]:
+    """The reasons a predicted configuration cannot run (empty when it can)."""
+    record = catalog.models[model]
+    mla = getattr(record, "mla", None) is not None
+    problems = head_split_problems(record.q_heads, record.kv_heads, tp, mla)
+    if problems:
+        problems[-1] += f" (valid TP degrees: {_valid_tps(record.q_heads, record.kv_heads, mla)})"
+    if not result["fits"]:
+        problems.append(
+            f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU, more than the GPU holds "
+            f"(max batch {result['max_batch']}; try more --tp/--pp, a smaller --quant or --kv-dtype)"
+        )
+    return problems
+
+
+def predict(
+    model: Annotated[str, typer.Option(help="Model id, e.g. qwen3_8b.")],
+    gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100_sxm.")],
+    tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", min=1)] = 1,
+    pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", min=1)] = 1,
+    quant: Annotated[str, typer.Option(help="Weight format id.")] = "bf16",
+    kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache format id.")] = "bf16",
+    batch: Annotated[int, typer.Option(help="Concurrent sequences.", min=1)] = 1,
+    input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request.", min=1)] = 2048,
+    output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
+    workspace_gib: Annotated[float, typer.Option(help="Per-GPU workspace reservation, GiB.", min=0)] = 2.0,
+    ideal: Annotated[
+        bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
+    ] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Print the per-term time breakdown.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Show the numbers even when the configuration cannot run.")
+    ] = False,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+) -> None:
+    """The inference ledger of one configuration: memory, FLOPs, bytes, TTFT, decode step, throughput (cards 1, 2, 5, 8). Exit 3 if it cannot run."""
+    from planner.cli.catalog_cmd import _catalog
+    from planner.performance import PredictRequest
+    from planner.performance import predict as run_predict
+
+    run_guarded(lambda: check_output_path(json_out, "--json-out"))
+    catalog = _catalog()
+    request = PredictRequest(
+        model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal
+    )
+    result = run_guarded(lambda: run_predict(catalog, request)).to_json()
+    problems = run_problems(result, catalog, model, tp, batch)
+    if problems and not force:
+        fail(InfeasiblePlan("; ".join(problems) + " — --force shows the numbers"))
+    for problem in problems:
+        err.print(f"[bold yellow]warning:[/] {text(problem)}", soft_wrap=True)
+    if emit(result, as_json, json_out):
+        return
+    title = (
+        f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), batch {batch}{' — ideal' if ideal else ''}"
+    )
+    t = Table(title=text(title))
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    for key in KEYS:
+        value = result[key]
+        t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+    show(t)
+    if explain:
+        _print_breakdown(result)
+
+
+def _print_breakdown(result: dict[str, Any]) -> None:
+    for phase in ("decode", "prefill"):
+        b = Table(title=f"{phase} step breakdown (efficiency applied)")
+        b.add_column("term")
+        b.add_column("ms", justify="right")
+        for key, value in result["breakdown"][phase].items():
+            b.add_row(key, f"{value:.4f}")
+        show(b)
+    e = Table(title="efficiency terms")
+    e.add_column("term")
+    e.add_column("value", justify="right")
+    for key, value in result["breakdown"]["efficiency"].items():
+        e.add_row(key, f"{value:.4g}")
+    show(e)

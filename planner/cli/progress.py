@@ -1,0 +1,52 @@
+"""Signs of life on stderr for slow commands: a rich spinner with the step and the elapsed seconds.
+
+Shown only when stderr is a terminal and ``--quiet`` is off, and only once the step has run for
+``DELAY_S`` (quick commands stay silent). stdout is never touched, so ``--json`` output stays clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from planner.cli.common import VERBOSITY, debug, err
+
+DELAY_S = 2.0
+"""A step must run this long before the spinner appears (s)."""
+
+
+def enabled() -> bool:
+    """True when a spinner may be drawn: stderr is a TTY and not ``--quiet``."""
+    return err.is_terminal and not VERBOSITY.quiet
+
+
+@contextlib.contextmanager
+def working(label: str) -> Iterator[Callable[[str], None]]:
+    """Run a block under a delayed spinner; yields ``step(text)`` to change the label as work advances."""
+    state = {"label": label}
+    start = time.perf_counter()
+    done = threading.Event()
+
+    def step(text: str) -> None:
+        state["label"] = text
+        debug(f"{time.perf_counter() - start:6.1f} s  {text}")
+
+    def spin() -> None:
+        if done.wait(DELAY_S):
+            return
+        with err.status(state["label"]) as status:
+            while not done.wait(0.2):
+                status.update(f"{state['label']} … {time.perf_counter() - start:.0f} s")
+
+    thread = threading.Thread(target=spin, daemon=True) if enabled() else None
+    if thread is not None:
+        thread.start()
+    try:
+        yield step
+    finally:
+        done.set()
+        if thread is not None:
+            thread.join()
+        debug(f"{label}: {time.perf_counter() - start:.2f} s")

@@ -1,0 +1,65 @@
+"""``planner validate-model``: predict public measurements with the plan/predict code path, write the report.
+
+Refuses (exit 2, nothing written) when the measurement folder is missing or holds no CSV, so a fresh clone
+without ``../shared`` never overwrites the tracked ``reports/validation.*`` with an empty report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, fail, run_guarded, wrote
+from planner.cli.progress import working
+from planner.errors import InputError
+
+
+def measurement_csvs(directory: Path) -> list[Path]:
+    """The measurement CSVs in ``directory`` (an input error when there are none)."""
+    if not directory.is_dir():
+        raise InputError(
+            f"--measurements {directory}: folder not found — pass the folder of the public measurement CSVs "
+            "(shared/reference/measurements) or set PLANNER_MEASUREMENTS_DIR"
+        )
+    found = sorted(directory.glob("*.csv"))
+    if not found:
+        raise InputError(f"--measurements {directory}: no .csv files there — nothing to validate against")
+    return found
+
+
+def validate_model(
+    measurements: Annotated[
+        Path | None,
+        typer.Option(
+            "--measurements",
+            help="Folder of measurement CSVs (default: $PLANNER_MEASUREMENTS_DIR or ../shared/reference/measurements).",
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path, typer.Option("--out", "--reports", help="Folder for validation.md and validation.csv.")
+    ] = Path("reports"),
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+) -> None:
+    """Predict every public measurement with the plan/predict code path; print and write the error report."""
+    from planner.cli.catalog_cmd import _catalog
+    from planner.validate import measurements_dir, run_validation, write_reports
+
+    directory = measurements if measurements is not None else measurements_dir()
+    run_guarded(lambda: measurement_csvs(directory))
+    run_guarded(lambda: check_output_path(json_out, "--json-out"))
+    catalog = _catalog()
+    with working(f"predicting the measurements in {directory}"):
+        report = run_guarded(lambda: run_validation(catalog, directory=directory))
+    if not report.rows:
+        fail(
+            InputError(
+                f"--measurements {directory}: no row there is a prediction target — reports not written"
+            )
+        )
+    for path in run_guarded(lambda: write_reports(report, out_dir)):
+        wrote(path)
+    if not emit(report.to_json(), as_json, json_out):
+        typer.echo(report.to_markdown())

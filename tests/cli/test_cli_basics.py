@@ -1,0 +1,194 @@
+"""The command line as a user meets it: one JSON convention, escaped user text, exit codes, basics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from planner.cli.main import app
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAT = ROOT / "examples/chat_70b_cloud/scenario.yaml"
+runner = CliRunner()
+
+
+def _scenario(tmp_path: Path, **changes: object) -> Path:
+    data = yaml.safe_load(CHAT.read_text())
+    data.update(changes)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+# --- 1. one JSON convention -------------------------------------------------------------------------
+
+
+def test_plan_json_flag_prints_only_json_and_json_out_writes_the_same(tmp_path: Path) -> None:
+    target = tmp_path / "plan.json"
+    res = runner.invoke(app, ["plan", str(CHAT), "--json", "--json-out", str(target), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)  # stdout is exactly one JSON document
+    assert json.loads(target.read_text()) == printed
+    assert printed["status"] == "optimal" and printed["deployments"]
+    assert f"wrote {target}" in res.stderr
+
+
+def test_json_out_refuses_the_scenario_file_and_yaml(tmp_path: Path) -> None:
+    scenario = _scenario(tmp_path)
+    before = scenario.read_bytes()
+    res = runner.invoke(app, ["plan", str(scenario), "--json-out", str(scenario)])
+    assert res.exit_code == 2 and "YAML" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    copy = tmp_path / "s.json"
+    copy.write_text("{}")
+    res = runner.invoke(app, ["compare", str(scenario), "--json-out", str(tmp_path / "other.yml")])
+    assert res.exit_code == 2
+    assert scenario.read_bytes() == before and copy.read_text() == "{}"
+
+
+def test_json_out_refuses_an_input_file_whatever_its_name(tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.json"  # a scenario saved under a .json name is still an input
+    scenario.write_text(CHAT.read_text())
+    res = runner.invoke(app, ["plan", str(scenario), "--json-out", str(scenario)])
+    assert res.exit_code == 2 and "input file" in res.stderr
+    assert scenario.read_text() == CHAT.read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["catalog", "gpus", "h100_sxm"],
+        ["catalog", "prices", "h100_sxm"],
+        ["catalog", "interconnects"],
+        ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm"],
+        ["schema"],
+    ],
+)
+def test_every_command_takes_json_and_json_out(tmp_path: Path, args: list[str]) -> None:
+    target = tmp_path / "out.json"
+    res = runner.invoke(app, [*args, "--json", "--json-out", str(target)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout) == json.loads(target.read_text())
+
+
+def test_schema_prints_json_by_default() -> None:
+    res = runner.invoke(app, ["schema"])
+    assert res.exit_code == 0 and "horizon_months" in json.loads(res.stdout)["properties"]
+
+
+# --- 2. user text is data, not markup ----------------------------------------------------------------
+
+
+def test_square_brackets_in_a_scenario_name_survive(tmp_path: Path) -> None:
+    path = _scenario(tmp_path, name="chat plan [draft] v2")
+    res = runner.invoke(app, ["plan", str(path), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    assert "chat plan [draft] v2" in res.stdout
+
+
+def test_error_text_with_an_id_pattern_is_printed_verbatim() -> None:
+    from planner.cli.common import fail
+    from planner.errors import InputError
+
+    pattern = "^[a-z0-9]+(_[a-z0-9]+)*$"
+
+    def boom() -> None:
+        fail(InputError(f"ids match {pattern}"))
+
+    import typer
+
+    probe = typer.Typer()
+    probe.command()(boom)
+    res = runner.invoke(probe, [])
+    assert res.exit_code == 2 and pattern in res.stderr
+
+
+# --- 3. predict refuses configurations that cannot run -----------------------------------------------
+
+
+def test_predict_tp_that_does_not_split_the_heads_exits_3() -> None:
+    res = runner.invoke(app, ["predict", "--model", "llama_3_1_70b", "--gpu", "h100_sxm", "--tp", "3"])
+    assert res.exit_code == 3
+    assert "64 attention heads" in res.stderr and "8 KV heads" in res.stderr and not res.stdout
+
+
+def test_predict_that_does_not_fit_exits_3_and_force_shows_the_numbers() -> None:
+    args = ["predict", "--model", "llama_3_1_70b", "--gpu", "rtx_4090"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 3 and "GB per GPU" in res.stderr and not res.stdout
+    forced = runner.invoke(app, [*args, "--force", "--json"])
+    assert forced.exit_code == 0
+    data = json.loads(forced.stdout)
+    assert data["fits"] is False and data["max_batch"] == 0 and data["memory_per_gpu_gb"] > 24
+
+
+def test_head_split_rule() -> None:
+    from planner.cli.predict_cmd import head_split_problems
+
+    assert head_split_problems(64, 8, 8, mla=False) == []
+    assert head_split_problems(64, 8, 16, mla=False) == []  # KV heads replicated twice
+    assert len(head_split_problems(64, 8, 3, mla=False)) == 2
+    assert head_split_problems(128, 1, 4, mla=True) == []
+
+
+# --- 4. validate-model never overwrites reports without data -----------------------------------------
+
+
+def test_validate_model_without_measurements_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    res = runner.invoke(app, ["validate-model", "--measurements", str(tmp_path / "none"), "--out", str(out)])
+    assert res.exit_code == 2 and "--measurements" in res.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = runner.invoke(app, ["validate-model", "--measurements", str(empty), "--out", str(out)])
+    assert res.exit_code == 2 and "no .csv" in res.stderr
+    assert not out.exists()
+
+
+# --- 6. CLI basics -----------------------------------------------------------------------------------
+
+
+def test_version_and_completion() -> None:
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.startswith("planner ")
+    assert "--install-completion" in runner.invoke(app, ["--help"]).stdout
+
+
+def test_usage_mistakes_are_one_line() -> None:
+    for args in (["plan", str(CHAT), "--bogus"], ["plan"], ["predict", "--gpu", "h100_sxm"], ["nope"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, args
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and "--help" in lines[0], res.stderr
+
+
+def test_init_writes_a_starter_scenario_that_plans(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    res = runner.invoke(app, ["init", str(path)])
+    assert res.exit_code == 0 and f"wrote {path}" in res.stderr
+    assert path.read_text().count("#") > 10
+    again = runner.invoke(app, ["init", str(path)])
+    assert again.exit_code == 2 and "already exists" in again.stderr
+    planned = runner.invoke(app, ["plan", str(path), "--json", "--no-alternatives"])
+    assert planned.exit_code == 0, planned.output
+    assert json.loads(planned.stdout)["status"] == "optimal"
+
+
+def test_catalog_prices_per_provider_and_region() -> None:
+    res = runner.invoke(app, ["catalog", "prices", "h100_sxm", "--json"])
+    assert res.exit_code == 0
+    rows = json.loads(res.stdout)
+    assert rows and all(r["gpu"] == "h100_sxm" for r in rows)
+    aws = [r for r in rows if r["provider"] == "aws"]
+    assert aws and all(r["regions"] for r in aws)
+    assert any("on_demand_usd_per_gpu_hour" in r for r in rows)
+    assert runner.invoke(app, ["catalog", "prices", "h100sxm"]).exit_code == 2
+
+
+def test_quiet_silences_wrote_lines(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    res = runner.invoke(app, ["--quiet", "init", str(path)])
+    assert res.exit_code == 0 and path.exists() and res.stderr == ""
