@@ -79,6 +79,7 @@ class DaskEngine:
 
     address: str
     retries: int = 2
+    connect_timeout_s: float = DASK_CONNECT_TIMEOUT_S
 
     @property
     def name(self) -> str:
@@ -92,7 +93,7 @@ class DaskEngine:
 
         connect: Any = distributed.Client  # untyped library: the client is used through Any
         try:
-            client: Any = connect(self.address, timeout=DASK_CONNECT_TIMEOUT_S, set_as_default=False)
+            client: Any = connect(self.address, timeout=self.connect_timeout_s, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise InputError(
                 f"--dask {self.address}: no Dask scheduler answered ({type(exc).__name__}) — start one with "

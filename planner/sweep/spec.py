@@ -62,6 +62,12 @@ def format_value(value: Any) -> str:
 
 
 def _scalar(text: str) -> Any:
+    """A number when ``text`` is one (``8``, ``0.5``, ``1e-3``), else the YAML scalar (``true``, ``h100_sxm``)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
     value = yaml.safe_load(text) if text.strip() else ""
     return value if isinstance(value, str | int | float | bool) or value is None else text
 
@@ -171,6 +177,32 @@ def _check_path(path: str, data: dict[str, Any]) -> list[str | int]:
     return keys
 
 
+def _is_list_field(path: str) -> bool:
+    """True when the field at ``path`` only takes lists (``hardware.gpus``, ``workloads.NAME.models``)."""
+    model: Any = Scenario
+    annotation: Any = None
+    parts = path.split(".")
+    skip = False
+    for i, part in enumerate(parts):
+        if skip:
+            skip = False
+            continue
+        annotation = model.model_fields[part].annotation
+        model = _unwrap(annotation)
+        skip = part in NAMED_LISTS and i == 0 and i + 1 < len(parts)
+    members = [a for a in _members(annotation) if a is not type(None)]
+    return bool(members) and all(typing.get_origin(a) is list for a in members)
+
+
+def _members(annotation: Any) -> list[Any]:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
 def apply(data: dict[str, Any], keys: Sequence[str | int], value: Any) -> None:
     """Set ``data[k0][k1]...`` = ``value`` in place (missing mappings on the way are created)."""
     node: Any = data
@@ -207,6 +239,12 @@ def plan_sweep(
     """Resolve every axis path and validate every variant (Scenario + catalog ids) before any is solved."""
     base = scenario.model_dump(mode="json")
     resolved = tuple(tuple(_check_path(a.path, base)) for a in axes)
+    axes = [
+        Axis(a.path, tuple(v if isinstance(v, list) else [v] for v in a.values))
+        if _is_list_field(a.path)
+        else a
+        for a in axes
+    ]
     plan = SweepPlan(scenario.name, base, tuple(axes), mode, tuple(variants(axes, mode)), resolved)
     for variant in plan.variants:
         where = f"{path} with {variant.key}"

@@ -1,0 +1,82 @@
+"""--vary parsing, dotted paths, grid/zip variants and validation before solving (no solver runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog import Catalog
+from planner.errors import InputError, ScenarioError
+from planner.sweep.spec import Axis, format_value, parse_axis, parse_value, variants
+from tests.sweep.helpers import chat_sweep
+
+
+def test_values_are_read_as_yaml_and_plus_makes_a_list() -> None:
+    assert parse_value("8") == 8 and isinstance(parse_value("8"), int)
+    assert parse_value("0.5") == 0.5
+    assert parse_value("1e-3") == 0.001
+    assert parse_value("h100_sxm") == "h100_sxm"
+    assert parse_value("h100_sxm+h200_sxm") == ["h100_sxm", "h200_sxm"]
+    assert parse_value("+2") == 2  # a signed number, not a list
+    assert format_value(["h100_sxm", "h200_sxm"]) == "h100_sxm+h200_sxm"
+    assert parse_axis("hardware.gpus=h100_sxm+h200_sxm,b200") == Axis(
+        "hardware.gpus", (["h100_sxm", "h200_sxm"], "b200")
+    )
+
+
+def test_grid_is_the_product_last_axis_fastest_and_zip_pairs() -> None:
+    a, b = Axis("x", (1, 2, 3)), Axis("y", ("p", "q"))
+    grid = variants([a, b], "grid")
+    assert len(grid) == 6
+    assert [v.values for v in grid[:3]] == [
+        (("x", 1), ("y", "p")),
+        (("x", 1), ("y", "q")),
+        (("x", 2), ("y", "p")),
+    ]
+    assert [v.index for v in grid] == list(range(6))
+    zipped = variants([a, Axis("y", ("p", "q", "r"))], "zip")
+    assert [v.key for v in zipped] == ["x=1; y=p", "x=2; y=q", "x=3; y=r"]
+    with pytest.raises(InputError, match="same number of values"):
+        variants([a, b], "zip")
+    with pytest.raises(InputError, match="given twice"):
+        variants([a, a], "grid")
+
+
+def test_paths_address_workloads_by_name_and_set_values(catalog: Catalog) -> None:
+    sweep = chat_sweep(
+        catalog,
+        [
+            "workloads.chat.slo.tpot_ms=30",
+            "hardware.gpus=h100_sxm+h200_sxm",
+            "economics.purchase_price_scale=2",
+        ],
+    )
+    data = sweep.variant_data(sweep.variants[0])
+    assert data["workloads"][0]["slo"]["tpot_ms"] == 30
+    assert data["hardware"]["gpus"] == ["h100_sxm", "h200_sxm"]
+    assert data["economics"]["purchase_price_scale"] == 2
+    assert sweep.base["workloads"][0]["slo"]["tpot_ms"] == 50  # the base is not modified
+
+
+@pytest.mark.parametrize(
+    ("vary", "message"),
+    [
+        ("economics.rent_price_scal=1", "did you mean rent_price_scale"),
+        ("workloads.chta.requests_per_s=1", "no workload named 'chta' — did you mean chat"),
+        ("workloads.chat.slo.tpot=30", "has no field 'tpot' — did you mean tpot_ms"),
+        ("workloads.chat.requests_per_s.x=3", "is a value, it has no field 'x'"),
+        ("hardware.gpus=h100sxm+h200_sxm", "unknown gpu 'h100sxm' — did you mean h100_sxm"),
+        ("economics.rent_price_scale=1,-1", "economics.rent_price_scale"),
+        ("workloads.chat.models=llama_70b", "unknown model 'llama_70b'"),
+        ("economics.rent_price_scale", "expected PATH=V1,V2"),
+    ],
+)
+def test_bad_paths_and_values_fail_before_any_solve(catalog: Catalog, vary: str, message: str) -> None:
+    with pytest.raises(InputError) as info:
+        chat_sweep(catalog, [vary])
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_bad_value_in_a_later_variant_names_that_variant(catalog: Catalog) -> None:
+    with pytest.raises(ScenarioError, match=r"with workloads.chat.requests_per_s=0; .*requests_per_s"):
+        chat_sweep(catalog, ["workloads.chat.requests_per_s=4,0", "economics.rent_price_scale=1"])
