@@ -14,6 +14,7 @@ MFU = F_model/(t·n·Π). Completion = T_0 + steps·t·(1 + L(τ*)), τ* = sqrt(
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass
 
@@ -215,6 +216,23 @@ def _compute_s(layout: Layout, model: ModelTerms, gpu: GpuTerms, tokens: float) 
     return linear_s + attention_s
 
 
+@functools.lru_cache(maxsize=4096)
+def reliability(n_params: float, gpus: int, run: RunSettings) -> tuple[float, float, float]:
+    """(checkpoint write c, interval τ*, loss L(τ*)) of a run on ``gpus`` GPUs (card 4).
+
+    Notes
+    -----
+    c = 14·N/B_ckpt; λ = n/(MTBF_GPU·3600); τ* = sqrt(2c/λ); L = c/τ* + λτ*/2 + λr.
+    """
+    checkpoint_s = card4.checkpoint_bytes(n_params) / (run.checkpoint_write_gb_per_s * BYTES_PER_GB)
+    failure_rate = 1.0 / (card4.job_mtbf_hours(gpus, card_mtbf_hours=run.gpu_mtbf_hours) * S_PER_HOUR)
+    interval = card4.optimal_checkpoint_interval_s(checkpoint_s, failure_rate_per_s=failure_rate)
+    loss = card4.checkpoint_overhead_frac(
+        interval, checkpoint_s=checkpoint_s, failure_rate_per_s=failure_rate, restart_s=run.restart_s
+    )
+    return checkpoint_s, interval, loss
+
+
 def evaluate_layout(layout: Layout, model: ModelTerms, gpu: GpuTerms, run: RunSettings) -> Evaluation:
     """All card-4 quantities of ``layout`` (call :func:`layout_problem` first)."""
     microbatches = run.global_batch_seqs // (layout.dp * layout.micro_batch)
@@ -261,12 +279,7 @@ def evaluate_layout(layout: Layout, model: ModelTerms, gpu: GpuTerms, run: RunSe
         + breakdown.dp_comm_exposed_s
     )
     model_flop = model.train_flop_per_token * tokens_per_step
-    checkpoint_s = card4.checkpoint_bytes(model.n_params) / (run.checkpoint_write_gb_per_s * BYTES_PER_GB)
-    failure_rate = 1.0 / (card4.job_mtbf_hours(layout.gpus, card_mtbf_hours=run.gpu_mtbf_hours) * S_PER_HOUR)
-    interval = card4.optimal_checkpoint_interval_s(checkpoint_s, failure_rate_per_s=failure_rate)
-    loss = card4.checkpoint_overhead_frac(
-        interval, checkpoint_s=checkpoint_s, failure_rate_per_s=failure_rate, restart_s=run.restart_s
-    )
+    checkpoint_s, interval, loss = reliability(model.n_params, layout.gpus, run)
     steps = card4.training_step_count(run.training_tokens, tokens_per_step=tokens_per_step)
     finish_s = card4.completion_time_s(
         run.setup_days * SECONDS_PER_DAY, steps=steps, step_s=step_s, loss_frac=loss
