@@ -46,8 +46,10 @@ RANGES = {"rent_price_scale": (0.25, 4.0), "purchase_price_scale": (0.25, 4.0), 
 """Multiplier ranges searched for each flip parameter."""
 FLIP_WHAT = {"rent_price_scale": "rent", "purchase_price_scale": "purchase price", "demand_scale": "demand"}
 CHOICE = {"rent_only": "renting", "buy": "buying"}
-RENT_STEPS = 8
-"""At most this many hybrid solves for the rent-price flip (the crossing moves down each time)."""
+PRICES = {"rent_price_scale": ("rent_only", "buy"), "purchase_price_scale": ("buy", "rent_only")}
+"""Price multipliers with an exact flip from cost lines: (wins below the flip, wins above it)."""
+FLIP_STEPS = 8
+"""At most this many hybrid solves for a price flip (each moves the crossing on)."""
 
 Progress = Callable[[str], None]
 
@@ -124,14 +126,27 @@ def _what_if(scenario: Scenario, parameter: str, factor: float) -> Scenario:
     )
 
 
-def _cost(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[float | None, dict[str, float]]:
-    """Horizon cost of the cheapest plan (None if infeasible) and its cost by category, solver only."""
+_SOLVED: dict[tuple[int, str, str], tuple[Any, Any]] = {}
+"""Solutions of this comparison by (catalog, scenario JSON, solver): the flip searches share them."""
+
+
+def _solve(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[Any, Any]:
+    """(solution, context) of the scenario's MILP, solver only (no audit, no readout); solved once."""
     from planner.candidates import build_candidates
     from planner.optimize import solve
     from planner.problem.context import build_context
 
-    table = build_candidates(catalog, scenario)
-    sol, _ = solve(build_context(catalog, scenario, table), solver, None)
+    key = (id(catalog), scenario.model_dump_json(), solver)
+    if key not in _SOLVED:
+        _SOLVED[key] = solve(
+            build_context(catalog, scenario, build_candidates(catalog, scenario)), solver, None
+        )
+    return _SOLVED[key]
+
+
+def _cost(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[float | None, dict[str, float]]:
+    """Horizon cost of the cheapest plan (None if infeasible) and its cost by category, solver only."""
+    sol, _ = _solve(catalog, scenario, solver)
     if sol.status == "infeasible":
         return None, {}
     return sol.cost_usd, dict(sol.costs_usd)
@@ -146,36 +161,70 @@ def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str 
     return "buy" if rent is None or hybrid < rent * (1 - TIE_REL) else "rent_only"
 
 
-def _line(costs_usd: dict[str, float], scale: float) -> tuple[float, float]:
-    """A fixed plan's horizon cost as a line in the rent multiplier: (cost not from rent, rent at scale 1)."""
-    rent = costs_usd.get("rent", 0.0)
-    fixed = sum(v for k, v in costs_usd.items() if k not in ("rent", "tie_break"))
-    return fixed, rent / scale
+def priced_usd(ctx: Any, values: dict[str, dict[Any, float]]) -> float:
+    """Horizon cost of a fixed plan (its ``bought`` and ``units`` values) at the prices of ``ctx``:
+    Σ_buy H_o · bought_o + Σ_other Σ_t months_t · c_o · units_o,t (planner.problem.cost_terms (1)-(3))."""
+    from planner.problem.supply import SupplyKind
+
+    bought, units = values.get("bought", {}), values.get("units", {})
+    total = 0.0
+    for o, opt in enumerate(ctx.supply):
+        if opt.kind is SupplyKind.BUY:
+            total += opt.horizon_usd_per_unit * bought.get(o, 0.0)
+        else:
+            total += sum(ctx.months[t] * opt.usd_per_unit_month * units.get((o, t), 0.0) for t in ctx.periods)
+    return total
 
 
-def _rent_flip(
-    catalog: Catalog, scenario: Scenario, solver: SolverName, rent: PlanResult, hybrid: PlanResult
+class CostLines:
+    """Plans of one procurement as straight lines in a price multiplier m: cost(m) = a + k · m.
+
+    Every price enters the costs linearly, so a fixed plan's cost at m is exact from its cost at m = 1
+    and m = 2 (:func:`priced_usd` on contexts built at both)."""
+
+    def __init__(self, catalog: Catalog, scenario: Scenario, parameter: str) -> None:
+        from planner.candidates import build_candidates
+        from planner.problem.context import build_context
+
+        table = build_candidates(catalog, scenario)
+        self.at = [build_context(catalog, _what_if(scenario, parameter, m), table) for m in (1.0, 2.0)]
+
+    def line(self, values: dict[str, dict[Any, float]]) -> tuple[float, float]:
+        """(a, k) of the plan with these variable values."""
+        one, two = (priced_usd(ctx, values) for ctx in self.at)
+        return 2 * one - two, two - one
+
+
+def _line_flip(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, start: float
 ) -> float | None:
-    """The rent multiplier above which buying wins, when buying wins at 1 (None: it wins over the whole
-    range): the crossing of the rent-only line with the cheapest buying plan's line, moved down until no
-    cheaper buying plan exists just below it."""
-    lo, _ = RANGES["rent_price_scale"]
-    fixed_r, slope_r = _line(rent.costs_usd, 1.0)
-    fixed_p, slope_p = _line(hybrid.costs_usd, 1.0)
-    crossing = lo
-    for _ in range(RENT_STEPS):
-        if slope_r <= slope_p:
+    """The multiplier where the cheapest buying plan's cost line meets the rent-only plan's (buying wins
+    at ``start``; it wins below the flip for a purchase price, above it for the rent): a crossing from the
+    current buying plan, then one solve just past it — a cheaper buying plan there moves the crossing on,
+    none proves it. None when buying wins over the whole range."""
+    lo, hi = RANGES[parameter]
+    hybrid, rent = _with(scenario, ["rent", "buy"]), _with(scenario, ["rent"])
+    rent_sol, _ = _solve(catalog, _what_if(rent, parameter, start), solver)
+    buy_sol, _ = _solve(catalog, _what_if(hybrid, parameter, start), solver)
+    if rent_sol.status == "infeasible" or buy_sol.status == "infeasible":
+        return None
+    a_r, k_r = CostLines(catalog, rent, parameter).line(rent_sol.values)
+    lines = CostLines(catalog, hybrid, parameter)
+    values = buy_sol.values
+    crossing = start
+    for _ in range(FLIP_STEPS):
+        a_p, k_p = lines.line(values)
+        if abs(k_p - k_r) <= 1e-12 * max(1.0, abs(k_r)):
             return None
-        crossing = (fixed_p - fixed_r) / (slope_r - slope_p)
-        if crossing < lo:
+        crossing = (a_r - a_p) / (k_p - k_r)
+        if not lo <= crossing <= hi:
             return None
-        scale = crossing * (1 - 1e-6)
-        cost, found = _cost(
-            catalog, _what_if(_with(scenario, ["rent", "buy"]), "rent_price_scale", scale), solver
-        )
-        if cost is None or found.get("buy", 0.0) <= 0 or cost >= (fixed_r + scale * slope_r) * (1 - TIE_REL):
+        past = crossing * (1 + 1e-6) if k_p > k_r else crossing * (1 - 1e-6)
+        sol, _ = _solve(catalog, _what_if(hybrid, parameter, past), solver)
+        buys = sol.status != "infeasible" and sum(sol.values.get("bought", {}).values()) > 0.5
+        if not buys or sol.cost_usd >= (a_r + k_r * past) * (1 - TIE_REL):
             return crossing
-        fixed_p, slope_p = _line(found, scale)
+        values = sol.values
     return crossing
 
 
@@ -262,13 +311,13 @@ def find_flip_points(
     now = _now(recommendation)
     decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
     flips: list[dict[str, Any]] = []
-    rent, hybrid = options["rent_only"], options["hybrid"]
     for parameter in FLIP_WHAT:
         progress(f"flip point: {FLIP_WHAT[parameter]}")
         found: tuple[float, str, str] | None
-        if parameter == "rent_price_scale" and decision == "buy" and rent.feasible and hybrid.feasible:
-            crossing = _rent_flip(catalog, scenario, solver, rent, hybrid)
-            found = None if crossing is None else (crossing, "rent_only", "buy")
+        if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
+            crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
+            below, above = PRICES[parameter]
+            found = None if crossing is None else (crossing, below, above)
         else:
             found = _bisect(catalog, scenario, solver, parameter)
         if found is None:
@@ -316,6 +365,7 @@ def compare(
     progress: Progress = _quiet,
 ) -> Comparison:
     """Plan the scenario three times (buy only, rent only, hybrid) and derive the comparison."""
+    _SOLVED.clear()
     blocker = buying_blocker(catalog, _with(scenario, ["rent", "buy"]))
     options = {}
     for name, proc in OPTIONS.items():
@@ -342,6 +392,7 @@ def compare(
         )
     elif flip_points and recommendation is not None:
         flips = find_flip_points(catalog, scenario, solver, options, recommendation, progress)
+        _SOLVED.clear()
     if breakeven_flip is not None:
         flips.append(breakeven_flip)
     return Comparison(options, recommendation, breakeven, flips, reason)
