@@ -197,7 +197,7 @@ def predict_train(
     def go() -> dict[str, Any]:
         _check_json_out(json_out)
         arch_given = [v is not None for v in (layers, hidden_size, ffn_size, heads)]
-        if (model is None) == all(arch_given) or (model is not None and any(arch_given)):
+        if (model is None and not all(arch_given)) or (model is not None and any(arch_given)):
             raise InputError(
                 "--model: give a catalog model id, or all of --layers --hidden-size --ffn-size --heads"
             )
