@@ -157,7 +157,8 @@ def build_sweep_workbook(result: SweepResult) -> Any:
         end = header_table(ws, tables, start + 1, [path, *KEY_HEADERS], body, fmts, f"sweep_key_{k + 1}")
         _key_chart(ws, path, start + 1, end, f"{chart_col}{start}")
         row = max(end, start + 15)
-    finish_sheet(ws, freeze="B4")
+    labels = [str(_cell_value(r.values[p])) for r in result.rows for p in paths]
+    finish_sheet(ws, freeze="B4", widths={"A": max(10, min(40, max(map(len, labels), default=0) + 2))})
     return wb
 
 
