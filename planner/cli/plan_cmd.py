@@ -32,13 +32,26 @@ PlotsDir = Annotated[
 ]
 
 
-def schema(as_json: JsonFlag = False, json_out: JsonOut = None) -> None:
+def schema(
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    kind: Annotated[
+        str, typer.Option(help="Scenario kind: serving (planner plan) or training (planner train).")
+    ] = "serving",
+) -> None:
     """Print the JSON Schema of scenario files (every field with its unit and default); it is JSON, so
     stdout gets it unless only --json-out is given."""
     from planner.scenario import Scenario
+    from planner.training.scenario import TrainingScenario
 
-    run_guarded(lambda: check_output_path(json_out, "--json-out"))
-    emit(Scenario.model_json_schema(), as_json or json_out is None, json_out)
+    def check() -> None:
+        if kind not in ("serving", "training"):
+            raise InputError(f"--kind {kind}: valid values are serving, training")
+        check_output_path(json_out, "--json-out")
+
+    run_guarded(check)
+    model = TrainingScenario if kind == "training" else Scenario
+    emit(model.model_json_schema(), as_json or json_out is None, json_out)
 
 
 def check_solver(solver: str) -> Any:
@@ -199,11 +212,13 @@ def plan(
     from planner.cli.catalog_cmd import _catalog
     from planner.plan import plan as run_plan
     from planner.scenario import load_scenario
+    from planner.training.scenario import refuse_training_file
 
     def go() -> Any:
         check_outputs(scenario_path, output, json_out, plots)
         chosen = check_solver(solver)
         catalog = _catalog()
+        refuse_training_file(scenario_path, "plan")
         scenario = load_scenario(scenario_path, catalog)
         with working(f"planning {scenario.name}"):
             return run_plan(

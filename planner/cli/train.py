@@ -6,83 +6,30 @@ Exit codes: 0 a plan, 2 invalid input (one line: file, field, a valid alternativ
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-from planner.errors import InfeasiblePlan, InputError, PlannerError
-
-out = Console(width=max(160, Console().width), highlight=False)
-err = Console(stderr=True, highlight=False)
-T = TypeVar("T")
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON to stdout (nothing else on stdout).")]
-JsonOut = Annotated[
-    Path | None, typer.Option("--json-out", help="Also write the JSON to this file.", metavar="PATH")
-]
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    try:
-        return fn()
-    except PlannerError as exc:
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(code=exc.exit_code) from None
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def _check_json_out(path: Path | None, inputs: tuple[Path, ...] = ()) -> None:
-    if path is None:
-        return
-    if path.suffix.lower() in (".yaml", ".yml"):
-        raise InputError(f"--json-out {path}: refusing to write over a YAML file — use a .json path")
-    if any(path.exists() and p.exists() and path.resolve() == p.resolve() for p in inputs):
-        raise InputError(f"--json-out {path}: that is an input file of this command — choose another path")
-    if not (path.parent if str(path.parent) else Path(".")).is_dir():
-        raise InputError(f"--json-out {path}: folder {path.parent} does not exist")
-
-
-def _emit(data: dict[str, Any], as_json: bool, json_out: Path | None) -> None:
-    text = json.dumps(_clean(data), indent=2)
-    if as_json:
-        typer.echo(text)
-    if json_out is not None:
-        from planner.report.files import atomic_write_text
-
-        atomic_write_text(json_out, text + "\n")
-        err.print(f"wrote {escape(str(json_out))}")
+from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, err, out, run_guarded, text, wrote
+from planner.errors import InfeasiblePlan, InputError
 
 
 def _catalog() -> Any:
     from planner.catalog import default_catalog
 
-    return _guard(default_catalog)
+    return run_guarded(default_catalog)
 
 
 def _print_plan(data: dict[str, Any]) -> None:
     if data["status"] != "optimal":
         err.print("[bold red]infeasible[/]")
         for reason in data["infeasibility"]:
-            err.print(f"  • {escape(reason)}", soft_wrap=True)
+            err.print(f"  • {text(reason)}", soft_wrap=True)
         return
     title = (
-        f"{escape(data['scenario'])}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
+        f"{text(data['scenario'])}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
         f"{data['days']:.1f} days, ${data['total_cost_usd']:,.0f}"
     )
     t = Table(title=title)
@@ -98,7 +45,7 @@ def _print_plan(data: dict[str, Any]) -> None:
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", f"{value:,.4g}")
     for line in data["cost_lines"]:
-        t.add_row(f"cost.{line['kind']}", f"${line['usd']:,.0f}  {escape(line['note'])}")
+        t.add_row(f"cost.{line['kind']}", f"${line['usd']:,.0f}  {text(line['note'])}")
     out.print(t)
     alt = Table(title="best option per GPU type")
     for col in ("gpu", "gpus", "tp×pp×dp", "days", "cost USD", "mfu"):
@@ -126,25 +73,25 @@ def train(
     def go() -> Any:
         if output is not None and output.suffix.lower() != ".xlsx":
             raise InputError(f"-o {output}: the workbook name must end in .xlsx")
-        _check_json_out(json_out, (scenario_path,))
+        check_output_path(json_out, "--json-out", (scenario_path,))
         catalog = _catalog()
         return plan_training(catalog, load_training_scenario(scenario_path, catalog))
 
-    plan = _guard(go)
+    plan = run_guarded(go)
     data = plan.to_json()
-    _emit(data, as_json, json_out)
+    emit(data, as_json, json_out)
     if not as_json:
         _print_plan(data)
     elif plan.status != "optimal":
         for reason in plan.reasons:
-            err.print(f"infeasible: {escape(reason)}", soft_wrap=True)
+            err.print(f"infeasible: {text(reason)}", soft_wrap=True)
     if plan.status != "optimal":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     if output is not None:
         from planner.report.training_workbook import write_training_workbook
 
-        _guard(lambda: write_training_workbook(plan, output))
-        err.print(f"wrote {escape(str(output))}")
+        run_guarded(lambda: write_training_workbook(plan, output))
+        wrote(output)
 
 
 def predict_train(
@@ -195,7 +142,7 @@ def predict_train(
         return value
 
     def go() -> dict[str, Any]:
-        _check_json_out(json_out)
+        check_output_path(json_out, "--json-out")
         arch_given = [v is not None for v in (layers, hidden_size, ffn_size, heads)]
         if (model is None and not all(arch_given)) or (model is not None and any(arch_given)):
             raise InputError(
@@ -222,8 +169,8 @@ def predict_train(
         )  # fmt: skip
         return run_predict(_catalog(), req)
 
-    data = _guard(go)
-    _emit(data, as_json, json_out)
+    data = run_guarded(go)
+    emit(data, as_json, json_out)
     if as_json:
         return
     t = Table(

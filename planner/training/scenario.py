@@ -241,3 +241,16 @@ def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scen
 def load_training_scenario(path: Path | str, catalog: Catalog) -> TrainingScenario:
     """Read, validate and cross-check a ``kind: training`` scenario file."""
     return parse_training_scenario(read_yaml(path), catalog, path=str(path))
+
+
+def refuse_training_file(path: Path | str, command: str) -> None:
+    """The hook serving commands call first: a ``kind: training`` file gets one line pointing at
+    ``planner train`` (ScenarioError, exit 2). Unreadable files pass through to the command's own loader."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return
+    if scenario_kind(data) == "training":
+        raise ScenarioError(
+            f"{path}: kind: training is a training scenario — `planner {command}` plans serving; run `planner train {path}`"
+        )

@@ -202,3 +202,17 @@ def test_predict_train_bad_input(args: list[str], fragment: str) -> None:
     assert res.exit_code == 2, res.output
     assert fragment in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert res.stdout == ""
+
+
+def test_main_app_registers_train_schema_and_refuses_training_in_plan() -> None:
+    from planner.cli.main import app as main_app
+
+    assert "predict-train" in runner.invoke(main_app, ["--help"]).stdout
+    schema = json.loads(runner.invoke(main_app, ["schema", "--kind", "training"]).stdout)
+    assert {"training_tokens", "seq_len_tokens", "deadline_days", "gpu_mtbf_hours"} <= set(
+        schema["properties"]
+    )
+    bad = runner.invoke(main_app, ["schema", "--kind", "inference"])
+    assert bad.exit_code == 2 and "serving, training" in bad.stderr
+    res = runner.invoke(main_app, ["plan", str(EXAMPLE)])
+    assert res.exit_code == 2 and f"run `planner train {EXAMPLE}`" in res.stderr
