@@ -57,12 +57,12 @@ def print_comparison(data: dict[str, Any]) -> None:
 
 def _print_causes(data: dict[str, Any]) -> None:
     err.print("[bold red]infeasible:[/] no option (buy only, rent only, hybrid) has a plan")
-    seen: set[str] = set()
+    causes: dict[str, list[str]] = {}
     for o in data["options"]:
         for item in o["infeasibility"]:
-            if item["message"] not in seen:
-                seen.add(item["message"])
-                err.print(f"  • {text(o['name'])}: {text(item['message'])}", soft_wrap=True)
+            causes.setdefault(item["message"], []).append(o["name"])
+    for message, names in causes.items():
+        err.print(f"  • {text(', '.join(names))}: {text(message)}", soft_wrap=True)
 
 
 def compare(
