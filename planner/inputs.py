@@ -27,12 +27,11 @@ from planner.errors import InputError, did_you_mean
 
 MAX_FILE_BYTES = 4_000_000
 """Largest input YAML file read, bytes (the bundled catalog's biggest file is well under 1 MB)."""
-MAX_ALIASES = 200
-"""Most alias references (``*name``) in one YAML file: an anchor bomb expands exponentially."""
 MAX_DEPTH = 32
 """Deepest nesting of mappings/lists in one YAML file."""
-MAX_NODES = 500_000
-"""Most YAML nodes (scalars, lists, mappings) in one file."""
+MAX_NODES = 1_000_000
+"""Most YAML values (scalars, lists, mappings) in one file with every alias expanded: an anchor bomb
+(``b: &b [*a, *a, ...]`` nested) expands exponentially and is refused here, before it is built."""
 
 _ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
 _FLOAT_12 = re.compile(
@@ -68,24 +67,51 @@ def _decode(path: Path, raw: bytes, error: type[InputError]) -> str:
         ) from None
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expanded_size(path: Path, root: yaml.Node, error: type[InputError]) -> None:
+    """Refuse a document whose alias-expanded size exceeds MAX_NODES, or a recursive alias (iterative)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in sizes:
+            continue
+        children = _children(node)
+        if done:
+            open_nodes.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[id(node)] > MAX_NODES:
+                raise error(
+                    f"{path}: {_where(node.start_mark)}: expands to more than {MAX_NODES:,} values through "
+                    "aliases (*name) — write the values out or shorten the file"
+                )
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise error(f"{path}: {_where(child.start_mark)}: recursive alias — a value contains itself")
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
 def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> None:
-    """Depth, alias and duplicate-key limits on a composed YAML node graph (iterative, no recursion)."""
+    """Depth and duplicate-key limits on a composed YAML node graph (iterative, no recursion)."""
     seen: set[int] = set()
-    aliases = 0
     stack: list[tuple[yaml.Node, int]] = [(root, 1)]
     while stack:
         node, depth = stack.pop()
         if id(node) in seen:
-            aliases += 1
-            if aliases > MAX_ALIASES:
-                raise error(
-                    f"{path}: {_where(node.start_mark)}: more than {MAX_ALIASES} alias references (*name) — "
-                    "write the values out"
-                )
             continue
         seen.add(id(node))
-        if len(seen) > MAX_NODES:
-            raise error(f"{path}: more than {MAX_NODES:,} YAML values — split or shorten the file")
         if depth > MAX_DEPTH:
             raise error(f"{path}: {_where(node.start_mark)}: nesting deeper than {MAX_DEPTH} levels")
         if isinstance(node, yaml.MappingNode):
@@ -114,6 +140,7 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         if node is None:
             return None
         _check_nodes(where, node, error)
+        _check_expanded_size(where, node, error)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -154,6 +181,7 @@ def load_yaml_file(path: Path | str, error: type[InputError] = InputError, what:
 _TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list"}
 _TYPE_WORDS |= {"string_type": "text", "bool_type": "true or false", "dict_type": "a mapping"}
 _TYPE_WORDS |= {"model_type": "a mapping", "model_attributes_type": "a mapping"}
+_TYPE_WORDS |= {"int_from_float": "a whole number", "int_parsing": "a whole number", "float_parsing": "a number"}
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 
 

@@ -17,9 +17,10 @@ from planner.errors import did_you_mean
 Id = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(_[a-z0-9]+)*$")]
 AsOf = Annotated[str, StringConstraints(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")]
 Source = Annotated[str, StringConstraints(min_length=3)]
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
-Fraction = Annotated[float, Field(gt=0, le=1)]
+PositiveFloat = Annotated[float, Field(gt=0, strict=True)]
+NonNegFloat = Annotated[float, Field(ge=0, strict=True)]
+Fraction = Annotated[float, Field(gt=0, le=1, strict=True)]
+"""Strict: a number in the file (an integer is fine), never ``true`` or a string."""
 
 ComputeFormat = Literal["bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 """Tensor-core input formats that have a peak in ``Accelerator.dense_tflops``."""

@@ -1,0 +1,106 @@
+"""Hypothesis mutations of every example scenario: a mutated file either loads, or is refused with one
+ScenarioError line that names the file — never another exception. Renamed keys get a 'did you mean'."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner.catalog import Catalog, default_catalog
+from planner.errors import InputError
+from planner.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
+
+JUNK = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=12),
+    st.lists(st.integers(min_value=-3, max_value=3), max_size=3),
+    st.dictionaries(st.sampled_from(["a", "ttft_ms", "name"]), st.integers(0, 3), max_size=2),
+)
+
+
+def _leaves(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every location in ``data`` (mapping keys and list indices), leaves and containers alike."""
+    out: list[tuple[Any, ...]] = [prefix] if prefix else []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out += _leaves(value, (*prefix, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            out += _leaves(value, (*prefix, i))
+    return out
+
+
+def _set(data: Any, loc: tuple[Any, ...], value: Any) -> None:
+    for part in loc[:-1]:
+        data = data[part]
+    data[loc[-1]] = value
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return default_catalog()
+
+
+def _load_or_refuse(path: Path, catalog: Catalog) -> str | None:
+    """None if the file loads, else the one-line message (any other exception fails the test)."""
+    try:
+        load_scenario(path, catalog)
+    except InputError as exc:
+        message = str(exc)
+        assert "\n" not in message and str(path) in message, message
+        return message
+    return None
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_value_loads_or_is_one_line(
+    example: Path, data: st.DataObject, catalog: Catalog, tmp_path: Path
+) -> None:
+    scenario = yaml.safe_load(example.read_text(encoding="utf-8"))
+    loc = data.draw(st.sampled_from(_leaves(scenario)), label="location")
+    value = data.draw(JUNK, label="value")
+    mutated = copy.deepcopy(scenario)
+    _set(mutated, loc, value)
+    path = tmp_path / "mutated.yaml"
+    path.write_text(yaml.safe_dump(mutated, sort_keys=False), encoding="utf-8")
+    message = _load_or_refuse(path, catalog)
+    if isinstance(value, float) and not math.isfinite(value) and message is not None:
+        assert "finite" in message or "expected" in message or "unknown" in message or "must" in message
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_misspelled_key_gets_did_you_mean(
+    example: Path, data: st.DataObject, catalog: Catalog, tmp_path: Path
+) -> None:
+    scenario = yaml.safe_load(example.read_text(encoding="utf-8"))
+    keyed = [loc for loc in _leaves(scenario) if isinstance(loc[-1], str) and len(loc[-1]) > 4]
+    loc = data.draw(st.sampled_from(keyed), label="location")
+    cut = data.draw(st.integers(min_value=0, max_value=len(loc[-1]) - 1), label="dropped character")
+    typo = loc[-1][:cut] + loc[-1][cut + 1 :]
+    mutated = copy.deepcopy(scenario)
+    holder = mutated
+    for part in loc[:-1]:
+        holder = holder[part]
+    holder[typo] = holder.pop(loc[-1])
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(mutated, sort_keys=False), encoding="utf-8")
+    message = _load_or_refuse(path, catalog)
+    assert message is not None, f"{typo!r} accepted in place of {loc[-1]!r}"
+    assert f"did you mean {loc[-1]}" in message, message
