@@ -2,6 +2,7 @@
 
 - A :class:`~planner.errors.PlannerError` that escaped a command → its one-line message and exit code
   (2 input, 3 infeasible, 4 solver/audit).
+- A pydantic ``ValidationError`` (an option value a record refused, e.g. ``--total-usd inf``) → exit 2.
 - Any other exception (a bug) → ``error: internal error: TypeError: ... (rerun with --debug for the
   traceback)`` and exit 4; ``planner --debug CMD`` prints the traceback too.
 - Ctrl-C → ``interrupted`` and exit 130; SIGTERM → ``terminated`` and exit 143. Both unwind through the
@@ -21,9 +22,11 @@ from typing import Annotated, Any
 import click
 import typer
 import typer.core
+from pydantic import ValidationError
 from typer.core import TyperGroup
 
-from planner.errors import PlannerError
+from planner.errors import InputError, PlannerError
+from planner.inputs import format_validation_error
 
 INTERNAL_ERROR_EXIT = 4
 INTERRUPTED_EXIT = 130
@@ -111,6 +114,9 @@ class GuardedGroup(TyperGroup):
         except PlannerError as exc:
             _print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None
+        except ValidationError as exc:  # a value from an option that a record refused: input, not a bug
+            _print_error(f"invalid value: {format_validation_error(exc.title, exc)}")
+            raise typer.Exit(InputError.exit_code) from None
         except Exception as exc:  # noqa: BLE001 - the top level turns every bug into exit 4
             if _State.debug:
                 traceback.print_exc()

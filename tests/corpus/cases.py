@@ -447,6 +447,11 @@ OPTION_CASES = [
     Case("scenario-missing", ("scenario file not found",), options=("--scenario-missing",)),
     Case("scenario-directory", ("is a directory",), options=("--scenario-directory",)),
     Case("budget-no-limits", ("give at least one of",), command="budget"),
+    Case("budget-total-inf", ("total_usd", "finite"), command="budget", options=("--total-usd", "inf")),
+    Case("budget-capex-nan", ("--capex-usd",), command="budget", options=("--capex-usd", "nan")),
+    Case(
+        "budget-negative", ("--opex-usd-per-month",), command="budget", options=("--opex-usd-per-month", "-5")
+    ),
 ]
 
 # --- E: catalog files --------------------------------------------------------------------------------
@@ -553,6 +558,13 @@ CATALOG_TEXT_CASES = [
     ("cat-calibration-latin1", "calibration.yaml", b"calibration: []\n# \xe9\n", ("line 2", "not UTF-8")),
     ("cat-duplicate-key", "sites.yaml", b"sites: []\nsites: []\n", ("duplicate key 'sites'",)),
     ("cat-calibration-empty", "calibration.yaml", b"", ("expected a top-level 'calibration:' list",)),
+]
+
+# --- F: valid input with no plan: exit 3, the cause in the user's words ---------------------------------
+
+INFEASIBLE_CASES = [
+    Case("ttft-1ms", ("infeasible", "ttft_ms"), exit_code=3, mutate=put(f"{W}.slo.ttft_ms", 1)),
+    Case("tpot-0.01ms", ("infeasible", "tpot"), exit_code=3, mutate=put(f"{W}.slo.tpot_ms", 0.01)),
 ]
 
 SCENARIO_CASES = NUMBER_CASES + STRUCTURE_CASES + FILE_CASES + OPTION_CASES

@@ -20,7 +20,14 @@ from planner.catalog import load_catalog
 from planner.catalog.loader import DEFAULT_CATALOG_DIR
 from planner.cli.main import app
 from planner.errors import CatalogError
-from tests.corpus.cases import BASE, CATALOG_CASES, CATALOG_TEXT_CASES, SCENARIO_CASES, Case
+from tests.corpus.cases import (
+    BASE,
+    CATALOG_CASES,
+    CATALOG_TEXT_CASES,
+    INFEASIBLE_CASES,
+    SCENARIO_CASES,
+    Case,
+)
 
 runner = CliRunner()
 PREVIOUS = b"previous output\n"
@@ -80,6 +87,18 @@ def test_broken_scenario_is_one_line_and_writes_nothing(tmp_path: Path, case: Ca
         assert target.name in lines[0], "the message names the file"
     assert res.stdout == "", "nothing on stdout for a refused input"
     assert _snapshot(tmp_path) == before, "a failed run changed or added a file"
+
+
+@pytest.mark.parametrize("case", INFEASIBLE_CASES, ids=[c.id for c in INFEASIBLE_CASES])
+def test_infeasible_is_exit_3_with_the_cause(tmp_path: Path, case: Case) -> None:
+    _, args = _prepare(tmp_path, case)
+    before = set(_snapshot(tmp_path))
+    res = runner.invoke(app, args)
+    assert res.exit_code == 3, (res.stderr, res.stdout)
+    assert "Traceback" not in res.output and "Traceback" not in res.stderr
+    for fragment in case.fragments:
+        assert fragment in res.stderr, (fragment, res.stderr)
+    assert set(_snapshot(tmp_path)) == before, "no file added (no temporary file left)"
 
 
 def test_corpus_has_at_least_150_cases() -> None:
