@@ -216,6 +216,36 @@ def _compute_s(layout: Layout, model: ModelTerms, gpu: GpuTerms, tokens: float) 
     return linear_s + attention_s
 
 
+def memory_per_gpu(layout: Layout, model: ModelTerms, run: RunSettings) -> tuple[float, float, float]:
+    """(state bytes, activation bytes, total GiB with the reserve) on the busiest GPU of ``layout``.
+
+    Notes
+    -----
+    M = S_ZeRO + A_Korthikanti + reserve (see :mod:`planner.training.memory`).
+    """
+    microbatches = run.global_batch_seqs // (layout.dp * layout.micro_batch)
+    states = state_bytes_per_gpu(
+        model.n_params, tp=layout.tp, pp=layout.pp, dp=layout.dp, zero_stage=layout.zero_stage
+    )
+    acts = activation_bytes_per_gpu(
+        model.seq_len,
+        micro_batch=layout.micro_batch,
+        hidden_size=model.hidden_size,
+        heads=model.heads,
+        layers=model.layers,
+        vocab_size=model.vocab_size,
+        tp=layout.tp,
+        pp=layout.pp,
+        sequence_parallel=layout.sequence_parallel,
+        recompute=layout.recompute,
+        schedule=layout.schedule,
+        microbatches=microbatches,
+        virtual_stages=layout.virtual_stages,
+    )
+    memory_gib = (states + acts) / BYTES_PER_GIB + run.workspace_gib
+    return states, acts, memory_gib
+
+
 @functools.lru_cache(maxsize=4096)
 def reliability(n_params: float, gpus: int, run: RunSettings) -> tuple[float, float, float]:
     """(checkpoint write c, interval τ*, loss L(τ*)) of a run on ``gpus`` GPUs (card 4).
@@ -237,25 +267,7 @@ def evaluate_layout(layout: Layout, model: ModelTerms, gpu: GpuTerms, run: RunSe
     """All card-4 quantities of ``layout`` (call :func:`layout_problem` first)."""
     microbatches = run.global_batch_seqs // (layout.dp * layout.micro_batch)
     tokens_per_step = float(run.global_batch_seqs * model.seq_len)
-    states = state_bytes_per_gpu(
-        model.n_params, tp=layout.tp, pp=layout.pp, dp=layout.dp, zero_stage=layout.zero_stage
-    )
-    acts = activation_bytes_per_gpu(
-        model.seq_len,
-        micro_batch=layout.micro_batch,
-        hidden_size=model.hidden_size,
-        heads=model.heads,
-        layers=model.layers,
-        vocab_size=model.vocab_size,
-        tp=layout.tp,
-        pp=layout.pp,
-        sequence_parallel=layout.sequence_parallel,
-        recompute=layout.recompute,
-        schedule=layout.schedule,
-        microbatches=microbatches,
-        virtual_stages=layout.virtual_stages,
-    )
-    memory_gib = (states + acts) / BYTES_PER_GIB + run.workspace_gib
+    states, acts, memory_gib = memory_per_gpu(layout, model, run)
     capacity_gib = gpu.memory_gb * BYTES_PER_GB / BYTES_PER_GIB
     compute = _compute_s(layout, model, gpu, tokens_per_step)
     bubble = compute * (

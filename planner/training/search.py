@@ -15,11 +15,18 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Site
-from planner.training.layout import Evaluation, Layout, RunSettings, evaluate_layout, layout_problem
+from planner.training.layout import (
+    Evaluation,
+    Layout,
+    RunSettings,
+    evaluate_layout,
+    layout_problem,
+    memory_per_gpu,
+)
 from planner.training.pricing import CostLine, cost_lines, lead_time_days
 from planner.training.scenario import (
     Recompute,
@@ -29,10 +36,10 @@ from planner.training.scenario import (
     TrainingScenario,
 )
 from planner.training.terms import GpuTerms, ModelTerms
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
 RECOMPUTES: tuple[Recompute, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "interleaved", "fill_drain")
-ZERO_STAGES = (0, 1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -74,19 +81,47 @@ def divisors(n: int) -> list[int]:
 def enumerate_layouts(
     gpu: str, space: TrainingHardware, *, global_batch_seqs: int, max_gpus: int
 ) -> Iterator[Layout]:
-    """Every layout of the space with t·p·d ≤ max_gpus and d dividing the global batch (unfiltered)."""
+    """Every base layout of the space (ZeRO 0, no recomputation) with t·p·d ≤ max_gpus and d dividing
+    the global batch; :func:`fastest_by_count` varies ZeRO and recomputation on each."""
     for tp, pp in itertools.product(sorted(set(space.tp)), sorted(set(space.pp))):
         for dp in divisors(global_batch_seqs):
             if tp * pp * dp > max_gpus:
                 break
-            for zero, recompute, sp, mb in itertools.product(
-                ZERO_STAGES if dp > 1 else (0,),
-                RECOMPUTES,
-                (False, True) if tp > 1 else (False,),
-                sorted(set(space.micro_batches)),
+            for sp, mb in itertools.product(
+                (False, True) if tp > 1 else (False,), sorted(set(space.micro_batches))
             ):
                 for schedule in SCHEDULES if pp > 1 else ("1f1b",):
-                    yield Layout(gpu, tp, pp, dp, zero, recompute, sp, mb, schedule)
+                    yield Layout(gpu, tp, pp, dp, 0, "none", sp, mb, schedule)
+
+
+def _fastest_variant(
+    base: Layout, model: ModelTerms, gpu: GpuTerms, run: RunSettings
+) -> tuple[list[Evaluation], float]:
+    """The evaluations worth timing among the ZeRO × recompute variants of ``base``, and the least memory.
+
+    Dominance (same t, p, d, micro-batch, schedule, SP): ZeRO 0, 1 and 2 move the same bytes, so they take
+    the same time and only the first that fits matters; recomputation only adds FLOPs and the iteration
+    time is non-decreasing in compute time (t = c + max(0, T_dp − w·c) with w < 1), so within a ZeRO group
+    the first recompute level (none → selective → full) that fits is the fastest.
+    """
+    capacity_gib = gpu.memory_gb * BYTES_PER_GB / BYTES_PER_GIB
+    groups = ((0, 1, 2), (3,)) if base.dp > 1 else ((0,),)
+    out: list[Evaluation] = []
+    smallest = math.inf
+    for stages in groups:
+        for recompute in RECOMPUTES:
+            fitting = None
+            for stage in stages:
+                layout = replace(base, zero_stage=stage, recompute=recompute)
+                memory_gib = memory_per_gpu(layout, model, run)[2]
+                smallest = min(smallest, memory_gib)
+                if memory_gib <= capacity_gib:
+                    fitting = layout
+                    break
+            if fitting is not None:
+                out.append(evaluate_layout(fitting, model, gpu, run))
+                break
+    return out, smallest
 
 
 def fastest_by_count(
@@ -95,16 +130,15 @@ def fastest_by_count(
     """Fastest fitting evaluation per GPU count, and the smallest memory need seen (GiB per GPU)."""
     best: dict[int, Evaluation] = {}
     smallest = math.inf
-    for layout in layouts:
-        if layout_problem(layout, model, gpu, run.global_batch_seqs) is not None:
+    for base in layouts:
+        if layout_problem(base, model, gpu, run.global_batch_seqs) is not None:
             continue
-        ev = evaluate_layout(layout, model, gpu, run)
-        smallest = min(smallest, ev.memory_per_gpu_gib)
-        if not ev.fits:
-            continue
-        held = best.get(layout.gpus)
-        if held is None or (ev.days, ev.memory_per_gpu_gib) < (held.days, held.memory_per_gpu_gib):
-            best[layout.gpus] = ev
+        evaluations, least = _fastest_variant(base, model, gpu, run)
+        smallest = min(smallest, least)
+        for ev in evaluations:
+            held = best.get(base.gpus)
+            if held is None or (ev.days, ev.memory_per_gpu_gib) < (held.days, held.memory_per_gpu_gib):
+                best[base.gpus] = ev
     return best, smallest
 
 
