@@ -50,20 +50,30 @@ def _max_count(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> int
 
 
 def _compute_reason(
-    scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, fastest: Evaluation, limit: int
+    scenario: TrainingScenario,
+    model: ModelTerms,
+    gpu: GpuTerms,
+    fastest: Evaluation,
+    limit: int,
+    delay_days: float,
 ) -> str:
-    """ "needs ≥ N gpu at X % MFU; the sites allow M" from card 4's ceil(F·(1 + L)/(Π·η·T))."""
-    available_s = (scenario.deadline_days - scenario.setup_days) * SECONDS_PER_DAY
+    """ "needs ≥ N gpu at X % MFU; the sites allow M" from card 4's ceil(F·(1 + L)/(Π·η·T)), T = deadline −
+    setup − delivery."""
+    available_s = (scenario.deadline_days - scenario.setup_days - delay_days) * SECONDS_PER_DAY
     train_flop = model.train_flop_per_token * scenario.training_tokens * (1.0 + fastest.failure_overhead_frac)
     if available_s <= 0:
-        return f"setup_days {scenario.setup_days} leaves no time before the {scenario.deadline_days}-day deadline"
+        return (
+            f"{gpu.gpu_id}: delivery ({delay_days:g} days) and setup ({scenario.setup_days:g} days) leave no time "
+            f"before the {scenario.deadline_days:g}-day deadline"
+        )
+    after = f" (after {delay_days:g} days of delivery)" if delay_days > 0 else ""
     needed = cards_for_compute(
         train_flop, peak_tflops=gpu.peak_tflops, mfu_frac=fastest.mfu, available_s=available_s
     )
     return (
         f"{gpu.gpu_id}: needs ≥ {needed} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
-        f"tokens in {scenario.deadline_days:g} days; the allowed sites offer {limit} "
-        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days:.1f} days)"
+        f"tokens in {available_s / SECONDS_PER_DAY:g} days{after}; the allowed sites offer {limit} "
+        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:.1f} days)"
     )
 
 
@@ -83,7 +93,8 @@ def _reason(
     in_time = [o for o in options if o.finish_days <= scenario.deadline_days + 1e-9]
     if not in_time:
         fastest = min(best.values(), key=lambda e: e.days)
-        return _compute_reason(scenario, model, gpu, fastest, limit)
+        delay = min((o.start_delay_days for o in options), default=0.0)
+        return _compute_reason(scenario, model, gpu, fastest, limit, delay)
     cheapest = min(o.total_cost_usd for o in in_time)
     return f"{gpu.gpu_id}: the cheapest run that meets the deadline costs ${cheapest:,.0f}; the budget is ${scenario.budget_usd:,.0f}"
 
