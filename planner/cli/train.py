@@ -12,7 +12,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, err, out, run_guarded, text, wrote
+from planner.cli.common import (
+    JsonFlag,
+    JsonOut,
+    check_output_path,
+    emit,
+    err,
+    fail,
+    out,
+    run_guarded,
+    text,
+    wrote,
+)
 from planner.errors import InfeasiblePlan, InputError
 
 
@@ -128,6 +139,9 @@ def predict_train(
     ] = "1f1b",
     precision: Annotated[str, typer.Option(help="Matmul precision: bf16 or fp8.")] = "bf16",
     tokens: Annotated[float, typer.Option(help="Training tokens (for days).", min=1)] = 1e11,
+    force: Annotated[
+        bool, typer.Option("--force", help="Show the numbers even when the layout does not fit.")
+    ] = False,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
 ) -> None:
@@ -170,6 +184,14 @@ def predict_train(
         return run_predict(_catalog(), req)
 
     data = run_guarded(go)
+    if not data["fits"] and not force:
+        fail(
+            InfeasiblePlan(
+                f"{data['memory_per_gpu_gib']:.1f} GiB per GPU does not fit the {data['memory_capacity_gib']:.1f} GiB "
+                f"of {gpu} — try --recompute selective|full, --sequence-parallel, a higher --zero-stage or more "
+                "--tp/--pp; --force shows the numbers"
+            )
+        )
     emit(data, as_json, json_out)
     if as_json:
         return

@@ -216,3 +216,17 @@ def test_main_app_registers_train_schema_and_refuses_training_in_plan() -> None:
     assert bad.exit_code == 2 and "serving, training" in bad.stderr
     res = runner.invoke(main_app, ["plan", str(EXAMPLE)])
     assert res.exit_code == 2 and f"run `planner train {EXAMPLE}`" in res.stderr
+
+
+def test_predict_train_layout_that_does_not_fit_exits_3_unless_forced() -> None:
+    args = ["predict-train", "--model", "qwen3_8b", "--gpu", "rtx_4090", "--gpus", "32", "--zero-stage", "3"]
+    args += ["--global-batch", "384", "--seq-len", "8192", "--recompute", "none", "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 3 and res.stdout == ""
+    assert "does not fit the 22.4 GiB of rtx_4090" in res.stderr
+    forced = runner.invoke(app, [*args, "--force"])
+    assert forced.exit_code == 0
+    data = json.loads(forced.stdout)
+    assert data["fits"] is False and data["memory_per_gpu_gib"] > data["memory_capacity_gib"]
+    # ZeRO-3 over PCIe + 10 GbE: 127.65 s of traffic against 78.3 s of compute at 40 % (card-4 example)
+    assert data["breakdown"]["dp_comm_s"] == pytest.approx(127.65, abs=0.01)
