@@ -11,6 +11,7 @@ import time
 
 from planner.candidates import build_candidates
 from planner.catalog import default_catalog
+from planner.cli.bench_scaling import print_scaling_table
 from planner.plan import plan
 from planner.scenario import parse_scenario
 
@@ -133,6 +134,7 @@ def main() -> None:
     print("| metric | value |\n|---|---|")
     for key, value in rows:
         print(f"| {key.ljust(width)} | {value} |")
+    print_scaling_table()
 
 
 # --- everyday commands (issue 16): cold start, compare, plan with alternatives ---------------------
