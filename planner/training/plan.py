@@ -42,7 +42,7 @@ def candidate_gpus(catalog: Catalog, scenario: TrainingScenario) -> list[str]:
 
 def _max_count(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> int:
     limits = [
-        site_limit(s, gpu_id, p, scenario)
+        site_limit(s, catalog.gpu(gpu_id), p, scenario)
         for s in allowed_sites(catalog, scenario)
         for p in scenario.procurement
     ]

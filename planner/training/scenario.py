@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, Model
 from planner.errors import ScenarioError, did_you_mean
+from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.scenario import Economics, InventoryItem, NonNegFloat, PositiveFloat, Strict
 
 Precision = Literal["bf16", "fp8"]
@@ -199,16 +199,8 @@ def scenario_kind(data: object) -> str:
 
 
 def read_yaml(path: Path | str) -> object:
-    """Decode a scenario file (ScenarioError naming the file when it is missing or not YAML)."""
-    p = Path(path)
-    try:
-        return yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: scenario file not found") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, expected a scenario YAML file") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{p}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    """Decode a scenario file with the safe YAML reader (ScenarioError naming the file, line and column)."""
+    return load_yaml_file(path, ScenarioError, what="scenario", max_bytes=MAX_SCENARIO_BYTES)
 
 
 def _check_ids(path: str, loc: str, values: list[str] | None, table: object, what: str) -> None:
@@ -247,8 +239,8 @@ def refuse_training_file(path: Path | str, command: str) -> None:
     """The hook serving commands call first: a ``kind: training`` file gets one line pointing at
     ``planner train`` (ScenarioError, exit 2). Unreadable files pass through to the command's own loader."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = read_yaml(path)
+    except ScenarioError:
         return
     if scenario_kind(data) == "training":
         raise ScenarioError(

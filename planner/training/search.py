@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import Site
+from planner.catalog.schema import Accelerator, Site
 from planner.training.layout import (
     Evaluation,
     Layout,
@@ -149,15 +149,25 @@ def allowed_sites(catalog: Catalog, scenario: TrainingScenario) -> list[Site]:
     return [s for _, s in sorted(catalog.sites.items()) if s.kind in ("cloud", "datacenter")]
 
 
-def site_limit(site: Site, gpu_id: str, procurement: TrainingProcurement, scenario: TrainingScenario) -> int:
-    """GPUs of ``gpu_id`` the run may use at ``site`` with ``procurement`` (0 = none)."""
-    if site.gpus_available is not None and gpu_id not in site.gpus_available:
+def site_limit(
+    site: Site, gpu: Accelerator, procurement: TrainingProcurement, scenario: TrainingScenario
+) -> int:
+    """GPUs of ``gpu`` the run may use at ``site`` with ``procurement`` (0 = none).
+
+    Notes
+    -----
+    min(hardware.max_gpus, site max_gpus, ⌊kW_max·1000/(TDP·PUE)⌋ (as constraints/site_capacity.py),
+    owned inventory at the site for ``owned``).
+    """
+    if site.gpus_available is not None and gpu.id not in site.gpus_available:
         return 0
-    limit = min(
-        scenario.hardware.max_gpus, site.max_gpus if site.max_gpus is not None else scenario.hardware.max_gpus
-    )
+    limit = scenario.hardware.max_gpus
+    if site.max_gpus is not None:
+        limit = min(limit, site.max_gpus)
+    if site.max_power_kw is not None:
+        limit = min(limit, math.floor(site.max_power_kw * 1e3 / (gpu.tdp_w * site.pue) + 1e-9))
     if procurement == "owned":
-        owned = sum(i.count for i in scenario.inventory if i.gpu == gpu_id and i.site == site.id)
+        owned = sum(i.count for i in scenario.inventory if i.gpu == gpu.id and i.site == site.id)
         limit = min(limit, owned)
     return limit
 
@@ -167,7 +177,7 @@ def price(
 ) -> Option | None:
     """The priced option, or None when the site cannot supply it."""
     gpu = catalog.gpu(ev.layout.gpu)
-    if ev.layout.gpus > site_limit(site, gpu.id, procurement, scenario):
+    if ev.layout.gpus > site_limit(site, gpu, procurement, scenario):
         return None
     lines = cost_lines(
         catalog, gpu, site, procurement, gpus=ev.layout.gpus, days=ev.days, econ=scenario.economics

@@ -74,3 +74,14 @@ def test_buying_waits_for_delivery(catalog: Catalog) -> None:
     assert loose.chosen is not None
     assert loose.chosen.start_delay_days == pytest.approx(60.0)
     assert loose.chosen.finish_days == pytest.approx(60.0 + loose.chosen.evaluation.days)
+
+
+def test_site_power_limits_the_gpu_count(catalog: Catalog) -> None:
+    """dc1: 500 kW at PUE 1.4 → ⌊500,000/(700 W × 1.4)⌋ = 510 H100 (the serving site_capacity rule)."""
+    from planner.training.search import site_limit
+
+    sc = scenario(
+        catalog, procurement=["buy"], sites=["dc1"], hardware={"gpus": ["h100_sxm"], "max_gpus": 4096}
+    )
+    assert site_limit(catalog.site("dc1"), catalog.gpu("h100_sxm"), "buy", sc) == 510
+    assert site_limit(catalog.site("us_east"), catalog.gpu("h100_sxm"), "rent", sc) == 4096
