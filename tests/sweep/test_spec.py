@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from planner.catalog import Catalog
 from planner.errors import InputError, ScenarioError
@@ -80,3 +85,12 @@ def test_bad_paths_and_values_fail_before_any_solve(catalog: Catalog, vary: str,
 def test_a_bad_value_in_a_later_variant_names_that_variant(catalog: Catalog) -> None:
     with pytest.raises(ScenarioError, match=r"with workloads.chat.requests_per_s=0; .*requests_per_s"):
         chat_sweep(catalog, ["workloads.chat.requests_per_s=4,0", "economics.rent_price_scale=1"])
+
+
+@given(st.lists(st.lists(st.integers(-5, 50), min_size=1, max_size=4, unique=True), min_size=1, max_size=3))
+def test_grid_has_every_combination_once(value_lists: list[list[int]]) -> None:
+    axes = [Axis(f"k{i}", tuple(vs)) for i, vs in enumerate(value_lists)]
+    grid = variants(axes, "grid")
+    assert len(grid) == math.prod(len(vs) for vs in value_lists)
+    assert len({v.key for v in grid}) == len(grid)
+    assert {tuple(x for _, x in v.values) for v in grid} == set(itertools.product(*value_lists))
