@@ -13,6 +13,7 @@ from planner.report.files import atomic_write
 from planner.report.xlsx import (
     Formula,
     Tables,
+    align,
     append_row,
     finish_sheet,
     header_table,
@@ -79,7 +80,8 @@ def _options(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
             "memory_per_gpu_gib", "procurement", "site"]  # fmt: skip
     formats = [None, "0", "0", "0", "0", "0", None, NUM, USD, PCT, NUM, None, None]
     rows = [[o[c] for c in cols] for o in data["alternatives"]]
-    header_table(ws, tables, 1, cols, rows, formats, "options")
+    last = header_table(ws, tables, 1, cols, rows, formats, "options")
+    align(ws, ["B", "C", "D", "E", "F", "G"], 1, last, horizontal="center")
     finish_sheet(ws, freeze="A2")
 
 
