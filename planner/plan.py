@@ -8,19 +8,23 @@ the best attainable value and the smallest relaxation that makes it feasible.
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from dataclasses import dataclass
 
 from planner.audit import audit_plan
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
 from planner.optimize import solve, solve_context
-from planner.optimize.alternatives import alternatives
+from planner.optimize.alternatives import alternatives, rank
 from planner.optimize.explain import Explanation, explain_capacity, explain_workload_candidates
-from planner.optimize.solver import SolverName
-from planner.problem.context import build_context
+from planner.optimize.solver import Solution, SolverName
+from planner.problem.context import BuildContext, build_context
 from planner.readout.deployments import deployments
+from planner.readout.ledger import CostLedger
 from planner.readout.read import cost_ledger, schedule, supply_lines
 from planner.readout.result import PlanResult
+from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
 from planner.scenario import Scenario
 
 BUDGET_EXPLANATION = Explanation(
@@ -82,26 +86,67 @@ def plan(
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, table, sol.solve_seconds, start, why)
-    entries = schedule(ctx, sol)
-    ledger = cost_ledger(ctx, sol, entries)
-    supply = supply_lines(ctx, sol, ledger)
-    deps = deployments(ctx, sol, supply)
-    audit_plan(catalog, scenario, deps, table.sites)
-    alts = alternatives(catalog, scenario, table, ledger.total_usd, solver) if with_alternatives else []
+    read = _read(catalog, scenario, table, ctx, sol)
+    bound_usd = sol.bound_usd
+    alts = alternatives(catalog, scenario, table, read.ledger.total_usd, solver) if with_alternatives else None
+    if alts is not None and alts.cheaper is not None:  # a restricted plan beat a not-proven-optimal one
+        sol = dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds)
+        read = _read(catalog, scenario, table, alts.cheaper[1], sol)
+        bound_usd = max((b for b in (bound_usd, sol.bound_usd) if b is not None), default=None)
+    gap, bound_usd = _gap_and_bound(sol.status, read.ledger.total_usd, sol.gap, bound_usd)
     evaluated, feasible = _counts(table)
     return PlanResult(
         scenario=scenario,
         status=sol.status,
-        deployments=deps,
-        supply=supply,
-        schedule=entries,
-        ledger=ledger,
+        deployments=read.deployments,
+        supply=read.supply,
+        schedule=read.entries,
+        ledger=read.ledger,
         candidates_evaluated=evaluated,
         candidates_feasible=feasible,
         solve_seconds=sol.solve_seconds,
         total_seconds=time.perf_counter() - start,
         binding_constraints=sol.binding,
-        alternatives=alts,
-        gap=sol.gap,
+        alternatives=[] if alts is None else rank(alts.items, read.ledger.total_usd, _uses(read.deployments)),
+        gap=gap,
+        bound_usd=bound_usd,
         served_scale=served_scale,
     )
+
+
+@dataclass
+class _Readout:
+    """A solution read back: schedule, cost ledger, supply lines, deployments (audited)."""
+
+    entries: list[ScheduleEntry]
+    ledger: CostLedger
+    supply: list[SupplyLine]
+    deployments: list[Deployment]
+
+
+def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: BuildContext, sol: Solution) -> _Readout:
+    """Read ``sol`` of ``ctx`` back into typed records and audit the deployments."""
+    entries = schedule(ctx, sol)
+    ledger = cost_ledger(ctx, sol, entries)
+    supply = supply_lines(ctx, sol, ledger)
+    deps = deployments(ctx, sol, supply)
+    audit_plan(catalog, scenario, deps, table.sites)
+    return _Readout(entries, ledger, supply, deps)
+
+
+def _uses(deps: list[Deployment]) -> dict[str, set[str]]:
+    """The GPU types and sites the plan deploys on (which alternative is the plan itself)."""
+    return {"gpu": {d.gpu for d in deps}, "site": {d.site for d in deps}}
+
+
+def _gap_and_bound(
+    status: str, total_usd: float, gap: float | None, bound_usd: float | None
+) -> tuple[float | None, float | None]:
+    """(gap, bound USD) as reported: an optimal plan's bound is its cost; a feasible plan's gap is
+    (cost − bound) / cost from the proven bound (the solver's gap when it reports no bound)."""
+    if status == "optimal":
+        return gap, total_usd
+    if bound_usd is None:
+        return gap, None
+    bound_usd = min(bound_usd, total_usd)
+    return (max(0.0, (total_usd - bound_usd) / total_usd) if total_usd > 0 else 0.0), bound_usd

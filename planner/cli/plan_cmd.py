@@ -88,6 +88,17 @@ def _print_infeasible(data: dict[str, Any]) -> None:
             err.print(f"    smallest relaxation: {text(item['relaxation'])}", soft_wrap=True)
 
 
+def _status_text(data: dict[str, Any]) -> str:
+    """'optimal', or 'feasible (gap 4.1 %, bound $123,456)': a plan not proven optimal shows how far from
+    the proven lower bound it may be."""
+    if data["status"] != "feasible":
+        return str(data["status"])
+    gap, bound = data.get("gap"), data.get("bound_usd")
+    if gap is None:
+        return "feasible (gap unknown: the solver reports no bound)"
+    return f"feasible (gap {gap:.1%}" + (f", bound ${bound:,.0f})" if bound is not None else ")")
+
+
 def print_plan(result: Any) -> None:
     """The plan as terminal tables: deployments (with SLO headroom), purchase orders, binding limits,
     alternatives; an infeasible plan's causes go to stderr."""
@@ -97,7 +108,7 @@ def print_plan(result: Any) -> None:
         return
     per_mtok = data["cost_usd_per_million_output_tokens"]
     title = (
-        f"{data['scenario']}: {data['status']} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
+        f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
         f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
         f"${data['opex_usd_per_month']:,.0f}/month"
         + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")

@@ -9,12 +9,16 @@ from planner.optimize.solver import Solution, SolverName, solve_context
 from planner.problem.context import BuildContext
 
 
-def solve(ctx: BuildContext, solver: SolverName, time_limit_s: float | None) -> tuple[Solution, BuildContext]:
-    """The exact MILP, or for large min-cost problems the bounded method of planner.optimize.decompose
-    (which answers with the context of the problem it solved)."""
+def solve(
+    ctx: BuildContext, solver: SolverName, time_limit_s: float | None, *, max_nodes: int | None = None
+) -> tuple[Solution, BuildContext]:
+    """The exact MILP (within ``max_nodes`` branch-and-bound nodes when given), or for large min-cost
+    problems the bounded method of planner.optimize.decompose (its own node limits; it answers with the
+    context of the problem it solved). ``time_limit_s`` is an outer wall-clock cap (None: none, and the
+    answer does not depend on machine load)."""
     if is_large(ctx):
         return solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
-    return solve_context(ctx, solver=solver, time_limit_s=time_limit_s), ctx
+    return solve_context(ctx, solver=solver, time_limit_s=time_limit_s, max_nodes=max_nodes), ctx
 
 
 __all__ = ["Solution", "SolverName", "solve", "solve_context"]

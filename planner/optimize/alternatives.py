@@ -1,20 +1,32 @@
 """Alternatives: the best plan restricted to each GPU type and to each site, with its cost delta against
 the chosen plan, why it lost, and its worst deployed TPOT and TTFT (the latency side of the cost-vs-TPOT
-frontier)."""
+frontier).
+
+Each alternative is solved under a deterministic work limit (:data:`ALTERNATIVE_MAX_NODES`), so the table
+is the same under any machine load. An alternative cheaper than the plan (possible when the plan is only
+``feasible``) is handed back so that it becomes the plan (:attr:`AlternativeSet.cheaper`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
+from planner.errors import SolverError
 from planner.optimize import solve
+from planner.optimize.explain import closest_miss
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.scenario import Scenario
 
-ALTERNATIVE_TIME_LIMIT_S = 5.0
+ALTERNATIVE_MAX_NODES = 2000
+"""Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
+
+TIE_REL = 1e-6
+"""Relative cost difference up to which an alternative ties with the plan."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,14 @@ class Alternative:
         return out
 
 
+@dataclass
+class AlternativeSet:
+    """The alternatives, and the solved problem of the cheapest one when it beats the plan."""
+
+    items: list[Alternative]
+    cheaper: tuple[Solution, BuildContext] | None = None
+
+
 def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, float | None]:
     """(max TPOT ms, max TTFT ms) over the operating points a solution deploys in any period."""
     used = {(int(k), int(j)) for (k, j, _t), reps in sol.values["n_rep"].items() if round(reps)}
@@ -62,55 +82,89 @@ def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, f
     return tpot_ms, ttft_ms
 
 
+def _no_candidate_reason(scenario: Scenario, rows: Any) -> str:
+    """Why a GPU type or site has no SLO-feasible candidate: the closest miss of the first workload."""
+    for w in scenario.workloads:
+        mine = rows[rows["workload"] == w.name]
+        if len(mine) and not mine["feasible"].any():
+            return f"no SLO-feasible candidate for {w.name}: {closest_miss(mine, w.slo)}"
+    return "no SLO-feasible candidate"
+
+
 def alternative(
     catalog: Catalog,
     scenario: Scenario,
     table: CandidateTable,
-    best_cost_usd: float,
     solver: SolverName,
     *,
     column: str,
     value: str,
-) -> Alternative:
-    """The best plan using only candidates whose ``column`` is ``value``."""
+) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
+    """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
+    filled by :func:`rank`), and its solved problem (None when it has no plan)."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
-        reasons = rows["reason"].value_counts()
-        first = reasons.index[0] if len(reasons) else "none"
-        return Alternative(column, value, "infeasible", f"no SLO-feasible candidate: {first}")
+        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = set(table.feasible[column]) - {value}
-    sol, ctx = solve(build_context(catalog, scenario, table, exclude={column: others}), solver, ALTERNATIVE_TIME_LIMIT_S)
+    ctx = build_context(catalog, scenario, table, exclude={column: others})
+    try:
+        sol, ctx = solve(ctx, solver, None, max_nodes=ALTERNATIVE_MAX_NODES)
+    except SolverError:
+        return Alternative(column, value, "unknown", f"no plan found within {ALTERNATIVE_MAX_NODES} search nodes"), None
     if sol.status == "infeasible":
         uncovered = [w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()]
-        why = (
-            f"cannot serve {', '.join(uncovered)} within the SLOs"
-            if uncovered
-            else "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
-        )
-        return Alternative(column, value, "infeasible", why)
+        if uncovered:
+            missing = table.candidates[table.candidates["workload"].isin(uncovered)]
+            why = _no_candidate_reason(scenario, missing[missing[column] == value])
+        else:
+            why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
+        return Alternative(column, value, "infeasible", why), None
     cost = sol.cost_usd
-    delta = cost - best_cost_usd
     max_tpot_ms, max_ttft_ms = _worst_latency_ms(ctx, sol)
-    chosen = abs(delta) <= 1e-6 * max(1.0, best_cost_usd)
-    return Alternative(
+    record = Alternative(
         column,
         value,
         sol.status,
-        "chosen" if chosen else f"costs ${delta:,.0f} more over the horizon (objective: min cost)",
+        "",
         total_cost_usd=cost,
-        cost_delta_usd=delta,
         cost_usd_per_month=cost / scenario.horizon_months,
         max_tpot_ms=max_tpot_ms,
         max_ttft_ms=max_ttft_ms,
     )
+    return record, (sol, ctx)
+
+
+def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, set[str]]) -> list[Alternative]:
+    """Fill each solved alternative's cost delta against the plan (``best_cost_usd``) and why it lost:
+    "chosen" when it is the plan (the plan uses only its GPU type / site), "tie" when it costs the same
+    (within :data:`TIE_REL`), else how much more it costs."""
+    out = []
+    for a in items:
+        if a.total_cost_usd is None:
+            out.append(a)
+            continue
+        delta = a.total_cost_usd - best_cost_usd
+        if abs(delta) <= TIE_REL * max(1.0, best_cost_usd):
+            why = "chosen" if plan_uses.get(a.kind) == {a.value} else "tie: same cost as the plan"
+        else:
+            why = f"costs ${delta:,.0f} more over the horizon (objective: min cost)"
+        out.append(dataclasses.replace(a, cost_delta_usd=delta, lost_because=why))
+    return out
 
 
 def alternatives(
     catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost_usd: float, solver: SolverName
-) -> list[Alternative]:
-    """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order."""
-    return [
-        alternative(catalog, scenario, table, best_cost_usd, solver, column=column, value=value)
-        for column in ("gpu", "site")
-        for value in sorted(set(table.candidates[column]))
-    ]
+) -> AlternativeSet:
+    """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
+    ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
+    plan)."""
+    items: list[Alternative] = []
+    cheaper: tuple[Solution, BuildContext] | None = None
+    cheapest_usd = best_cost_usd * (1 - TIE_REL)
+    for column in ("gpu", "site"):
+        for value in sorted(set(table.candidates[column])):
+            record, solved = alternative(catalog, scenario, table, solver, column=column, value=value)
+            items.append(record)
+            if solved is not None and solved[0].cost_usd < cheapest_usd:
+                cheaper, cheapest_usd = solved, solved[0].cost_usd
+    return AlternativeSet(items, cheaper)

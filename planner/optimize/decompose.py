@@ -24,7 +24,11 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    replicas. The assembled plan is checked against every row of the whole-horizon problem (a total budget
    couples periods). When that fails — or the seed found no plan — the whole-horizon shortlist MILP is
    solved instead (:func:`_incumbent`), purchases free.
-5. With time left and a gap open, the whole fluid MILP's dual bound may raise the bound further.
+
+Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), one thread each, fixed seed: the same
+input gives the same plan under any machine load. (The whole fluid MILP's root alone would raise the bound
+by ~4 points but takes 20 s on the ``make bench`` economics scenario, so it is not solved.) The user's
+``--time-limit`` is an outer wall-clock cap on top.
 
 Period problems are independent and run on :data:`PERIOD_WORKERS` threads. The result is "optimal" only
 when the plan's cost meets the bound (within the solver's gap tolerance), else "feasible" with
@@ -41,6 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from constraints import families_with
+from planner.errors import SolverError
 from planner.optimize.build import (
     TIE_BREAK,
     build_problem,
@@ -53,6 +58,7 @@ from planner.optimize.solver import (
     Solution,
     SolverName,
     assemble,
+    no_plan_message,
     objective_usd,
     quiet_stdout,
     read_solution,
@@ -69,30 +75,25 @@ from planner.problem.variables import create_variables
 LARGE_INTEGER_VARIABLES = 5000
 """Integer variables (replica counts + supply units) above which :func:`solve_large` is used."""
 
-LARGE_TIME_BUDGET_S = 5.0
-"""Solver seconds of the large path when the caller gives no time limit (bounds, seed, plan, bound)."""
+BOUND_MAX_NODES = 200
+"""Branch-and-bound nodes of each period bound problem (:func:`period_bounds`); a period stopped there
+contributes its dual bound, still a valid lower bound."""
 
-BOUND_TIME_SHARE = 0.2
-"""Share of the time budget given to the period bounds (:func:`period_bounds`)."""
+SEED_MAX_NODES = 30
+"""Nodes of the seed fluid problem (which GPUs and sites the plan uses, what to buy when). Measured on the
+``make bench`` economics scenario: 30 nodes give the plan 150 nodes give ($337,696), 1 node a plan 1 %
+dearer."""
 
-SEED_TIME_SHARE = 0.25
-"""Share of the time budget given to the seed fluid problem (which GPUs and sites the plan uses)."""
+PLAN_MAX_NODES = 100
+"""Nodes of each period plan problem and of the whole-horizon shortlist MILP (the fallback)."""
 
-PLAN_TIME_SHARE = 0.5
-"""Share of the time budget given to the plan (the period problems, or the whole-horizon shortlist MILP);
-the rest improves the bound."""
-
-MIN_SOLVE_TIME_S = 0.3
-"""Least solver time any solve of the large path gets, even where its share of the budget (a period's
-equal share, the time left for the bound) is smaller."""
+MIN_SOLVE_TIME_S = 0.05
+"""Least solver time a solve gets under an outer ``--time-limit`` whose time is (nearly) spent."""
 
 HEURISTIC_EFFORT = 0.3
 """HiGHS ``mip_heuristic_effort`` of the large path's solves (default 0.05): its problems are solved under
-short time limits, where finding good plans early matters more than closing the gap (measured on the
+small node limits, where finding good plans early matters more than closing the gap (measured on the
 ``make bench`` economics scenario: the seed reaches in 1 s the plan it needs 1.5 s for by default)."""
-
-FLUID_MIN_TIME_S = 1.0
-"""Time left below which the whole fluid MILP is not built to improve the bound."""
 
 PERIOD_WORKERS = 2
 """Period problems solved at the same time (the performance target is set on 2 cores)."""
@@ -127,13 +128,32 @@ def _capacity(ctx: BuildContext) -> dict[int, float]:
     return out
 
 
+def time_left_s(deadline: float | None) -> float | None:
+    """Seconds to the outer ``--time-limit`` (``deadline`` on :func:`time.perf_counter`'s clock; None: no
+    limit), at least :data:`MIN_SOLVE_TIME_S`."""
+    return None if deadline is None else max(MIN_SOLVE_TIME_S, deadline - time.perf_counter())
+
+
 def _solve(
-    ctx: BuildContext, solver: SolverName, time_limit_s: float, start: dict[str, float] | None = None
+    ctx: BuildContext,
+    solver: SolverName,
+    max_nodes: int,
+    deadline: float | None,
+    start: dict[str, float] | None = None,
 ) -> tuple[bool, bool, float]:
     """Solve the built problem of ``ctx`` with the large path's settings: (has_solution, proven_optimal,
-    dual bound) as planner.optimize.solver.solve_built."""
-    limit = max(MIN_SOLVE_TIME_S, time_limit_s)
-    return solve_built(ctx, solver, time_limit_s=limit, start=start, heuristic_effort=HEURISTIC_EFFORT)
+    dual bound) as planner.optimize.solver.solve_built.
+
+    The work is limited by ``max_nodes`` (deterministic: the same answer under any machine load); only an
+    outer ``deadline`` (the user's ``--time-limit``) adds a wall-clock limit."""
+    return solve_built(
+        ctx,
+        solver,
+        time_limit_s=time_left_s(deadline),
+        start=start,
+        heuristic_effort=HEURISTIC_EFFORT,
+        max_nodes=max_nodes,
+    )
 
 
 def _triples(ctx: BuildContext, cands: set[int]) -> set[tuple[str, str, str]]:
@@ -213,17 +233,20 @@ def bound_problem(
 
 
 def period_bounds(
-    ctx: BuildContext, solver: SolverName, allowed: set[int], time_limit_s: float
+    ctx: BuildContext, solver: SolverName, allowed: set[int], deadline: float | None
 ) -> tuple[float, set[int]]:
     """Σ over representative periods of the bounds of :func:`bound_problem` on the fluid candidates
     (:func:`_most_capacity_per_gpu`), and the candidates with flow in any of them.
 
     The bound is +inf when a period is infeasible (then so is the MILP). A period stopped by its time
-    limit before HiGHS reports a bound counts 0 (costs are non-negative)."""
+    limit before HiGHS reports a bound counts 0 (costs are non-negative); a period stopped by
+    :data:`BOUND_MAX_NODES` counts its dual bound."""
     keep = _most_capacity_per_gpu(ctx, allowed)
     usable = usable_months(ctx)
     periods = sorted(ctx.slices_of)
-    solved = _solve_each_period(periods, lambda t: bound_problem(ctx, keep, t, usable), solver, time_limit_s)
+    solved = _solve_each_period(
+        periods, lambda t: bound_problem(ctx, keep, t, usable), solver, BOUND_MAX_NODES, deadline
+    )
     if any(part_bound == math.inf for _part, _has, _optimal, part_bound in solved):
         return math.inf, set()
     bound = sum(max(0.0, part_bound) for _part, _has, _optimal, part_bound in solved)
@@ -238,7 +261,7 @@ def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
 
 
 def solve_seed(
-    ctx: BuildContext, solver: SolverName, allowed: set[int], used: set[int], time_limit_s: float
+    ctx: BuildContext, solver: SolverName, allowed: set[int], used: set[int], deadline: float | None
 ) -> BuildContext | None:
     """The solved whole-horizon fluid problem on the (workload, gpu, site) triples of ``used`` (those the
     period bounds route traffic to); None when it finds no plan in time.
@@ -247,7 +270,7 @@ def solve_seed(
     terms, so it decides which nodes to buy and reserve when, and which GPU types and sites workloads
     share."""
     seed = fluid_problem(ctx, allowed, _triples(ctx, used))
-    has, _optimal, _bound = _solve(seed, solver, time_limit_s)
+    has, _optimal, _bound = _solve(seed, solver, SEED_MAX_NODES, deadline)
     return seed if has and _flowing(seed) else None
 
 
@@ -285,19 +308,20 @@ def _solve_each_period(
     periods: list[int],
     build: Callable[[int], BuildContext],
     solver: SolverName,
-    time_limit_s: float,
+    max_nodes: int,
+    deadline: float | None,
 ) -> list[tuple[BuildContext, bool, bool, float]]:
     """Build (``build(period)``) and solve one problem per representative period in ``periods``:
     [(problem, has_solution, proven_optimal, dual bound)] in that order.
 
     The problems are independent, so :data:`PERIOD_WORKERS` threads solve them (HiGHS releases the GIL
-    while it solves); each gets an equal share of ``time_limit_s`` per worker."""
+    while it solves); each one is limited by ``max_nodes`` alone, so the answers do not depend on which
+    thread solves what when, and the results come back in period order."""
     workers = max(1, min(PERIOD_WORKERS, os.cpu_count() or 1))
-    limit = time_limit_s * workers / max(1, len(periods))
 
     def solve(period: int) -> tuple[BuildContext, bool, bool, float]:
         part = build(period)
-        return (part, *_solve(part, solver, limit))
+        return (part, *_solve(part, solver, max_nodes, deadline))
 
     with quiet_stdout(), ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(solve, periods))
@@ -308,7 +332,7 @@ def solve_by_period(
     solver: SolverName,
     keep: set[int],
     held: dict[tuple[Any, ...], int],
-    time_limit_s: float,
+    deadline: float | None,
 ) -> BuildContext | None:
     """The whole-horizon problem on ``keep``, its variables set from one exact MILP per representative
     period with the purchases and reserved terms ``held``; None when a period finds no plan in time or the
@@ -319,7 +343,7 @@ def solve_by_period(
         _hold(part, held)
         return part
 
-    solved = _solve_each_period(sorted(ctx.slices_of), build, solver, time_limit_s)
+    solved = _solve_each_period(sorted(ctx.slices_of), build, solver, PLAN_MAX_NODES, deadline)
     if not all(has for _part, has, _optimal, _bound in solved):
         return None
     whole = ctx.restricted(keep)
@@ -329,18 +353,18 @@ def solve_by_period(
 
 
 def _incumbent(
-    sub: BuildContext, solver: SolverName, used: set[int], time_limit_s: float
+    sub: BuildContext, solver: SolverName, used: set[int], deadline: float | None
 ) -> dict[str, float] | None:
     """Best plan of the shortlist problem ``sub`` (left in its variables; their values returned): first with
     only the candidates ``used`` (a small MILP HiGHS solves fast), then all of ``sub`` warm-started from it."""
     zeroed = [key for key in sub.variables["n_rep"] if key[0] not in used]
     ups = [set_upper_bound(sub, "n_rep", key, 0) for key in zeroed]
-    has, _optimal, _bound = _solve(sub, solver, time_limit_s / 2)
+    has, _optimal, _bound = _solve(sub, solver, PLAN_MAX_NODES, deadline)
     for key, up in zip(zeroed, ups, strict=True):
         set_upper_bound(sub, "n_rep", key, up)
     first = snapshot(sub) if has else None
     first_obj = objective_usd(sub) if has else math.inf
-    has, _optimal, _bound = _solve(sub, solver, time_limit_s / 2, start=first)
+    has, _optimal, _bound = _solve(sub, solver, PLAN_MAX_NODES, deadline, start=first)
     if has and objective_usd(sub) <= first_obj:
         return snapshot(sub)
     if first is not None:
@@ -351,31 +375,31 @@ def _incumbent(
 def solve_large(
     ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None
 ) -> tuple[Solution, BuildContext]:
-    """Period bounds, seed, the plan period by period (or the shortlist MILP), then the whole fluid MILP's
-    bound with the time left (module docstring)."""
-    budget = LARGE_TIME_BUDGET_S if time_limit_s is None else time_limit_s
+    """Period bounds, seed, the plan period by period (or the shortlist MILP) (module docstring). Every step is limited by branch-and-bound nodes, so the
+    answer is the same under any machine load; ``time_limit_s`` (the user's ``--time-limit``) is an outer
+    cap on top: steps that would start after it are skipped."""
     start = time.perf_counter()
+    deadline = None if time_limit_s is None else start + time_limit_s
     allowed = set(int(k) for k in ctx.cands.index) - forbidden_candidates(ctx)
-    bound, used = period_bounds(ctx, solver, allowed, BOUND_TIME_SHARE * budget)
+    bound, used = period_bounds(ctx, solver, allowed, deadline)
     if bound == math.inf:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
-    seed = solve_seed(ctx, solver, allowed, used, SEED_TIME_SHARE * budget)
+    seed = solve_seed(ctx, solver, allowed, used, deadline)
     seeded = used if seed is None else _flowing(seed)
-    plan_s = PLAN_TIME_SHARE * budget
     keep = shortlist(ctx, allowed, seeded)
-    sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), plan_s)
+    sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), deadline)
     if sub is None:
         sub = ctx.restricted(keep)
         build_problem(sub)
-        if _incumbent(sub, solver, seeded, plan_s) is None:
+        if _incumbent(sub, solver, seeded, deadline) is None:
+            if deadline is not None:
+                raise SolverError(no_plan_message(solver, "TimeLimit", time_limit_s, None))
             return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
     sol = read_solution(sub, optimal=False, elapsed=0.0)
-    cost = sum(v for cat, v in sol.costs_usd.items() if cat != "tie_break")
-    left_s = budget - (time.perf_counter() - start)
-    if cost - bound > GAP_REL * cost and left_s > FLUID_MIN_TIME_S:
-        _has, _optimal, fluid_bound = _solve(fluid_problem(ctx, allowed), solver, left_s)
-        bound = max(bound, fluid_bound)
+    cost = sol.cost_usd
+    bound = min(bound, cost)
     sol.solve_seconds = time.perf_counter() - start
+    sol.bound_usd = bound
     sol.gap = max(0.0, (cost - bound) / cost) if cost > 0 else 0.0
     sol.status = "optimal" if sol.gap <= GAP_REL else "feasible"
     return sol, sub

@@ -13,14 +13,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from constraints import names_with
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import build_context
-from planner.scenario import Scenario
+from planner.scenario import Scenario, Slo
 
-EXPLAIN_TIME_LIMIT_S = 5.0
+EXPLAIN_MAX_NODES = 2000
+"""Branch-and-bound nodes of the elastic re-solve (a work limit, so the explanation is repeatable)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,38 @@ class Explanation:
         return {k: v for k, v in data.items() if v is not None or k == "workload"}
 
 
+def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
+    """Why the candidate ``rows`` (of one workload, none SLO-feasible) cannot serve it, naming the closest
+    miss rather than the most common reason.
+
+    Among the rows that fit in memory (max_batch ≥ 1) the closest miss is the configuration with the least
+    worst ratio max(TPOT floor / TPOT SLO, TTFT floor / TTFT SLO), TTFT floor = prefill + network ms (at
+    batch 1, no queueing): "fits as TP4 int8 but misses TTFT by 980 ms (3980 ms > 3000 ms) at its best
+    configuration". With nothing fitting: "does not fit in memory" when that is a reason, else the most
+    common reason."""
+    fits = rows[rows["max_batch"] >= 1]
+    if fits.empty:
+        reasons = rows["reason"].value_counts()
+        if reasons.empty:
+            return "no candidates"
+        memory = [r for r in reasons.index if str(r).startswith("does not fit")]
+        return f"does not fit in memory at any allowed TP/PP and format ({memory[0]})" if memory else str(reasons.index[0])
+    ttft_ms = fits["prefill_ms"] + fits["network_ms"]
+    ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
+    best = fits.loc[ratio.idxmin()]
+    best_ttft_ms = float(best["prefill_ms"] + best["network_ms"])
+    config = f"{best['gpu']} TP{best['tp']}xPP{best['pp']} {best['quantization']} at {best['site']}"
+    misses = []
+    if best["tpot_floor_ms"] > slo.tpot_ms:
+        tpot = float(best["tpot_floor_ms"])
+        misses.append(f"TPOT by {tpot - slo.tpot_ms:.1f} ms ({tpot:.1f} ms > {slo.tpot_ms:g} ms)")
+    if best_ttft_ms > slo.ttft_ms:
+        misses.append(f"TTFT by {best_ttft_ms - slo.ttft_ms:.0f} ms ({best_ttft_ms:.0f} ms > {slo.ttft_ms:g} ms)")
+    if not misses:
+        return f"fits as {config} but no operating point meets the SLOs with queueing"
+    return f"fits as {config} but misses {' and '.join(misses)} at its best configuration"
+
+
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
@@ -54,14 +89,13 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
             continue
         fits = rows[rows["max_batch"] >= 1]
         if fits.empty:
-            reasons = rows["reason"].value_counts()
             out.append(
                 Explanation(
                     workload=w.name,
                     requirement="memory",
                     message=(
-                        f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run; most "
-                        f"common reason: {reasons.index[0] if len(reasons) else 'no candidates'}"
+                        f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: "
+                        f"{closest_miss(rows, w.slo)}"
                     ),
                     relaxation="allow larger TP/PP degrees, a 4-bit format or GPUs with more memory",
                 )
@@ -109,7 +143,7 @@ def explain_capacity(
     GPUs, power, budget: the families of role ``resource``)."""
     ctx = build_context(catalog, scenario, table)
     ctx.elastic = True
-    sol = solve_context(ctx, solver=solver, time_limit_s=EXPLAIN_TIME_LIMIT_S)
+    sol = solve_context(ctx, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
     if sol.status == "infeasible":
         return [
             Explanation(

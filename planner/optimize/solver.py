@@ -78,6 +78,21 @@ class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
             lp.solverModel.setSolution(len(cols), index, [self.start.get(v.name, 0.0) for v in cols])
         lp.solverModel.run()
 
+    def findSolutionValues(self, lp: pulp.LpProblem) -> Any:  # noqa: N802 (pulp's name)
+        """PuLP's reading, plus HiGHS's work-limit stops (node / solution limit), which PuLP 3.3 has no
+        entry for: a stop with a feasible incumbent reads as a time-limit stop with a solution."""
+        try:
+            return super().findSolutionValues(lp)
+        except KeyError:  # the solution values are assigned before PuLP looks the status up
+            feasible = lp.solverModel.getInfo().primal_solution_status == FEASIBLE_SOLUTION
+            if feasible:
+                return pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
+            return pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound
+
+
+FEASIBLE_SOLUTION = 2
+"""HiGHS ``primal_solution_status`` of a feasible point (kSolutionStatusFeasible)."""
+
 
 def make_solver(
     name: SolverName,
@@ -86,24 +101,32 @@ def make_solver(
     gap_rel: float = 1e-6,
     start: dict[str, float] | None = None,
     heuristic_effort: float | None = None,
+    max_nodes: int | None = None,
 ) -> Any:
     """PuLP solver object: HiGHS via highspy (optionally warm-started from ``start``; ``heuristic_effort``
-    is HiGHS's ``mip_heuristic_effort``, default 0.05), or the CBC binary (bundled on PuLP 3, cbcbox on 4;
-    ``start`` and ``heuristic_effort`` are ignored)."""
+    is HiGHS's ``mip_heuristic_effort``, default 0.05; ``max_nodes`` its deterministic branch-and-bound
+    node limit), or the CBC binary (bundled on PuLP 3, cbcbox on 4; ``start`` and ``heuristic_effort``
+    are ignored, ``max_nodes`` is CBC's ``maxNodes``). One thread and a fixed seed: without a time limit
+    the same problem gives the same answer on any machine load."""
     if name == "highs":
-        options = {} if heuristic_effort is None else {"mip_heuristic_effort": heuristic_effort}
+        options: dict[str, Any] = {} if heuristic_effort is None else {"mip_heuristic_effort": heuristic_effort}
+        if max_nodes is not None:
+            options["mip_max_nodes"] = max_nodes
         solver = WarmHiGHS(
             start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1, **options
         )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")
         return solver
+    cbc_options = [] if max_nodes is None else [f"maxNodes {max_nodes}"]
     if PULP_V4:
-        solver = pulp.COIN_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap_rel)
+        solver = pulp.COIN_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap_rel, options=cbc_options, threads=1)
     else:
         from pulp.apis.coin_api import pulp_cbc_path
 
-        solver = pulp.COIN_CMD(path=pulp_cbc_path, msg=False, timeLimit=time_limit_s, gapRel=gap_rel)
+        solver = pulp.COIN_CMD(
+            path=pulp_cbc_path, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, options=cbc_options, threads=1
+        )
     if not solver.available():
         raise SolverError("CBC is not available (on PuLP 4 install pulp[cbc]); use --solver highs")
     return solver
@@ -133,6 +156,18 @@ def mip_gap(prob: pulp.LpProblem) -> float | None:
         return None
 
 
+def mip_bound(prob: pulp.LpProblem) -> float | None:
+    """Dual (lower) bound reported by HiGHS for a minimization (None for other solvers or none known)."""
+    model = getattr(prob, "solverModel", None)
+    if model is None or not hasattr(model, "getInfo"):
+        return None
+    try:
+        bound = float(model.getInfo().mip_dual_bound)
+    except (AttributeError, RuntimeError):
+        return None
+    return bound if math.isfinite(bound) else None
+
+
 @dataclass
 class Solution:
     """Solver outcome, read back through the registry (no PuLP object inside)."""
@@ -144,6 +179,9 @@ class Solution:
     values: dict[str, dict[Any, float]] = field(default_factory=dict)
     costs_usd: dict[str, float] = field(default_factory=dict)
     binding: list[dict[str, Any]] = field(default_factory=list)
+    bound_usd: float | None = None
+    """Proven lower bound on the objective of every plan (None when the solver reports none); equals the
+    objective when optimal."""
 
     @property
     def cost_usd(self) -> float:
@@ -176,20 +214,36 @@ def _binding_rows(ctx: BuildContext, tol: float = 1e-6) -> list[dict[str, Any]]:
 
 
 def solve_context(
-    ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None
+    ctx: BuildContext,
+    *,
+    solver: SolverName = "highs",
+    time_limit_s: float | None = None,
+    max_nodes: int | None = None,
 ) -> Solution:
-    """Build and solve; map the solver status to optimal / feasible (time limit, with gap) / infeasible."""
+    """Build and solve; map the solver status to optimal / feasible (a limit reached, with gap) /
+    infeasible (proven). A stop at ``time_limit_s`` or ``max_nodes`` before any plan is found is not an
+    infeasibility: it raises :class:`~planner.errors.SolverError` (exit 4) naming the limit."""
     build_problem(ctx)
     start = time.perf_counter()
-    status, has_solution, optimal = solve_status(ctx.prob, make_solver(solver, time_limit_s=time_limit_s))
+    made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes)
+    status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
     if not has_solution:
         if status in ("Infeasible", "Undefined", "Unbounded") or status.startswith("Infeasible"):
             return Solution("infeasible", float("nan"), None, elapsed)
-        if status in ("Not Solved", "TimeLimit"):
-            return Solution("infeasible", float("nan"), None, elapsed)
-        raise SolverError(f"solver returned status {status} without a solution")
+        raise SolverError(no_plan_message(solver, status, time_limit_s, max_nodes))
     return read_solution(ctx, optimal=optimal, elapsed=elapsed)
+
+
+def no_plan_message(solver: SolverName, status: str, time_limit_s: float | None, max_nodes: int | None) -> str:
+    """The one line of a solve stopped by a limit before it found any plan (not an infeasibility)."""
+    limit = f"the time limit of {time_limit_s:g} s" if time_limit_s is not None else f"{max_nodes} search nodes"
+    if time_limit_s is None and max_nodes is None:
+        limit = "its limits"
+    return (
+        f"{solver} found no plan within {limit} (status {status}); this does not mean there is none: "
+        "raise --time-limit or leave it unset"
+    )
 
 
 def read_solution(ctx: BuildContext, *, optimal: bool, elapsed: float) -> Solution:
@@ -200,10 +254,12 @@ def read_solution(ctx: BuildContext, *, optimal: bool, elapsed: float) -> Soluti
     }
     costs = {cat: float(pulp.value(pulp.lpSum(terms)) or 0.0) for cat, terms in ctx.cost_terms.items()}
     gap = None if optimal else mip_gap(ctx.prob)
+    objective = float(pulp.value(ctx.prob.objective) or 0.0)
     return Solution(
         status="optimal" if optimal else "feasible",
-        objective_usd=float(pulp.value(ctx.prob.objective) or 0.0),
+        objective_usd=objective,
         gap=gap,
+        bound_usd=objective if optimal else mip_bound(ctx.prob),
         solve_seconds=elapsed,
         values=values,
         costs_usd=costs,
@@ -266,15 +322,18 @@ def solve_built(
     ctx: BuildContext,
     solver: SolverName,
     *,
-    time_limit_s: float,
+    time_limit_s: float | None,
     start: dict[str, float] | None = None,
     heuristic_effort: float | None = None,
+    max_nodes: int | None = None,
 ) -> tuple[bool, bool, float]:
     """Solve the built problem of ``ctx``: (has_solution, proven_optimal, dual bound); the bound is +inf
-    when the problem is proven infeasible, -inf when the solver reports none."""
-    status, has, optimal = solve_status(
-        ctx.prob, make_solver(solver, time_limit_s=time_limit_s, start=start, heuristic_effort=heuristic_effort)
+    when the problem is proven infeasible, -inf when the solver reports none. ``time_limit_s`` None: no
+    wall-clock limit (``max_nodes`` alone bounds the work)."""
+    made = make_solver(
+        solver, time_limit_s=time_limit_s, start=start, heuristic_effort=heuristic_effort, max_nodes=max_nodes
     )
+    status, has, optimal = solve_status(ctx.prob, made)
     if not has and status.startswith("Infeasible"):
         return False, False, math.inf
     bound = -math.inf

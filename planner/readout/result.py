@@ -37,6 +37,11 @@ class PlanResult:
     alternatives: list[Alternative] = field(default_factory=list)
     infeasibility: list[Explanation] = field(default_factory=list)
     gap: float | None = None
+    """Relative gap (cost − bound) / cost of a ``feasible`` plan; 0 when ``optimal``; None when the solver
+    reports no bound (CBC)."""
+    bound_usd: float | None = None
+    """Proven lower bound on the horizon cost of every plan, USD (the total cost when ``optimal``; None when
+    the solver reports none)."""
     served_scale: float | None = None
     """max_throughput: the common fraction of the stated demand that is served."""
 
@@ -80,6 +85,7 @@ class PlanResult:
             "scenario": self.scenario.name,
             "status": self.status,
             "gap": self.gap,
+            "bound_usd": self.bound_usd,
             "objective": self.scenario.objective,
             "horizon_months": self.scenario.horizon_months,
             "period_months": self.scenario.period_months,

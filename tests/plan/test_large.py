@@ -27,7 +27,6 @@ def test_large_path_plan_is_feasible_and_above_its_bound(
     exact = plan(catalog, scenario, with_alternatives=False)
     assert exact.status == "optimal"
     monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)  # force the large path
-    monkeypatch.setattr(decompose, "LARGE_TIME_BUDGET_S", 3.0)
     start = time.perf_counter()
     large = plan(catalog, scenario, with_alternatives=False)
     assert time.perf_counter() - start < 10.0
@@ -80,7 +79,7 @@ def test_periods_with_the_optimal_purchases_held_rebuild_the_exact_optimum(
     held = decompose.held_commitments(ctx)
     assert any(units for units in held.values())  # the optimum buys: the test holds real purchases
     keep = {int(k) for k in ctx.cands.index}
-    whole = decompose.solve_by_period(ctx, "highs", keep, held, time_limit_s=20.0)
+    whole = decompose.solve_by_period(ctx, "highs", keep, held, deadline=None)
     assert whole is not None and not decompose.violated_rows(whole)
     assembled = read_solution(whole, optimal=False, elapsed=0.0)
     assert _cost(assembled) == pytest.approx(_cost(exact), rel=1e-6)
@@ -95,10 +94,10 @@ def test_periods_that_together_break_a_total_budget_are_refused(catalog: Catalog
     _sol, ctx = _exact(catalog, tight)
     keep = {int(k) for k in ctx.cands.index}
     rent_only = {key: 0 for key in decompose.held_commitments(ctx)}  # hold no purchases: renting costs more
-    assert decompose.solve_by_period(ctx, "highs", keep, rent_only, time_limit_s=20.0) is None
+    assert decompose.solve_by_period(ctx, "highs", keep, rent_only, deadline=None) is None
     # the same held purchases without the budget assemble a plan, dearer than the exact optimum
     loose = build_context(catalog, scenario, build_candidates(catalog, scenario))
-    whole = decompose.solve_by_period(loose, "highs", keep, rent_only, time_limit_s=20.0)
+    whole = decompose.solve_by_period(loose, "highs", keep, rent_only, deadline=None)
     assert whole is not None
     assert _cost(read_solution(whole, optimal=False, elapsed=0.0)) > _cost(exact) * (1 + 1e-6)
 
@@ -120,7 +119,6 @@ def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
     scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
     exact, _ctx = _exact(catalog, scenario)
     monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)
-    monkeypatch.setattr(decompose, "LARGE_TIME_BUDGET_S", 3.0)
     monkeypatch.setattr(decompose, "solve_seed", lambda *args: None)
     periods_used: list[bool] = []
     real = decompose.solve_by_period
@@ -140,7 +138,7 @@ def test_period_bounds_never_exceed_the_exact_optimum(catalog: Catalog, profile:
     scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
     allowed = {int(k) for k in ctx.cands.index} - decompose.forbidden_candidates(ctx)
-    bound, used = decompose.period_bounds(ctx, "highs", allowed, time_limit_s=20.0)
+    bound, used = decompose.period_bounds(ctx, "highs", allowed, deadline=None)
     assert 0.5 * _cost(exact) < bound <= _cost(exact) * (1 + 1e-6)
     assert used and used <= allowed
 
@@ -151,5 +149,5 @@ def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Cata
     crowded = {k: v * 1000 for k, v in ctx.demand.items()}  # far beyond what dc1 (buy only) can power
     ctx.demand = crowded
     dc1_only = {int(k) for k in ctx.cands.index[ctx.cands["site"] == "dc1"]}
-    bound, used = decompose.period_bounds(ctx, "highs", dc1_only, time_limit_s=10.0)
+    bound, used = decompose.period_bounds(ctx, "highs", dc1_only, deadline=None)
     assert bound == float("inf") and not used
