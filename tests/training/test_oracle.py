@@ -93,3 +93,16 @@ def test_search_matches_brute_force(catalog: Catalog, changes: dict[str, Any]) -
         oracle.site,
         oracle.procurement,
     )
+
+
+def test_a_later_deadline_never_costs_more(catalog: Catalog) -> None:
+    """Relaxing the deadline only adds options: the cheapest run's cost is non-increasing in the deadline, and
+    it always finishes by the deadline."""
+    costs = []
+    for deadline in (9, 12, 15, 25, 40, 80, 200):
+        plan = plan_training(catalog, scenario(catalog, **{**SMALL, "deadline_days": deadline}))
+        assert plan.chosen is not None
+        assert plan.chosen.finish_days <= deadline
+        costs.append(plan.chosen.total_cost_usd)
+    assert costs == sorted(costs, reverse=True)
+    assert costs[0] > costs[-1]
