@@ -25,8 +25,11 @@ from pydantic.fields import FieldInfo
 
 from planner.errors import InputError, did_you_mean
 
-MAX_FILE_BYTES = 4_000_000
-"""Largest input YAML file read, bytes (the bundled catalog's biggest file is well under 1 MB)."""
+MAX_FILE_BYTES = 1_000_000
+"""Largest catalog YAML file read, bytes (the bundled catalog's biggest file is under 40 kB)."""
+MAX_SCENARIO_BYTES = 256_000
+"""Largest scenario file, bytes: 100 workloads with 120 per-period values each fit in about 100 kB, and a
+file this size is refused before parsing (10,000 workloads would take seconds just to parse)."""
 MAX_DEPTH = 32
 """Deepest nesting of mappings/lists in one YAML file."""
 MAX_NODES = 1_000_000
@@ -103,13 +106,15 @@ def _check_expanded_size(path: Path, root: yaml.Node, error: type[InputError]) -
                 stack.append((child, False))
 
 
-def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> None:
-    """Depth and duplicate-key limits on a composed YAML node graph (iterative, no recursion)."""
+def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> int:
+    """Depth and duplicate-key limits on a composed YAML node graph (iterative); returns the alias count."""
     seen: set[int] = set()
+    aliases = 0
     stack: list[tuple[yaml.Node, int]] = [(root, 1)]
     while stack:
         node, depth = stack.pop()
         if id(node) in seen:
+            aliases += 1
             continue
         seen.add(id(node))
         if depth > MAX_DEPTH:
@@ -129,6 +134,7 @@ def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> None:
                 stack.append((value, depth + 1))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((item, depth + 1) for item in node.value)
+    return aliases
 
 
 def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = InputError) -> Any:
@@ -139,8 +145,8 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_nodes(where, node, error)
-        _check_expanded_size(where, node, error)
+        if _check_nodes(where, node, error):
+            _check_expanded_size(where, node, error)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -155,15 +161,20 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         loader.dispose()
 
 
-def load_yaml_file(path: Path | str, error: type[InputError] = InputError, what: str = "YAML") -> Any:
+def load_yaml_file(
+    path: Path | str,
+    error: type[InputError] = InputError,
+    what: str = "YAML",
+    max_bytes: int = MAX_FILE_BYTES,
+) -> Any:
     """Read and parse a YAML file with the limits of this module; every failure is ``error`` (exit 2)."""
     p = Path(path)
     try:
         if p.is_dir():
             raise error(f"{p}: is a directory, expected a {what} file")
         size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise error(f"{p}: {size:,} bytes — {what} files are limited to {MAX_FILE_BYTES:,} bytes")
+        if size > max_bytes:
+            raise error(f"{p}: {size:,} bytes — {what} files are limited to {max_bytes:,} bytes")
         raw = p.read_bytes()
     except FileNotFoundError:
         raise error(f"{p}: {what} file not found") from None
@@ -171,7 +182,7 @@ def load_yaml_file(path: Path | str, error: type[InputError] = InputError, what:
         raise error(f"{p}: {what} file is not readable (permission denied)") from None
     except OSError as exc:
         raise error(f"{p}: cannot read the {what} file: {exc.strerror}") from None
-    return parse_yaml_text(_decode(p, raw[:MAX_FILE_BYTES], error), p, error)
+    return parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -181,7 +192,11 @@ def load_yaml_file(path: Path | str, error: type[InputError] = InputError, what:
 _TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list"}
 _TYPE_WORDS |= {"string_type": "text", "bool_type": "true or false", "dict_type": "a mapping"}
 _TYPE_WORDS |= {"model_type": "a mapping", "model_attributes_type": "a mapping"}
-_TYPE_WORDS |= {"int_from_float": "a whole number", "int_parsing": "a whole number", "float_parsing": "a number"}
+_TYPE_WORDS |= {
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "float_parsing": "a number",
+}
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 
 
@@ -338,7 +353,9 @@ def _message(model: type[BaseModel] | None, error: Any, loc: tuple[Any, ...]) ->
         )
     if kind == "too_long":
         ctx = error.get("ctx", {})
-        return f"at most {ctx.get('max_length')} entries (got {ctx.get('actual_length')}) — shorten or split it"
+        return (
+            f"at most {ctx.get('max_length')} entries (got {ctx.get('actual_length')}) — shorten or split it"
+        )
     if kind == "literal_error":
         return f"{error['msg'].replace('Input should be', 'must be')}{got}"
     return f"{str(error['msg']).removeprefix('Value error, ')}{got}"

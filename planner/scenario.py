@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
 from planner.errors import ScenarioError, did_you_mean
-from planner.inputs import load_yaml_file
+from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -402,7 +402,7 @@ def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:
 def load_scenario(path: Path | str, catalog: Catalog) -> Scenario:
     """Read, validate and cross-check a scenario YAML file."""
     p = Path(path)
-    data = load_yaml_file(p, ScenarioError, what="scenario")
+    data = load_yaml_file(p, ScenarioError, what="scenario", max_bytes=MAX_SCENARIO_BYTES)
     scenario = parse_scenario(data, path=str(p))
     validate_against_catalog(scenario, catalog, str(p))
     return scenario

@@ -416,8 +416,13 @@ FILE_CASES = [
     Case("unknown-tag", ("invalid YAML",), text=b"name: !custom x\n"),
     Case(
         "huge-file",
-        ("bytes", "limited to 4,000,000"),
-        text=b"name: x\n" + b"# padding padding padding\n" * 160_000,
+        ("bytes", "limited to 256,000"),
+        text=b"name: x\n" + b"# padding padding padding\n" * 10_000,
+    ),
+    Case(
+        "10000-workloads",
+        ("bytes", "limited to 256,000"),
+        mutate=put("workloads", [dict(BASE["workloads"][0], name=f"w{i}") for i in range(10_000)]),
     ),
     Case("binary", ("not UTF-8",), text=bytes(range(256))),
     Case("bad-timestamp", ("invalid YAML value",), text=b"name: 2024-13-45\nworkloads: []\n"),
