@@ -14,7 +14,6 @@ from planner.cli.common import (
     check_output_path,
     emit,
     err,
-    note,
     run_guarded,
     show,
     text,
@@ -322,4 +321,7 @@ def print_budget(data: dict[str, Any]) -> None:
         mark = " (binding)" if key in used["binding"] else ""
         show(f"{key}: {used[key]:,.0f} of {limit:,.0f} ({used['used_frac'][key]:.1%}){mark}")
     if not used["binding"]:
-        note("no budget line is binding: a GPU supply or SLO limit stops the scale first")
+        families = sorted({str(b["family"]) for b in data["binding_constraints"]})
+        show(f"binding limit: no budget line — {text(', '.join(families) or '—')}")
+    else:
+        show(f"binding limit: {text(', '.join(used['binding']))}")

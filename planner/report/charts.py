@@ -31,6 +31,36 @@ def _figure() -> tuple[Any, Any]:
     return fig, ax
 
 
+def usd_label(value: float) -> str:
+    """Compact dollars for an axis tick or a bar label: $950, $12.5k, $1.25M, $2.1B."""
+    sign, v = ("-" if value < 0 else ""), abs(value)
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if v >= size:
+            return f"{sign}${v / size:.3g}{suffix}"
+    return f"{sign}${v:.0f}"
+
+
+def _usd_axis(axis: Any) -> None:
+    """Tick labels in dollars (no '1e6' offset)."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: usd_label(v)))
+
+
+def _label_bars(ax: Any, bars: Any) -> None:
+    for bar in bars:
+        height = bar.get_height()
+        ax.annotate(
+            usd_label(height),
+            (bar.get_x() + bar.get_width() / 2, height),
+            ha="center",
+            va="bottom",
+            textcoords="offset points",
+            xytext=(0, 2),
+            fontsize=8,
+        )
+
+
 def _save(fig: Any, path: Path) -> None:
     import matplotlib.pyplot as plt
 
@@ -47,9 +77,10 @@ def plot_cost_by_category(categories_usd: Mapping[str, float], path: Path) -> No
     """Bar chart of the cost over the horizon per category (procurement; USD, present value)."""
     fig, ax = _figure()
     names = list(categories_usd)
-    ax.bar(names, [categories_usd[n] for n in names], color="#1F4E78")
+    _label_bars(ax, ax.bar(names, [categories_usd[n] for n in names], color="#1F4E78"))
     ax.set_title("Cost over the horizon by procurement (present value)")
     ax.set_ylabel("USD")
+    _usd_axis(ax.yaxis)
     ax.grid(axis="y", alpha=0.3)
     _save(fig, path)
 
@@ -62,6 +93,7 @@ def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
     ax.set_title("Cumulative cash")
     ax.set_xlabel("Month")
     ax.set_ylabel("USD")
+    _usd_axis(ax.yaxis)
     ax.grid(alpha=0.3)
     _save(fig, path)
 
@@ -84,6 +116,7 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
     ax.set_title("Alternatives: total cost vs TPOT")
     ax.set_xlabel("Max TPOT (ms)")
     ax.set_ylabel("Total cost over the horizon (USD)")
+    _usd_axis(ax.yaxis)
     if feasible:
         ax.legend(loc="best", fontsize=8)
     else:
@@ -104,6 +137,7 @@ def plot_compare_cumulative(
     ax.set_title("Cumulative cash by option")
     ax.set_xlabel("Month")
     ax.set_ylabel("USD")
+    _usd_axis(ax.yaxis)
     if monthly_usd:
         ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
@@ -114,9 +148,10 @@ def plot_compare_options(totals_usd: Mapping[str, float | None], path: Path) -> 
     """Bars of the total cost (USD) over the horizon per feasible option."""
     fig, ax = _figure()
     names = [n for n, v in totals_usd.items() if v is not None]
-    ax.bar(names, [float(totals_usd[n] or 0.0) for n in names], color="#1F4E78")
+    _label_bars(ax, ax.bar(names, [float(totals_usd[n] or 0.0) for n in names], color="#1F4E78"))
     ax.set_title("Total cost over the horizon by option")
     ax.set_ylabel("USD")
+    _usd_axis(ax.yaxis)
     if not names:
         ax.text(0.5, 0.5, "no feasible option", ha="center", va="center", transform=ax.transAxes)
     ax.grid(axis="y", alpha=0.3)

@@ -27,6 +27,7 @@ from planner.report.formatting import (
     MAX_COLUMN_WIDTH,
     NUMBER_FORMAT,
     PERCENT_FORMAT,
+    USD_AXIS_FORMAT,
     USD_FORMAT,
     sanitize_sheet_title,
 )
@@ -221,6 +222,7 @@ def _cumulative_chart(ws: Any, comparison: Comparison, n: int, last: int) -> Non
         series.smooth = False  # LibreOffice draws unsmoothed lines only when told so
     chart.x_axis.delete = False
     chart.y_axis.delete = False
+    chart.y_axis.number_format = USD_AXIS_FORMAT
     chart.width, chart.height = 18, 9
     ws.add_chart(chart, f"{letter(3 + 2 * n + 2)}2")
 
@@ -235,6 +237,7 @@ def _options_chart(ws: Any, n_options: int) -> None:
     chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=1 + n_options))
     chart.x_axis.delete = False
     chart.y_axis.delete = False
+    chart.y_axis.number_format = USD_AXIS_FORMAT
     chart.legend = None
     chart.width, chart.height = 14, 7
     ws.add_chart(chart, f"A{n_options + 5}")

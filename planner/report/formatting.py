@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 USD_FORMAT = '"$"#,##0.00'
+USD_AXIS_FORMAT = '"$"#,##0'
+"""Chart axes: whole dollars."""
 USD_WHOLE_FORMAT = '"$"#,##0'
 PERCENT_FORMAT = "0.0%"
 NUMBER_FORMAT = "#,##0.00"

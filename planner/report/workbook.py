@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from planner.report.charts import write_plan_plots
 from planner.report.cost_streams import cost_streams
 from planner.report.files import atomic_write
-from planner.report.formatting import sanitize_sheet_title
+from planner.report.formatting import USD_AXIS_FORMAT, sanitize_sheet_title
 from planner.report.workbook_costs import CostsLayout, write_assumptions, write_costs, write_supply
 from planner.report.workbook_summary import write_summary
 from planner.report.workbook_tables import (
@@ -25,6 +25,7 @@ from planner.report.workbook_tables import (
     write_alternatives,
     write_constraints,
     write_deployments,
+    write_idle,
     write_inputs,
     write_slos,
 )
@@ -69,6 +70,7 @@ def build_workbook(result: PlanResult) -> Any:
     write_assumptions(wb, sheets["Assumptions"], tables, result, model)
     costs = write_costs(wb, sheets["Costs"], tables, model)
     supply_last = write_supply(sheets["Supply"], tables, model, costs)
+    write_idle(sheets["Supply"], tables, result, supply_last + 7)  # below the Supply note
     write_deployments(sheets["Deployments"], tables, result)
     slo_last = write_slos(sheets["SLOs"], tables, result)
     alt_last = write_alternatives(sheets["Alternatives"], tables, result)
@@ -92,6 +94,7 @@ def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
         Reference(ws, min_col=1, min_row=costs.procurement_row + 1, max_row=costs.procurement_last)
     )
     bar.legend = None
+    bar.y_axis.number_format = USD_AXIS_FORMAT
     bar.x_axis.delete = False
     bar.y_axis.delete = False
     bar.width, bar.height = 16, 8
@@ -104,6 +107,7 @@ def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
     for series in line.series:
         series.smooth = False
     line.legend = None
+    line.y_axis.number_format = USD_AXIS_FORMAT
     line.x_axis.delete = False
     line.y_axis.delete = False
     line.width, line.height = 16, 8

@@ -70,6 +70,40 @@ def recommendation_text(result: PlanResult) -> str:
     )
 
 
+BUDGET_LINES = (
+    ("capex_usd", "Capex budget (USD)", f"{KIND_NAMES['capex']}", "capex_usd"),
+    ("opex_usd_per_month", "Opex budget (USD/month)", OPEX_FORMULA.lstrip("="), "opex_usd_per_month"),
+    ("total_usd", "Total budget (USD, present value)", TOTAL_NAME, "total_cost_usd"),
+)
+"""(budget field, label, live formula of the amount spent, plan JSON key of the amount spent)."""
+
+
+def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
+    """For a budget plan (``planner budget``): served scale and req/s, each limit with the share used
+    (live), and the binding limit (used to >= 99.9 %, else what else stopped the scale)."""
+    if result.served_scale is None:
+        return []
+    served = data.get("served_requests_per_s") or {}
+    rows: list[tuple[str, Any, str | None]] = [
+        ("Served scale (x stated demand)", result.served_scale, NUMBER_FORMAT),
+        ("Served (req/s, total)", served.get("total", 0.0), NUMBER_FORMAT),
+    ]
+    budget = getattr(result.scenario, "budget", None)
+    binding = []
+    for field, label, spent, key in BUDGET_LINES:
+        limit = getattr(budget, field, None) if budget is not None else None
+        if not limit:
+            continue
+        rows.append((label, limit, USD_FORMAT))
+        rows.append((f"{label.split(' (')[0]} used (%)", Formula(f"=({spent})/{limit}"), PERCENT_FORMAT))
+        if (data.get(key) or 0.0) >= 0.999 * limit:
+            binding.append(label.split(" (")[0].lower())
+    families = sorted({str(b.get("family")) for b in result.binding_constraints})
+    limit_text = ", ".join(binding) if binding else "no budget line: " + (", ".join(families) or "—")
+    rows.append(("Binding limit", limit_text, None))
+    return rows
+
+
 def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: int) -> None:
     """Summary: scenario and recommendation, then the live money rows, SLO margins and GPUs per type."""
     from openpyxl.styles import Alignment, Font
@@ -116,6 +150,7 @@ def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: in
         ("Min TTFT margin (%)", Formula(f"=MIN(SLOs!${ttft}$2:${ttft}${slo_last})"), PERCENT_FORMAT),
         ("Min TPOT margin (%)", Formula(f"=MIN(SLOs!${tpot}$2:${tpot}${slo_last})"), PERCENT_FORMAT),
     ]
+    live += budget_rows(result, data)
     for label, value, fmt in live:
         append_row(ws, r, [label, value], [None, fmt])
         r += 1

@@ -23,6 +23,7 @@ DEPLOY_HEADERS = [
     "Site",
     "Placement",
     "Quantization",
+    "KV dtype",
     "TP",
     "PP",
     "Periods",
@@ -131,6 +132,7 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.site,
                 d.placement,
                 d.quantization,
+                d.kv_dtype,
                 d.tp,
                 d.pp,
                 run.periods,
@@ -146,13 +148,48 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
             ]
         )
     formats: list[str | None] = (
-        [None] * 6 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 2
+        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 2
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")
     align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
     finish_sheet(ws, freeze="C2")
     return max(last, 2)
+
+
+IDLE_HEADERS = ["GPU", "Site", "Period", "Paid GPUs", "Used GPUs", "Idle GPUs"]
+
+
+def idle_gpus(result: PlanResult) -> list[list[Any]]:
+    """Per GPU type, site and period: GPUs paid for (supply units × GPUs per unit, whole rented or bought
+    nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle."""
+    paid: dict[tuple[str, str, int], float] = {}
+    for s in result.supply:
+        for t, units in enumerate(s.units_per_period):
+            key = (s.gpu, s.site, t)
+            paid[key] = paid.get(key, 0.0) + units * s.unit_gpus
+    used: dict[tuple[str, str, int], float] = {}
+    for d in result.deployments:
+        for t, replicas in enumerate(d.replicas_per_period):
+            key = (d.gpu, d.site, t)
+            used[key] = used.get(key, 0.0) + replicas * d.tp * d.pp
+    rows = []
+    for key in sorted(paid):
+        idle = paid[key] - used.get(key, 0.0)
+        if idle >= 0.5:
+            rows.append([*key, round(paid[key], 2), used.get(key, 0.0), round(idle, 2)])
+    return rows
+
+
+def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
+    """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
+    rows = idle_gpus(result)
+    set_cell(ws, row, 1, "Paid but idle GPUs (whole nodes rented or bought; periods from 0)")
+    if not rows:
+        set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
+        return row + 1
+    formats: list[str | None] = [None, None, INT_FORMAT, NUMBER_FORMAT, INT_FORMAT, NUMBER_FORMAT]
+    return header_table(ws, tables, row + 1, IDLE_HEADERS, rows, formats, "IdleGPUs")
 
 
 def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
