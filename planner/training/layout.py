@@ -119,9 +119,10 @@ def layout_problem(layout: Layout, model: ModelTerms, gpu: GpuTerms, global_batc
         return f"PP{layout.pp}×v{layout.virtual_stages} does not divide {model.layers} layers"
     if global_batch_seqs % (layout.dp * layout.micro_batch):
         return f"{global_batch_seqs} sequences do not split into DP{layout.dp} × micro-batch {layout.micro_batch}"
-    if layout.tp > gpu.gpus_per_node:
-        return f"TP{layout.tp} spans nodes of {gpu.gpus_per_node} GPUs"
-    if layout.gpus > gpu.gpus_per_node and gpu.scale_out is None:
+    local_gpus = max(gpu.gpus_per_node, gpu.local_domain_gpus)  # a node, or an NVL72-class domain
+    if layout.tp > local_gpus:
+        return f"TP{layout.tp} spans more than the {local_gpus} GPUs of one {gpu.gpu_id} scale-up domain"
+    if layout.gpus > local_gpus and gpu.scale_out is None:
         return f"{layout.gpus} GPUs span nodes and {gpu.gpu_id} has no scale-out link"
     if layout.sequence_parallel and layout.tp == 1:
         return "sequence parallelism needs TP > 1"
