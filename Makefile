@@ -22,6 +22,12 @@ system-deps:
 	      libreoffice-calc-nogui poppler-utils >/dev/null; \
 	  else echo "note: LibreOffice not installed; workbook recompute tests will be skipped"; fi; \
 	fi
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium >/dev/null; \
+	  else echo "note: chromium not installed; the HTML report screenshot test will be skipped"; fi; \
+	fi
 
 demo: $(STAMP)
 	$(BIN)/planner plan examples/chat_70b_cloud/scenario.yaml -o plan.xlsx

@@ -82,7 +82,7 @@ def compare(
     from planner.scenario import load_scenario
 
     def go() -> Any:
-        check_outputs(scenario_path, output, json_out, plots)
+        check_outputs(scenario_path, output, json_out, plots, (".xlsx",))
         chosen = check_solver(solver)
         catalog = _catalog()
         scenario = load_scenario(scenario_path, catalog)

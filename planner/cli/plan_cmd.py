@@ -23,7 +23,10 @@ from planner.cli.progress import working
 from planner.errors import InfeasiblePlan, InputError
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
-OutputXlsx = Annotated[Path | None, typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx).")]
+OutputXlsx = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx) or an HTML report (.html)."),
+]
 SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
 TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Solver time limit, seconds.", min=0.1)]
 PlotsDir = Annotated[
@@ -61,11 +64,15 @@ def check_solver(solver: str) -> Any:
 
 
 def check_outputs(
-    scenario_path: Path, output: Path | None, json_out: Path | None, plots: Path | None = None
+    scenario_path: Path,
+    output: Path | None,
+    json_out: Path | None,
+    plots: Path | None = None,
+    suffixes: tuple[str, ...] = (".xlsx", ".html"),
 ) -> None:
-    """Refuse output paths that would overwrite the scenario, or a workbook name without .xlsx."""
-    if output is not None and output.suffix.lower() != ".xlsx":
-        raise InputError(f"-o {output}: the workbook name must end in .xlsx")
+    """Refuse output paths that would overwrite the scenario, or a report name with another suffix."""
+    if output is not None and output.suffix.lower() not in suffixes:
+        raise InputError(f"-o {output}: the report name must end in {' or '.join(suffixes)}")
     check_output_path(output, "-o", [scenario_path])
     check_output_path(json_out, "--json-out", [scenario_path])
     if plots is not None:
@@ -191,14 +198,19 @@ def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
 
 
 def write_workbook(result: Any, output: Path | None, plots: Path | None) -> None:
-    """Write the plan workbook and/or PNG charts and announce each file."""
+    """Write the plan workbook or HTML report and/or PNG charts and announce each file."""
     if output is None and plots is None:
         return
-    from planner.cli.catalog_cmd import _catalog
     from planner.report.workbook import write_plan_outputs
 
-    with working("writing the workbook"):
-        run_guarded(lambda: write_plan_outputs(result, _catalog(), workbook=output, plots_dir=plots))
+    html = output is not None and output.suffix.lower() == ".html"
+    with working("writing the report"):
+        if html and output is not None:
+            from planner.report.html import write_plan_html
+
+            run_guarded(lambda: write_plan_html(result, output))
+        workbook = None if html else output
+        run_guarded(lambda: write_plan_outputs(result, None, workbook=workbook, plots_dir=plots))
     if output is not None:
         wrote(output)
     if plots is not None:
