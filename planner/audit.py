@@ -1,9 +1,9 @@
 """Audit: re-evaluate every chosen deployment with the scalar ledger path and reject violations loudly.
 
-The candidate table is built by a vectorized pass over candidates × batches; the audit recomputes each
-chosen (candidate, batch) from the catalog with :func:`planner.performance.deployment_terms` and the step
-functions on plain floats, then checks memory, TPOT and TTFT against the scenario (not the table), and that
-the table's capacity was not overstated. A violation is a bug and raises :class:`AuditError`.
+The candidate table is built by a vectorized pass over candidates × loads; the audit recomputes each
+chosen deployment from the catalog with :func:`planner.performance.deployment_terms` and the engine scheduler
+(:func:`planner.performance.load.serve_at_load`) on plain floats at the load it claims per replica, then
+checks memory, TPOT and TTFT against the scenario (not the table), and that the replica sustains that load. A violation is a bug and raises :class:`AuditError`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner import performance as perf
-from planner.candidates import network_s, operating_point
+from planner.candidates import network_s
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
+from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.readout.types import Deployment
 from planner.scenario import Scenario
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
@@ -51,6 +52,7 @@ def audit_deployment(
         kv_format=catalog.formats[deployment.kv_dtype],
         tp=int(deployment.tp),
         pp=int(deployment.pp),
+        engine=deployment.engine,
     )
     batch = float(deployment.batch)
     context = float(w.input_tokens + w.output_tokens)
@@ -59,22 +61,30 @@ def audit_deployment(
             terms, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
         )
     )
-    step = float(
-        perf.decode_step(
-            terms,
-            batch=batch,
-            context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
-        ).total_s
+    fit = float(
+        perf.max_batch(terms, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
     )
-    prefill = float(perf.prefill_step(terms, prompt_tokens=float(w.input_tokens)).total_s)
-    op = operating_point(
-        step_s=step,
-        prefill_s=prefill,
+    claimed = float(deployment.capacity_per_replica_requests_per_s)
+    net = network_s(w, sites[deployment.site])
+    limit = max(min(fit, float(scenario.max_batch)), 1.0)
+    capacity = float(
+        capacity_at_slo(
+            terms,
+            input_tokens=float(w.input_tokens),
+            output_tokens=float(w.output_tokens),
+            max_batch=limit,
+            network_s=net,
+            slo_ttft_s=w.slo.ttft_ms / 1e3,
+            slo_tpot_s=w.slo.tpot_ms / 1e3,
+        )
+    )
+    op = serve_at_load(
+        terms,
+        requests_per_s=claimed,
+        input_tokens=float(w.input_tokens),
         output_tokens=float(w.output_tokens),
-        network_s=network_s(w, sites[deployment.site]),
-        slo_ttft_s=w.slo.ttft_ms / 1e3,
-        batch=batch,
-        max_utilization_frac=scenario.max_utilization_frac,
+        max_batch=limit,
+        network_s=net,
     )
     record = AuditRecord(
         workload=w.name,
@@ -82,11 +92,16 @@ def audit_deployment(
         batch=int(batch),
         memory_per_gpu_gb=memory / BYTES_PER_GB,
         memory_capacity_gb=gpu.memory_gb,
-        tpot_ms=float(op["tpot"]) * 1e3,
-        ttft_ms=float(op["ttft"]) * 1e3,
-        capacity_requests_per_s=float(op["capacity"]),
+        tpot_ms=float(op.tpot_s) * 1e3,
+        ttft_ms=float(op.ttft_s) * 1e3,
+        capacity_requests_per_s=capacity,
     )
     where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp} at {deployment.site} batch {int(batch)}"
+    if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
+        raise AuditError(
+            f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
+            f"{record.capacity_requests_per_s:.4g}"
+        )
     if record.memory_per_gpu_gb > gpu.memory_gb * (1 + REL_TOL):
         raise AuditError(
             f"audit failed for {where}: {record.memory_per_gpu_gb:.2f} GB per GPU exceeds {gpu.memory_gb:g} GB"
@@ -98,12 +113,6 @@ def audit_deployment(
     if record.ttft_ms > w.slo.ttft_ms * (1 + REL_TOL):
         raise AuditError(
             f"audit failed for {where}: TTFT {record.ttft_ms:.1f} ms exceeds the SLO {w.slo.ttft_ms:g} ms"
-        )
-    claimed = float(deployment.capacity_per_replica_requests_per_s)
-    if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
-        raise AuditError(
-            f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
-            f"{record.capacity_requests_per_s:.4g}"
         )
     return record
 

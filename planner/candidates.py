@@ -12,15 +12,13 @@ Two pandas DataFrames come out (columns carry units):
     cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
     ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb.
 
-Per replica at batch b (co-located prefill and decode, card 8): decode step T(b) at the mean history
-P + G/2; prefill T_p of the P-token prompt; service rate μ(b) = b / (G·T(b) + b·T_p); the observed TPOT
-including prefill interference T(b) + b·T_p/G ≤ SLO; TTFT = W_q + T_p + T(b)/2 + RTT + upload ≤ SLO with
-the M/D/1 wait W_q = ρ·T_p / (2(1 − ρ)), ρ = λ·T_p, which caps λ at ρ_max/T_p, ρ_max = 2w/(T_p + 2w),
-w = SLO − (T_p + T(b)/2 + RTT + upload). Capacity = max_utilization_frac × min(μ(b), ρ_max/T_p).
-
-Every candidate is evaluated on every integer batch 1..min(max_batch, memory limit) in one vectorized
-pass (candidates × batches arrays); the operating points kept are the powers of two plus the largest
-SLO-feasible batch, so the MILP sees the curve's breakpoints and its exact SLO corner.
+Per replica the engine scheduler runs at an offered load λ (planner/performance/load.py, the same function
+``planner predict --requests-per-s`` calls): every step carries the decode tokens of the B = λ·G·T running
+sequences and the c = λ·P·T prompt tokens that arrived meanwhile (chunked prefill, one weight pass per step);
+TPOT = T, TTFT = M/D/1 wait for the chunk budget + ⌈P/(C − B)⌉ chunk steps + T/2 + RTT + upload.
+The capacity at the SLO λ* is the largest load with TPOT ≤ SLO and TTFT ≤ SLO that fits memory (bisection);
+the operating points are the loads max_utilization_frac·λ*·f for f in LOAD_FRACTIONS, each reported with
+TTFT/TPOT/batch/memory at that load.
 """
 
 from __future__ import annotations
@@ -36,9 +34,14 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
-from planner.ledgers.inference import md1_max_utilization_frac, md1_queue_wait_s
+from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
+
+LOAD_FRACTIONS = (0.125, 0.25, 0.5, 1.0)
+"""Operating points per candidate: these fractions of its capacity at the SLO (× max_utilization_frac)."""
+ZERO_LOAD_REQUESTS_PER_S = 1e-9
+"""Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
 
 PROMPT_BYTES_PER_TOKEN = 4.0
 """Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
@@ -163,6 +166,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                             kv_format=kfmt,
                                             tp=tp,
                                             pp=pp,
+                                            engine=w.engine,
                                         )
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
@@ -170,29 +174,28 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
     return configs
 
 
-def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, np.ndarray]:
-    """Vectorized ledger evaluation of every runnable config over integer batches 1..max_batch."""
+def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
+    """Vectorized ledger evaluation of every runnable config: stacked terms, memory limit, lone prefill."""
     terms = _stack_terms([c.terms for c in configs if c.terms is not None])
-    n_max = scenario.max_batch
-    batch = np.arange(1, n_max + 1, dtype=float)[None, :]
     p_tok = np.array([c.workload.input_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     fit_batch = perf.max_batch(terms, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
-    step = perf.decode_step(
-        terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(p_tok, g_tok)
-    ).total_s
     prefill = perf.prefill_step(terms, prompt_tokens=p_tok).total_s
-    memory = perf.memory_per_gpu_bytes(
-        terms, batch=batch, context_tokens=p_tok + g_tok, workspace_bytes=workspace
-    )
     return {
-        "fit_batch": np.minimum(fit_batch[:, 0], n_max),
-        "step_s": step,
+        "terms": terms,
+        "fit_batch": np.minimum(fit_batch[:, 0], scenario.max_batch),
         "prefill_s": prefill[:, 0],
-        "memory_bytes": memory,
         "weights_per_gpu_bytes": perf.weights_bytes_per_gpu(terms)[:, 0],
     }
+
+
+def _take(terms: perf.DeploymentTerms, idx: np.ndarray) -> perf.DeploymentTerms:
+    """Rows ``idx`` of a stacked DeploymentTerms (columns stay (n, 1))."""
+    values = {f.name: getattr(terms, f.name)[idx] for f in fields(perf.DeploymentTerms) if f.name != "efficiency"}
+    e = terms.efficiency
+    eff_values = {f.name: getattr(e, f.name)[idx] for f in fields(EfficiencyTerms)}
+    return perf.DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
 
 
 def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
@@ -220,6 +223,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             row: dict[str, Any] = {
                 "cand": len(cand_rows),
                 "workload": w.name,
+                "engine": w.engine,
                 "model": cfg.model,
                 "quantization": cfg.quantization,
                 "kv_dtype": cfg.kv_dtype,
@@ -277,98 +281,75 @@ def network_s(workload: Workload, site: Site) -> float:
     return site.rtt_ms / 1e3 + upload_s
 
 
-def operating_point(
-    *,
-    step_s: Any,
-    prefill_s: Any,
-    output_tokens: Any,
-    network_s: Any,
-    slo_ttft_s: Any,
-    batch: Any,
-    max_utilization_frac: float,
-) -> dict[str, Any]:
-    """Per-replica capacity, observed TPOT and TTFT at batch ``batch`` (module docstring formulas).
-
-    Works on numpy arrays; ``capacity`` is 0 where the TTFT budget is exhausted.
-    """
-    service = batch / (output_tokens * step_s + batch * prefill_s)
-    tpot = step_s + batch * prefill_s / output_tokens
-    fixed = prefill_s + step_s / 2.0 + network_s
-    budget = np.maximum(slo_ttft_s - fixed, 0.0)
-    rho_max = md1_max_utilization_frac(service_s=prefill_s, max_wait_s=budget)
-    capacity = max_utilization_frac * np.minimum(service, rho_max / prefill_s)
-    arrival = np.minimum(capacity, 0.999999 / prefill_s)  # ρ = λ·T_p kept below 1
-    ttft = md1_queue_wait_s(arrival, service_s=prefill_s) + fixed
-    return {"capacity": capacity, "tpot": tpot, "ttft": ttft, "fixed": fixed}
-
-
 def _operating_points(
     pending: list[tuple[dict[str, Any], _Config, Site]],
     scenario: Scenario,
-    ev: dict[str, np.ndarray],
+    ev: dict[str, Any],
     index_of: dict[int, int],
 ) -> list[dict[str, Any]]:
-    """Evaluate every (candidate, batch) of the pending rows at once; fill the rows; return the points."""
+    """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
+    terms = _take(ev["terms"], idx)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
+    in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
-    slo_tpot_ms = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None]
+    slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
     fit = ev["fit_batch"][idx].astype(int)
-    step = ev["step_s"][idx]
-    prefill = ev["prefill_s"][idx][:, None]
-    batch = np.arange(1, scenario.max_batch + 1, dtype=float)[None, :]
-    op = operating_point(
-        step_s=step,
-        prefill_s=prefill,
-        output_tokens=out_tok,
-        network_s=net,
-        slo_ttft_s=slo_ttft,
-        batch=batch,
-        max_utilization_frac=scenario.max_utilization_frac,
+    limit = np.maximum(fit, 1)[:, None].astype(float)
+    lone = serve_at_load(
+        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
+        max_batch=limit, network_s=net,
     )
-    in_memory = batch <= fit[:, None]
-    ok = (op["tpot"] * 1e3 <= slo_tpot_ms) & (op["capacity"] > 0) & in_memory
-    capacity = np.where(ok, op["capacity"], -1.0)
-    best = capacity.argmax(axis=1)
-    last = np.where(ok.any(axis=1), ok.shape[1] - 1 - ok[:, ::-1].argmax(axis=1), -1)
-    breakpoints = np.zeros(ok.shape[1], dtype=bool)
-    breakpoints[[b - 1 for b in batch_breakpoints(scenario.max_batch)]] = True
+    cap = capacity_at_slo(
+        terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
+        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot,
+    )
+    loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
+    at = serve_at_load(
+        terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
+        network_s=net,
+    )
+    batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
+    bare = perf.decode_step(
+        terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
+    ).total_s
+    memory = perf.memory_per_gpu_bytes(
+        terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
+    )
     points: list[dict[str, Any]] = []
     for r, (row, cfg, _site) in enumerate(pending):
         w = cfg.workload
         row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
         row["max_batch"] = int(fit[r])
-        row["prefill_ms"] = float(prefill[r, 0]) * 1e3
+        row["prefill_ms"] = float(ev["prefill_s"][idx[r]]) * 1e3
         row["network_ms"] = float(net[r, 0]) * 1e3
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        row["tpot_floor_ms"] = float(op["tpot"][r, 0]) * 1e3
-        if last[r] < 0:
+        row["tpot_floor_ms"] = float(lone.tpot_s[r, 0]) * 1e3
+        if cap[r, 0] <= 0:
             if row["tpot_floor_ms"] > w.slo.tpot_ms:
                 row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             else:
                 row["reason"] = (
-                    f"TTFT floor {float(op['fixed'][r, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f"TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
-        keep = np.flatnonzero(ok[r] & breakpoints).tolist()
-        keep = sorted(set(keep) | {int(last[r]), int(best[r])})
-        for j in keep:
+        for j in range(len(LOAD_FRACTIONS)):
             points.append(
                 {
                     "cand": row["cand"],
-                    "batch": j + 1,
-                    "tpot_ms": float(op["tpot"][r, j]) * 1e3,
-                    "decode_step_ms": float(step[r, j]) * 1e3,
-                    "ttft_ms": float(op["ttft"][r, j]) * 1e3,
-                    "capacity_requests_per_s": float(op["capacity"][r, j]),
-                    "memory_per_gpu_gb": float(ev["memory_bytes"][idx[r], j]) / BYTES_PER_GB,
+                    "batch": int(batch[r, j]),
+                    "tpot_ms": float(at.tpot_s[r, j]) * 1e3,
+                    "decode_step_ms": float(bare[r, j]) * 1e3,
+                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3,
+                    "capacity_requests_per_s": float(loads[r, j]),
+                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
                 }
             )
-        row["best_batch"] = int(best[r]) + 1
-        row["best_capacity_requests_per_s"] = float(op["capacity"][r, best[r]])
+        row["best_batch"] = int(batch[r, -1])
+        row["best_capacity_requests_per_s"] = float(loads[r, -1])
         row["feasible"] = True
     return points

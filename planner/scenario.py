@@ -87,6 +87,10 @@ class Workload(Strict):
         max_length=MAX_LIST,
         description="Allowed KV-cache formats.",
     )
+    engine: Id = Field(
+        "vllm",
+        description="Serving engine (catalogs/engines.yaml: vllm, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
+    )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
     )
@@ -372,6 +376,10 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")
         _check_ids(path, f"{loc}.quantizations", w.quantizations, catalog.formats, "format")
         _check_ids(path, f"{loc}.kv_dtypes", w.kv_dtypes, catalog.formats, "format")
+        if w.engine not in catalog.engines:
+            raise ScenarioError(
+                f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
+            )
         _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
         if isinstance(w.requests_per_s, list) and len(w.requests_per_s) > scenario.periods:
             raise ScenarioError(

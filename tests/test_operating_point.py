@@ -1,38 +1,141 @@
-"""candidates.operating_point takes its M/D/1 queueing from the card-1 ledger; the numbers are the closed form."""
+"""The engine scheduler at an offered load (planner/performance/load.py): worked values, fixed point, SLO capacity,
+and the same numbers from ``planner predict --requests-per-s`` and the candidate table."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from planner.candidates import operating_point
+from planner import performance as perf
+from planner.candidates import build_candidates
+from planner.catalog.loader import Catalog, default_catalog
+from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.steps import mixed_step
+from planner.scenario import load_scenario
 
 
-def test_operating_point_matches_the_md1_closed_form() -> None:
-    rng = np.random.default_rng(11)
-    step = rng.uniform(5e-3, 80e-3, size=(40, 1)) * np.linspace(1.0, 3.0, 64)[None, :]
-    prefill = rng.uniform(20e-3, 2.0, size=(40, 1))
-    out_tok = rng.uniform(50.0, 1000.0, size=(40, 1))
-    net = rng.uniform(0.0, 0.2, size=(40, 1))
-    slo = rng.uniform(0.5, 5.0, size=(40, 1))
-    batch = np.arange(1, 65, dtype=float)[None, :]
-    op = operating_point(
-        step_s=step, prefill_s=prefill, output_tokens=out_tok, network_s=net, slo_ttft_s=slo, batch=batch,
-        max_utilization_frac=0.8,
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return default_catalog()
+
+
+def _terms(catalog: Catalog, *, tp: int = 4, engine: str = "vllm") -> perf.DeploymentTerms:
+    return perf.deployment_terms(
+        catalog, model=catalog.model("llama_3_3_70b"), gpu=catalog.gpu("h100_sxm"),
+        weight_format=catalog.format("bf16"), kv_format=catalog.format("bf16"), tp=tp, engine=engine,
     )
-    # the formulas of the candidates module docstring, written out
-    fixed = prefill + step / 2.0 + net
-    budget = np.maximum(slo - fixed, 0.0)
-    rho_max = 2.0 * budget / (prefill + 2.0 * budget)
-    capacity = 0.8 * np.minimum(batch / (out_tok * step + batch * prefill), rho_max / prefill)
-    rho = np.minimum(capacity * prefill, 0.999999)
-    ttft = rho * prefill / (2.0 * (1.0 - rho)) + fixed
-    assert (budget == 0.0).any() and (budget > 0.0).any()
-    np.testing.assert_allclose(op["capacity"], capacity, rtol=1e-12, atol=0.0)
-    np.testing.assert_allclose(op["ttft"], ttft, rtol=1e-12, atol=0.0)
-    np.testing.assert_allclose(op["tpot"], step + batch * prefill / out_tok, rtol=1e-12, atol=0.0)
-    scalar = operating_point(
-        step_s=float(step[3, 5]), prefill_s=float(prefill[3, 0]), output_tokens=float(out_tok[3, 0]),
-        network_s=float(net[3, 0]), slo_ttft_s=float(slo[3, 0]), batch=6.0, max_utilization_frac=0.8,
+
+
+def test_mixed_step_is_the_decode_step_and_the_prefill_at_its_ends(catalog: Catalog) -> None:
+    t = _terms(catalog)
+    decode = perf.decode_step(t, batch=24.0, context_tokens=1100.0).total_s
+    assert mixed_step(t, decode_batch=24.0, decode_context_tokens=1100.0, prefill_tokens=0.0,
+                      prompt_tokens=1000.0) == pytest.approx(float(decode), rel=1e-12)
+    prefill = perf.prefill_step(t, prompt_tokens=2048.0).total_s
+    assert mixed_step(t, decode_batch=0.0, decode_context_tokens=2048.0, prefill_tokens=2048.0,
+                      prompt_tokens=2048.0) == pytest.approx(float(prefill), rel=1e-12)
+
+
+def test_batched_prefill_reads_the_weights_once(catalog: Catalog) -> None:
+    """Four 256-token prompts in one chunk cost less than four separate prefills (one weight pass, one host step)."""
+    t = _terms(catalog)
+    one = float(perf.prefill_step(t, prompt_tokens=256.0).total_s)
+    four = float(mixed_step(t, decode_batch=0.0, decode_context_tokens=256.0, prefill_tokens=1024.0,
+                            prompt_tokens=256.0))
+    assert four < 4 * one
+    # the saving is at least three weight reads and three host steps
+    weights = float(perf.prefill_step(t, prompt_tokens=256.0).weights_read_s)
+    assert 4 * one - four > 3 * weights
+
+
+def test_steady_state_is_the_fixed_point_of_littles_law(catalog: Catalog) -> None:
+    t = _terms(catalog)
+    lam, p_tok, g_tok = 3.0, 1000.0, 200.0
+    pt = serve_at_load(t, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=256.0)
+    assert bool(pt.stable)
+    assert float(pt.running_batch) == pytest.approx(lam * g_tok * float(pt.step_s), rel=1e-12)
+    assert float(pt.prefill_tokens_per_step) == pytest.approx(lam * p_tok * float(pt.step_s), rel=1e-12)
+    again = mixed_step(t, decode_batch=pt.running_batch, decode_context_tokens=p_tok + g_tok / 2,
+                       prefill_tokens=pt.prefill_tokens_per_step, prompt_tokens=p_tok)
+    assert float(again) == pytest.approx(float(pt.step_s), rel=1e-6)
+    assert float(pt.tpot_s) == float(pt.step_s)
+    assert float(pt.output_tokens_per_s) == pytest.approx(lam * g_tok)
+    # TTFT = M/D/1 wait + k chunk steps + half a step + network, k = ceil(P / (C − B)) = 1 here
+    chunk = 8192.0 - float(pt.running_batch)
+    rho = float(pt.prefill_tokens_per_step) / chunk
+    service = float(pt.chunk_step_s)
+    wait = rho * service / (2 * (1 - rho))
+    assert float(pt.chunk_steps) == 1.0
+    assert float(pt.ttft_s) == pytest.approx(wait + service + float(pt.step_s) / 2, rel=1e-12)
+
+
+def test_lone_request_sees_the_bare_steps(catalog: Catalog) -> None:
+    t = _terms(catalog)
+    pt = serve_at_load(t, requests_per_s=1e-9, input_tokens=1000.0, output_tokens=200.0, max_batch=256.0,
+                       network_s=0.05)
+    decode0 = mixed_step(t, decode_batch=0.0, decode_context_tokens=1100.0, prefill_tokens=0.0,
+                         prompt_tokens=1000.0)
+    prefill = float(perf.prefill_step(t, prompt_tokens=1000.0).total_s)
+    assert float(pt.tpot_s) == pytest.approx(float(decode0), rel=1e-6)
+    assert float(pt.ttft_s) == pytest.approx(prefill + float(decode0) / 2 + 0.05, rel=1e-6)
+
+
+def test_long_prompts_span_chunk_steps(catalog: Catalog) -> None:
+    """A 20k-token prompt under vLLM eager's 2048-token budget takes ⌈20000/2048⌉ = 10 chunk steps."""
+    t = _terms(catalog, engine="vllm_eager")
+    pt = serve_at_load(t, requests_per_s=1e-9, input_tokens=20000.0, output_tokens=100.0, max_batch=64.0)
+    assert float(pt.chunk_steps) == 10.0
+
+
+def test_tpot_and_ttft_grow_with_load_until_saturation(catalog: Catalog) -> None:
+    t = _terms(catalog)
+    lam = np.linspace(0.05, 12.0, 60)
+    pt = serve_at_load(t, requests_per_s=lam, input_tokens=1000.0, output_tokens=200.0, max_batch=256.0)
+    stable = np.asarray(pt.stable)
+    assert stable[0] and not stable[-1]
+    # stable loads form one interval starting at 0
+    assert stable.tolist() == sorted(stable.tolist(), reverse=True)
+    assert np.all(np.diff(pt.tpot_s[stable]) > 0)
+    assert np.all(np.diff(pt.ttft_s[stable]) > 0)
+
+
+def test_capacity_at_slo_is_the_largest_load_meeting_both_slos(catalog: Catalog) -> None:
+    t = _terms(catalog)
+    kw = dict(input_tokens=1000.0, output_tokens=200.0, max_batch=256.0, network_s=0.05)
+    cap = float(capacity_at_slo(t, slo_ttft_s=2.0, slo_tpot_s=0.05, **kw))
+    assert cap > 0
+    at = serve_at_load(t, requests_per_s=cap, **kw)
+    above = serve_at_load(t, requests_per_s=cap * 1.001, **kw)
+    assert bool(at.stable) and float(at.tpot_s) <= 0.05 and float(at.ttft_s) <= 2.0
+    assert not (bool(above.stable) and float(above.tpot_s) <= 0.05 and float(above.ttft_s) <= 2.0)
+    # an SLO below the lone-request TPOT leaves no capacity
+    assert float(capacity_at_slo(t, slo_ttft_s=2.0, slo_tpot_s=0.001, **kw)) == 0.0
+
+
+def test_eager_engine_pays_launches_per_layer_and_per_collective(catalog: Catalog) -> None:
+    """70B TP8 batch 1: eager vLLM adds 1.6 ms step + 80 × 60 µs launches + 160 × 4.1 µs collective start-up."""
+    graphs = perf.decode_step(_terms(catalog, tp=8), batch=1.0, context_tokens=1000.0)
+    eager = perf.decode_step(_terms(catalog, tp=8, engine="vllm_eager"), batch=1.0, context_tokens=1000.0)
+    host_gap = (3.0 - 1.4) * 1e-3 + 80 * 60e-6 + (20 - 10) * 1e-6
+    collective_gap = 160 * (8.5 - 4.4) * 1e-6
+    assert float(eager.total_s - graphs.total_s) == pytest.approx(host_gap + collective_gap, rel=1e-9)
+
+
+def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog) -> None:
+    """The candidate table's operating point and ``planner predict --requests-per-s`` agree for one deployment."""
+    scenario = load_scenario("examples/chat_70b_cloud/scenario.yaml", catalog)
+    table = build_candidates(catalog, scenario)
+    feasible = table.feasible.iloc[0]
+    point = table.points[table.points["cand"] == feasible["cand"]].iloc[-1]
+    w = scenario.workloads[0]
+    request = perf.PredictRequest(
+        model=str(feasible["model"]), gpu=str(feasible["gpu"]), tp=int(feasible["tp"]), pp=int(feasible["pp"]),
+        quant=str(feasible["quantization"]), kv_dtype=str(feasible["kv_dtype"]), input_tokens=w.input_tokens,
+        output_tokens=w.output_tokens, workspace_gib=scenario.workspace_gib, engine=str(feasible["engine"]),
+        requests_per_s=float(point["capacity_requests_per_s"]),
     )
-    assert float(scalar["ttft"]) == float(op["ttft"][3, 5])
-    assert float(scalar["capacity"]) == float(op["capacity"][3, 5])
+    at = perf.predict(catalog, request).to_json()["at_load"]
+    assert at is not None and at["stable"]
+    assert at["tpot_ms"] == pytest.approx(float(point["tpot_ms"]), rel=1e-9)
+    # the plan's TTFT adds the site's RTT and the prompt upload (the candidate's network_ms)
+    assert at["ttft_ms"] + float(feasible["network_ms"]) == pytest.approx(float(point["ttft_ms"]), rel=1e-9)

@@ -121,7 +121,7 @@ def test_hand_made_csv_row(tmp_path: Path, catalog: Catalog, monkeypatch: pytest
     (row,) = rep.rows
     terms = perf.deployment_terms(
         catalog, model=catalog.model("llama_2_7b"), gpu=catalog.gpu("a100_sxm_80gb"),
-        weight_format=catalog.format("fp16"), kv_format=catalog.format("fp16"),
+        weight_format=catalog.format("fp16"), kv_format=catalog.format("fp16"), engine="trtllm",
     )
     expected_ms = float(perf.prefill_step(terms, prompt_tokens=2048.0).total_s) * 1e3
     assert row.metric == "ttft_or_prefill"
@@ -202,12 +202,17 @@ def test_decode_step_adds_operator_rooflines_and_tp_startup(catalog: Catalog) ->
     assert linear_compute > float(step.weights_read_s) and float(step.kv_read_s) > float(step.attention_compute_s)
     expected = float(step.overhead_s) + linear + attention + float(step.tp_comm_s)
     assert float(step.total_s) == pytest.approx(expected, rel=1e-12)
-    # 80 layers × 2 all-reduces × 14 hops × 0.822 µs (NVLink4) = 1.84128 ms of start-up latency.
+    # 80 layers × 2 all-reduces × (vLLM launch 4.4 µs + 14 hops × 0.822 µs NVLink4) = 2.54528 ms of start-up.
     assert terms.tp_link_latency_us == pytest.approx(0.822)
-    assert float(step.tp_latency_s) == pytest.approx(160 * 14 * 0.822e-6, rel=1e-12)
+    assert terms.collective_launch_us == pytest.approx(4.4)
+    assert float(step.tp_latency_s) == pytest.approx(160 * (4.4e-6 + 14 * 0.822e-6), rel=1e-12)
     message = 512 * 8192 * perf.ACTIVATION_BYTES
     bw = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac * 1e9
-    assert float(step.tp_comm_s) == pytest.approx(160 * (14 * 0.822e-6 + 1.75 * message / bw), rel=1e-12)
+    assert float(step.tp_comm_s) == pytest.approx(
+        160 * (4.4e-6 + 14 * 0.822e-6 + 1.75 * message / bw), rel=1e-12
+    )
+    # vLLM V1 host time: 1.4 ms + 512 running sequences × 10 µs (no per-layer launches with CUDA graphs)
+    assert float(step.overhead_s) == pytest.approx(0.1e-3 + 1.4e-3 + 512 * 10e-6, rel=1e-12)
     single = perf.deployment_terms(
         catalog, model=catalog.model("llama_3_1_8b"), gpu=catalog.gpu("h100_sxm"),
         weight_format=catalog.format("fp8"), kv_format=catalog.format("fp8"),
@@ -222,7 +227,10 @@ def test_predict_explain_shows_the_new_terms(catalog: Catalog) -> None:
         b = data["breakdown"][phase]
         assert {"linear_ops_ms", "attention_ops_ms", "tp_latency_ms"} <= set(b)
         assert 0.0 < b["tp_latency_ms"] <= b["tp_comm_ms"]
-    assert data["breakdown"]["decode"]["tp_latency_ms"] == pytest.approx(160 * 14 * 0.822e-3, rel=1e-9)
+    assert data["breakdown"]["decode"]["tp_latency_ms"] == pytest.approx(160 * (4.4e-3 + 14 * 0.822e-3), rel=1e-9)
+    assert data["engine"] == "vllm"
+    assert data["breakdown"]["engine"]["host_step_ms"] == 1.4
+    assert data["at_load"] is None
 
 
 @needs_measurements

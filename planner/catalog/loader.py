@@ -17,6 +17,7 @@ from planner import inputs
 from planner.catalog.schema import (
     Accelerator,
     CalibrationFamily,
+    Engine,
     Interconnect,
     Model,
     NumericFormat,
@@ -36,6 +37,7 @@ CATALOG_FILES: dict[str, tuple[str, type[BaseModel]]] = {
     "sites.yaml": ("sites", Site),
     "prices.yaml": ("prices", RentalPrice),
     "calibration.yaml": ("calibration", CalibrationFamily),
+    "engines.yaml": ("engines", Engine),
 }
 
 R = TypeVar("R", bound=BaseModel)
@@ -56,6 +58,7 @@ class Catalog(BaseModel):
     sites: dict[str, Site]
     prices: tuple[RentalPrice, ...]
     calibration: dict[str, CalibrationFamily]
+    engines: dict[str, Engine] = {}
 
     def gpu(self, gpu_id: str) -> Accelerator:
         """The accelerator ``gpu_id``; CatalogError with a suggestion if unknown."""
@@ -72,6 +75,10 @@ class Catalog(BaseModel):
     def site(self, site_id: str) -> Site:
         """The site ``site_id``; CatalogError with a suggestion if unknown."""
         return _lookup(self.sites, site_id, "site")
+
+    def engine(self, engine_id: str) -> Engine:
+        """The serving engine ``engine_id``; CatalogError with a suggestion if unknown."""
+        return _lookup(self.engines, engine_id, "engine")
 
     def interconnect(self, link_id: str) -> Interconnect:
         """The interconnect ``link_id``; CatalogError with a suggestion if unknown."""

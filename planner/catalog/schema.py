@@ -299,6 +299,35 @@ class RentalPrice(Sourced):
     notes: str = ""
 
 
+class Engine(Sourced):
+    """A serving engine's host and scheduler costs (catalogs/engines.yaml; planner/performance/engine.py).
+
+    Host time per step: T_host = host_step_ms + L·host_per_layer_us + B·host_per_sequence_us (L layers per
+    pipeline stage, B running sequences); each TP collective pays ``collective_launch_us`` on top of the
+    link's per-hop start-up; prefill is chunked into steps of at most ``chunked_prefill_tokens`` tokens.
+    """
+
+    id: Id
+    name: str
+    cuda_graphs: bool
+    """Whether decode steps replay captured CUDA graphs (no per-kernel launch cost)."""
+    host_step_ms: NonNegFloat
+    """Fixed host time per engine step (scheduling, input preparation, sampling, output processing), ms."""
+    host_per_layer_us: NonNegFloat
+    """Host time per transformer layer per step (kernel launches in eager mode; ≈ 0 with graphs), µs."""
+    host_per_sequence_us: NonNegFloat
+    """Host time per running sequence per step (scheduler bookkeeping, sampling, detokenisation), µs."""
+    collective_launch_us: NonNegFloat
+    """Fixed start-up of one TP collective (launch + synchronisation), added to 2(t − 1)·α of the link, µs."""
+    overlaps_collectives: bool
+    """Whether TP all-reduces overlap the next GEMM (only the part longer than the GEMM is exposed)."""
+    chunked_prefill_tokens: Annotated[int, Field(ge=16)]
+    """Token budget of one scheduler step (prefill chunks + decode tokens): max_num_batched_tokens."""
+    max_running_sequences: Annotated[int, Field(ge=1)]
+    """Largest number of sequences one step runs (max_num_seqs)."""
+    notes: str = ""
+
+
 CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
     "step_overhead_ms": (0.0, 1000.0),
     "prefill_saturation_tokens": (0.0, 1_000_000.0),

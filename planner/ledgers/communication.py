@@ -1215,6 +1215,26 @@ def allreduce_startup_s(ranks: Any, *, latency_us: Any) -> Any:
     return ring_allreduce_rounds(np.maximum(ranks, 1)) * _s(latency_us)
 
 
+def collective_launch_s(ranks: Any, *, launch_us: Any) -> Any:
+    """Fixed start-up of one collective that no hop count explains (launch + synchronisation), s.
+
+    Works on numpy arrays; one rank costs 0.
+
+    Notes
+    -----
+    T_launch = τ_e for n > 1, where τ_e is the engine's ``collective_launch_us`` (catalogs/engines.yaml).
+    nccl-tests at the smallest sizes measure τ_e + 2(n − 1)·α: 10.14 µs for 2x A100 without CUDA graphs
+    (NCCL-583), ≈ 6 µs for 2x H100 with CUDA graphs (NCCL-1259), 17–26 µs at 8 GPUs (MSCCLPP-NDMV4,
+    AZ-AIBG-H100), all in shared/reference/measurements/nccl_allreduce_small_msg.csv. With α = 0.8 µs per
+    hop these give τ_e ≈ 8.5 µs without graphs and ≈ 4.4 µs with graphs.
+
+    References
+    ----------
+    Card 6 (α–β model), issue 12 (per-collective latency of tens of µs for small messages).
+    """
+    return np.where(np.asarray(ranks) > 1, launch_us * 1e-6, 0.0)
+
+
 def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, latency_us: Any) -> Any:
     """Tensor-parallel activation all-reduce: start-up 2(n − 1)·α + ring bytes 2(n − 1)·M/(n·B), s.
 

@@ -50,6 +50,7 @@ from planner.performance.steps import (
 )
 from planner.performance.terms import (
     ACTIVATION_BYTES,
+    DEFAULT_ENGINE,
     DeploymentTerms,
     Links,
     Num,
@@ -58,11 +59,13 @@ from planner.performance.terms import (
     compute_peak_tflops,
     deployment_terms,
     efficiency_terms,
+    engine_fields,
     group_links,
 )
 
 __all__ = [
     "ACTIVATION_BYTES",
+    "DEFAULT_ENGINE",
     "DeploymentTerms",
     "Links",
     "Num",
@@ -75,6 +78,7 @@ __all__ = [
     "decode_step",
     "deployment_terms",
     "efficiency_terms",
+    "engine_fields",
     "experts_touched",
     "group_links",
     "kv_bytes_per_gpu",

@@ -9,9 +9,16 @@ from planner.catalog.loader import Catalog
 from planner.errors import InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
+from planner.performance.load import serve_at_load
 from planner.performance.memory import kv_bytes_per_sequence, max_batch, memory_per_gpu_bytes
-from planner.performance.steps import StepBreakdown, decode_step, mean_decode_context_tokens, prefill_step
-from planner.performance.terms import deployment_terms
+from planner.performance.steps import (
+    StepBreakdown,
+    decode_step,
+    host_s,
+    mean_decode_context_tokens,
+    prefill_step,
+)
+from planner.performance.terms import DEFAULT_ENGINE, DeploymentTerms, deployment_terms, engine_fields
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
 
@@ -30,6 +37,9 @@ class PredictRequest:
     output_tokens: int = 256
     workspace_gib: float = 2.0
     ideal: bool = False
+    engine: str = DEFAULT_ENGINE
+    requests_per_s: float | None = None
+    """Offered load of one replica; with it the engine scheduler gives TTFT/TPOT/throughput at that load."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,10 @@ class Prediction:
     output_tokens_per_s: float
     bound: Literal["memory", "compute", "communication"]
     efficiency: eff.EfficiencyTerms
+    engine_terms: dict[str, float]
+    """The engine's host costs, collective start-up and chunk budget as used (0 costs when ideal)."""
+    load: dict[str, float | bool] | None = None
+    """The scheduler at ``requests_per_s`` (performance.load.serve_at_load), None without a load."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``planner predict --json``."""
@@ -71,6 +85,7 @@ class Prediction:
             "output_tokens": r.output_tokens,
             "context_tokens": r.input_tokens + r.output_tokens,
             "ideal": r.ideal,
+            "engine": r.engine,
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
@@ -92,7 +107,9 @@ class Prediction:
                 "decode": _breakdown_json(self.decode),
                 "prefill": _breakdown_json(self.prefill),
                 "efficiency": self.efficiency.as_dict(),
+                "engine": self.engine_terms,
             },
+            "at_load": self.load,
         }
 
 
@@ -130,10 +147,13 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         raise InputError("--batch must be >= 1")
     if request.input_tokens < 1 or request.output_tokens < 1:
         raise InputError("--input-tokens and --output-tokens must be >= 1")
+    if request.requests_per_s is not None and not request.requests_per_s > 0:
+        raise InputError("--requests-per-s must be > 0 (requests per second offered to one replica)")
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
+    engine = resolve(catalog, catalog.engines, request.engine, "engine", "--engine")
     terms = deployment_terms(
         catalog,
         model=model,
@@ -143,6 +163,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         tp=request.tp,
         pp=request.pp,
         ideal=request.ideal,
+        engine=engine,
     )
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
@@ -192,4 +213,33 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         output_tokens_per_s=batch / step_s,
         bound=str(decode.bound()),  # type: ignore[arg-type]
         efficiency=terms.efficiency,
+        engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
+        load=None if request.requests_per_s is None else _at_load(terms, request, workspace),
     )
+
+
+def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) -> dict[str, float | bool]:
+    """serve_at_load of one replica at the request's offered load (the candidate table's function)."""
+    context = float(request.input_tokens + request.output_tokens)
+    limit = float(max_batch(terms, context_tokens=context, workspace_bytes=workspace))
+    pt = serve_at_load(
+        terms,
+        requests_per_s=float(request.requests_per_s or 0.0),
+        input_tokens=float(request.input_tokens),
+        output_tokens=float(request.output_tokens),
+        max_batch=max(limit, 1.0),
+    )
+    return {
+        "requests_per_s": float(pt.requests_per_s),
+        "stable": bool(pt.stable),
+        "ttft_ms": float(pt.ttft_s) * 1e3,
+        "tpot_ms": float(pt.tpot_s) * 1e3,
+        "output_tokens_per_s": float(pt.output_tokens_per_s),
+        "running_batch": float(pt.running_batch),
+        "prefill_tokens_per_step": float(pt.prefill_tokens_per_step),
+        "prefill_utilization_frac": float(pt.prefill_utilization_frac),
+        "chunk_steps": float(pt.chunk_steps),
+        "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
+        "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
+        "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
+    }

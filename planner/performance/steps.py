@@ -9,7 +9,8 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
-from planner.ledgers.communication import allreduce_startup_s, tp_allreduce_s, transfer_s
+from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, tp_allreduce_s, transfer_s
+from planner.ledgers.inference import engine_host_s
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
@@ -64,17 +65,36 @@ def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
 
 
 def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """One TP all-reduce: engine launch τ_e + 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), s (0 at TP1)."""
     ranks = terms.tp
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
     t = tp_allreduce_s(
         message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
     )
-    return np.where(ranks > 1, t, 0.0)
+    return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
 def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
-    """Start-up part 2(t − 1)·α of one TP all-reduce (the small-message NCCL latency), s."""
-    return np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
+    """Start-up part τ_e + 2(t − 1)·α of one TP all-reduce (the small-message latency), s."""
+    hops = np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
+    return hops + collective_launch_s(terms.tp, launch_us=terms.collective_launch_us)
+
+
+def host_s(terms: DeploymentTerms, batch: Num) -> Num:
+    """Engine host time of one step with ``batch`` running sequences (ledgers.inference.engine_host_s), s."""
+    return engine_host_s(
+        terms.layers,
+        batch,
+        step_ms=terms.host_step_ms,
+        per_layer_us=terms.host_per_layer_us,
+        per_sequence_us=terms.host_per_sequence_us,
+    )
+
+
+def exposed_comm_s(terms: DeploymentTerms, comm_s: Num, gemm_s: Num) -> Num:
+    """TP communication left on the critical path: all of it, or max(comm − GEMM, 0) if the engine overlaps."""
+    o = terms.collectives_overlap
+    return (1.0 - o) * comm_s + o * np.maximum(comm_s - gemm_s, 0.0)
 
 
 def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
@@ -109,12 +129,14 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_s = kv_bytes / bw
     allreduces = 2 * (terms.layers / p)
-    tp_comm = allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
-    overhead = e.step_overhead_s
+    overhead = e.step_overhead_s + host_s(terms, batch)
     # serially dependent groups add (ops.operator_sequence_s); each is kept for the breakdown
     linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
     attention_ops = ops.operator_stage_s(attention_s, kv_s)
+    tp_comm = exposed_comm_s(
+        terms, allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+    )
     total = overhead + p * (linear_ops + attention_ops + tp_comm) + pp_comm
     return StepBreakdown(
         weights_read_s=p * weights_s,
@@ -155,11 +177,13 @@ def prefill_step(
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
-    tp_comm = allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
-    overhead = e.step_overhead_s
+    overhead = e.step_overhead_s + host_s(terms, batch)
     linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
     attention_ops = ops.operator_stage_s(attention_s, kv_write_s)
+    tp_comm = exposed_comm_s(
+        terms, allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+    )
     total = overhead + linear_ops + attention_ops + tp_comm + pp_comm
     return StepBreakdown(
         weights_read_s=weights_s,
@@ -181,3 +205,68 @@ def prefill_step(
 def mean_decode_context_tokens(input_tokens: Num, output_tokens: Num) -> Num:
     """Mean history over a request's decode calls: call j sees P + j, j = 1..G − 1 → P + G/2 (card 1)."""
     return input_tokens + output_tokens / 2.0
+
+
+def mixed_step(
+    terms: DeploymentTerms,
+    *,
+    decode_batch: Num,
+    decode_context_tokens: Num,
+    prefill_tokens: Num,
+    prompt_tokens: Num,
+) -> Num:
+    """One chunked-prefill engine step: B decode tokens + c prompt tokens through ONE weight pass, s.
+
+    With B = ``decode_batch`` at history H = ``decode_context_tokens`` and c = ``prefill_tokens`` from
+    prompts of P = ``prompt_tokens`` tokens (c/P prompts; each prompt token attends to (P + 1)/2 earlier
+    tokens on average), split in p micro-batches over the PP stages:
+
+        T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
+            + max(F_attn/(Π·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
+
+    all per GPU (÷ t·p). η_p is the prefill saturation curve at the GEMM rows of a step that runs a chunk,
+    max(c, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
+    (c → 0) adds its FLOPs at the chunk's efficiency instead of at an ever smaller row count. At c = 0 it is
+    :func:`decode_step`; at B = 0, c = P it is a single prefill.
+    """
+    e = terms.efficiency
+    t, p = terms.tp, terms.pp
+    b_dec = decode_batch / p
+    c_pre = prefill_tokens / p
+    prompts = c_pre / np.maximum(prompt_tokens, 1.0)
+    window_ctx = _min(decode_context_tokens, terms.window_tokens)
+    attn_dec = (
+        terms.attention_flop_per_pair_per_layer
+        * b_dec
+        * (terms.full_attention_layers * decode_context_tokens + terms.window_layers * window_ctx)
+    )
+    pairs = c_pre * (prompt_tokens + 1.0) / 2.0
+    attn_pre = terms.attention_flop_per_pair_per_layer * (
+        terms.full_attention_layers * pairs + terms.window_layers * _min(pairs, c_pre * terms.window_tokens)
+    )
+    peak = terms.peak_tflops * FLOP_PER_TFLOP
+    eta_dec = eff.decode_compute_efficiency_frac(e, b_dec)
+    # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
+    chunk_rows = np.maximum(np.minimum(prompt_tokens, terms.chunk_tokens - decode_batch), 1.0) / p
+    eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows))
+    lin_dec = b_dec * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
+    lin_pre = (c_pre * terms.linear_flop_per_token + prompts * terms.lm_head_flop_per_token) / (t * p) / (
+        peak * eta_pre
+    )
+    attn_s = attn_dec / (t * p) / (peak * eta_dec) + attn_pre / (t * p) / (peak * eta_pre)
+    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, b_dec + c_pre)
+    weights_s = weights_read_bytes(terms, b_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
+    kv_read = kv_bytes_per_gpu(terms, batch=b_dec, context_tokens=decode_context_tokens) / eff.kv_paging_factor(
+        e, decode_context_tokens
+    )
+    kv_write = kv_bytes_per_gpu(terms, batch=prompts, context_tokens=prompt_tokens) / p
+    linear_ops = ops.operator_stage_s(lin_dec + lin_pre, weights_s)
+    attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
+    rows = b_dec + c_pre
+    allreduces = 2 * (terms.layers / p)
+    tp_comm = exposed_comm_s(
+        terms, allreduces * _tp_allreduce_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+    )
+    pp_comm = _pp_transfer_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES)
+    host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / np.maximum(prompt_tokens, 1.0))
+    return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import Accelerator, Interconnect, Model, NumericFormat
+from planner.catalog.schema import Accelerator, Engine, Interconnect, Model, NumericFormat
 from planner.errors import InputError
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
@@ -17,6 +17,9 @@ from planner.units import BYTES_PER_GB
 
 ACTIVATION_BYTES = 2.0
 """Activations travel between TP ranks and PP stages in BF16 (2 B per value)."""
+
+DEFAULT_ENGINE = "vllm"
+"""Engine of a deployment that names none (workloads, ``planner predict``)."""
 
 Num = Any  # float or numpy array: every function below is plain arithmetic over its inputs
 
@@ -60,6 +63,15 @@ class DeploymentTerms:
     pp_link_latency_us: Num
     # efficiencies (1.0 and 0 overhead when ideal)
     efficiency: eff.EfficiencyTerms = field(default_factory=eff.EfficiencyTerms.ideal)
+    # serving engine (catalogs/engines.yaml; all 0 when ideal)
+    host_step_ms: Num = 0.0
+    host_per_layer_us: Num = 0.0
+    host_per_sequence_us: Num = 0.0
+    collective_launch_us: Num = 0.0
+    collectives_overlap: Num = 0.0
+    """1 when the engine overlaps TP all-reduces with the next GEMM, else 0."""
+    chunk_tokens: Num = 8192.0
+    """The engine's chunked-prefill token budget per step."""
 
     def as_dict(self) -> dict[str, Any]:
         """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
@@ -144,11 +156,15 @@ def deployment_terms(
     tp: int = 1,
     pp: int = 1,
     ideal: bool = False,
+    engine: Engine | str = DEFAULT_ENGINE,
 ) -> DeploymentTerms:
     """Evaluate the architecture ledgers and catalog figures of one deployment into DeploymentTerms.
 
+    ``engine`` (a record or an id of catalogs/engines.yaml) supplies the host costs, the collective start-up
+    and the chunked-prefill budget; ``ideal`` zeroes its costs like every other efficiency term.
     Raises UnsupportedDeployment for configurations that cannot run (format, fabric, layer split).
     """
+    eng = catalog.engine(engine) if isinstance(engine, str) else engine
     if tp < 1 or pp < 1:
         raise InputError("tp and pp must be >= 1")
     check_format_supported(gpu, weight_format, role="weight")
@@ -199,4 +215,18 @@ def deployment_terms(
         pp_link_gb_per_s=links.pp.gb_per_s_per_direction if links.pp else 1.0,
         pp_link_latency_us=links.pp.latency_us if links.pp else 0.0,
         efficiency=efficiency,
+        **engine_fields(eng, ideal=ideal),
     )
+
+
+def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
+    """The DeploymentTerms fields an engine sets (host costs and collective start-up 0 when ``ideal``)."""
+    cost = 0.0 if ideal else 1.0
+    return {
+        "host_step_ms": cost * engine.host_step_ms,
+        "host_per_layer_us": cost * engine.host_per_layer_us,
+        "host_per_sequence_us": cost * engine.host_per_sequence_us,
+        "collective_launch_us": cost * engine.collective_launch_us,
+        "collectives_overlap": 1.0 if engine.overlaps_collectives else 0.0,
+        "chunk_tokens": float(engine.chunked_prefill_tokens),
+    }

@@ -69,6 +69,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 placement=ctx.sites[str(c["site"])].kind,
                 quantization=str(c["quantization"]),
                 kv_dtype=str(c["kv_dtype"]),
+                engine=str(c.get("engine", "vllm")),
                 tp=int(c["tp"]),
                 pp=int(c["pp"]),
                 replicas=replicas,

@@ -60,6 +60,8 @@ class Deployment:
     """Its share (by GPUs) of the horizon cost of the supply at its (GPU, site), per month."""
     procurement: str = ""
     rental_kind: str | None = None
+    engine: str = "vllm"
+    """Serving engine (catalogs/engines.yaml) whose host costs and scheduler the numbers assume."""
 
 
 @dataclass(frozen=True)

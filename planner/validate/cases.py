@@ -104,7 +104,16 @@ class _Builder:
         self.skipped.append(Skipped(source, label, reason))
 
     def terms(
-        self, source: str, label: str, *, model: str, gpu: str, quant: str, kv: str | None = None, tp: int = 1
+        self,
+        source: str,
+        label: str,
+        *,
+        model: str,
+        gpu: str,
+        quant: str,
+        engine: str,
+        kv: str | None = None,
+        tp: int = 1,
     ) -> tuple[Accelerator, NumericFormat, perf.DeploymentTerms] | None:
         """Deployment terms of a measurement configuration, or None (row skipped) if it is not in the catalog."""
         if gpu not in GPU_IDS or GPU_IDS[gpu] is None:
@@ -127,6 +136,7 @@ class _Builder:
                 weight_format=wfmt,
                 kv_format=kfmt,
                 tp=tp,
+                engine=engine,
             )
         except InputError as exc:
             self.skip(source, label, f"not a supported deployment: {exc}")

@@ -12,29 +12,26 @@ from planner.validate.cases import TIME_METRICS, Case
 from planner.validate.predictions import case_efficiency, evaluate, predict_case
 from planner.validate.scores import ErrorSummary, summarize
 
-FIT_PARAMETERS = ("step_overhead_ms", "decode_mbu_scale", "prefill_mfu_scale")
+FIT_PARAMETERS = ("decode_mbu_scale", "prefill_mfu_scale")
 MIN_FIT_ROWS = 3
-"""Families with fewer fit rows keep the physics defaults (three parameters need at least three rows)."""
-FIT_REGULARIZATION = 0.02
-"""Weight of the prior term: (Δ ln scale)² and (Δ overhead / 5 ms)² per parameter."""
-OVERHEAD_PRIOR_SCALE_MS = 5.0
-MIN_STEP_OVERHEAD_MS = 0.1
-MAX_STEP_OVERHEAD_MS = 10.0
-"""Overhead bounds of the fit (the range tests/catalog accepts: a launch at least, a slow host at most)."""
-LN_SCALE_MIN = math.log(0.5)
-LN_SCALE_MAX = math.log(1.6)
-"""Efficiency scales stay within 0.5-1.6x the sourced defaults (and efficiencies at most 1)."""
+"""Families with fewer fit rows keep the physics defaults."""
+FIT_REGULARIZATION = 0.05
+"""Weight of the prior term (ln scale)² per parameter (prior: the sourced default, scale 1)."""
+LN_SCALE_MIN = math.log(0.8)
+LN_SCALE_MAX = math.log(1.25)
+"""Efficiency scales stay within 0.8-1.25x the sourced defaults (and efficiencies at most 1): host costs are
+the engine's (catalogs/engines.yaml), so a scale can no longer stand in for a missing overhead."""
 
 UNCALIBRATED_PARAMETERS: dict[str, dict[str, float]] = {
-    "nvidia_ampere": {"step_overhead_ms": 1.0, "prefill_saturation_tokens": 128},
-    "nvidia_hopper": {"step_overhead_ms": 1.0, "prefill_saturation_tokens": 256},
-    "nvidia_ada": {"step_overhead_ms": 1.5, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell": {"step_overhead_ms": 1.5, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell_consumer": {"step_overhead_ms": 1.4, "prefill_saturation_tokens": 256},
-    "amd_cdna3": {"step_overhead_ms": 2.0, "prefill_saturation_tokens": 256},
-    "apple_m": {"step_overhead_ms": 3.0, "prefill_saturation_tokens": 128},
-    "nvidia_jetson": {"step_overhead_ms": 5.0, "prefill_saturation_tokens": 256},
-    "nvidia_gb10": {"step_overhead_ms": 3.0, "prefill_saturation_tokens": 256},
+    "nvidia_ampere": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
+    "nvidia_hopper": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_ada": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_blackwell": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_blackwell_consumer": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "amd_cdna3": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "apple_m": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
+    "nvidia_jetson": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_gb10": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
 }
 """The physics defaults of catalogs/calibration.yaml before any fit (the 'uncalibrated' baseline)."""
 
@@ -78,21 +75,18 @@ def nelder_mead(
 
 def _decode_parameters(x: np.ndarray) -> dict[str, float]:
     return {
-        "step_overhead_ms": float(min(max(x[0], MIN_STEP_OVERHEAD_MS), MAX_STEP_OVERHEAD_MS)),
-        "decode_mbu_scale": float(math.exp(min(max(x[1], LN_SCALE_MIN), LN_SCALE_MAX))),
-        "prefill_mfu_scale": float(math.exp(min(max(x[2], LN_SCALE_MIN), LN_SCALE_MAX))),
+        "decode_mbu_scale": float(math.exp(min(max(x[0], LN_SCALE_MIN), LN_SCALE_MAX))),
+        "prefill_mfu_scale": float(math.exp(min(max(x[1], LN_SCALE_MIN), LN_SCALE_MAX))),
     }
 
 
 def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str, float]:
     """Regularised least squares on ln(predicted/measured) of one family's time and throughput cases.
 
-    Minimises Σ ln²(pred/meas) + λ·[(ln s_m)² + (ln s_p)² + ((T_o − T_o,0)/5 ms)²] over the step
-    overhead T_o and the MBU / MFU scales s_m, s_p (λ = FIT_REGULARIZATION) by Nelder–Mead.
+    Minimises Σ w·ln²(pred/meas) + λ·[(ln s_m)² + (ln s_p)²] over the MBU / MFU scales s_m, s_p
+    (λ = FIT_REGULARIZATION, bounds LN_SCALE_MIN..LN_SCALE_MAX) by Nelder–Mead; the host costs per step
+    are the engine's and are not fitted.
     """
-    prior = UNCALIBRATED_PARAMETERS.get(family, {}).get(
-        "step_overhead_ms", catalog.calibration[family].parameters.get("step_overhead_ms", 0.0)
-    )
     mine = [c for c in cases if c.family == family and c.metric in TIME_METRICS and c.fitted]
     counts = {m: sum(1 for c in mine if c.metric == m) for m in TIME_METRICS}
     # Each metric weighs the same whatever its row count, so 30 throughput rows cannot drown 3 TTFT rows.
@@ -106,10 +100,9 @@ def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str
             pred = predict_case(c, case_efficiency(catalog, c, p))
             loss += w * math.log(pred / c.measured) ** 2
         reg = math.log(p["decode_mbu_scale"]) ** 2 + math.log(p["prefill_mfu_scale"]) ** 2
-        reg += ((p["step_overhead_ms"] - prior) / OVERHEAD_PRIOR_SCALE_MS) ** 2
         return loss + FIT_REGULARIZATION * reg
 
-    best = nelder_mead(objective, [prior, 0.0, 0.0])
+    best = nelder_mead(objective, [0.0, 0.0], step=0.1)
     return _decode_parameters(best)
 
 
@@ -118,8 +111,8 @@ def fit_calibration(
 ) -> dict[str, dict[str, float]]:
     """Fit FIT_PARAMETERS per accelerator family with >= MIN_FIT_ROWS time/throughput cases (others keep defaults).
 
-    The base parameters (prefill saturation, paging, weight-only efficiency) are the catalog's; step
-    overhead starts from the physics default. ``exclude_source`` drops one source (leave-one-out).
+    The base parameters (prefill saturation, paging, weight-only efficiency, step overhead) are the
+    catalog's. ``exclude_source`` drops one source (leave-one-out).
     """
     base = _uncalibrated_catalog(catalog)
     used = [c for c in cases if c.source != exclude_source]

@@ -31,7 +31,7 @@ def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
         batch = _num(row, "batch_size_seqs") or 1.0
         ctx = _num(row, "context_tokens") or 0.0
         label = f"qwen3_8b rtx_pro_6000 bf16 B={batch:g} ctx={ctx:g}"
-        cfg = b.terms(src, label, model="Qwen3-8B", gpu=row["gpu"], quant="BF16")
+        cfg = b.terms(src, label, model="Qwen3-8B", gpu=row["gpu"], quant="BF16", engine="vllm")
         if cfg is None:
             continue
         b.add(
@@ -73,7 +73,9 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
         tp = int(row["gpu_count"])
         seqs = _num(row, "max_num_seqs") or 1.0
         label = f"{row['model']} {row['gpu']} {par} {row['weights_precision']} max_num_seqs={seqs:g}"
-        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp)
+        cfg = b.terms(
+            src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp, engine="vllm"
+        )
         if cfg is None:
             continue
         out = _num(row, "avg_output_len_tokens") or 256.0
@@ -113,7 +115,7 @@ def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
         isl = float(row["isl_tokens"])
         osl = float(row["osl_tokens"])
         label = f"{row['model']} {row['gpu']} TP{tp} {row['precision']} {isl:g}/{osl:g}"
-        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["precision"], tp=tp)
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["precision"], tp=tp, engine="trtllm")
         if cfg is None:
             continue
         batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH, engine="trtllm")
@@ -136,7 +138,9 @@ def _trtllm_a100(b: _Builder, rows: list[dict[str, str]]) -> None:
         isl = _num(row, "isl_tokens") or 1.0
         osl = _num(row, "osl_tokens")
         label = f"llama_2_7b a100 fp16 B={batch:g} {isl:g}/{osl or 0:g}"
-        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=int(row["tp_gpus"]))
+        cfg = b.terms(
+            src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=int(row["tp_gpus"]), engine="trtllm"
+        )
         if cfg is None:
             continue
         if osl is not None:
@@ -166,7 +170,7 @@ def _fastertransformer(b: _Builder, rows: list[dict[str, str]]) -> None:
     for row in rows:
         tp = int(row["tp_gpus"])
         label = f"13B dense {row['gpu']} TP{tp} ctx={row['context_tokens']}"
-        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=tp)
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant="FP16", tp=tp, engine="trtllm")
         if cfg is None:
             continue
         ctx = float(row["context_tokens"])
@@ -303,7 +307,7 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
         elif not quant and MODEL_IDS.get(row["model"]) is not None:
             b.skip(src, label, "quantisation not stated")
             continue
-        cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant)
+        cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant, engine="llamacpp")
         if cfg is None:
             continue
         note = "not llama.cpp" if "llama.cpp" not in row["backend"] else ""
