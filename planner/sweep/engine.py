@@ -13,7 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -109,7 +109,9 @@ class DaskEngine:
 
 def _lost_errors() -> tuple[type[BaseException], ...]:
     """Exceptions that mean 'the worker went away', not 'the variant failed'."""
-    errors: list[type[BaseException]] = [BrokenProcessPool]
+    # CancelledError: a Dask task whose scattered context was lost with its worker is cancelled; a new
+    # session scatters the context again
+    errors: list[type[BaseException]] = [BrokenProcessPool, CancelledError]
     try:
         from distributed import KilledWorker
         from distributed.comm.core import CommClosedError

@@ -68,8 +68,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture()
-def scheduler_and_worker(tmp_path: Path) -> Iterator[str]:
-    """`dask scheduler` and one `dask worker` on 127.0.0.1; yields the scheduler address."""
+def scheduler_and_worker(tmp_path: Path) -> Iterator[tuple[str, int]]:
+    """`dask scheduler` and one `dask worker` (with its nanny) on 127.0.0.1; yields the scheduler address
+    and the nanny's process id."""
     address = f"tcp://127.0.0.1:{_free_port()}"
     port = address.rsplit(":", 1)[1]
     logs = [open(tmp_path / name, "wb") for name in ("scheduler.log", "worker.log")]  # noqa: SIM115
@@ -105,7 +106,7 @@ def scheduler_and_worker(tmp_path: Path) -> Iterator[str]:
         )
         with distributed.Client(address, timeout=START_TIMEOUT_S, set_as_default=False) as client:
             client.wait_for_workers(1, timeout=START_TIMEOUT_S)
-        yield address
+        yield address, procs[1].pid
     finally:
         for proc in reversed(procs):
             _stop(proc)
@@ -114,12 +115,35 @@ def scheduler_and_worker(tmp_path: Path) -> Iterator[str]:
 
 
 def test_scheduler_and_worker_on_localhost_give_the_local_rows(
-    catalog: Catalog, local_result: SweepResult, scheduler_and_worker: str
+    catalog: Catalog, local_result: SweepResult, scheduler_and_worker: tuple[str, int]
 ) -> None:
+    address, _ = scheduler_and_worker
     start = time.perf_counter()
-    result = run_sweep(catalog, chat_sweep(catalog), DaskEngine(scheduler_and_worker))
+    result = run_sweep(catalog, chat_sweep(catalog), DaskEngine(address))
     assert time.perf_counter() - start < 120
-    assert result.engine == f"dask {scheduler_and_worker}"
+    assert result.engine == f"dask {address}"
+    _same_rows(local_result, result)
+
+
+def test_a_killed_dask_worker_costs_no_row(
+    catalog: Catalog, local_result: SweepResult, scheduler_and_worker: tuple[str, int]
+) -> None:
+    """After the first row the worker process is killed; its nanny starts a new one, the scheduler runs the
+    lost tasks again, and every row still arrives, equal to the local run."""
+    import psutil
+
+    address, nanny_pid = scheduler_and_worker
+    killed: list[int] = []
+
+    def kill_once(_row: object) -> None:
+        if not killed:
+            for child in psutil.Process(nanny_pid).children(recursive=True):
+                child.kill()
+                killed.append(child.pid)
+
+    result = run_sweep(catalog, chat_sweep(catalog), DaskEngine(address), on_row=kill_once)
+    assert killed
+    assert not result.failed
     _same_rows(local_result, result)
 
 
