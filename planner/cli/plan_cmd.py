@@ -82,8 +82,34 @@ def check_outputs(
 
 
 def _ms(value: float, slo: float) -> str:
-    """Observed latency, its SLO and the headroom: '812/2000 (59%)'."""
-    return f"{value:.0f}/{slo:.0f} ({1 - value / slo:.0%})" if slo else f"{value:.0f}"
+    """Observed latency, its SLO and the headroom: '812/2000 59%'."""
+    return f"{value:.0f}/{slo:.0f} {1 - value / slo:.0%}" if slo else f"{value:.0f}"
+
+
+NO_WRAP = (
+    "workload",
+    "model",
+    "quant/kv",
+    "gpu",
+    "site",
+    "TPxPP",
+    "TTFT/SLO ms",
+    "TPOT/SLO ms",
+)
+"""Plan table columns printed whole (ids); the others wrap."""
+
+
+def runs(values: list[int]) -> str:
+    """Replicas per period, runs of equal values shortened: [1, 1, 1, 2] → '1×3 2'."""
+    parts: list[str] = []
+    k = 0
+    while k < len(values):
+        n = 1
+        while k + n < len(values) and values[k + n] == values[k]:
+            n += 1
+        parts.append(f"{values[k]}×{n}" if n > 1 else str(values[k]))
+        k += n
+    return " ".join(parts)
 
 
 def _print_infeasible(data: dict[str, Any]) -> None:
@@ -119,14 +145,17 @@ def print_plan(result: Any) -> None:
         f"${data['opex_usd_per_month']:,.0f}/month"
         + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")
     )
-    t = Table(title=text(title))
+    t = Table(
+        title=text(title),
+        caption="TTFT/SLO, TPOT/SLO: observed / target ms and the headroom 1 − observed/target",
+    )
     multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
     left = ("workload", "model", "quant/kv", "gpu", "site", "placement", "replicas per period")
     columns = ["workload", "model", "quant/kv", "gpu", "TPxPP", "site", "placement", "repl", "GPUs", "batch"]
-    columns += ["TTFT ms/SLO (headroom)", "TPOT ms/SLO (headroom)", "req/s cap", "$/month"]
+    columns += ["TTFT/SLO ms", "TPOT/SLO ms", "req/s cap", "$/month"]
     columns += ["replicas per period"] if multi_period else []
     for c in columns:
-        t.add_column(c, justify="left" if c in left else "right")
+        t.add_column(c, justify="left" if c in left else "right", no_wrap=c in NO_WRAP)
     for d in data["deployments"]:
         row = [
             d["workload"],
@@ -145,11 +174,32 @@ def print_plan(result: Any) -> None:
             f"{d['cost_usd_per_month']:,.0f}",
         ]
         if multi_period:
-            row.append(" ".join(str(r) for r in d["replicas_per_period"]))
+            row.append(runs(d["replicas_per_period"]))
         t.add_row(*(text(c) for c in row))
     show(t)
+    _print_rentals(data)
     _print_orders(data)
     _print_binding_and_alternatives(data)
+
+
+def _print_rentals(data: dict[str, Any]) -> None:
+    """Rented supply: GPU, site, kind, peak GPUs, $/month and the quote paid (provider, price, source)."""
+    rentals = [s for s in data["supply"] if str(s["kind"]).startswith("rent")]
+    if not rentals:
+        return
+    r = Table(title="what to rent (quote paid)")
+    for c in ("gpu", "site", "kind", "GPUs", "$/month", "quote"):
+        r.add_column(c, justify="right" if c in ("GPUs", "$/month") else "left")
+    for s in rentals:
+        r.add_row(
+            text(s["gpu"]),
+            text(s["site"]),
+            text(s["kind"]),
+            str(s["gpus"]),
+            f"{s['cost_usd_per_month']:,.0f}",
+            text(s["source"]),
+        )
+    show(r)
 
 
 def _print_orders(data: dict[str, Any]) -> None:

@@ -192,3 +192,13 @@ def test_quiet_silences_wrote_lines(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     res = runner.invoke(app, ["--quiet", "init", str(path)])
     assert res.exit_code == 0 and path.exists() and res.stderr == ""
+
+
+def test_plan_table_shows_slo_headroom_rentals_and_period_runs() -> None:
+    from planner.cli.plan_cmd import runs
+
+    assert runs([1, 1, 1, 2, 3, 3]) == "1×3 2 3×2" and runs([]) == "" and runs([4]) == "4"
+    res = runner.invoke(app, ["plan", str(CHAT), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    assert "TTFT/SLO" in res.stdout and "/2000 " in res.stdout  # the chat SLO is 2000 ms
+    assert "what to rent (quote paid)" in res.stdout and "/GPU-h" in res.stdout
