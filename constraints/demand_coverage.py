@@ -7,7 +7,10 @@
 capacity − served).
 
 Notation: K_w candidates of workload w; flow[k, t] requests/s served by k; D[w, t] peak requests/s;
-scale ≥ 0 the common served fraction (variable ``scale``, only for max_throughput). In the
+scale ≥ 0 the common served fraction (variable ``scale``, only for max_throughput). The scale is measured
+from the first month any supply can serve (:func:`planner.problem.supply.first_supply_month`: the first
+purchase delivery when only buying is allowed); periods starting before it serve what they can,
+flow ≤ scale · D. In the
 explain-infeasibility mode (``ctx.elastic``) a shortfall short[w, t] ∈ [0, D] is added to the left side.
 """
 
@@ -16,11 +19,13 @@ from __future__ import annotations
 import pulp
 
 from planner.problem.context import BuildContext
+from planner.problem.supply import first_supply_month
 
 
 def add_demand_coverage(ctx: BuildContext) -> None:
     """Add one coverage row per (workload, period)."""
     scale = ctx.variables["scale"].get(()) if ctx.scenario.objective == "max_throughput" else None
+    from_month = first_supply_month(ctx.supply)
     for w in ctx.scenario.workloads:
         cands = list(ctx.cands_of_workload(w.name))
         for t in ctx.periods:
@@ -30,4 +35,7 @@ def add_demand_coverage(ctx: BuildContext) -> None:
             rhs = scale * demand if scale is not None else demand
             if ctx.elastic:
                 served = served + ctx.var("short", (w.name, t), low=0, up=demand)
-            ctx.add_row("demand_coverage", (w.name, t), served == rhs)
+            if scale is not None and ctx.start_month[t] < from_month:
+                ctx.add_row("demand_coverage", (w.name, t), served <= rhs)  # before any supply arrives
+            else:
+                ctx.add_row("demand_coverage", (w.name, t), served == rhs)

@@ -12,7 +12,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
-from planner.audit import audit_plan
+from planner.audit import at_served_load, audit_plan
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
 from planner.optimize import solve, solve_context
@@ -20,6 +20,7 @@ from planner.optimize.alternatives import alternatives, rank
 from planner.optimize.explain import Explanation, explain_capacity, explain_workload_candidates
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
+from planner.problem.supply import first_supply_month
 from planner.readout.deployments import deployments
 from planner.readout.ledger import CostLedger
 from planner.readout.read import cost_ledger, schedule, supply_lines
@@ -111,6 +112,7 @@ def plan(
         gap=gap,
         bound_usd=bound_usd,
         served_scale=served_scale,
+        served_from_month=None if served_scale is None else first_supply_month(ctx.supply),
     )
 
 
@@ -131,6 +133,7 @@ def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: Buil
     supply = supply_lines(ctx, sol, ledger)
     deps = deployments(ctx, sol, supply)
     audit_plan(catalog, scenario, deps, table.sites)
+    deps = [at_served_load(catalog, scenario, d, table.sites) for d in deps]
     return _Readout(entries, ledger, supply, deps)
 
 

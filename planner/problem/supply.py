@@ -134,6 +134,12 @@ class SupplyOption:
         return f"{base}:m{self.purchase_month}" if self.kind is SupplyKind.BUY else base
 
 
+def first_supply_month(supply: list[SupplyOption]) -> float:
+    """The first month any option can serve: 0 when something is rented or owned, else the earliest
+    delivery of a purchase (order month + lead time); 0 without options."""
+    return min((o.available_from_month if o.kind is SupplyKind.BUY else 0.0 for o in supply), default=0.0)
+
+
 def supply_options(
     catalog: Catalog, scenario: Scenario, sites: dict[str, Site], pairs: set[tuple[str, str]]
 ) -> list[SupplyOption]:

@@ -44,6 +44,9 @@ class PlanResult:
     the solver reports none)."""
     served_scale: float | None = None
     """max_throughput: the common fraction of the stated demand that is served."""
+    served_from_month: float | None = None
+    """max_throughput: the month from which the served fraction holds (the first purchase delivery when
+    only buying is allowed, else 0); earlier periods serve what they can."""
 
     @property
     def feasible(self) -> bool:
@@ -99,6 +102,7 @@ class PlanResult:
             "output_tokens_served": ledger.output_tokens if ledger else None,
             "cash_flow_usd_per_month": ledger.cash_flow_usd_per_month if ledger else None,
             "served_scale": self.served_scale,
+            "served_from_month": self.served_from_month,
             "served_requests_per_s": self.served_requests_per_s(),
             "deployments": [as_json(d) for d in self.deployments],
             "supply": [as_json(s) for s in self.supply],
