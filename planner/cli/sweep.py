@@ -1,8 +1,8 @@
 """``planner sweep``: one plan per variant of a scenario, on local processes or a Dask cluster.
 
-Self-contained (its own error guard and JSON writer) so it registers on any ``typer.Typer`` with
-:func:`register`. Heavy modules load inside the command. Progress goes to stderr; ``--json`` keeps stdout
-for the JSON alone.
+Its own error guard and JSON writer, so it registers on any ``typer.Typer`` with :func:`register`;
+``planner --quiet`` (planner.cli.common.VERBOSITY) hides the progress bar and the 'wrote' lines. Heavy
+modules load inside the command. Progress goes to stderr; ``--json`` keeps stdout for the JSON alone.
 """
 
 from __future__ import annotations
@@ -189,7 +189,11 @@ def sweep(
         if output is not None and output.suffix.lower() != ".xlsx":
             raise InputError(f"-o {output}: the workbook name must end in .xlsx")
         engine = _engine(workers, dask)
-        return _run(scenario_path, vary, "grid" if grid else "zip", engine, time_limit, resume, quiet=False)
+        return _run(scenario_path, vary, "grid" if grid else "zip", engine, time_limit, resume, quiet=quiet)
+
+    from planner.cli.common import VERBOSITY
+
+    quiet = VERBOSITY.quiet
 
     result = _guard(go)
     data = _clean(result.to_json())
@@ -206,7 +210,7 @@ def sweep(
     if not as_json:
         _print_table(result)
     for path in (json_out, output):
-        if path is not None:
+        if path is not None and not quiet:
             _err.print(f"wrote {path}", highlight=False)
     if result.failed:
         _err.print(
