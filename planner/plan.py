@@ -17,7 +17,12 @@ from planner.candidates import CandidateTable, build_candidates
 from planner.catalog.loader import Catalog
 from planner.optimize import solve, solve_context
 from planner.optimize.alternatives import alternatives, rank
-from planner.optimize.explain import Explanation, explain_capacity, explain_workload_candidates
+from planner.optimize.explain import (
+    Explanation,
+    explain_capacity,
+    explain_supply,
+    explain_workload_candidates,
+)
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import first_supply_month
@@ -27,6 +32,9 @@ from planner.readout.read import cost_ledger, schedule, supply_lines
 from planner.readout.result import PlanResult
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
 from planner.scenario import Scenario
+
+ZERO_SCALE = 1e-9
+"""max_throughput: a served fraction at or below this serves nothing — answered as infeasible, with the cause."""
 
 BUDGET_EXPLANATION = Explanation(
     workload=None, requirement="budget", message="no plan fits the budget", relaxation="raise the budget"
@@ -76,9 +84,11 @@ def plan(
     served_scale = None
     if scenario.objective == "max_throughput":
         # first stage: the largest common served fraction within the budget
-        stage1 = solve_context(build_context(catalog, scenario, table), solver=solver, time_limit_s=time_limit_s)
-        if stage1.status == "infeasible":
-            return _infeasible(scenario, table, stage1.solve_seconds, start, [BUDGET_EXPLANATION])
+        first = build_context(catalog, scenario, table)
+        stage1 = solve_context(first, solver=solver, time_limit_s=time_limit_s)
+        if stage1.status == "infeasible" or stage1.values["scale"][()] <= ZERO_SCALE:  # no plan serves anything
+            why = explain_supply(first) or [BUDGET_EXPLANATION]
+            return _infeasible(scenario, table, stage1.solve_seconds, start, why)
         served_scale = stage1.values["scale"][()]
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:

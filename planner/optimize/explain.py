@@ -19,7 +19,8 @@ from constraints import names_with
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.optimize.solver import SolverName, solve_context
-from planner.problem.context import build_context
+from planner.problem.context import BuildContext, build_context
+from planner.problem.supply import SupplyKind
 from planner.scenario import Scenario, Slo
 
 EXPLAIN_MAX_NODES = 2000
@@ -62,7 +63,11 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
         if reasons.empty:
             return "no candidates"
         memory = [r for r in reasons.index if str(r).startswith("does not fit")]
-        return f"does not fit in memory at any allowed TP/PP and format ({memory[0]})" if memory else str(reasons.index[0])
+        return (
+            f"does not fit in memory at any allowed TP/PP and format ({memory[0]})"
+            if memory
+            else str(reasons.index[0])
+        )
     ttft_ms = fits["prefill_ms"] + fits["network_ms"]
     ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
     best = fits.loc[ratio.idxmin()]
@@ -73,7 +78,9 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
         tpot = float(best["tpot_floor_ms"])
         misses.append(f"TPOT by {tpot - slo.tpot_ms:.1f} ms ({tpot:.1f} ms > {slo.tpot_ms:g} ms)")
     if best_ttft_ms > slo.ttft_ms:
-        misses.append(f"TTFT by {best_ttft_ms - slo.ttft_ms:.0f} ms ({best_ttft_ms:.0f} ms > {slo.ttft_ms:g} ms)")
+        misses.append(
+            f"TTFT by {best_ttft_ms - slo.ttft_ms:.0f} ms ({best_ttft_ms:.0f} ms > {slo.ttft_ms:g} ms)"
+        )
     if not misses:
         return f"fits as {config} but no operating point meets the SLOs with queueing"
     return f"fits as {config} but misses {' and '.join(misses)} at its best configuration"
@@ -136,16 +143,92 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
     return out
 
 
+def explain_supply(ctx: BuildContext) -> list[Explanation]:
+    """Causes read from the supply options alone, per workload (in the user's words):
+
+    * no supply at all for its GPUs and sites — with buy-only procurement, no site allows buying (only
+      datacenter sites do);
+    * nothing arrives before month N: every option is a purchase, delivered N months in at the earliest
+      (the lead time), so the demand of the months before cannot be served;
+    * a capex budget below the price of one node of every buy option it has (and nothing else to use)."""
+    out: list[Explanation] = []
+    scenario = ctx.scenario
+    budget = scenario.budget
+    for w in scenario.workloads:
+        pairs = {
+            (str(g), str(site))
+            for g, site in ctx.cands.loc[list(ctx.cands_of_workload(w.name)), ["gpu", "site"]].itertuples(
+                index=False
+            )
+        }
+        options = [o for o in ctx.supply if (o.gpu, o.site) in pairs]
+        sites = ", ".join(sorted({site for _g, site in pairs})) or "none"
+        if not options:
+            buy_only = scenario.procurement == ["buy"] or "rent" not in scenario.procurement
+            message = (
+                f"{w.name}: no site allows buying (buying needs a datacenter site; its sites: {sites})"
+                if buy_only
+                else f"{w.name}: no way to obtain its GPUs at its sites ({sites}): no rent quote, purchase or inventory"
+            )
+            out.append(
+                Explanation(w.name, "supply", message, "allow rent, add a datacenter site or add inventory")
+            )
+            continue
+        if all(o.kind is SupplyKind.BUY for o in options):
+            first = min(o.available_from_month for o in options)
+            lead = min(o.lead_time_months for o in options)
+            if first > 0 and scenario.objective == "min_cost":
+                out.append(
+                    Explanation(
+                        w.name,
+                        "lead_time",
+                        f"{w.name}: nothing bought arrives before month {first:g} (purchase lead time {lead:g} "
+                        f"months), so its demand in months 0–{first:g} cannot be served",
+                        "add rent or inventory for the first months",
+                    )
+                )
+            cheapest = min(o.capex_usd_per_unit for o in options)
+            if budget is not None and budget.capex_usd is not None and budget.capex_usd < cheapest:
+                node = min(options, key=lambda o: o.capex_usd_per_unit)
+                out.append(
+                    Explanation(
+                        w.name,
+                        "budget",
+                        f"{w.name}: the capex budget ${budget.capex_usd:,.0f} is below one node "
+                        f"(${cheapest:,.0f}: {node.gpu} at {node.site})",
+                        f"raise the capex budget to ${cheapest:,.0f} or allow rent",
+                    )
+                )
+        monthly = min(o.usd_per_unit_month for o in options)
+        if (
+            budget is not None
+            and budget.opex_usd_per_month is not None
+            and budget.opex_usd_per_month < monthly
+        ):
+            node = min(options, key=lambda o: o.usd_per_unit_month)
+            out.append(
+                Explanation(
+                    w.name,
+                    "budget",
+                    f"{w.name}: the opex budget ${budget.opex_usd_per_month:,.0f}/month is below one unit "
+                    f"(${monthly:,.0f}/month: {node.gpu} at {node.site}, {node.kind.value})",
+                    f"raise the opex budget to ${monthly:,.0f}/month",
+                )
+            )
+    return out
+
+
 def explain_capacity(
     catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName
 ) -> list[Explanation]:
     """Re-solve with a penalized shortfall per workload to name the resource rows that bind (devices, site
     GPUs, power, budget: the families of role ``resource``)."""
     ctx = build_context(catalog, scenario, table)
+    causes = explain_supply(ctx)
     ctx.elastic = True
     sol = solve_context(ctx, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
     if sol.status == "infeasible":
-        return [
+        return causes or [
             Explanation(
                 workload=None,
                 requirement="unknown",
@@ -157,9 +240,10 @@ def explain_capacity(
     limit_text = (
         "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
     )
-    out: list[Explanation] = []
+    out: list[Explanation] = list(causes)
+    explained = {c.workload for c in causes}  # their shortfall per period restates the cause
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
-        if short <= 1e-6:
+        if short <= 1e-6 or w_name in explained:
             continue
         demand = ctx.demand[(w_name, t)]
         out.append(

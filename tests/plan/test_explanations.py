@@ -10,7 +10,7 @@ import pandas as pd
 from planner.catalog import Catalog
 from planner.optimize.explain import closest_miss
 from planner.plan import plan
-from planner.scenario import Budget, Slo, load_scenario
+from planner.scenario import Budget, Scenario, Slo, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,3 +80,41 @@ def test_budget_with_buy_only_serves_from_the_first_delivery(catalog: Catalog) -
     assert result.capex_usd <= 1.6e6
     before = [e for e in result.schedule if e.start_month < lead_months]
     assert before and all(sum(e.served_requests_per_s.values()) == 0 for e in before)
+
+
+def _buy_only(catalog: Catalog, **update: object) -> Scenario:
+    stated = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
+    return stated.model_copy(update={"procurement": ["buy"], **update})
+
+
+def test_buy_only_plan_names_the_lead_time(catalog: Catalog) -> None:
+    """Buy-only min cost: the demand of the first months cannot be served because purchases arrive after
+    their lead time — the answer says so, and offers rent or inventory."""
+    result = plan(catalog, _buy_only(catalog), with_alternatives=False)
+    lead = min(catalog.gpu(g).purchase.lead_time_months for g in ("h100_sxm", "h200_sxm"))  # type: ignore[union-attr]
+    assert result.status == "infeasible"
+    first = result.infeasibility[0]
+    assert first.requirement == "lead_time"
+    assert f"nothing bought arrives before month {lead:g} (purchase lead time {lead:g} months)" in first.message
+    assert "rent or inventory" in first.relaxation
+
+
+def test_buy_only_without_a_datacenter_says_no_site_allows_buying(catalog: Catalog) -> None:
+    stated = _buy_only(catalog)
+    cloud_only = [w.model_copy(update={"sites": ["us_east"]}) for w in stated.workloads]
+    result = plan(catalog, stated.model_copy(update={"workloads": cloud_only}), with_alternatives=False)
+    assert result.status == "infeasible"
+    assert [e.message for e in result.infeasibility] == [
+        "chat: no site allows buying (buying needs a datacenter site; its sites: us_east)"
+    ]
+
+
+def test_budget_below_one_node_names_the_node_price(catalog: Catalog) -> None:
+    """A $1,000 capex budget with buy-only procurement serves nothing: infeasible, naming the cheapest node."""
+    scenario = _buy_only(catalog, objective="max_throughput", budget=Budget(capex_usd=1000))
+    result = plan(catalog, scenario, with_alternatives=False)
+    cheapest = min(catalog.gpu(g).purchase.usd_per_node for g in ("h100_sxm", "h200_sxm"))  # type: ignore[union-attr]
+    assert result.status == "infeasible"
+    assert result.infeasibility[0].message.startswith(
+        f"chat: the capex budget $1,000 is below one node (${cheapest:,.0f}: "
+    )
