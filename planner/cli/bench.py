@@ -16,7 +16,7 @@ from planner.plan import plan
 from planner.scenario import parse_scenario
 
 ECONOMICS_TIME_LIMIT_S: float | None = None
-"""None: the large-problem path (planner.optimize.decompose) uses its own budget; the row shows its status and the gap
+"""None: the large-problem path (planner.optimize.decompose) works to its own node limits (repeatable); the row shows its status and the gap
 to its proven lower bound (issue 4 target: under 10 s in all)."""
 
 WORKLOADS = [
@@ -100,9 +100,51 @@ def _gap(result: object) -> str:
 
 
 def _cost_and_bound(result: object) -> str:
-    cost, gap = float(getattr(result, "total_cost_usd", float("nan"))), getattr(result, "gap", None)
-    bound = cost if gap is None else cost * (1 - gap)
-    return f"{cost:,.0f} / {bound:,.0f}"
+    cost, bound = float(getattr(result, "total_cost_usd", float("nan"))), getattr(result, "bound_usd", None)
+    return f"{cost:,.0f} / {'n/a' if bound is None else f'{bound:,.0f}'}"
+
+
+RUN_ECONOMICS = (
+    "import json, sys, time\n"
+    "from planner.catalog import default_catalog\n"
+    "from planner.cli.bench import economics_scenario\n"
+    "from planner.plan import plan\n"
+    "t = time.perf_counter()\n"
+    "r = plan(default_catalog(), economics_scenario(), with_alternatives=False)\n"
+    "d = r.to_json()\n"
+    "seconds = time.perf_counter() - t\n"
+    "d.pop('solve_seconds'), d.pop('total_seconds')\n"
+    "print(json.dumps({'seconds': seconds, 'plan': d}, sort_keys=True))\n"
+)
+
+
+def repeatability_rows(runs: int = 2) -> list[tuple[str, str]]:
+    """Issue 15: the economics plan solved by ``runs`` processes at the same time (a loaded machine): each
+    run's seconds, cost, proven bound and gap, and whether their plan JSON (timing aside) is identical."""
+    import json
+    import subprocess
+    import sys
+
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RUN_ECONOMICS], stdout=subprocess.PIPE, text=True)
+        for _ in range(runs)
+    ]
+    out = [json.loads(p.communicate()[0]) for p in procs]
+    rows = []
+    for i, run in enumerate(out):
+        plan_json = run["plan"]
+        bound, gap = plan_json["bound_usd"], plan_json["gap"]
+        rows.append(
+            (
+                f"economics, {runs} at once, run {i + 1}: s / cost / bound / gap",
+                f"{run['seconds']:.1f} / {plan_json['total_cost_usd']:,.0f} / "
+                f"{'n/a' if bound is None else f'{bound:,.0f}'} / "
+                f"{'n/a' if gap is None else f'{gap:.1%}'}",
+            )
+        )
+    same = all(run["plan"] == out[0]["plan"] for run in out)
+    rows.append((f"economics, {runs} at once: identical plan JSON", "yes" if same else "NO (target: yes)"))
+    return rows
 
 
 def main() -> None:
@@ -128,6 +170,7 @@ def main() -> None:
         ("economics: solve (s) / status / gap", f"{econ.solve_seconds:.2f} / {econ.status} / {_gap(econ)}"),  # type: ignore[attr-defined]
         ("economics: cost / proven lower bound (USD)", _cost_and_bound(econ)),
         ("peak RSS (MB)", f"{peak_mb:.0f}  (target < 1024)"),
+        *repeatability_rows(),
     ]
     rows += cli_timings()
     width = max(len(k) for k, _ in rows)
