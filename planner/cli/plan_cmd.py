@@ -375,7 +375,9 @@ def print_budget(data: dict[str, Any]) -> None:
     if data["served_scale"] is None:
         return
     total = data["served_requests_per_s"].get("total", 0)
-    show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s")
+    since = data.get("served_from_month") or 0
+    when = f" from month {since:g} (the first delivery of a purchase; earlier months serve what they can)" if since else ""
+    show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s{when}")
     used = data["budget_used"]
     for key, limit in used["limits"].items():
         if limit is None:
