@@ -33,6 +33,9 @@ from planner.readout.result import PlanResult
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
 from planner.scenario import Scenario
 
+MIN_LEFT_S = 0.05
+"""Least solver seconds a solve gets once the ``--time-limit`` is spent (it then stops at its first chance)."""
+
 ZERO_SCALE = 1e-9
 """max_throughput: a served fraction at or below this serves nothing — answered as infeasible, with the cause."""
 
@@ -85,7 +88,7 @@ def plan(
     if scenario.objective == "max_throughput":
         # first stage: the largest common served fraction within the budget
         first = build_context(catalog, scenario, table)
-        stage1 = solve_context(first, solver=solver, time_limit_s=time_limit_s)
+        stage1 = solve_context(first, solver=solver, time_limit_s=_left_s(start, time_limit_s))
         if stage1.status == "infeasible" or stage1.values["scale"][()] <= ZERO_SCALE:  # no plan serves anything
             why = explain_supply(first) or [BUDGET_EXPLANATION]
             return _infeasible(scenario, table, stage1.solve_seconds, start, why)
@@ -93,13 +96,15 @@ def plan(
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
         ctx.scale_floor = served_scale * (1 - 1e-7)
-    sol, ctx = solve(ctx, solver, time_limit_s)
+    sol, ctx = solve(ctx, solver, _left_s(start, time_limit_s))
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, table, sol.solve_seconds, start, why)
     read = _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd
-    alts = alternatives(catalog, scenario, table, read.ledger.total_usd, solver) if with_alternatives else None
+    deadline = None if time_limit_s is None else start + time_limit_s
+    best_usd = read.ledger.total_usd
+    alts = alternatives(catalog, scenario, table, best_usd, solver, deadline=deadline) if with_alternatives else None
     if alts is not None and alts.cheaper is not None:  # a restricted plan beat a not-proven-optimal one
         sol = dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds)
         read = _read(catalog, scenario, table, alts.cheaper[1], sol)
@@ -145,6 +150,12 @@ def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: Buil
     audit_plan(catalog, scenario, deps, table.sites)
     deps = [at_served_load(catalog, scenario, d, table.sites) for d in deps]
     return _Readout(entries, ledger, supply, deps)
+
+
+def _left_s(start: float, time_limit_s: float | None) -> float | None:
+    """Seconds left of the user's ``--time-limit``, counted from the start of planning (None: no limit; at
+    least :data:`MIN_LEFT_S`): one outer cap over candidates, solves and alternatives."""
+    return None if time_limit_s is None else max(MIN_LEFT_S, start + time_limit_s - time.perf_counter())
 
 
 def _uses(deps: list[Deployment]) -> dict[str, set[str]]:

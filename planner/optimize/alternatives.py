@@ -10,6 +10,7 @@ is the same under any machine load. An alternative cheaper than the plan (possib
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +100,7 @@ def alternative(
     *,
     column: str,
     value: str,
+    time_limit_s: float | None = None,
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
     filled by :func:`rank`), and its solved problem (None when it has no plan)."""
@@ -108,9 +110,9 @@ def alternative(
     others = set(table.feasible[column]) - {value}
     ctx = build_context(catalog, scenario, table, exclude={column: others})
     try:
-        sol, ctx = solve(ctx, solver, None, max_nodes=ALTERNATIVE_MAX_NODES)
+        sol, ctx = solve(ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     except SolverError:
-        return Alternative(column, value, "unknown", f"no plan found within {ALTERNATIVE_MAX_NODES} search nodes"), None
+        return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
         uncovered = [w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()]
         if uncovered:
@@ -153,17 +155,30 @@ def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, se
 
 
 def alternatives(
-    catalog: Catalog, scenario: Scenario, table: CandidateTable, best_cost_usd: float, solver: SolverName
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    best_cost_usd: float,
+    solver: SolverName,
+    *,
+    deadline: float | None = None,
 ) -> AlternativeSet:
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
-    plan)."""
+    plan). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
+    gets the time left and those after it are skipped ("not solved: --time-limit reached")."""
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
     for column in ("gpu", "site"):
         for value in sorted(set(table.candidates[column])):
-            record, solved = alternative(catalog, scenario, table, solver, column=column, value=value)
+            left_s = None if deadline is None else deadline - time.perf_counter()
+            if left_s is not None and left_s <= 0:
+                items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
+                continue
+            record, solved = alternative(
+                catalog, scenario, table, solver, column=column, value=value, time_limit_s=left_s
+            )
             items.append(record)
             if solved is not None and solved[0].cost_usd < cheapest_usd:
                 cheaper, cheapest_usd = solved, solved[0].cost_usd
