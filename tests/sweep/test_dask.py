@@ -14,16 +14,11 @@ import pytest
 
 from planner.catalog import Catalog
 from planner.errors import InputError
-from planner.sweep import DaskEngine, LocalEngine, SweepResult, run_sweep
+from planner.sweep import DaskEngine, SweepResult, run_sweep
 from tests.sweep.helpers import ROOT, chat_sweep
 
 distributed = pytest.importorskip("distributed")
 START_TIMEOUT_S = 60.0
-
-
-@pytest.fixture(scope="module")
-def local_result(catalog: Catalog) -> SweepResult:
-    return run_sweep(catalog, chat_sweep(catalog), LocalEngine(2))
 
 
 def _same_rows(a: SweepResult, b: SweepResult) -> None:

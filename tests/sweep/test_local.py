@@ -22,11 +22,6 @@ from planner.sweep.task import SweepContext, solve_variant
 from tests.sweep.helpers import chat_sweep, die
 
 
-@pytest.fixture(scope="module")
-def local_result(catalog: Catalog) -> SweepResult:
-    return run_sweep(catalog, chat_sweep(catalog), LocalEngine(2))
-
-
 def test_every_row_is_the_plan_of_its_variant(catalog: Catalog, local_result: SweepResult) -> None:
     sweep = chat_sweep(catalog)
     assert [r.index for r in local_result.rows] == list(range(8))
