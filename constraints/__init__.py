@@ -31,6 +31,7 @@ from constraints.price_tiers import add_price_tiers
 from constraints.quantization_policy import add_quantization_policy
 from constraints.site_capacity import add_site_capacity
 from constraints.slo_operating_point import add_slo_operating_point
+from constraints.spot_share import add_spot_share
 from planner.problem.context import BuildContext
 
 Role = Literal["forbid", "capacity", "resource", "coupling", "cost"]
@@ -58,6 +59,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("commitments", add_commitments, "coupling"),
     Family("price_tiers", add_price_tiers, "cost"),
     Family("budget_max", add_budget_max, "resource"),
+    Family("spot_share", add_spot_share, "resource"),
 )
 
 

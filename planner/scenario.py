@@ -189,6 +189,7 @@ class Economics(Strict):
     )
     spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
     spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
+    max_spot_frac: Fraction = Field(1.0, description="Most of the serving GPUs (so of the load) on spot.")
     utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
     rent_price_scale: Annotated[float, Field(gt=0, le=100)] = Field(
         1.0, description="Multiplier on every catalog rental price (what-if)."

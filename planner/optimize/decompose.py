@@ -26,14 +26,10 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    solved instead (:func:`_incumbent`), purchases free.
 
 Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), one thread each, fixed seed: the same
-input gives the same plan under any machine load. (The whole fluid MILP's root alone would raise the bound
-by ~4 points but takes 20 s on the ``make bench`` economics scenario, so it is not solved.) The user's
-``--time-limit`` is an outer wall-clock cap on top.
-
-Period problems are independent and run on :data:`PERIOD_WORKERS` threads. The result is "optimal" only
-when the plan's cost meets the bound (within the solver's gap tolerance), else "feasible" with
-gap = (cost − bound) / cost.
-"""
+input gives the same plan under any machine load (the whole fluid MILP's root would raise the bound ~4
+points but takes 20 s on the bench economics scenario). ``--time-limit`` is an outer wall-clock cap on top.
+Period problems run on :data:`PERIOD_WORKERS` threads. "optimal" only when the cost meets the bound, else
+"feasible" with gap = (cost − bound) / cost."""
 
 from __future__ import annotations
 
@@ -76,13 +72,11 @@ LARGE_INTEGER_VARIABLES = 5000
 """Integer variables (replica counts + supply units) above which :func:`solve_large` is used."""
 
 BOUND_MAX_NODES = 200
-"""Branch-and-bound nodes of each period bound problem (:func:`period_bounds`); a period stopped there
-contributes its dual bound, still a valid lower bound."""
+"""Nodes of each period bound problem (:func:`period_bounds`); one stopped there counts its dual bound."""
 
 SEED_MAX_NODES = 30
-"""Nodes of the seed fluid problem (which GPUs and sites the plan uses, what to buy when). Measured on the
-``make bench`` economics scenario: 30 nodes give the plan 150 nodes give ($337,696), 1 node a plan 1 %
-dearer."""
+"""Nodes of the seed fluid problem (GPUs, sites, what to buy when). On the bench economics scenario 30
+nodes gave the plan 150 nodes give, 1 node a plan 1 % dearer."""
 
 PLAN_MAX_NODES = 100
 """Nodes of each period plan problem and of the whole-horizon shortlist MILP (the fallback)."""

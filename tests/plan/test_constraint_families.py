@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 import constraints
+from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.optimize.solver import solve_context
 from planner.problem.context import build_context
+from planner.problem.supply import SupplyKind
 from planner.problem.variables import create_variables
+from planner.scenario import load_scenario
 from tests.plan.helpers import scenario, table
 
 TESTED = {
@@ -23,6 +29,7 @@ TESTED = {
     "placement_rtt",
     "quantization_policy",
     "price_tiers",
+    "spot_share",
 }
 
 
@@ -209,3 +216,35 @@ def test_price_tiers_enter_the_opex_budget(catalog: Catalog) -> None:
     sol = solve_context(build_context(catalog, scen, tab, prune=False))
     assert sol.status == "optimal"
     assert sol.costs_usd["rent"] == pytest.approx(1.5 * node_month)
+
+
+def test_spot_share_caps_the_spot_gpus_and_raises_cost_only_where_it_binds(catalog: Catalog) -> None:
+    """chat_70b_cloud with spot allowed: spot is cheapest, so the plan puts most serving GPUs on spot;
+    max_spot_frac 0.25 holds spot's usable GPUs to ≤ 25 % of the serving GPUs in every slice and costs more;
+    max_spot_frac 1 (the default) adds no row and gives the same plan as before."""
+    stated = load_scenario(Path(__file__).resolve().parents[2] / "examples/chat_70b_cloud/scenario.yaml", catalog)
+    spot_ok = stated.model_copy(update={"rental_kinds": ["on_demand", "spot"]})
+    tab = build_candidates(catalog, spot_ok)
+
+    def run(frac: float) -> tuple[Any, Any]:
+        econ = spot_ok.economics.model_copy(update={"max_spot_frac": frac})
+        ctx = build_context(catalog, spot_ok.model_copy(update={"economics": econ}), tab)
+        return ctx, solve_context(ctx)
+
+    free_ctx, free = run(1.0)
+    capped_ctx, capped = run(0.25)
+    assert not [n for n in free_ctx.rows if n.startswith("spot_share")]
+    assert free.status == capped.status == "optimal"
+    spot = [i for i, o in enumerate(capped_ctx.supply) if o.kind is SupplyKind.RENT_SPOT]
+    gpus_of = {int(k): int(g) for k, g in capped_ctx.cands["gpus"].items()}
+
+    def spot_share(ctx: Any, sol: Any, t: int) -> float:
+        on_spot = sum(
+            ctx.supply[i].effective_gpus_frac * ctx.supply[i].unit_gpus * sol.values["units"][(i, t)] for i in spot
+        )
+        serving = sum(gpus_of[k] * reps for (k, _j, tt), reps in sol.values["n_rep"].items() if tt == t)
+        return float(on_spot / serving)
+
+    assert max(spot_share(free_ctx, free, t) for t in free_ctx.periods) > 0.25  # the cap binds
+    assert all(spot_share(capped_ctx, capped, t) <= 0.25 + 1e-9 for t in capped_ctx.periods)
+    assert capped.cost_usd > free.cost_usd
