@@ -83,18 +83,23 @@ def test_mutated_value_loads_or_is_one_line(
         assert "finite" in message or "expected" in message or "unknown" in message or "must" in message
 
 
+def _typos(example: Path) -> list[tuple[tuple[Any, ...], str]]:
+    """Every (key location, the key with one character dropped) of ``example`` (keys longer than 4)."""
+    scenario = yaml.safe_load(example.read_text(encoding="utf-8"))
+    keyed = [loc for loc in _leaves(scenario) if isinstance(loc[-1], str) and len(loc[-1]) > 4]
+    return sorted(
+        {(loc, loc[-1][:i] + loc[-1][i + 1 :]) for loc in keyed for i in range(len(loc[-1]))}, key=str
+    )
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_misspelled_key_gets_did_you_mean(
     example: Path, data: st.DataObject, catalog: Catalog, tmp_path: Path
 ) -> None:
-    scenario = yaml.safe_load(example.read_text(encoding="utf-8"))
-    keyed = [loc for loc in _leaves(scenario) if isinstance(loc[-1], str) and len(loc[-1]) > 4]
-    loc = data.draw(st.sampled_from(keyed), label="location")
-    cut = data.draw(st.integers(min_value=0, max_value=len(loc[-1]) - 1), label="dropped character")
-    typo = loc[-1][:cut] + loc[-1][cut + 1 :]
-    mutated = copy.deepcopy(scenario)
+    loc, typo = data.draw(st.sampled_from(_typos(example)), label="key and typo")
+    mutated = yaml.safe_load(example.read_text(encoding="utf-8"))
     holder = mutated
     for part in loc[:-1]:
         holder = holder[part]
@@ -103,4 +108,4 @@ def test_misspelled_key_gets_did_you_mean(
     path.write_text(yaml.safe_dump(mutated, sort_keys=False), encoding="utf-8")
     message = _load_or_refuse(path, catalog)
     assert message is not None, f"{typo!r} accepted in place of {loc[-1]!r}"
-    assert f"did you mean {loc[-1]}" in message, message
+    assert "did you mean" in message, message  # the closest id may be another (rtx_090 → rtx_5090)
