@@ -8,8 +8,10 @@ checks memory, TPOT and TTFT against the scenario (not the table), and that the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from planner import performance as perf
 from planner.candidates import network_s
@@ -123,3 +125,58 @@ def audit_plan(
     """Audit every deployment; also check each workload's demand is covered by what was served."""
     records = [audit_deployment(catalog, scenario, d, sites) for d in deployments]
     return records
+
+
+def at_served_load(
+    catalog: Catalog, scenario: Scenario, deployment: Deployment, sites: dict[str, Any]
+) -> Deployment:
+    """The deployment with TTFT, TPOT, running batch, decode step and memory at the load each replica
+    actually serves at the workload's peak (served / replicas, the engine scheduler of
+    :func:`planner.performance.load.serve_at_load`), and the replica's capacity at the SLO.
+
+    A replica that serves nothing at the peak slice keeps its operating point's figures.
+    """
+    w = next(x for x in scenario.workloads if x.name == deployment.workload)
+    terms = perf.deployment_terms(
+        catalog,
+        model=catalog.models[deployment.model],
+        gpu=catalog.accelerators[deployment.gpu],
+        weight_format=catalog.formats[deployment.quantization],
+        kv_format=catalog.formats[deployment.kv_dtype],
+        tp=int(deployment.tp),
+        pp=int(deployment.pp),
+        engine=deployment.engine,
+    )
+    workspace = scenario.workspace_gib * BYTES_PER_GIB
+    context = float(w.input_tokens + w.output_tokens)
+    limit = max(min(float(perf.max_batch(terms, context_tokens=context, workspace_bytes=workspace)),
+                    float(scenario.max_batch)), 1.0)
+    net = network_s(w, sites[deployment.site])
+    capacity = float(
+        capacity_at_slo(
+            terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
+            network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3,
+        )
+    )
+    per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
+    if per_replica <= 0:
+        return replace(deployment, capacity_at_slo_requests_per_s=capacity)
+    op = serve_at_load(
+        terms, requests_per_s=per_replica, input_tokens=float(w.input_tokens),
+        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net,
+    )
+    batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
+    step = perf.decode_step(
+        terms, batch=float(batch), context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens)
+    )
+    memory = perf.memory_per_gpu_bytes(terms, batch=float(batch), context_tokens=context, workspace_bytes=workspace)
+    return replace(
+        deployment,
+        batch=batch,
+        ttft_ms=float(op.ttft_s) * 1e3,
+        tpot_ms=float(op.tpot_s) * 1e3,
+        decode_step_ms=float(step.total_s) * 1e3,
+        memory_per_gpu_gb=float(memory) / BYTES_PER_GB,
+        served_per_replica_requests_per_s=per_replica,
+        capacity_at_slo_requests_per_s=capacity,
+    )

@@ -98,7 +98,8 @@ def serve_at_load(
 ) -> LoadPoint:
     """TTFT, TPOT and throughput of one replica at ``requests_per_s`` (module docstring formulas).
 
-    ``max_batch`` is the largest number of running sequences (memory and engine limit). Works on arrays.
+    ``max_batch`` is the largest number of running sequences memory holds; the engine's
+    ``max_running_sequences`` caps it too. Works on arrays.
     """
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     p_tok = np.asarray(input_tokens, dtype=float)
@@ -120,7 +121,8 @@ def serve_at_load(
         prompt_tokens=p_tok,
     )
     service_s = k * chunk_s
-    stable = converged & (batch <= max_batch) & (rho < 1.0) & (batch < terms.chunk_tokens)
+    limit = np.minimum(max_batch, terms.max_running_sequences)
+    stable = converged & (batch <= limit) & (rho < 1.0) & (batch < terms.chunk_tokens)
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     ttft = wait + service_s + step / 2.0 + network_s
@@ -161,7 +163,8 @@ def capacity_at_slo(
         terms, decode_batch=1.0, decode_context_tokens=p_tok + g_tok / 2.0, prefill_tokens=0.0,
         prompt_tokens=p_tok,
     )
-    hi = np.broadcast_to(np.maximum(max_batch, 1.0) / (g_tok * floor_step), np.shape(floor_step)).astype(float)
+    limit = np.maximum(np.minimum(max_batch, terms.max_running_sequences), 1.0)
+    hi = np.broadcast_to(limit / (g_tok * floor_step), np.shape(floor_step)).astype(float)
     lo = np.zeros_like(hi)
 
     def ok(lam: Num) -> Num:

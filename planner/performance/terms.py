@@ -72,6 +72,8 @@ class DeploymentTerms:
     """1 when the engine overlaps TP all-reduces with the next GEMM, else 0."""
     chunk_tokens: Num = 8192.0
     """The engine's chunked-prefill token budget per step."""
+    max_running_sequences: Num = 1e9
+    """The engine's limit on sequences per step (max_num_seqs)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
@@ -229,4 +231,5 @@ def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
         "collective_launch_us": cost * engine.collective_launch_us,
         "collectives_overlap": 1.0 if engine.overlaps_collectives else 0.0,
         "chunk_tokens": float(engine.chunked_prefill_tokens),
+        "max_running_sequences": float(engine.max_running_sequences),
     }

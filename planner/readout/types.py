@@ -37,9 +37,10 @@ class Deployment:
     """GPUs of :attr:`replicas`."""
     batch: int
     ttft_ms: float
-    """Time to first token at the operating load (M/D/1 queueing, prefill, network)."""
+    """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network)."""
     tpot_ms: float
-    """Time per output token a user observes: the decode step plus co-located prefill interference."""
+    """Time per output token at the load each replica serves: the mean engine step with the prefill chunks it
+    carries."""
     decode_step_ms: float
     """The bare decode step at this batch."""
     ttft_slo_ms: float
@@ -62,6 +63,10 @@ class Deployment:
     rental_kind: str | None = None
     engine: str = "vllm"
     """Serving engine (catalogs/engines.yaml) whose host costs and scheduler the numbers assume."""
+    served_per_replica_requests_per_s: float = 0.0
+    """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
+    capacity_at_slo_requests_per_s: float = 0.0
+    """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
 
 
 @dataclass(frozen=True)

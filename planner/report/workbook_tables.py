@@ -36,6 +36,7 @@ DEPLOY_HEADERS = [
     "Served (req/s, daily mean)",
     "Procurement",
     "Rental kind",
+    "Engine",
 ]
 SLO_HEADERS = [
     "Workload",
@@ -145,10 +146,11 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 run.served_requests_per_s,
                 d.procurement,
                 d.rental_kind or "",
+                d.engine,
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 2
+        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 3
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")

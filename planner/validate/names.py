@@ -24,9 +24,17 @@ GPU_IDS: dict[str, str | None] = {
     "NVIDIA Jetson AGX Orin 64GB (MAX-N)": "jetson_agx_orin_64gb",
     "Apple Mac Studio M3 Ultra": "apple_m3_ultra",
     "NVIDIA DGX Spark (GB10)": "dgx_spark",
+    "A100-80GB-SXM": "a100_sxm_80gb",
+    "H100-80GB-SXM": "h100_sxm",
 }
 
 MODEL_IDS: dict[str, str | None] = {
+    "neuralmagic/Meta-Llama-3.1-8B-FP8": "llama_3_1_8b",
+    "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8": "llama_3_1_70b",
+    "NousResearch/Hermes-3-Llama-3.1-405B-FP8": "llama_3_1_405b",
+    "mistralai/Mistral-7B-Instruct-v0.3": "mistral_7b",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1": "mixtral_8x7b",
+    "mistralai/Mixtral-8x22B-Instruct-v0.1": "mixtral_8x22b",
     "Llama 3.1 8B": "llama_3_1_8b",
     "Llama-3.1-8B": "llama_3_1_8b",
     "Llama-3.1-8B-Instruct": "llama_3_1_8b",
