@@ -74,6 +74,17 @@ def predict(
     input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request.", min=1)] = 2048,
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
     workspace_gib: Annotated[float, typer.Option(help="Per-GPU workspace reservation, GiB.", min=0)] = 2.0,
+    engine: Annotated[
+        str, typer.Option(help="Serving engine id (catalogs/engines.yaml): vllm, vllm_eager, sglang, trtllm, llamacpp.")
+    ] = "vllm",
+    requests_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--requests-per-s",
+            help="Offered load of one replica, requests/s: TTFT/TPOT/throughput under the engine scheduler "
+            "(the numbers planner plan reports for this deployment at that load).",
+        ),
+    ] = None,
     ideal: Annotated[
         bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
     ] = False,
@@ -92,7 +103,8 @@ def predict(
     run_guarded(lambda: check_output_path(json_out, "--json-out"))
     catalog = _catalog()
     request = PredictRequest(
-        model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal
+        model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal, engine,
+        requests_per_s,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)
@@ -103,7 +115,8 @@ def predict(
     if emit(result, as_json, json_out):
         return
     title = (
-        f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), batch {batch}{' — ideal' if ideal else ''}"
+        f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), {engine}, batch {batch}"
+        f"{' — ideal' if ideal else ''}"
     )
     t = Table(title=text(title))
     t.add_column("quantity")
@@ -112,6 +125,8 @@ def predict(
         value = result[key]
         t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     show(t)
+    if result["at_load"] is not None:
+        _print_terms(f"engine scheduler at {requests_per_s:g} requests/s per replica", result["at_load"])
     if explain:
         _print_breakdown(result)
 
@@ -124,9 +139,19 @@ def _print_breakdown(result: dict[str, Any]) -> None:
         for key, value in result["breakdown"][phase].items():
             b.add_row(key, f"{value:.4f}")
         show(b)
+    _print_terms("engine host costs and scheduler (catalogs/engines.yaml)", result["breakdown"]["engine"])
     e = Table(title="efficiency terms")
     e.add_column("term")
     e.add_column("value", justify="right")
     for key, value in result["breakdown"]["efficiency"].items():
         e.add_row(key, f"{value:.4g}")
     show(e)
+
+
+def _print_terms(title: str, values: dict[str, Any]) -> None:
+    table = Table(title=text(title))
+    table.add_column("term")
+    table.add_column("value", justify="right")
+    for key, value in values.items():
+        table.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+    show(table)
