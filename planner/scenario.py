@@ -17,32 +17,21 @@ from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
 from planner.errors import ScenarioError, did_you_mean
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
+from planner.limits import (
+    MAX_BATCH,
+    MAX_COUNT,
+    MAX_LATENCY_MS,
+    MAX_LIST,
+    MAX_REQUESTS_PER_S,
+    MAX_TOKENS,
+    MAX_USD,
+    MAX_WORKLOADS,
+    check_size,
+)
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
-
-# Input limits (README "Exit codes and input limits"): refused at load, before any work, with the limit named.
-MAX_REQUESTS_PER_S = 1e6
-"""Peak demand of one workload, requests/s."""
-MAX_TOKENS = 10_000_000
-"""Prompt or output tokens per request."""
-MAX_LATENCY_MS = 3_600_000.0
-"""An SLO target, ms (one hour)."""
-MAX_WORKLOADS = 100
-"""Workloads in one scenario."""
-MAX_BATCH = 4096
-"""Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
-MAX_CONFIGURATIONS = 100_000
-"""Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations."""
-MAX_BATCH_POINTS = 30_000_000
-"""Upper bound on configurations × max_batch (the size of the candidate evaluation)."""
-MAX_USD = 1e13
-"""Any money amount, USD."""
-MAX_COUNT = 10_000_000
-"""Any GPU or device count."""
-MAX_LIST = 64
-"""Entries in an id list (models, formats, GPUs, sites, TP/PP degrees)."""
 
 Demand = Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)]
 DemandValue = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
@@ -335,37 +324,6 @@ def _check_ids(path: str, loc: str, values: list[str] | None, table: Mapping[str
     for i, value in enumerate(values or []):
         if value not in table:
             raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
-
-
-def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site]) -> int:
-    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites."""
-    gpus = len(scenario.hardware.gpus or catalog.accelerators)
-    degrees = len(scenario.hardware.tp) * len(scenario.hardware.pp)
-    cloud = sum(1 for site in sites.values() if site.kind == "cloud")
-    return sum(
-        len(w.models)
-        * len(w.quantizations)
-        * len(w.kv_dtypes)
-        * gpus
-        * degrees
-        * len(w.sites or range(cloud))
-        for w in scenario.workloads
-    )
-
-
-def check_size(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site], path: str) -> None:
-    """Refuse a scenario whose candidate table would exceed MAX_CONFIGURATIONS or MAX_BATCH_POINTS."""
-    configs = configuration_count(scenario, catalog, sites)
-    if configs > MAX_CONFIGURATIONS:
-        raise ScenarioError(
-            f"{path}: workloads: {configs:,} (workload, model, format, GPU, TP, PP, site) combinations — the "
-            f"limit is {MAX_CONFIGURATIONS:,}; narrow hardware.gpus, quantizations, sites or split the scenario"
-        )
-    if configs * scenario.max_batch > MAX_BATCH_POINTS:
-        raise ScenarioError(
-            f"{path}: max_batch: {configs:,} combinations × max_batch {scenario.max_batch} exceeds the limit "
-            f"of {MAX_BATCH_POINTS:,} batch points — lower max_batch (default 256) or narrow the hardware"
-        )
 
 
 def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "scenario") -> None:

@@ -1,0 +1,67 @@
+"""Input limits: every scenario is refused at load, before any work, with the limit named (README "Exit
+codes, `--debug` and input limits"). The per-field bounds are in planner/scenario.py's types; the size of
+the candidate table is bounded here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from planner.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from planner.catalog.loader import Catalog
+    from planner.catalog.schema import Site
+    from planner.scenario import Scenario
+
+MAX_REQUESTS_PER_S = 1e6
+"""Peak demand of one workload, requests/s."""
+MAX_TOKENS = 10_000_000
+"""Prompt or output tokens per request."""
+MAX_LATENCY_MS = 3_600_000.0
+"""An SLO target, ms (one hour)."""
+MAX_WORKLOADS = 100
+"""Workloads in one scenario."""
+MAX_BATCH = 4096
+"""Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
+MAX_CONFIGURATIONS = 100_000
+"""Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations."""
+MAX_BATCH_POINTS = 30_000_000
+"""Upper bound on configurations × max_batch (the size of the candidate evaluation)."""
+MAX_USD = 1e13
+"""Any money amount, USD."""
+MAX_COUNT = 10_000_000
+"""Any GPU or device count."""
+MAX_LIST = 64
+"""Entries in an id list (models, formats, GPUs, sites, TP/PP degrees)."""
+
+
+def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site]) -> int:
+    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites."""
+    gpus = len(scenario.hardware.gpus or catalog.accelerators)
+    degrees = len(scenario.hardware.tp) * len(scenario.hardware.pp)
+    cloud = sum(1 for site in sites.values() if site.kind == "cloud")
+    return sum(
+        len(w.models)
+        * len(w.quantizations)
+        * len(w.kv_dtypes)
+        * gpus
+        * degrees
+        * len(w.sites or range(cloud))
+        for w in scenario.workloads
+    )
+
+
+def check_size(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site], path: str) -> None:
+    """Refuse a scenario whose candidate table would exceed MAX_CONFIGURATIONS or MAX_BATCH_POINTS."""
+    configs = configuration_count(scenario, catalog, sites)
+    if configs > MAX_CONFIGURATIONS:
+        raise ScenarioError(
+            f"{path}: workloads: {configs:,} (workload, model, format, GPU, TP, PP, site) combinations — the "
+            f"limit is {MAX_CONFIGURATIONS:,}; narrow hardware.gpus, quantizations, sites or split the scenario"
+        )
+    if configs * scenario.max_batch > MAX_BATCH_POINTS:
+        raise ScenarioError(
+            f"{path}: max_batch: {configs:,} combinations × max_batch {scenario.max_batch} exceeds the limit "
+            f"of {MAX_BATCH_POINTS:,} batch points — lower max_batch (default 256) or narrow the hardware"
+        )
