@@ -161,12 +161,15 @@ def test_markdown_and_json_contain_the_summary(report: v.ValidationReport, tmp_p
     assert float(rows[0]["abs_pct_error"]) == pytest.approx(report.rows[0].abs_pct_error, abs=0.005)
 
 
-@needs_measurements
-def test_fitted_calibration_beats_uncalibrated_on_book_rows(report: v.ValidationReport) -> None:
-    def book_median(rows: list[v.ResultRow]) -> float:
-        return float(np.median([r.abs_pct_error for r in rows if r.source == "book_rtxpro6000_qwen3_8b"]))
-
-    assert book_median(report.rows) < book_median(report.uncalibrated_rows)
+def test_shipped_calibration_carries_no_fitted_scale_while_loso_is_worse(catalog: Catalog) -> None:
+    """The per-family MBU/MFU fit lost to the uncalibrated model under leave-one-source-out (reports/validation.md),
+    so the catalog ships the sourced defaults: its predictions are exactly the uncalibrated model's."""
+    for fam, rec in catalog.calibration.items():
+        assert not set(v.FIT_PARAMETERS) & set(rec.parameters), fam
+    base = v._uncalibrated_catalog(catalog)
+    gpu = catalog.gpu("h100_sxm")
+    fmt = catalog.format("bf16")
+    assert perf.efficiency_terms(catalog, gpu, fmt) == perf.efficiency_terms(base, gpu, fmt)
 
 
 @needs_measurements

@@ -23,6 +23,7 @@ from planner.validate.cases import (
     measurements_dir,
 )
 from planner.validate.names import GPU_IDS, MEMORY_MODEL_FORMATS, MODEL_IDS
+from planner.validate.sources_serving import UNREAD_SOURCES, _lambda
 
 
 def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
@@ -337,58 +338,6 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
                 note=note,
                 fitted=fitted,
             )
-
-
-def _lambda(b: _Builder, rows: list[dict[str, str]]) -> None:
-    """Lambda's vLLM 0.5.4 TP sweep: 320 ShareGPT prompts (230 in / 224 out) at rate inf, max_num_seqs 256.
-
-    vLLM 0.5 runs a Python scheduler and input preparation per step (engine ``vllm_eager``'s host costs);
-    rows 37-45 (v0.5.4 vs v0.6.0 tables with no GPU type) are skipped.
-    """
-    src = "lambda_vllm_a100_h100"
-    for i, row in enumerate(rows):
-        label = f"{row['model']} {row['gpu'] or '?'} TP{row['tp']} {row['weights_precision']}"
-        if not row["gpu"]:
-            b.skip(src, f"row {i + 1} {label}", "GPU type not stated (v0.5.4 vs v0.6.0 table)")
-            continue
-        tp = int(row["tp"])
-        cfg = b.terms(
-            src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
-            engine="vllm_eager",
-        )
-        if cfg is None:
-            continue
-        seqs = _num(row, "max_num_seqs") or 256.0
-        batch = _fitting_batch(
-            cfg[2], context_tokens=LAMBDA_INPUT_TOKENS + LAMBDA_OUTPUT_TOKENS, cap=seqs, engine="vllm"
-        )
-        common = {"batch": batch, "prompt_tokens": LAMBDA_INPUT_TOKENS, "output_tokens": LAMBDA_OUTPUT_TOKENS}
-        ctx = float(perf.mean_decode_context_tokens(LAMBDA_INPUT_TOKENS, LAMBDA_OUTPUT_TOKENS))
-        b.add(src, "tpot_itl", label, _num(row, "median_itl_ms"), cfg, context_tokens=ctx, serving=True, **common)
-        b.add(src, "throughput", label, _num(row, "output_tokens_per_s"), cfg, **common)
-
-
-LAMBDA_INPUT_TOKENS = 230.0
-LAMBDA_OUTPUT_TOKENS = 224.0
-"""Mean ShareGPT lengths of the Lambda runs (raw result file of Mistral-7B TP1 on H100, README)."""
-
-
-UNREAD_SOURCES: dict[str, str] = {
-    name: "source not yet read by planner/validate/sources.py (issue 12 follow-up)"
-    for name in (
-        "sglang_repo_benchmarks.csv",
-        "datacrunch_sglang_h200.csv",
-        "lmdeploy_a100_fp16.csv",
-        "rocm_vllm_mi300x.csv",
-        "vllm_blog_fp8_kvcache.csv",
-        "github_issue_serving_points.csv",
-        "azure_gb200_trtllm.csv",
-    )
-} | {
-    "nccl_allreduce_small_msg.csv": "small-message latency rows: used for the engines' collective_launch_us "
-    "(catalogs/engines.yaml), not predicted row by row yet",
-}
-"""Measurement files whose rows are not predicted yet, with the reason listed in the report."""
 
 
 def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[Case], list[Skipped]]:
