@@ -229,7 +229,9 @@ def solve_context(
     status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
     if not has_solution:
-        if status in ("Infeasible", "Undefined", "Unbounded") or status.startswith("Infeasible"):
+        proven = status in ("Infeasible", "Undefined", "Unbounded") or status.startswith("Infeasible")
+        # CBC stopped by its time limit (during preprocessing) may write "Infeasible": not a proof
+        if proven and not (solver == "cbc" and time_limit_s is not None and elapsed >= time_limit_s):
             return Solution("infeasible", float("nan"), None, elapsed)
         raise SolverError(no_plan_message(solver, status, time_limit_s, max_nodes))
     return read_solution(ctx, optimal=optimal, elapsed=elapsed)

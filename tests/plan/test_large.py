@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,7 @@ def test_large_path_plan_is_feasible_and_above_its_bound(
     exact = plan(catalog, scenario, with_alternatives=False)
     assert exact.status == "optimal"
     monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)  # force the large path
-    start = time.perf_counter()
-    large = plan(catalog, scenario, with_alternatives=False)
-    assert time.perf_counter() - start < 10.0
+    large = plan(catalog, scenario, with_alternatives=False)  # its time is a `make bench` row, not a test
     assert large.status in ("optimal", "feasible") and large.gap is not None and 0.0 <= large.gap <= 1.0
     bound = large.total_cost_usd * (1 - large.gap)
     # the bound is proven: no plan, in particular the exact optimum, costs less
