@@ -113,7 +113,7 @@ def test_options_values_and_live_formulas(comparison: Comparison, written: Path)
     rows = _option_rows(wb["Options"])
     assert set(rows) == {"buy_only", "rent_only", "hybrid"}
     assert rows["buy_only"]["Status"] == "infeasible" and rows["buy_only"][TOTAL] is None
-    assert "req/s" in rows["buy_only"]["Note"]
+    assert "purchase lead time" in rows["buy_only"]["Note"]  # the cause in words (planner.optimize.explain)
     hybrid = comparison.options["hybrid"]
     assert hybrid.ledger is not None
     row = rows["hybrid"]
