@@ -65,7 +65,7 @@ def _money(value: float | None) -> str:
 def _print_table(result: SweepResult) -> None:
     from rich.table import Table
 
-    from planner.sweep.spec import format_value
+    from planner.readout.sweep import format_value
 
     t = Table(title=f"{result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}")
     columns = [

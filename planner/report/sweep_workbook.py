@@ -1,6 +1,6 @@
 """The sweep workbook: a Sweep sheet with one row per variant and, per varied key, a table and a chart.
 
-Reads only the typed :class:`planner.sweep.result.SweepResult`: every money cell is a row's figure, which
+Reads only the typed :class:`planner.readout.sweep.SweepResult`: every money cell is a row's figure, which
 that variant's plan read from its cost ledger. The per-key tables select (min and max over the variants
 that share the key's value) — they compute no new money figure.
 """
@@ -16,7 +16,7 @@ from planner.report.formatting import INT_FORMAT, PERCENT_FORMAT, USD_FORMAT, US
 from planner.report.xlsx import Tables, finish_sheet, header_table, letter, set_cell, write_note
 
 if TYPE_CHECKING:
-    from planner.sweep.result import SweepResult, SweepRow
+    from planner.readout.sweep import SweepResult, SweepRow
 
 SHEET = "Sweep"
 ROW_HEADERS = (
@@ -48,7 +48,7 @@ KEY_HEADERS = ("variants", "with a plan", "lowest total cost (USD)", "highest to
 def _cell_value(value: Any) -> Any:
     """A varied value as a cell: numbers stay numbers, lists read ``a+b``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        from planner.sweep.spec import format_value
+        from planner.readout.sweep import format_value
 
         return format_value(value)
     return value
@@ -85,7 +85,7 @@ class KeySummary:
 
 def key_summary(result: SweepResult, path: str) -> list[KeySummary]:
     """Per distinct value of ``path`` (first-seen order): variants, plans found, lowest/highest total cost."""
-    from planner.sweep.spec import format_value
+    from planner.readout.sweep import format_value
 
     groups: dict[str, list[SweepRow]] = {}
     firsts: dict[str, Any] = {}

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from planner.catalog.loader import Catalog
 from planner.errors import InputError, ScenarioError, did_you_mean
+from planner.readout.sweep import format_value
 from planner.scenario import Scenario, parse_scenario, validate_against_catalog
 
 Mode = Literal["grid", "zip"]
@@ -52,13 +53,6 @@ class Variant:
     def key(self) -> str:
         """A stable text key of the varied values (resume files match rows on it)."""
         return "; ".join(f"{path}={format_value(v)}" for path, v in self.values)
-
-
-def format_value(value: Any) -> str:
-    """The value as the user writes it on the command line (a list joined by ``+``)."""
-    if isinstance(value, list | tuple):
-        return "+".join(format_value(v) for v in value)
-    return str(value)
 
 
 def _scalar(text: str) -> Any:

@@ -1,0 +1,117 @@
+"""Typed sweep results: one :class:`SweepRow` per variant and the :class:`SweepResult` every output reads.
+
+Every money figure of a row (total cost, capex, opex per month, cost per million output tokens) is copied
+from that variant's plan JSON, which reads the plan's cost ledger (:class:`planner.readout.PlanResult`):
+nothing here recomputes one. This module imports no solver so workbooks can read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+TIMING_FIELDS = ("solve_seconds", "total_seconds")
+
+
+def format_value(value: Any) -> str:
+    """A varied value as the user writes it on the command line (a list joined by ``+``)."""
+    if isinstance(value, list | tuple):
+        return "+".join(format_value(v) for v in value)
+    return str(value)
+"""Row fields that depend on machine speed (left out when two sweeps are compared)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One deployment of a workload in a variant's plan: model, GPU type, TP×PP and weight format."""
+
+    workload: str
+    model: str
+    gpu: str
+    tp: int
+    pp: int
+    quantization: str
+    replicas: int
+
+    @property
+    def label(self) -> str:
+        """``h100_sxm TP4xPP1 fp8`` (the chosen GPU/TP/quant as a table shows it)."""
+        return f"{self.gpu} TP{self.tp}xPP{self.pp} {self.quantization}"
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """The answer for one variant (or its error: ``status == "error"`` and ``error`` says why)."""
+
+    index: int
+    key: str
+    values: dict[str, Any]
+    """Varied path → value, in axis order."""
+    status: str
+    """optimal | feasible (time limit; see gap) | infeasible | error."""
+    gap: float | None = None
+    total_cost_usd: float | None = None
+    capex_usd: float | None = None
+    opex_usd_per_month: float | None = None
+    cost_usd_per_million_output_tokens: float | None = None
+    gpus_by_type: dict[str, int] = field(default_factory=dict)
+    """GPUs per accelerator type at each deployment's peak replicas."""
+    choices: list[Choice] = field(default_factory=list)
+    binding_constraints: list[str] = field(default_factory=list)
+    """``family:key/key`` of each binding constraint family instance."""
+    error: str | None = None
+    """Infeasible: the cause in the user's words; error: the exception's one-line message."""
+    solve_seconds: float = 0.0
+    total_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as a JSON object (choices as records)."""
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> SweepRow:
+        """Read a row written by :meth:`to_json` (a resume file)."""
+        fields = dict(data)
+        fields["choices"] = [Choice(**c) for c in fields.get("choices", [])]
+        return SweepRow(**fields)
+
+    def comparable(self) -> dict[str, Any]:
+        """The row without its timing fields (what must be identical run to run, local or distributed)."""
+        data = self.to_json()
+        for name in TIMING_FIELDS:
+            data.pop(name)
+        return data
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A finished sweep: the base scenario's name, the axes, how it ran and one row per variant (in order)."""
+
+    scenario: str
+    paths: list[str]
+    mode: str
+    engine: str
+    """``local processes (N)`` or ``dask tcp://…``."""
+    rows: list[SweepRow]
+    wall_seconds: float
+    resumed: int = 0
+    """Rows taken from a resume file instead of being solved again."""
+
+    @property
+    def failed(self) -> list[SweepRow]:
+        """Rows whose variant raised an error (infeasible variants are answers, not failures)."""
+        return [r for r in self.rows if r.status == "error"]
+
+    def to_json(self) -> dict[str, Any]:
+        """``planner sweep --json``: the sweep's description and its rows."""
+        return {
+            "scenario": self.scenario,
+            "vary": self.paths,
+            "mode": self.mode,
+            "engine": self.engine,
+            "variants": len(self.rows),
+            "resumed": self.resumed,
+            "failed": len(self.failed),
+            "wall_seconds": self.wall_seconds,
+            "rows": [r.to_json() for r in self.rows],
+        }
