@@ -1,7 +1,7 @@
 """The typed result of a training plan; the CLI, JSON and workbook read only this.
 
-Money: ``total_cost_usd`` is the sum of the chosen option's cash lines (:mod:`.pricing`); nothing else
-computes a price.
+Money: ``total_cost_usd`` is the sum of the chosen option's cash lines (:mod:`planner.training.pricing`); nothing else
+computes a price. Lives in planner.readout so that reports read only the readout.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The training plan workbook: Summary, Iteration (time breakdown), Costs (the run's cash lines), Options.
 
-Reads only :class:`planner.training.readout.TrainingPlan` (its JSON); the Costs total is a SUM over the
+Reads only :class:`planner.readout.training.TrainingPlan` (its JSON); the Costs total is a SUM over the
 cash lines, and the Summary's total cost points at it, so no figure is typed twice.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from planner.readout.training import TrainingPlan
 from planner.report.files import atomic_write
 from planner.report.xlsx import (
     Formula,
@@ -20,7 +21,6 @@ from planner.report.xlsx import (
     set_cell,
     style_header,
 )
-from planner.training.readout import TrainingPlan
 
 USD = '"$"#,##0'
 NUM = "#,##0.000"

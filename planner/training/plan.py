@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from planner.catalog.loader import Catalog
 from planner.ledgers.training import cards_for_compute
+from planner.readout.training import TrainingPlan
 from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings
-from planner.training.readout import TrainingPlan
 from planner.training.scenario import TrainingScenario, resolve_model
 from planner.training.search import (
     Option,
