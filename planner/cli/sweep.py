@@ -1,49 +1,21 @@
 """``planner sweep``: one plan per variant of a scenario, on local processes or a Dask cluster.
 
-Its own error guard and JSON writer, so it registers on any ``typer.Typer`` with :func:`register`;
-``planner --quiet`` (planner.cli.common.VERBOSITY) hides the progress bar and the 'wrote' lines. Heavy
+Errors, JSON and 'wrote' lines go through planner.cli.common like every command; it registers on any
+``typer.Typer`` with :func:`register`. ``planner --quiet`` (planner.cli.common.VERBOSITY) hides the progress bar and the 'wrote' lines. Heavy
 modules load inside the command. Progress goes to stderr; ``--json`` keeps stdout for the JSON alone.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
+
+from planner.cli.common import emit, err, run_guarded, show, wrote
 
 if TYPE_CHECKING:
     from planner.sweep import Engine, SweepResult, SweepRow
-
-T = TypeVar("T")
-_err = Console(stderr=True)
-_out = Console(width=max(160, Console().width))
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; a PlannerError is one line on stderr and its exit code (2 for bad input)."""
-    from planner.errors import PlannerError
-
-    try:
-        return fn()
-    except PlannerError as exc:
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True, markup=True)
-        raise typer.Exit(code=exc.exit_code) from None
-
-
-def _clean(obj: Any) -> Any:
-    """JSON-safe copy: NaN/inf → None."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def _engine(workers: int | None, dask: str | None) -> Engine:
@@ -95,7 +67,7 @@ def _print_table(result: SweepResult) -> None:
             choice,
             f"{r.solve_seconds:.2f}",
         )
-    _out.print(t)
+    show(t)
 
 
 def _run(
@@ -123,7 +95,7 @@ def _run(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
-        console=_err,
+        console=err,
         disable=quiet,
         transient=False,
     )
@@ -195,25 +167,17 @@ def sweep(
 
     quiet = VERBOSITY.quiet
 
-    result = _guard(go)
-    data = _clean(result.to_json())
-    if as_json:
-        typer.echo(json.dumps(data, indent=2))
-    if json_out is not None:
-        from planner.report.files import atomic_write_text
-
-        atomic_write_text(json_out, json.dumps(data, indent=2) + "\n")
+    result = run_guarded(go)
+    emit(result.to_json(), as_json, json_out)
     if output is not None:
         from planner.report.sweep_workbook import write_sweep_workbook
 
-        _guard(lambda: write_sweep_workbook(result, output))
+        run_guarded(lambda: write_sweep_workbook(result, output))
+        wrote(output)
     if not as_json:
         _print_table(result)
-    for path in (json_out, output):
-        if path is not None and not quiet:
-            _err.print(f"wrote {path}", highlight=False)
     if result.failed:
-        _err.print(
+        err.print(
             f"{len(result.failed)} of {len(result.rows)} variants failed (status 'error' rows)",
             highlight=False,
         )
