@@ -66,6 +66,13 @@ def relax_replicas(ctx: BuildContext) -> None:
         v.cat = pulp.LpContinuous
 
 
+def relax_point_selection(ctx: BuildContext) -> None:
+    """Make the operating-point selectors y of the built ``ctx`` continuous: a replica may then run at any
+    point of its candidate (a relaxation; within one slice it changes little, and it drops the binaries)."""
+    for v in ctx.variables["y"].values():
+        v.cat = pulp.LpContinuous
+
+
 def fix_variable(ctx: BuildContext, family: str, key: Any, value: float) -> None:
     """Hold variable ``family[key]`` of the built ``ctx`` at ``value``."""
     v = ctx.variables[family][key]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,7 @@ def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
     scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
     exact, _ctx = _exact(catalog, scenario)
     monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)
-    monkeypatch.setattr(decompose, "solve_seed", lambda *args: None)
+    monkeypatch.setattr(decompose, "solve_seed", lambda *args: (None, -math.inf))
     periods_used: list[bool] = []
     real = decompose.solve_by_period
     monkeypatch.setattr(
