@@ -70,7 +70,18 @@ def check_optimizations(
             f"{path}: {loc}.speculative.draft_model: unknown model '{spec.draft_model}'"
             f"{did_you_mean(spec.draft_model, catalog.models)}"
         )
-    draft_b = catalog.models[spec.draft_model].params_published_b
+    draft = catalog.models[spec.draft_model]
+    if all(catalog.models[t].vocab_size != draft.vocab_size for t in models):
+        same = sorted(
+            m.id for m in catalog.models.values()
+            if m.vocab_size == catalog.models[models[0]].vocab_size and m.params_published_b < catalog.models[models[0]].params_published_b
+        )
+        hint = f" — e.g. {same[0]}" if same else ""
+        raise ScenarioError(
+            f"{path}: {loc}.speculative.draft_model: {spec.draft_model} has another tokenizer (vocab "
+            f"{draft.vocab_size:,}) than {', '.join(models)}; a draft must share the target's tokenizer{hint}"
+        )
+    draft_b = draft.params_published_b
     for target in models:
         target_b = catalog.models[target].params_published_b
         if draft_b >= target_b:

@@ -12,7 +12,8 @@ Prefix cache (hit fraction h, shared prefix S of the P prompt tokens, one reside
 Speculative decoding (draft model on the same GPUs and TP/PP, k drafted tokens, acceptance a):
 
     E[N] = 1 + a + … + a^k = (1 − a^(k+1)) / (1 − a)    tokens per round (ledger spec_expected_tokens)
-    T_round = T_mixed(B rows × (k + 1) verified, c) + k·T_draft_decode(B)
+    T_round = T_mixed(B rows × (k + 1) verified, c) + T_draft_mixed(B, c) + (k − 1)·T_draft_decode(B)
+                                   (the draft prefills the prompts too)
     TPOT = T_round / E[N];  a request needs G / E[N] rounds (so B = λ·(G/E[N])·T_round)
     memory: + draft weights per GPU, + draft KV per sequence
     pays at all (ledger)           E[N] > (k·T_draft + T_verify) / T_plain at one sequence
@@ -86,8 +87,17 @@ def round_s(
     )
     if opt.draft is None:
         return target
-    draft = decode_step(opt.draft, batch=decode_batch, context_tokens=decode_context_tokens).total_s
-    return target + np.where(np.asarray(opt.draft_tokens) > 0, opt.draft_tokens * draft, 0.0)
+    # the draft also prefills the round's prompt tokens (in its first step), then decodes k − 1 more
+    first = mixed_step(
+        opt.draft,
+        decode_batch=decode_batch,
+        decode_context_tokens=decode_context_tokens,
+        prefill_tokens=prefill_tokens,
+        prompt_tokens=prompt_tokens,
+        cached_tokens=opt.cached_tokens,
+    )
+    rest = decode_step(opt.draft, batch=decode_batch, context_tokens=decode_context_tokens).total_s
+    return target + np.where(np.asarray(opt.draft_tokens) > 0, first + (opt.draft_tokens - 1.0) * rest, 0.0)
 
 
 def _draft_on(opt: LoadOptimizations) -> Num:

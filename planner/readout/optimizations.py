@@ -7,6 +7,7 @@ listed: the KV format the plan chose among the allowed ones, and the engine's ch
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from planner.scenario import Workload
@@ -19,9 +20,13 @@ def deployment_optimizations(cand: Any, workload: Workload, *, engine: str) -> l
     """[{name, on, why}] for one candidate row (pandas Series or mapping) of ``workload``."""
     out: list[dict[str, Any]] = []
     if workload.prefix_cache is not None:
-        out.append({"name": "prefix_cache", "on": bool(cand["prefix_cache"]), "why": str(cand["prefix_cache_why"])})
+        out.append(
+            {"name": "prefix_cache", "on": bool(cand.get("prefix_cache", False)), "why": str(cand.get("prefix_cache_why", ""))}
+        )
     if workload.speculative is not None:
-        out.append({"name": "speculative", "on": bool(cand["speculative"]), "why": str(cand["speculative_why"])})
+        out.append(
+            {"name": "speculative", "on": bool(cand.get("speculative", False)), "why": str(cand.get("speculative_why", ""))}
+        )
     kv = str(cand["kv_dtype"])
     allowed = ", ".join(workload.kv_dtypes)
     quantized = kv not in PLAIN_KV_DTYPES
@@ -31,7 +36,9 @@ def deployment_optimizations(cand: Any, workload: Workload, *, engine: str) -> l
         else f"KV cache in {kv}: the only allowed kv_dtype"
     )
     out.append({"name": "kv_quantization", "on": quantized, "why": why})
-    chunk = float(cand["chunk_tokens"])
+    chunk = float(cand.get("chunk_tokens", math.nan))
+    if math.isnan(chunk):
+        return out
     out.append(
         {
             "name": "chunked_prefill",
