@@ -59,7 +59,7 @@ def _prefix(catalog: Catalog, w: Workload, terms: perf.DeploymentTerms, gpu: Acc
     on = f"prefix cache on: {_pct(h)} hit rate > {_pct(be)} break-even {detail}"
     off = (
         f"prefix cache off: {_pct(h)} hit rate > {_pct(be)} break-even {detail}, but the variant holding "
-        "the prefix was not cheaper here"
+        "the prefix (its KV once per replica) was not cheaper in this plan"
     )
     return True, on, off
 
@@ -103,7 +103,7 @@ def _speculative(
     on = f"speculative on: {e_n:.2f} tokens/round > {be:.2f} break-even ({what})"
     off = (
         f"speculative off: {e_n:.2f} tokens/round > {be:.2f} break-even at one sequence ({what}), but "
-        "at the planned load the verification and draft steps cost more than they save"
+        "at the planned load the variant with it (verification + draft steps, draft memory) was not cheaper"
     )
     return draft, e_n, on, off
 
