@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from planner import performance as perf
@@ -250,3 +252,29 @@ def test_bad_optimization_fields_exit_2(tmp_path: Path, field: str, value: dict[
 def test_scenario_error_names_the_field(catalog: Catalog) -> None:
     with pytest.raises(ScenarioError, match=r"workloads\[0\]\.speculative\.draft_model"):
         _rag(catalog, speculative={"draft_model": "qwen3_32b", "acceptance_frac": 0.5})
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(h1=st.floats(0.0, 1.0), h2=st.floats(0.0, 1.0), prefix=st.integers(256, 7999))
+def test_more_hits_never_lower_capacity_or_raise_ttft(catalog: Catalog, h1: float, h2: float, prefix: int) -> None:
+    lo, hi = sorted((h1, h2))
+    terms = perf.deployment_terms(
+        catalog,
+        model=catalog.models["llama_3_1_70b"],
+        gpu=catalog.accelerators["h100_sxm"],
+        weight_format=catalog.formats["fp8"],
+        kv_format=catalog.formats["bf16"],
+        tp=2,
+    )
+    args: dict[str, Any] = {"input_tokens": 8000.0, "output_tokens": 300.0, "max_batch": 64.0, "network_s": 0.0}
+    slo = {"slo_ttft_s": 3.0, "slo_tpot_s": 0.05}
+
+    def at(h: float) -> tuple[float, float]:
+        opt = LoadOptimizations(cached_tokens=h * prefix, resident_prefix_tokens=float(prefix))
+        cap = float(capacity_at_slo(terms, opt=opt, **args, **slo))
+        ttft = float(serve_at_load(terms, requests_per_s=0.5, opt=opt, **args).ttft_s)
+        return cap, ttft
+
+    (cap_lo, ttft_lo), (cap_hi, ttft_hi) = at(lo), at(hi)
+    assert cap_hi >= cap_lo * (1 - 1e-6)
+    assert ttft_hi <= ttft_lo * (1 + 1e-9)
