@@ -143,6 +143,18 @@ def test_rag_with_80_percent_hits_costs_clearly_less(catalog: Catalog) -> None:
         assert not o["on"] and "2.77 tokens/round > " in o["why"] and "at the planned load" in o["why"]
 
 
+def test_workbook_shows_the_optimizations(catalog: Catalog) -> None:
+    from planner.report.workbook import build_workbook
+    from planner.report.workbook_tables import DEPLOY_HEADERS
+
+    result = plan(catalog, load_scenario(RAG, catalog), with_alternatives=False)
+    ws = build_workbook(result)["Deployments"]
+    on = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations on") + 1).value
+    why = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations: why (card 3)") + 1).value
+    assert on == "prefix_cache, chunked_prefill"
+    assert "prefix cache on: 80 % hit rate > 3.7 % break-even" in why and "speculative off" in why
+
+
 def test_higher_hit_frac_never_costs_more(catalog: Catalog) -> None:
     """Per configuration the best capacity over its variants never falls as hit_frac rises, so neither
     does the plan's cost."""
