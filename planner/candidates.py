@@ -6,7 +6,8 @@ Two pandas DataFrames come out (columns carry units):
     cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus, quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
-    feasible, reason.
+    feasible, reason, prefix_cache, speculative (the optimization variant; planner/candidate_optimizations.py),
+    prefix_cache_why, speculative_why, chunk_tokens.
 
 ``points`` — one row per SLO-feasible operating point (cand, batch):
     cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
