@@ -290,3 +290,23 @@ def test_more_hits_never_lower_capacity_or_raise_ttft(catalog: Catalog, h1: floa
     (cap_lo, ttft_lo), (cap_hi, ttft_hi) = at(lo), at(hi)
     assert cap_hi >= cap_lo * (1 - 1e-6)
     assert ttft_hi <= ttft_lo * (1 + 1e-9)
+
+
+def test_other_workloads_keep_their_candidates_bit_for_bit(catalog: Catalog) -> None:
+    """One workload stating both optimizations does not move any number of the others' candidates."""
+    data = yaml.safe_load((ROOT / "examples" / "mixed_fleet" / "scenario.yaml").read_text())
+    data["hardware"] = {"gpus": ["h100_sxm", "l40s"], "tp": [1, 2, 4], "pp": [1]}
+    base = build_candidates(catalog, parse_scenario(data)).candidates
+    data["workloads"][0]["prefix_cache"] = {"hit_frac": 0.5, "prefix_tokens": 800}
+    data["workloads"][0]["speculative"] = {"draft_model": "llama_3_1_8b", "acceptance_frac": 0.7}
+    scenario = parse_scenario(data)
+    validate_against_catalog(scenario, catalog)
+    mixed = build_candidates(catalog, scenario).candidates
+    cols = ["model", "quantization", "gpu", "tp", "site", "max_batch", "prefill_ms", "best_capacity_requests_per_s"]
+    others = [w["name"] for w in data["workloads"][1:]]
+    a = base[base["workload"].isin(others)][cols].reset_index(drop=True)
+    b = mixed[mixed["workload"].isin(others)][cols].reset_index(drop=True)
+    assert a.equals(b)
+    chat = mixed[mixed["workload"] == "chat"]
+    assert chat["prefix_cache"].any() and chat["speculative"].any()
+    assert len(chat) <= 4 * len(base[base["workload"] == "chat"])
