@@ -14,10 +14,17 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
+from planner.candidate_optimizations import deployment_load_optimizations
 from planner.candidates import network_s
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
 from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.optimizations import (
+    LoadOptimizations,
+    optimized_max_batch,
+    optimized_memory_per_gpu_bytes,
+)
+from planner.readout.optimizations import is_on
 from planner.readout.types import Deployment
 from planner.scenario import Scenario
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
@@ -39,32 +46,42 @@ class AuditRecord:
     capacity_requests_per_s: float
 
 
+def _terms_and_optimizations(
+    catalog: Catalog, scenario: Scenario, deployment: Deployment
+) -> tuple[perf.DeploymentTerms, LoadOptimizations | None]:
+    """The deployment's terms and its chosen optimization variant (None when plain)."""
+    w = next(x for x in scenario.workloads if x.name == deployment.workload)
+    gpu = catalog.accelerators[deployment.gpu]
+    fmt, kfmt = catalog.formats[deployment.quantization], catalog.formats[deployment.kv_dtype]
+    tp, pp = int(deployment.tp), int(deployment.pp)
+    terms = perf.deployment_terms(
+        catalog, model=catalog.models[deployment.model], gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp,
+        engine=deployment.engine,
+    )
+    opt = deployment_load_optimizations(
+        catalog, w, terms, model_id=deployment.model, gpu=gpu, fmt=fmt, kfmt=kfmt, tp=tp, pp=pp,
+        prefix_cache=is_on(deployment.optimizations, "prefix_cache"),
+        speculative=is_on(deployment.optimizations, "speculative"),
+    )
+    return terms, opt
+
+
 def audit_deployment(
     catalog: Catalog, scenario: Scenario, deployment: Deployment, sites: dict[str, Any]
 ) -> AuditRecord:
     """Recompute one deployment and raise AuditError if it violates memory, an SLO or its claimed capacity."""
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
-    model = catalog.models[deployment.model]
     gpu = catalog.accelerators[deployment.gpu]
-    terms = perf.deployment_terms(
-        catalog,
-        model=model,
-        gpu=gpu,
-        weight_format=catalog.formats[deployment.quantization],
-        kv_format=catalog.formats[deployment.kv_dtype],
-        tp=int(deployment.tp),
-        pp=int(deployment.pp),
-        engine=deployment.engine,
-    )
+    terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
     batch = float(deployment.batch)
     context = float(w.input_tokens + w.output_tokens)
     memory = float(
-        perf.memory_per_gpu_bytes(
-            terms, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
+        optimized_memory_per_gpu_bytes(
+            terms, opt, batch=batch, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
         )
     )
     fit = float(
-        perf.max_batch(terms, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
+        optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
     )
     claimed = float(deployment.capacity_per_replica_requests_per_s)
     net = network_s(w, sites[deployment.site])
@@ -78,6 +95,7 @@ def audit_deployment(
             network_s=net,
             slo_ttft_s=w.slo.ttft_ms / 1e3,
             slo_tpot_s=w.slo.tpot_ms / 1e3,
+            opt=opt,
         )
     )
     op = serve_at_load(
@@ -87,6 +105,7 @@ def audit_deployment(
         output_tokens=float(w.output_tokens),
         max_batch=limit,
         network_s=net,
+        opt=opt,
     )
     record = AuditRecord(
         workload=w.name,
@@ -137,25 +156,16 @@ def at_served_load(
     A replica that serves nothing at the peak slice keeps its operating point's figures.
     """
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
-    terms = perf.deployment_terms(
-        catalog,
-        model=catalog.models[deployment.model],
-        gpu=catalog.accelerators[deployment.gpu],
-        weight_format=catalog.formats[deployment.quantization],
-        kv_format=catalog.formats[deployment.kv_dtype],
-        tp=int(deployment.tp),
-        pp=int(deployment.pp),
-        engine=deployment.engine,
-    )
+    terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     context = float(w.input_tokens + w.output_tokens)
-    limit = max(min(float(perf.max_batch(terms, context_tokens=context, workspace_bytes=workspace)),
+    limit = max(min(float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace)),
                     float(scenario.max_batch)), 1.0)
     net = network_s(w, sites[deployment.site])
     capacity = float(
         capacity_at_slo(
             terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
-            network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3,
+            network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3, opt=opt,
         )
     )
     per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
@@ -163,13 +173,15 @@ def at_served_load(
         return replace(deployment, capacity_at_slo_requests_per_s=capacity)
     op = serve_at_load(
         terms, requests_per_s=per_replica, input_tokens=float(w.input_tokens),
-        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net,
+        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, opt=opt,
     )
     batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
     step = perf.decode_step(
         terms, batch=float(batch), context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens)
     )
-    memory = perf.memory_per_gpu_bytes(terms, batch=float(batch), context_tokens=context, workspace_bytes=workspace)
+    memory = optimized_memory_per_gpu_bytes(
+        terms, opt, batch=float(batch), context_tokens=context, workspace_bytes=workspace
+    )
     return replace(
         deployment,
         batch=batch,

@@ -6,7 +6,8 @@ Two pandas DataFrames come out (columns carry units):
     cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus, quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
-    feasible, reason.
+    feasible, reason, prefix_cache, speculative (the optimization variant; planner/candidate_optimizations.py),
+    prefix_cache_why, speculative_why, chunk_tokens.
 
 ``points`` — one row per SLO-feasible operating point (cand, batch):
     cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
@@ -30,11 +31,17 @@ import numpy as np
 import pandas as pd
 
 from planner import performance as perf
+from planner.candidate_optimizations import config_variants, stack_optimizations, take_optimizations
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
 from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.optimizations import (
+    LoadOptimizations,
+    optimized_max_batch,
+    optimized_memory_per_gpu_bytes,
+)
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -137,6 +144,10 @@ class _Config:
     quality_tier: int
     reason: str
     terms: perf.DeploymentTerms | None
+    prefix_cache: bool = False
+    speculative: bool = False
+    opt: LoadOptimizations | None = None
+    why: dict[str, str] | None = None
 
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
@@ -170,20 +181,33 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                         )
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
-                                configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms))
+                                if terms is None:
+                                    configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms))
+                                    continue
+                                for v in config_variants(catalog, w, terms, model_id=model_id, gpu=gpu, fmt=fmt,
+                                                         kfmt=kfmt, tp=tp, pp=pp):
+                                    configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms,
+                                                           v.prefix_cache, v.speculative, v.opt, v.why))
     return configs
 
 
 def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
     """Vectorized ledger evaluation of every runnable config: stacked terms, memory limit, lone prefill."""
-    terms = _stack_terms([c.terms for c in configs if c.terms is not None])
+    targets = [c.terms for c in configs if c.terms is not None]
+    terms = _stack_terms(targets)
+    opt = stack_optimizations([c.opt or LoadOptimizations() for c in configs if c.terms is not None], targets,
+                              _stack_terms)
     p_tok = np.array([c.workload.input_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
-    fit_batch = perf.max_batch(terms, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
-    prefill = perf.prefill_step(terms, prompt_tokens=p_tok).total_s
+    fit_batch = optimized_max_batch(terms, opt, context_tokens=p_tok + g_tok, workspace_bytes=workspace)
+    if opt is None:
+        prefill = perf.prefill_step(terms, prompt_tokens=p_tok).total_s
+    else:
+        prefill = perf.prefill_step(terms, prompt_tokens=p_tok - opt.cached_tokens, cached_tokens=opt.cached_tokens).total_s
     return {
         "terms": terms,
+        "opt": opt,
         "fit_batch": np.minimum(fit_batch[:, 0], scenario.max_batch),
         "prefill_s": prefill[:, 0],
         "weights_per_gpu_bytes": perf.weights_bytes_per_gpu(terms)[:, 0],
@@ -244,6 +268,11 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "usd_per_hour": quote_cache[key] * cfg.tp * cfg.pp,
                 "feasible": False,
                 "reason": cfg.reason or usable_cache[key],
+                "prefix_cache": cfg.prefix_cache,
+                "speculative": cfg.speculative,
+                "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
+                "speculative_why": (cfg.why or {}).get("speculative", ""),
+                "chunk_tokens": float(cfg.terms.chunk_tokens) if cfg.terms is not None else np.nan,
             }
             cand_rows.append(row)
             if row["reason"]:
@@ -290,6 +319,7 @@ def _operating_points(
     """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     terms = _take(ev["terms"], idx)
+    opt = take_optimizations(ev["opt"], idx, _take)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
@@ -299,23 +329,23 @@ def _operating_points(
     limit = np.maximum(fit, 1)[:, None].astype(float)
     lone = serve_at_load(
         terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
-        max_batch=limit, network_s=net,
+        max_batch=limit, network_s=net, opt=opt,
     )
     cap = capacity_at_slo(
         terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
-        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot,
+        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, opt=opt,
     )
     loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
     at = serve_at_load(
         terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
-        network_s=net,
+        network_s=net, opt=opt,
     )
     batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
     bare = perf.decode_step(
         terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
     ).total_s
-    memory = perf.memory_per_gpu_bytes(
-        terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
+    memory = optimized_memory_per_gpu_bytes(
+        terms, opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
     )
     points: list[dict[str, Any]] = []
     for r, (row, cfg, _site) in enumerate(pending):

@@ -37,7 +37,8 @@ MAX_LIST = 64
 
 
 def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site]) -> int:
-    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites."""
+    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites·variants
+    (×2 per stated optimization: prefix_cache, speculative)."""
     gpus = len(scenario.hardware.gpus or catalog.accelerators)
     degrees = len(scenario.hardware.tp) * len(scenario.hardware.pp)
     cloud = sum(1 for site in sites.values() if site.kind == "cloud")
@@ -48,6 +49,8 @@ def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str
         * gpus
         * degrees
         * len(w.sites or range(cloud))
+        * (2 if w.prefix_cache is not None else 1)
+        * (2 if w.speculative is not None else 1)
         for w in scenario.workloads
     )
 

@@ -28,6 +28,7 @@ from planner.limits import (
     MAX_WORKLOADS,
     check_size,
 )
+from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -104,6 +105,8 @@ class Workload(Strict):
     weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
         1.0, description="Weight of this workload in max_throughput (served req/s)."
     )
+    prefix_cache: PrefixCache | None = Field(None, description="Shared prompt prefix kept in the KV cache (card 3).")
+    speculative: Speculative | None = Field(None, description="Speculative decoding with a draft model (card 3).")
 
 
 class HardwareSpace(Strict):
@@ -340,6 +343,8 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
                 f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
             )
         _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
+        check_optimizations(path, loc, models=w.models, prefix=w.prefix_cache, spec=w.speculative,
+                            input_tokens=w.input_tokens, catalog=catalog)
         if isinstance(w.requests_per_s, list) and len(w.requests_per_s) > scenario.periods:
             raise ScenarioError(
                 f"{path}: {loc}.requests_per_s: {len(w.requests_per_s)} values for {scenario.periods} periods"

@@ -177,9 +177,27 @@ def print_plan(result: Any) -> None:
             row.append(runs(d["replicas_per_period"]))
         t.add_row(*(text(c) for c in row))
     show(t)
+    _print_optimizations(data)
     _print_rentals(data)
     _print_orders(data)
     _print_binding_and_alternatives(data)
+
+
+def _print_optimizations(data: dict[str, Any]) -> None:
+    """Optimizations the workloads stated (prefix cache, speculative decoding): on/off per deployment and why
+    (card 3's break-even); KV quantization and chunked prefill are listed alongside. Nothing when none stated."""
+    stated = {"prefix_cache", "speculative"}
+    deps = [d for d in data["deployments"] if any(o["name"] in stated for o in d.get("optimizations", []))]
+    if not deps:
+        return
+    t = Table(title="optimizations (why: card 3 break-even)")
+    for c in ("deployment", "optimization", "on", "why"):
+        t.add_column(c, justify="left", no_wrap=c != "why")
+    for d in deps:
+        name = f"{d['workload']} {d['gpu']} {d['tp']}x{d['pp']}"
+        for o in d["optimizations"]:
+            t.add_row(text(name), text(o["name"]), "on" if o["on"] else "off", text(o["why"]))
+    show(t)
 
 
 def _print_rentals(data: dict[str, Any]) -> None:

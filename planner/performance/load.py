@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
-from planner.performance.steps import mixed_step
+from planner.performance.optimizations import LoadOptimizations, round_s
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
@@ -63,28 +63,41 @@ class LoadPoint:
 
 
 def _steady_step_s(
-    terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num
+    terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num,
+    opt: LoadOptimizations | None = None,
 ) -> tuple[Num, Num]:
     """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration; (T, converged)."""
-    t = mixed_step(terms, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
-                   prompt_tokens=input_tokens)
+    t = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
+                prompt_tokens=input_tokens)
     for _ in range(FIXED_POINT_ITERATIONS):
-        t_next = mixed_step(
+        t_next = round_s(
             terms,
+            opt,
             decode_batch=lam * output_tokens * t,
             decode_context_tokens=context_tokens,
             prefill_tokens=lam * input_tokens * t,
             prompt_tokens=input_tokens,
         )
         t = np.minimum(t_next, 1e3)
-    t_check = mixed_step(
+    t_check = round_s(
         terms,
+        opt,
         decode_batch=lam * output_tokens * t,
         decode_context_tokens=context_tokens,
         prefill_tokens=lam * input_tokens * t,
         prompt_tokens=input_tokens,
     )
     return t, np.abs(t_check - t) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9
+
+
+def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
+    """(new prompt tokens P − h·S, decode rounds G/E[N], E[N]); (P, G, 1) without optimizations."""
+    p_tok = np.asarray(input_tokens, dtype=float)
+    g_tok = np.asarray(output_tokens, dtype=float)
+    if opt is None:
+        return p_tok, g_tok, 1.0
+    per_round = np.asarray(opt.tokens_per_round, dtype=float)
+    return p_tok - opt.cached_tokens, g_tok / per_round, per_round
 
 
 def serve_at_load(
@@ -95,26 +108,30 @@ def serve_at_load(
     output_tokens: Num,
     max_batch: Num,
     network_s: Num = 0.0,
+    opt: LoadOptimizations | None = None,
 ) -> LoadPoint:
     """TTFT, TPOT and throughput of one replica at ``requests_per_s`` (module docstring formulas).
 
     ``max_batch`` is the largest number of running sequences memory holds; the engine's
-    ``max_running_sequences`` caps it too. Works on arrays.
+    ``max_running_sequences`` caps it too. ``opt`` (prefix cache, speculation;
+    planner/performance/optimizations.py) makes P the new prompt tokens P − h·S and G the rounds G/E[N],
+    and TPOT = T/E[N]. Works on arrays.
     """
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
-    p_tok = np.asarray(input_tokens, dtype=float)
-    g_tok = np.asarray(output_tokens, dtype=float)
-    context = p_tok + g_tok / 2.0
+    g_out = np.asarray(output_tokens, dtype=float)
+    context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
+    p_tok, g_tok, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
     step, converged = _steady_step_s(
-        terms, lam, input_tokens=p_tok, output_tokens=g_tok, context_tokens=context
+        terms, lam, input_tokens=p_tok, output_tokens=g_tok, context_tokens=context, opt=opt
     )
     batch = lam * g_tok * step
     chunk_budget = np.maximum(terms.chunk_tokens - batch, 1.0)
     c = lam * p_tok * step
     rho = c / chunk_budget
     k = np.ceil(p_tok / chunk_budget)
-    chunk_s = mixed_step(
+    chunk_s = round_s(
         terms,
+        opt,
         decode_batch=batch,
         decode_context_tokens=context,
         prefill_tokens=np.minimum(c + p_tok / k, chunk_budget),
@@ -136,8 +153,8 @@ def serve_at_load(
         chunk_step_s=chunk_s,
         queue_wait_s=wait,
         ttft_s=ttft,
-        tpot_s=step,
-        output_tokens_per_s=lam * g_tok,
+        tpot_s=step / per_round,
+        output_tokens_per_s=lam * g_out,
         stable=stable,
     )
 
@@ -151,6 +168,7 @@ def capacity_at_slo(
     network_s: Num,
     slo_ttft_s: Num,
     slo_tpot_s: Num,
+    opt: LoadOptimizations | None = None,
 ) -> Any:
     """Largest λ (requests/s) one replica sustains with TTFT ≤ SLO and TPOT ≤ SLO; 0 where none does.
 
@@ -159,18 +177,19 @@ def capacity_at_slo(
     """
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
-    floor_step = mixed_step(
-        terms, decode_batch=1.0, decode_context_tokens=p_tok + g_tok / 2.0, prefill_tokens=0.0,
-        prompt_tokens=p_tok,
+    p_new, g_rounds, _ = _new_tokens_and_rounds(p_tok, g_tok, opt)
+    floor_step = round_s(
+        terms, opt, decode_batch=1.0, decode_context_tokens=p_tok + g_tok / 2.0, prefill_tokens=0.0,
+        prompt_tokens=p_new,
     )
     limit = np.maximum(np.minimum(max_batch, terms.max_running_sequences), 1.0)
-    hi = np.broadcast_to(limit / (g_tok * floor_step), np.shape(floor_step)).astype(float)
+    hi = np.broadcast_to(limit / (g_rounds * floor_step), np.shape(floor_step)).astype(float)
     lo = np.zeros_like(hi)
 
     def ok(lam: Num) -> Num:
         pt = serve_at_load(
             terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch,
-            network_s=network_s,
+            network_s=network_s, opt=opt,
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 

@@ -214,6 +214,8 @@ def mixed_step(
     decode_context_tokens: Num,
     prefill_tokens: Num,
     prompt_tokens: Num,
+    verify_tokens: Num = 1.0,
+    cached_tokens: Num = 0.0,
 ) -> Num:
     """One chunked-prefill engine step: B decode tokens + c prompt tokens through ONE weight pass, s.
 
@@ -228,6 +230,10 @@ def mixed_step(
     max(c, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
     (c → 0) adds its FLOPs at the chunk's efficiency instead of at an ever smaller row count. At c = 0 it is
     :func:`decode_step`; at B = 0, c = P it is a single prefill.
+
+    Optimizations (planner/performance/optimizations.py): each decoding sequence runs ``verify_tokens`` = k + 1
+    query rows (speculative verification; its KV is read once), and each prompt token also attends to the
+    ``cached_tokens`` of a prefix-cache hit (c·S_cached more pairs). Defaults 1 and 0 are the plain step.
     """
     e = terms.efficiency
     t, p = terms.tp, terms.pp
@@ -235,34 +241,35 @@ def mixed_step(
     c_pre = prefill_tokens / p
     prompts = c_pre / np.maximum(prompt_tokens, 1.0)
     window_ctx = _min(decode_context_tokens, terms.window_tokens)
+    rows_dec = b_dec * verify_tokens
     attn_dec = (
         terms.attention_flop_per_pair_per_layer
-        * b_dec
+        * rows_dec
         * (terms.full_attention_layers * decode_context_tokens + terms.window_layers * window_ctx)
     )
-    pairs = c_pre * (prompt_tokens + 1.0) / 2.0
+    pairs = c_pre * (prompt_tokens + 1.0) / 2.0 + c_pre * cached_tokens
     attn_pre = terms.attention_flop_per_pair_per_layer * (
         terms.full_attention_layers * pairs + terms.window_layers * _min(pairs, c_pre * terms.window_tokens)
     )
     peak = terms.peak_tflops * FLOP_PER_TFLOP
-    eta_dec = eff.decode_compute_efficiency_frac(e, b_dec)
+    eta_dec = eff.decode_compute_efficiency_frac(e, rows_dec)
     # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
     chunk_rows = np.maximum(np.minimum(prompt_tokens, terms.chunk_tokens - decode_batch), 1.0) / p
     eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows))
-    lin_dec = b_dec * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
+    lin_dec = rows_dec * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
     lin_pre = (c_pre * terms.linear_flop_per_token + prompts * terms.lm_head_flop_per_token) / (t * p) / (
         peak * eta_pre
     )
     attn_s = attn_dec / (t * p) / (peak * eta_dec) + attn_pre / (t * p) / (peak * eta_pre)
-    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, b_dec + c_pre)
-    weights_s = weights_read_bytes(terms, b_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
+    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, rows_dec + c_pre)
+    weights_s = weights_read_bytes(terms, rows_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
     kv_read = kv_bytes_per_gpu(terms, batch=b_dec, context_tokens=decode_context_tokens) / eff.kv_paging_factor(
         e, decode_context_tokens
     )
     kv_write = kv_bytes_per_gpu(terms, batch=prompts, context_tokens=prompt_tokens) / p
     linear_ops = ops.operator_stage_s(lin_dec + lin_pre, weights_s)
     attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
-    rows = b_dec + c_pre
+    rows = rows_dec + c_pre
     allreduces = 2 * (terms.layers / p)
     tp_comm = exposed_comm_s(
         terms, allreduces * _tp_allreduce_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES), linear_ops

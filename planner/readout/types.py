@@ -67,6 +67,8 @@ class Deployment:
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
+    optimizations: list[dict[str, Any]] = field(default_factory=list)
+    """[{name, on, why}]: prefix cache / speculative decoding (when stated), KV quantization, chunked prefill."""
 
 
 @dataclass(frozen=True)

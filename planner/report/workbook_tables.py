@@ -37,6 +37,8 @@ DEPLOY_HEADERS = [
     "Procurement",
     "Rental kind",
     "Engine",
+    "Optimizations on",
+    "Optimizations: why (card 3)",
 ]
 SLO_HEADERS = [
     "Workload",
@@ -147,10 +149,12 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.procurement,
                 d.rental_kind or "",
                 d.engine,
+                ", ".join(o["name"] for o in d.optimizations if o["on"]) or "none",
+                " | ".join(o["why"] for o in d.optimizations),
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 3
+        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 5
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")
