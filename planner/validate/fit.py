@@ -24,14 +24,14 @@ the engine's (catalogs/engines.yaml), so a scale can no longer stand in for a mi
 
 UNCALIBRATED_PARAMETERS: dict[str, dict[str, float]] = {
     "nvidia_ampere": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
-    "nvidia_hopper": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_ada": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell_consumer": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "amd_cdna3": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_hopper": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_ada": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_blackwell": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_blackwell_consumer": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "amd_cdna3": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
     "apple_m": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
-    "nvidia_jetson": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_gb10": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_jetson": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_gb10": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
 }
 """The physics defaults of catalogs/calibration.yaml before any fit (the 'uncalibrated' baseline)."""
 
