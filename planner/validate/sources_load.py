@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from planner import performance as perf
+from planner.catalog.schema import Accelerator, NumericFormat
 from planner.validate.cases import MAX_OFFLINE_BATCH, _Builder, _fitting_batch, _num
 from planner.validate.names import KV_FORMAT_IDS
 
@@ -19,15 +20,17 @@ SHAREGPT_INPUT_TOKENS = 230.0
 SHAREGPT_OUTPUT_TOKENS = 224.0
 """Mean ShareGPT V3 lengths (Lambda raw result file; the SGLang README does not print them) [U]."""
 UNCERTAIN = "secondary or incomplete source [U]"
+Config = tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str]
+"""What _Builder.terms returns: accelerator, weight format, deployment terms, engine id."""
 
 
-def _engine_batch(b: _Builder, cfg: tuple, *, context_tokens: float, engine: str) -> float:
+def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float, engine: str) -> float:
     """Sequences the replica holds: memory at ``context_tokens`` and the engine's sequence limit."""
     t = cfg[2]
     return _fitting_batch(t, context_tokens=context_tokens, cap=float(t.max_running_sequences), engine=engine)
 
 
-def _load_rows(b: _Builder, src: str, label: str, cfg: tuple, *, engine: str, p_tok: float, g_tok: float,
+def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p_tok: float, g_tok: float,
                rate: float = 0.0, concurrency: float = 0.0, ttft: float | None = None,
                tpot: float | None = None, tput: float | None = None, note: str = "") -> None:
     batch = _engine_batch(b, cfg, context_tokens=p_tok + g_tok, engine=engine)
