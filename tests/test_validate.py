@@ -173,11 +173,12 @@ def test_shipped_calibration_carries_no_fitted_scale_while_loso_is_worse(catalog
 
 
 @needs_measurements
-def test_fit_on_book_rows_lowers_log_error(catalog: Catalog) -> None:
+def test_fit_is_per_engine_and_lowers_log_error(catalog: Catalog) -> None:
+    """The fit groups rows by the engine that ran them (LMDeploy TurboMind rows use the trtllm engine)."""
     cases, _ = v.build_cases(catalog, MEASUREMENTS)
-    book = [c for c in cases if c.source == "book_rtxpro6000_qwen3_8b"]
+    book = [c for c in cases if c.source == "lmdeploy_a100_fp16" and not c.requests_per_s and not c.concurrency]
     fitted = v.fit_calibration(catalog, book)
-    assert set(fitted) == {"nvidia_blackwell_consumer"}
+    assert set(fitted) == {"trtllm"}
 
     def loss(rows: list[v.ResultRow]) -> float:
         return sum(math.log(r.ratio) ** 2 for r in rows)

@@ -6,7 +6,9 @@ all off (efficiency 1, no overhead, no paging waste), which is what ``--ideal`` 
 
 Terms:
 - decode bandwidth efficiency η_m (MBU of the weight/KV stream);
-- prefill compute efficiency η_p(n) = η_max · n / (n + n_half): small prefills cannot fill the tensor cores;
+- prefill compute efficiency η_p(n, t) = η_max · (n/t) / (n/t + n_half): small prefills, and GEMMs sharded
+  t ways (each GPU holds 1/t of the columns, so n rows over t GPUs are n/t full-width rows of work per GPU),
+  cannot fill the tensor cores;
 - fixed per-step overhead T_overhead (scheduler, kernel launches, sampling);
 - weight-read efficiency of de-quantizing kernels (W4A16/W8A16 read fewer bytes but not at full speed);
 - TP all-reduce bus-bandwidth efficiency (achieved busbw / link spec);
@@ -60,9 +62,18 @@ def decode_bandwidth_efficiency_frac(terms: EfficiencyTerms, batch: Num) -> Num:
     return terms.decode_mbu_frac + 0.0 * batch
 
 
-def prefill_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num) -> Num:
-    """Prefill compute efficiency η_p(n) = η_max · n / (n + n_half), fraction of the dense peak."""
-    return terms.prefill_mfu_frac * tokens / (tokens + terms.prefill_half_tokens)
+def prefill_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num, tp: Num = 1.0) -> Num:
+    """Prefill GEMM efficiency η_p(n, t) = η_max · (n/t) / (n/t + n_half), fraction of the dense peak.
+
+    n = GEMM rows (prompt tokens in the step), t = TP degree. A TP rank multiplies the n rows by 1/t of
+    every weight matrix, so its GEMMs hold the tiles of n/t full-width rows ("tokens per GPU"): the curve
+    saturates in n/t, with n_half (``prefill_half_tokens``) about half a tensor-core tile of rows. Monotone:
+    more tokens never lower the efficiency, and the per-GPU time F/t / η_p = F_row·(n/t + n_half)/η_max
+    never grows with t. The weight stream is charged separately (max(compute, weight read)), so n_half is
+    NOT the roofline ridge; using the ridge here would count the memory bound twice.
+    """
+    rows_per_gpu = tokens / np.maximum(tp, 1.0)
+    return terms.prefill_mfu_frac * rows_per_gpu / (rows_per_gpu + terms.prefill_half_tokens)
 
 
 def decode_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num) -> Num:

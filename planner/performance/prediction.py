@@ -241,5 +241,8 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "chunk_steps": float(pt.chunk_steps),
         "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
         "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
+        # TTFT = queue_wait + chunk_steps · chunk_step + step/2 (arrival mid-step) + network (0 here)
+        "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
+        "half_step_wait_ms": float(pt.step_s) / 2.0 * 1e3,
         "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
     }

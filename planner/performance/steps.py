@@ -168,7 +168,7 @@ def prefill_step(
         terms.full_attention_layers * pairs + terms.window_layers * windowed
     )
     flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
-    mfu = eff.prefill_compute_efficiency_frac(e, tokens)
+    mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
     compute_s = flop / t / peak
     attention_s = attn_flop / t / peak
@@ -226,7 +226,7 @@ def mixed_step(
         T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
             + max(F_attn/(Π·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
 
-    all per GPU (÷ t·p). η_p is the prefill saturation curve at the GEMM rows of a step that runs a chunk,
+    all per GPU (÷ t·p). η_p is the prefill saturation curve η_p(n, t) at the GEMM rows of a step that runs a chunk,
     max(c, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
     (c → 0) adds its FLOPs at the chunk's efficiency instead of at an ever smaller row count. At c = 0 it is
     :func:`decode_step`; at B = 0, c = P it is a single prefill.
@@ -255,7 +255,7 @@ def mixed_step(
     eta_dec = eff.decode_compute_efficiency_frac(e, rows_dec)
     # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
     chunk_rows = np.maximum(np.minimum(prompt_tokens, terms.chunk_tokens - decode_batch), 1.0) / p
-    eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows))
+    eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
     lin_dec = rows_dec * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
     lin_pre = (c_pre * terms.linear_flop_per_token + prompts * terms.lm_head_flop_per_token) / (t * p) / (
         peak * eta_pre

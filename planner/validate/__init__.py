@@ -18,7 +18,7 @@ Prediction rules (one per metric):
 - ``allreduce_busbw``: ring/tree (one node) or hierarchical (several nodes) all-reduce of the stated
   message, busbw = algbw · 2(n − 1)/n, GB/s.
 
-Calibration (:func:`fit_calibration`): per accelerator family, a regularised least-squares fit on
+Calibration (:func:`fit_calibration`): per serving engine, a regularised least-squares fit on
 log(predicted / measured) of three parameters — ``step_overhead_ms``, ``decode_mbu_scale`` and
 ``prefill_mfu_scale`` — by a plain Nelder–Mead simplex (no scipy). Families without rows keep their
 physics defaults. Leave-one-source-out error is the error of each source's rows under a fit made
@@ -49,7 +49,7 @@ from planner.validate.fit import (
     MIN_FIT_ROWS,
     UNCALIBRATED_PARAMETERS,
     fit_calibration,
-    fit_family,
+    fit_engine,
     leave_one_source_out,
     nelder_mead,
 )
@@ -100,7 +100,7 @@ __all__ = [
     "case_efficiency",
     "evaluate",
     "fit_calibration",
-    "fit_family",
+    "fit_engine",
     "leave_one_source_out",
     "measurements_dir",
     "nelder_mead",

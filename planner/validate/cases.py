@@ -60,6 +60,12 @@ class Case:
     """ITL of a continuous-batching serving run: B / throughput (decode steps stretched by prefills)."""
     fitted: bool = True
     """Whether the row enters the calibration fit (it is always validated)."""
+    requests_per_s: float = 0.0
+    """Open-loop serving row at this Poisson rate (inf = offline burst); 0 = not a load row."""
+    concurrency: float = 0.0
+    """Closed-loop serving row with this many clients; 0 = not a closed-loop row."""
+    engine: str = ""
+    """Serving engine the row ran (catalogs/engines.yaml id): the calibration group."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ class _Builder:
         engine: str,
         kv: str | None = None,
         tp: int = 1,
-    ) -> tuple[Accelerator, NumericFormat, perf.DeploymentTerms] | None:
+    ) -> tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str] | None:
         """Deployment terms of a measurement configuration, or None (row skipped) if it is not in the catalog."""
         if gpu not in GPU_IDS or GPU_IDS[gpu] is None:
             self.skip(source, label, f"GPU '{gpu}' is not in the catalog")
@@ -141,12 +147,12 @@ class _Builder:
         except InputError as exc:
             self.skip(source, label, f"not a supported deployment: {exc}")
             return None
-        return acc, wfmt, t
+        return acc, wfmt, t, engine
 
     def add(self, source: str, metric: str, label: str, measured: float | None, cfg: Any, **kw: Any) -> None:
         if measured is None or measured <= 0:
             return
-        acc, wfmt, t = cfg
+        acc, wfmt, t, engine = cfg
         self.cases.append(
             Case(
                 source=source,
@@ -157,6 +163,7 @@ class _Builder:
                 gpu=acc,
                 weight_format=wfmt,
                 terms=t,
+                engine=engine,
                 **kw,
             )
         )

@@ -1,4 +1,10 @@
-"""Calibration: per-family regularised least-squares fit (Nelder–Mead) and leave-one-source-out errors."""
+"""Calibration: per-engine regularised least-squares fit (Nelder–Mead) and leave-one-source-out errors.
+
+The fitted parameters are kernel-quality scales of the ENGINE that ran a row (how close its kernels get to
+the accelerator's sourced MBU / MFU), not of a hardware family: an engine's kernels are the same code on
+every GPU, and a family scale let one engine's overheads leak into every other engine's predictions on that
+hardware (issue 12: the Blackwell decode scale made a B200 slower than an H200).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,7 @@ from planner.validate.scores import ErrorSummary, summarize
 
 FIT_PARAMETERS = ("decode_mbu_scale", "prefill_mfu_scale")
 MIN_FIT_ROWS = 3
-"""Families with fewer fit rows keep the physics defaults."""
+"""Engines with fewer fit rows keep the physics defaults."""
 FIT_REGULARIZATION = 0.05
 """Weight of the prior term (ln scale)² per parameter (prior: the sourced default, scale 1)."""
 LN_SCALE_MIN = math.log(0.8)
@@ -24,14 +30,14 @@ the engine's (catalogs/engines.yaml), so a scale can no longer stand in for a mi
 
 UNCALIBRATED_PARAMETERS: dict[str, dict[str, float]] = {
     "nvidia_ampere": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
-    "nvidia_hopper": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_ada": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_blackwell_consumer": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "amd_cdna3": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_hopper": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_ada": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_blackwell": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_blackwell_consumer": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "amd_cdna3": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
     "apple_m": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 128},
-    "nvidia_jetson": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
-    "nvidia_gb10": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 256},
+    "nvidia_jetson": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
+    "nvidia_gb10": {"step_overhead_ms": 0.1, "prefill_saturation_tokens": 64},
 }
 """The physics defaults of catalogs/calibration.yaml before any fit (the 'uncalibrated' baseline)."""
 
@@ -80,14 +86,14 @@ def _decode_parameters(x: np.ndarray) -> dict[str, float]:
     }
 
 
-def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str, float]:
-    """Regularised least squares on ln(predicted/measured) of one family's time and throughput cases.
+def fit_engine(catalog: Catalog, cases: Sequence[Case], engine: str) -> dict[str, float]:
+    """Regularised least squares on ln(predicted/measured) of one engine's time and throughput cases.
 
     Minimises Σ w·ln²(pred/meas) + λ·[(ln s_m)² + (ln s_p)²] over the MBU / MFU scales s_m, s_p
     (λ = FIT_REGULARIZATION, bounds LN_SCALE_MIN..LN_SCALE_MAX) by Nelder–Mead; the host costs per step
     are the engine's and are not fitted.
     """
-    mine = [c for c in cases if c.family == family and c.metric in TIME_METRICS and c.fitted]
+    mine = [c for c in cases if c.engine == engine and c.metric in TIME_METRICS and c.fitted]
     counts = {m: sum(1 for c in mine if c.metric == m) for m in TIME_METRICS}
     # Each metric weighs the same whatever its row count, so 30 throughput rows cannot drown 3 TTFT rows.
     weights = [len(mine) / (len(counts) * counts[c.metric]) if mine else 0.0 for c in mine]
@@ -109,7 +115,7 @@ def fit_family(catalog: Catalog, cases: Sequence[Case], family: str) -> dict[str
 def fit_calibration(
     catalog: Catalog, cases: Sequence[Case], *, exclude_source: str | None = None
 ) -> dict[str, dict[str, float]]:
-    """Fit FIT_PARAMETERS per accelerator family with >= MIN_FIT_ROWS time/throughput cases (others keep defaults).
+    """Fit FIT_PARAMETERS per engine with >= MIN_FIT_ROWS fitted time/throughput cases (others keep defaults).
 
     The base parameters (prefill saturation, paging, weight-only efficiency, step overhead) are the
     catalog's. ``exclude_source`` drops one source (leave-one-out).
@@ -119,9 +125,9 @@ def fit_calibration(
     fit_rows: dict[str, int] = {}
     for c in used:
         if c.metric in TIME_METRICS and c.fitted:
-            fit_rows[c.family] = fit_rows.get(c.family, 0) + 1
-    families = sorted(f for f, n in fit_rows.items() if n >= MIN_FIT_ROWS)
-    return {fam: fit_family(base, used, fam) for fam in families}
+            fit_rows[c.engine] = fit_rows.get(c.engine, 0) + 1
+    engines = sorted(e for e, n in fit_rows.items() if n >= MIN_FIT_ROWS)
+    return {engine: fit_engine(base, used, engine) for engine in engines}
 
 
 def _uncalibrated_catalog(catalog: Catalog) -> Catalog:

@@ -26,6 +26,13 @@ GPU_IDS: dict[str, str | None] = {
     "NVIDIA DGX Spark (GB10)": "dgx_spark",
     "A100-80GB-SXM": "a100_sxm_80gb",
     "H100-80GB-SXM": "h100_sxm",
+    "A100-80GB": "a100_sxm_80gb",
+    "H100-80GB": "h100_sxm",
+    "MI300X (192 GB, 750 W)": "mi300x",
+    "GB200 (185 GB)": "gb200",
+    "H100 (section context; not restated for this table)": "h100_sxm",
+    "A30 (no NVLink)": None,
+    "T4": None,
 }
 
 MODEL_IDS: dict[str, str | None] = {
@@ -67,6 +74,26 @@ MODEL_IDS: dict[str, str | None] = {
     "DeepSeek R1 14B": None,
     "Qwen2.5-Coder-1.5B": None,
     "DeepSeek-R1 (fp8)": None,
+    "meta-llama/Llama-3.1-8B-Instruct": "llama_3_1_8b",
+    "meta-llama/Llama-3.1-8B": "llama_3_1_8b",
+    "meta-llama/Llama-3.1-70B-Instruct": "llama_3_1_70b",
+    "meta-llama/Llama-3.3-70B-Instruct": "llama_3_3_70b",
+    "meta-llama/Llama-3.1-405B-Instruct": "llama_3_1_405b",
+    "amd/Llama-3.1-70B-Instruct-FP8-KV": "llama_3_1_70b",
+    "amd/Llama-3.1-405B-Instruct-FP8-KV": "llama_3_1_405b",
+    "deepseek-ai/DeepSeek-V3": "deepseek_v3",
+    "deepseek-ai/DeepSeek-R1-0528": "deepseek_v3",
+    "DeepSeek-R1-0528-AWQ (4-bit AWQ)": "deepseek_v3",
+    "Qwen/Qwen2.5-72B-Instruct": "qwen2_5_72b",
+    "openai/gpt-oss-20b": "gpt_oss_20b",
+    "Llama-2-7B": "llama_2_7b",
+    "Llama-2-13B": "llama_2_13b",
+    "Llama-2-70B": "llama_2_70b",
+    "Llama 70B (Llama-2 family)": "llama_2_70b",
+    "Llama 13B": "llama_2_13b",
+    "Llama 7B": "llama_2_7b",
+    "internlm-20b": None,
+    "Llama 33B (LLaMA-1)": None,
 }
 
 FORMAT_IDS: dict[str, str] = {
@@ -80,7 +107,19 @@ FORMAT_IDS: dict[str, str] = {
     "4-bit": "int4",
     "q4f16": "int4",
     "Ollama Q4": "int4",
+    "MXFP4 (native)": "mxfp4",
+    "AWQ INT4 weights": "int4",
+    "not stated (BF16 presumed)": "bf16",
 }
+
+KV_FORMAT_IDS: dict[str, str | None] = {
+    "BF16": "bf16",
+    "FP16": "fp16",
+    "FP8": "fp8",
+    "FP8 (e4m3)": "fp8",
+    "FP8, sliding-window layers kept BF16": None,
+}
+"""KV-cache precisions of the measurement files (None = a mixed cache the catalog cannot express)."""
 
 MEMORY_MODEL_FORMATS: dict[str, str] = {
     "Llama-3.1-8B": "bf16",

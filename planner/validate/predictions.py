@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -9,8 +10,10 @@ from dataclasses import replace
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
+from planner.performance.load import LoadPoint
 from planner.units import MS_PER_S
 from planner.validate.cases import Case
+from planner.validate.load_cases import closed_loop_point, open_loop_point
 from planner.validate.scores import ResultRow
 
 PREFILL_TOKEN_BUDGET = 8192.0
@@ -20,7 +23,7 @@ PREFILL_TOKEN_BUDGET = 8192.0
 def case_efficiency(
     catalog: Catalog, case: Case, parameters: Mapping[str, float] | None = None
 ) -> eff.EfficiencyTerms:
-    """Efficiency terms of a case: the catalog's calibration, or ``parameters`` for its family."""
+    """Efficiency terms of a case: the catalog's calibration, or fitted ``parameters`` (its engine's group)."""
     if case.gpu is None or case.weight_format is None:
         return eff.EfficiencyTerms.ideal()
     if parameters is None:
@@ -42,6 +45,8 @@ def predict_case(case: Case, efficiency: eff.EfficiencyTerms) -> float:
     if case.terms is None:
         raise ValueError(f"case {case.label} has neither terms nor a fixed prediction")
     t = replace(case.terms, efficiency=efficiency)
+    if case.requests_per_s > 0 or case.concurrency > 0:
+        return _load_prediction(t, case)
     if case.metric == "tpot_itl" and case.serving:
         rate = throughput_tokens_per_s(
             t, batch=case.batch, prompt_tokens=case.prompt_tokens, output_tokens=case.output_tokens
@@ -63,6 +68,29 @@ def predict_case(case: Case, efficiency: eff.EfficiencyTerms) -> float:
             context_tokens=case.context_tokens,
         )
     raise ValueError(f"unknown metric {case.metric}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _load_point(
+    terms: perf.DeploymentTerms, rate: float, concurrency: float, p_tok: float, g_tok: float, batch: float
+) -> LoadPoint:
+    """One load point per (deployment, efficiency, load): the TTFT, TPOT and throughput rows of one
+    measurement and the uncalibrated / calibrated evaluations share it (the scheduler solve is the slow part)."""
+    common = {"input_tokens": p_tok, "output_tokens": g_tok, "max_batch": batch}
+    if concurrency > 0:
+        return closed_loop_point(terms, concurrency=concurrency, **common)
+    return open_loop_point(terms, requests_per_s=rate, **common)
+
+
+def _load_prediction(terms: perf.DeploymentTerms, case: Case) -> float:
+    """TTFT / TPOT (ms) or output tokens/s of a row measured at a load (planner.validate.load_cases)."""
+    pt = _load_point(terms, case.requests_per_s, case.concurrency, case.prompt_tokens, case.output_tokens,
+                     case.batch)
+    if case.metric == "ttft_or_prefill":
+        return float(pt.ttft_s) * MS_PER_S
+    if case.metric == "tpot_itl":
+        return float(pt.tpot_s) * MS_PER_S
+    return float(pt.output_tokens_per_s)
 
 
 def throughput_tokens_per_s(
@@ -92,10 +120,10 @@ def throughput_tokens_per_s(
 def evaluate(
     catalog: Catalog, cases: Sequence[Case], parameters: Mapping[str, Mapping[str, float]] | None = None
 ) -> list[ResultRow]:
-    """Predict every case (with the catalog calibration, or per-family ``parameters`` where given)."""
+    """Predict every case (with the catalog calibration, or per-engine fitted ``parameters`` where given)."""
     rows = []
     for c in cases:
-        fam_params = None if parameters is None else parameters.get(c.family)
-        value = predict_case(c, case_efficiency(catalog, c, fam_params))
+        group = None if parameters is None else parameters.get(c.engine)
+        value = predict_case(c, case_efficiency(catalog, c, group))
         rows.append(ResultRow(c.source, c.metric, c.label, c.family, value, c.measured, c.note))
     return rows

@@ -120,7 +120,7 @@ class ValidationReport:
                 "",
             ]
         if self.fitted_parameters:
-            lines += ["## Fitted parameters", "", "| Family | " + " | ".join(FIT_PARAMETERS) + " |"]
+            lines += ["## Fitted parameters (per engine)", "", "| Engine | " + " | ".join(FIT_PARAMETERS) + " |"]
             lines.append("| --- |" + " ---: |" * len(FIT_PARAMETERS))
             for fam, params in sorted(self.fitted_parameters.items()):
                 lines.append(f"| {fam} | " + " | ".join(f"{params[p]:.3g}" for p in FIT_PARAMETERS) + " |")
@@ -132,9 +132,22 @@ class ValidationReport:
             "  ran (ML.ENERGY and the book: vllm; TensorRT-LLM and FasterTransformer rows: trtllm; edge rows:",
             "  llamacpp). Each TP all-reduce pays the engine's launch floor (4.4 µs with CUDA graphs, 8.5 µs",
             "  without, from nccl_allreduce_small_msg.csv) on top of the link's 2(t − 1)·α hops.",
-            "- Calibration: per family, Nelder-Mead on Σ w·ln²(pred/meas) of decode_mbu_scale and prefill_mfu_scale",
-            "  (bounded 0.8-1.25, prior λ = 0.05); the step overhead is not fitted. The fit is reported above but",
-            "  not shipped while its leave-one-source-out error is worse than uncalibrated on some source.",
+            "- Calibration: per ENGINE (its kernels are the same code on every GPU), Nelder-Mead on",
+            "  Σ w·ln²(pred/meas) of decode_mbu_scale and prefill_mfu_scale (bounded 0.8-1.25, prior λ = 0.05)",
+            "  over the engine's fitted static rows; the step overhead is not fitted. Rows measured at a load",
+            "  (Poisson rate or client concurrency) are validated through the scheduler (performance.load) but not",
+            "  fitted. The fit is reported above but not shipped while its leave-one-source-out error is worse",
+            "  than uncalibrated on some source.",
+            "- Prefill GEMM efficiency η(n, t) = η_max·(n/t)/(n/t + n_half): n/t rows of full-width work per TP",
+            "  rank, n_half 64 rows (Hopper/Blackwell/Ada/AMD) or 128 (Ampere/Apple), a tile-fill scale rather",
+            "  than the roofline ridge (which counted the weight stream twice). Known limit: the curve has a",
+            "  compute floor F_row·n_half/η_max, so a 1-token prompt at TP4 (LMDeploy 70B) is 2.9x too slow.",
+            "- Serving rows at a load: open loop at λ below capacity = the scheduler's steady state; at or above",
+            "  capacity (rate inf, overloaded sweeps) the engine sits at its batch limit, T = T_mixed(B_lim,",
+            "  B_lim·P/G); closed loop with N clients: λ = N / (TTFT + (G − 1)·TPOT). TTFT of bursts and of",
+            "  overloaded runs is a queue of the finite run, not a steady state: listed as skipped.",
+            "- vLLM v0.6 with --num-scheduler-steps 10 (sglang_repo_benchmarks): a new prompt waits for the",
+            "  current 10-step block, so its TTFT is 3-4x the predicted single-step schedule (not modelled).",
             "- The book's RTX PRO 6000 rows were measured with verbose logging (12 ms of host time per step",
             "  that vLLM does not normally spend), so they stay about 40 % under-predicted at small batch.",
             "- Decode and prefill steps add the per-operator rooflines of the linear layers and of attention",
@@ -148,10 +161,8 @@ class ValidationReport:
             "  efficiency and NVLink3/PCIe all-reduces reach less than the modelled bus bandwidth.",
             "- EP (DeepSeek-V3.1) runs are modelled as TP over the same GPUs; NVLS in-switch all-reduce is not",
             "  modelled; ML.ENERGY prompt lengths are not recorded (256 tokens assumed).",
-            "- Not yet read: the nine sources added for issue 12 (lambda_vllm_a100_h100, sglang_repo_benchmarks,",
-            "  datacrunch_sglang_h200, lmdeploy_a100_fp16, rocm_vllm_mi300x, vllm_blog_fp8_kvcache,",
-            "  nccl_allreduce_small_msg (used for the engines' collective floor), github_issue_serving_points,",
-            "  azure_gb200_trtllm): their rows are listed under Skipped rows with that reason.",
+            "- nccl_allreduce_small_msg is used for the engines' collective floor (catalogs/engines.yaml), not",
+            "  predicted row by row; every other file is read, rows that cannot be expressed are listed below.",
             "",
             "## Rows above 2x error",
             "",

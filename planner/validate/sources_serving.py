@@ -47,17 +47,6 @@ LAMBDA_OUTPUT_TOKENS = 224.0
 
 
 UNREAD_SOURCES: dict[str, str] = {
-    name: "source not yet read by planner/validate/sources.py (issue 12 follow-up)"
-    for name in (
-        "sglang_repo_benchmarks.csv",
-        "datacrunch_sglang_h200.csv",
-        "lmdeploy_a100_fp16.csv",
-        "rocm_vllm_mi300x.csv",
-        "vllm_blog_fp8_kvcache.csv",
-        "github_issue_serving_points.csv",
-        "azure_gb200_trtllm.csv",
-    )
-} | {
     "nccl_allreduce_small_msg.csv": "small-message latency rows: used for the engines' collective_launch_us "
     "(catalogs/engines.yaml), not predicted row by row yet",
 }

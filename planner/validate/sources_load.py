@@ -1,0 +1,222 @@
+"""Readers of the serving sources added for issue 12 that are measured at a load or as static batches.
+
+SGLang vs vLLM (sglang_repo_benchmarks), SGLang on H200 rate sweeps (datacrunch_sglang_h200), LMDeploy
+static batches (lmdeploy_a100_fp16), vLLM on MI300X (rocm_vllm_mi300x), vLLM FP8-KV ITL fits
+(vllm_blog_fp8_kvcache), points from issue threads (github_issue_serving_points) and TensorRT-LLM on GB200
+(azure_gb200_trtllm). Rows at a Poisson rate or a client concurrency are predicted by the engine scheduler
+(:mod:`planner.validate.load_cases`); rows that cannot be expressed are listed with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner import performance as perf
+from planner.catalog.schema import Accelerator, NumericFormat
+from planner.validate.cases import MAX_OFFLINE_BATCH, _Builder, _fitting_batch, _num
+from planner.validate.names import KV_FORMAT_IDS
+
+SHAREGPT_INPUT_TOKENS = 230.0
+SHAREGPT_OUTPUT_TOKENS = 224.0
+"""Mean ShareGPT V3 lengths (Lambda raw result file; the SGLang README does not print them) [U]."""
+UNCERTAIN = "secondary or incomplete source [U]"
+Config = tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str]
+"""What _Builder.terms returns: accelerator, weight format, deployment terms, engine id."""
+
+
+def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float, engine: str) -> float:
+    """Sequences the replica holds: memory at ``context_tokens`` and the engine's sequence limit."""
+    t = cfg[2]
+    return _fitting_batch(t, context_tokens=context_tokens, cap=float(t.max_running_sequences), engine=engine)
+
+
+def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p_tok: float, g_tok: float,
+               rate: float = 0.0, concurrency: float = 0.0, ttft: float | None = None,
+               tpot: float | None = None, tput: float | None = None, note: str = "") -> None:
+    batch = _engine_batch(b, cfg, context_tokens=p_tok + g_tok, engine=engine)
+    kw = {"batch": batch, "prompt_tokens": p_tok, "output_tokens": g_tok, "requests_per_s": rate,
+          "concurrency": concurrency, "note": note, "fitted": False}
+    b.add(src, "ttft_or_prefill", label, ttft, cfg, **kw)
+    b.add(src, "tpot_itl", label, tpot, cfg, **kw)
+    b.add(src, "throughput", label, tput, cfg, **kw)
+
+
+def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "sglang_repo_benchmarks"
+    for row in rows:
+        engine = "sglang" if row["engine"] == "SGLang" else "vllm"
+        tp = int(row["tp"])
+        label = f"{row['model']} {row['gpu']} TP{tp} {row['engine']} {row['engine_version']} rate {row['request_rate_per_s']}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"].split(" ")[0],
+                      tp=tp, engine=engine)
+        if cfg is None:
+            continue
+        rate = float(row["request_rate_per_s"])
+        p_tok = _num(row, "input_tokens_nominal") or SHAREGPT_INPUT_TOKENS
+        g_tok = _num(row, "output_tokens_nominal") or SHAREGPT_OUTPUT_TOKENS
+        note = "ShareGPT mean lengths assumed (230/224) [U]" if row["dataset"] == "ShareGPT" else UNCERTAIN
+        if row["dataset"] != "ShareGPT":
+            note += "; nominal lengths are maxima, the range ratio is not recorded"
+        _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, rate=rate,
+                   ttft=_num(row, "median_ttft_ms"), tpot=_num(row, "median_tpot_ms"),
+                   tput=_num(row, "output_tokens_per_s"), note=note)
+        if engine == "vllm" and _num(row, "median_itl_ms") is not None:
+            b.skip(src, label + " ITL", "vLLM multi-step (10 steps) ITL counts 10-token bursts; TPOT is used")
+
+
+def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "datacrunch_sglang_h200"
+    for row in rows:
+        tp = int(row["tp"])
+        rate = float(row["request_rate_per_s"])
+        p_tok = float(row["mean_input_tokens_derived"])
+        g_tok = float(row["mean_output_tokens_derived"])
+        label = f"{row['model']} H200 TP{tp} rate {row['request_rate_per_s']} {p_tok:g}/{g_tok:g} n={row['num_prompts']}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
+                      engine="sglang")
+        if cfg is None:
+            continue
+        ttft = _num(row, "median_ttft_ms")
+        if math.isinf(rate):
+            b.skip(src, label + " TTFT", "offline burst (all requests at t=0): TTFT is the queue of the burst")
+            ttft = None
+        elif (_num(row, "output_tokens_per_s") or 0.0) < 0.95 * rate * g_tok:
+            b.skip(src, label + " TTFT", "overloaded run (output rate below the offered λ·G): TTFT is the queue "
+                   "built up over the run, not a steady state")
+            ttft = None
+        _load_rows(b, src, label, cfg, engine="sglang", p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
+                   tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
+                   note="uniform random lengths predicted at their means")
+
+
+def _lmdeploy(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "lmdeploy_a100_fp16"
+    for row in rows:
+        tp = int(row["tp"])
+        batch = float(row["batch_size"])
+        p_tok, g_tok = float(row["input_tokens"]), float(row["output_tokens"])
+        label = f"{row['model']} A100 TP{tp} B={batch:g} {p_tok:g}/{g_tok:g}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
+                      engine="trtllm")
+        if cfg is None:
+            continue
+        note = "TurboMind (C++ engine) predicted with the trtllm engine's host costs"
+        if batch == 1:
+            b.add(src, "ttft_or_prefill", label, _num(row, "first_token_latency_mean_ms"), cfg,
+                  prompt_tokens=p_tok, note=note)
+        else:
+            b.skip(src, label + " first-token latency",
+                   "static batch of B prompts: TurboMind admits them in memory-limited waves (13B B=64: 7.8 s)")
+        b.add(src, "tpot_itl", label, _num(row, "token_latency_p50_ms"), cfg, batch=batch,
+              context_tokens=float(perf.mean_decode_context_tokens(p_tok, g_tok)), note=note)
+        b.add(src, "throughput", label, _num(row, "output_tokens_per_s"), cfg, batch=batch,
+              prompt_tokens=p_tok, output_tokens=g_tok, note=note)
+
+
+def _rocm(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "rocm_vllm_mi300x"
+    for row in rows:
+        tp = int(row["tp"])
+        p_tok, g_tok = float(row["input_tokens"]), float(row["output_tokens"])
+        offline = row["benchmark"].startswith("benchmark_throughput")
+        batch = _num(row, "batch_size")
+        label = f"{row['model']} MI300X TP{tp} FP8 {p_tok:g}/{g_tok:g} " + ("offline" if offline else f"B={batch:g}")
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
+                      engine="vllm", kv=KV_FORMAT_IDS.get(row["kv_precision"]) or "fp8")
+        if cfg is None:
+            continue
+        if offline:
+            seqs = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok,
+                                  cap=float(cfg[2].max_running_sequences), engine="vllm")
+            b.add(src, "throughput", label, _num(row, "throughput_tokens_per_s"), cfg, batch=seqs,
+                  prompt_tokens=p_tok, output_tokens=g_tok,
+                  note="output-only vs total tokens not stated [U]; vLLM default max_num_seqs 256", fitted=False)
+        else:
+            b.add(src, "tpot_itl", label, _num(row, "step_ms_derived"), cfg, batch=batch or 1.0,
+                  prompt_tokens=p_tok, output_tokens=g_tok, serving=True,
+                  context_tokens=float(perf.mean_decode_context_tokens(p_tok, g_tok)),
+                  note="end-to-end batch latency / 2048 (includes the prefill share)")
+
+
+def _vllm_blog(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "vllm_blog_fp8_kvcache"
+    for row in rows:
+        kv = KV_FORMAT_IDS.get(row["kv_precision"])
+        label = f"{row['model']} {row['gpu'].split(' ')[0]} {row['weights_precision']} KV {row['kv_precision']} {row['measurement']}"
+        if kv is None:
+            b.skip(src, label, "mixed KV cache (sliding-window layers BF16, others FP8) has no catalog format")
+            continue
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"],
+                      engine="vllm", kv=kv)
+        if cfg is None:
+            continue
+        g_tok = float(row["output_tokens"])
+        if row["measurement"].startswith("single-request"):
+            intercept = _num(row, "itl_fit_intercept_ms")
+            if intercept is None:
+                b.skip(src, label, "the post gives no intercept for this variant (slope only)")
+                continue
+            b.add(src, "tpot_itl", label + " ITL at ~0 context", intercept, cfg, context_tokens=g_tok / 2.0,
+                  note="intercept of the post's linear ITL fit")
+            b.add(src, "tpot_itl", label + " ITL at 32k context", _num(row, "itl_at_32k_context_ms_derived"),
+                  cfg, context_tokens=32768.0 + g_tok / 2.0, note="linear ITL fit evaluated at 32k")
+            continue
+        _load_rows(b, src, label, cfg, engine="vllm", p_tok=float(row["input_tokens"]), g_tok=g_tok,
+                   concurrency=float(row["concurrency"]), ttft=_num(row, "median_ttft_ms"),
+                   tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
+                   note="GPU not restated (H100 section) [U]; lengths ±15 %")
+
+
+def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "github_issue_serving_points"
+    for i, row in enumerate(rows):
+        tp = int(row["tp"] or row["gpu_count"])
+        conc = float(row["concurrency_or_batch"])
+        p_tok, g_tok = float(row["input_tokens"]), float(row["output_tokens"])
+        label = f"row {i + 1} {row['model']} {row['gpu']} TP{tp} {p_tok:g}/{g_tok:g} N={conc:g}"
+        old = row["engine_version"].startswith("PR branch")
+        engine = "sglang" if row["engine"] == "SGLang" else ("vllm_eager" if old else "vllm")
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
+                      engine=engine)
+        if cfg is None:
+            continue
+        if old:
+            b.add(src, "tpot_itl", label, _num(row, "decode_step_ms_derived"), cfg, batch=conc,
+                  prompt_tokens=p_tok, output_tokens=g_tok, serving=True,
+                  context_tokens=float(perf.mean_decode_context_tokens(p_tok, g_tok)), fitted=False,
+                  note="static batch latency / 256 (Dec 2023 vLLM; NCCL or custom all-reduce pair)")
+            continue
+        gpus = float(row["gpu_count"])
+        per_gpu = _num(row, "output_tokens_per_s_per_gpu")
+        _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
+                   ttft=_num(row, "mean_ttft_ms"), tpot=_num(row, "mean_tpot_ms"),
+                   tput=per_gpu * gpus if per_gpu is not None else None,
+                   note=UNCERTAIN + ("; MoE, EP modelled as TP" if "DeepSeek" in row["model"] else ""))
+
+
+def _azure_gb200(b: _Builder, rows: list[dict[str, str]]) -> None:
+    src = "azure_gb200_trtllm"
+    for row in rows:
+        tp = int(row["tp"])
+        p_tok, g_tok = float(row["input_tokens"]), float(row["output_tokens"])
+        label = f"{row['model']} GB200 TP{tp} FP8 {p_tok:g}/{g_tok:g}"
+        cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp,
+                      engine="trtllm")
+        if cfg is None:
+            continue
+        batch = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok, cap=MAX_OFFLINE_BATCH, engine="trtllm")
+        b.add(src, "throughput", label + f" (B={batch:g})", _num(row, "throughput_tokens_per_s"), cfg,
+              batch=batch, prompt_tokens=p_tok, output_tokens=g_tok,
+              note="output-only vs total tokens not stated [U]")
+
+
+LOAD_READERS = {
+    "sglang_repo_benchmarks.csv": _sglang_repo,
+    "datacrunch_sglang_h200.csv": _datacrunch,
+    "lmdeploy_a100_fp16.csv": _lmdeploy,
+    "rocm_vllm_mi300x.csv": _rocm,
+    "vllm_blog_fp8_kvcache.csv": _vllm_blog,
+    "github_issue_serving_points.csv": _github,
+    "azure_gb200_trtllm.csv": _azure_gb200,
+}
+"""Measurement file → reader (called by planner.validate.sources.build_cases)."""

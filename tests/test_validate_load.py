@@ -1,0 +1,125 @@
+"""Prefill GEMM efficiency η(n, t), and validation rows measured at a load (planner/validate/load_cases.py,
+sources_load.py): saturated open loop, closed loop, and a hand-made SGLang rate-sweep file."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner import performance as perf
+from planner import validate as v
+from planner.catalog import default_catalog
+from planner.catalog.loader import Catalog
+from planner.ledgers import efficiency as eff
+from planner.performance.load import serve_at_load
+from planner.performance.steps import mixed_step
+from planner.validate.load_cases import closed_loop_point, open_loop_point, saturated_point
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return default_catalog()
+
+
+def _terms(catalog: Catalog, model: str = "llama_3_1_8b", tp: int = 1) -> perf.DeploymentTerms:
+    return perf.deployment_terms(
+        catalog, model=catalog.model(model), gpu=catalog.gpu("h100_sxm"), weight_format=catalog.format("bf16"),
+        kv_format=catalog.format("bf16"), tp=tp, engine="sglang",
+    )
+
+
+# ------------------------------------------------------------------------------------------ prefill η(n, t)
+
+
+def test_prefill_efficiency_worked_values() -> None:
+    """η = 0.6 · (n/t)/(n/t + 64): 256 tokens at TP1 0.48; 8192 tokens at TP8 = 1024 rows per GPU → 0.5647."""
+    terms = eff.EfficiencyTerms(prefill_mfu_frac=0.6, prefill_half_tokens=64.0)
+    assert eff.prefill_compute_efficiency_frac(terms, 256.0) == pytest.approx(0.48)
+    assert eff.prefill_compute_efficiency_frac(terms, 8192.0, 8.0) == pytest.approx(0.6 * 1024 / 1088)
+    # TP shards the columns: TP4 at 4n tokens is TP1 at n tokens
+    assert eff.prefill_compute_efficiency_frac(terms, 1024.0, 4.0) == pytest.approx(
+        eff.prefill_compute_efficiency_frac(terms, 256.0, 1.0)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.floats(1.0, 1e5), tp=st.sampled_from([1.0, 2.0, 4.0, 8.0]), half=st.floats(0.0, 512.0))
+def test_prefill_efficiency_is_monotone(n: float, tp: float, half: float) -> None:
+    """More tokens never lower η; a larger TP never makes the per-GPU GEMM time F/t/η longer."""
+    terms = eff.EfficiencyTerms(prefill_mfu_frac=0.6, prefill_half_tokens=half)
+    e = eff.prefill_compute_efficiency_frac
+    assert e(terms, n * 1.5, tp) >= e(terms, n, tp) - 1e-15
+    assert n / (2 * tp) / e(terms, n, 2 * tp) <= n / tp / e(terms, n, tp) * (1 + 1e-12)
+
+
+def test_short_prompt_prefill_is_faster_than_with_the_ridge_sized_half_point(catalog: Catalog) -> None:
+    """Issue 12: a 256-token prompt was 1.5x too slow with n_half = 256 (the ridge); with 64 it is ≥ 1.3x faster."""
+    terms = _terms(catalog)
+    ridge = perf.DeploymentTerms(**{**terms.__dict__, "efficiency": eff.EfficiencyTerms(
+        **{**terms.efficiency.as_dict(), "prefill_half_tokens": 256.0})})
+    now = float(perf.prefill_step(terms, prompt_tokens=256.0).total_s)
+    before = float(perf.prefill_step(ridge, prompt_tokens=256.0).total_s)
+    assert terms.efficiency.prefill_half_tokens == 64.0
+    assert before / now > 1.3
+
+
+# ------------------------------------------------------------------------------------------ load rows
+
+
+def test_saturated_point_runs_at_the_batch_limit(catalog: Catalog) -> None:
+    """Above capacity the engine decodes B_lim sequences per step and admits B_lim·P/G prompt tokens."""
+    terms = _terms(catalog, "llama_3_3_70b", tp=4)
+    pt = saturated_point(terms, input_tokens=500.0, output_tokens=500.0, max_batch=300.0)
+    step = float(mixed_step(terms, decode_batch=300.0, decode_context_tokens=750.0, prefill_tokens=300.0,
+                            prompt_tokens=500.0))
+    assert float(pt.tpot_s) == pytest.approx(step, rel=1e-12)
+    assert float(pt.output_tokens_per_s) == pytest.approx(300.0 / step, rel=1e-12)
+    assert math.isinf(float(pt.ttft_s)) and not pt.stable
+    # an offline burst (λ = inf) is that point; a light load is the scheduler's steady state
+    burst = open_loop_point(terms, requests_per_s=math.inf, input_tokens=500.0, output_tokens=500.0,
+                            max_batch=300.0)
+    assert float(burst.tpot_s) == pytest.approx(step, rel=1e-12)
+    light = open_loop_point(terms, requests_per_s=0.5, input_tokens=500.0, output_tokens=500.0, max_batch=300.0)
+    direct = serve_at_load(terms, requests_per_s=0.5, input_tokens=500.0, output_tokens=500.0, max_batch=300.0)
+    assert float(light.ttft_s) == pytest.approx(float(direct.ttft_s), rel=1e-12)
+    assert float(light.tpot_s) < float(burst.tpot_s)
+
+
+def test_closed_loop_obeys_littles_law(catalog: Catalog) -> None:
+    """N clients: λ·(TTFT + (G − 1)·TPOT) = N at the solved point."""
+    terms = _terms(catalog)
+    pt = closed_loop_point(terms, concurrency=8.0, input_tokens=2000.0, output_tokens=200.0, max_batch=256.0)
+    latency = float(pt.ttft_s) + 199.0 * float(pt.tpot_s)
+    assert float(pt.requests_per_s) * latency == pytest.approx(8.0, rel=1e-3)
+    assert float(pt.running_batch) < 8.0
+
+
+def test_hand_made_sglang_rate_sweep(tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """datacrunch-style rows: a Poisson row gives TTFT/ITL/throughput cases; an offline burst skips its TTFT."""
+    header = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision", "num_prompts",
+              "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived", "median_ttft_ms",
+              "median_itl_ms", "output_tokens_per_s"]
+    with (tmp_path / "datacrunch_sglang_h200.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerow(["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "300", "1.0",
+                    "500", "500", "80", "14", "500"])
+        w.writerow(["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "3000", "inf",
+                    "500", "500", "90000", "150", "4500"])
+    monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
+    cases, skipped = v.build_cases(catalog)
+    assert [(c.metric, c.requests_per_s) for c in cases] == [
+        ("ttft_or_prefill", 1.0), ("tpot_itl", 1.0), ("throughput", 1.0), ("tpot_itl", math.inf),
+        ("throughput", math.inf),
+    ]
+    assert all(c.engine == "sglang" and not c.fitted for c in cases)
+    assert any("offline burst" in s.reason for s in skipped)
+    rows = v.evaluate(catalog, cases)
+    light_throughput = rows[2].predicted
+    assert light_throughput == pytest.approx(1.0 * 500.0, rel=1e-9)  # stable: λ·G
+    assert rows[0].predicted > float(perf.prefill_step(cases[0].terms, prompt_tokens=500.0).total_s) * 1e3 * 0.9
