@@ -55,6 +55,7 @@ def audit_deployment(
         tp=int(deployment.tp),
         pp=int(deployment.pp),
         engine=deployment.engine,
+        ep=int(deployment.ep),
     )
     batch = float(deployment.batch)
     context = float(w.input_tokens + w.output_tokens)
@@ -146,6 +147,7 @@ def at_served_load(
         tp=int(deployment.tp),
         pp=int(deployment.pp),
         engine=deployment.engine,
+        ep=int(deployment.ep),
     )
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     context = float(w.input_tokens + w.output_tokens)

@@ -67,6 +67,8 @@ class Deployment:
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
+    ep: int = 1
+    """Expert parallelism (MoE): attention data parallel DP = EP, experts split EP ways; tp·ep·pp GPUs a replica."""
 
 
 @dataclass(frozen=True)
