@@ -218,5 +218,9 @@ def test_predict_cli_takes_ep() -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["ep"] == 8 and data["gpus"] == 8 and data["tp"] == 1
+    terms = data["breakdown"]["moe"]
+    assert terms["ep"] == 8 and terms["rows_per_touched_expert"] == pytest.approx(64 * 8 / terms["experts_touched_per_layer"])
+    assert terms["load_imbalance"] == pytest.approx(1 + math.sqrt(2 * math.log(8) * 0.875 / 64))
+    assert terms["all_to_all_ms"] > 0
     bad = runner.invoke(app, ["predict", "--model", "llama_3_1_8b", "--gpu", "h200_sxm", "--ep", "2"])
     assert bad.exit_code in (2, 3) and "dense" in bad.output

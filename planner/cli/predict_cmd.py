@@ -144,6 +144,8 @@ def _print_breakdown(result: dict[str, Any]) -> None:
             b.add_row(key, f"{value:.4f}")
         show(b)
     _print_terms("engine host costs and scheduler (catalogs/engines.yaml)", result["breakdown"]["engine"])
+    if result["breakdown"]["moe"]:
+        _print_terms("MoE terms of the decode step (planner/performance/moe.py)", result["breakdown"]["moe"])
     e = Table(title="efficiency terms")
     e.add_column("term")
     e.add_column("value", justify="right")

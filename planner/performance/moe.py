@@ -204,3 +204,20 @@ def attention_tp(terms: Any) -> Num:
 def efficiency_at_rows(terms: Any, tokens: Num) -> Num:
     """η_p of the family at ``tokens`` rows (re-exported for callers that report the curve)."""
     return eff.prefill_compute_efficiency_frac(terms.efficiency, tokens)
+
+
+def explain_terms(terms: Any, *, tokens: float) -> dict[str, float]:
+    """The MoE terms of a pass over ``tokens`` tokens for ``planner predict --explain`` (empty for dense models)."""
+    if float(terms.expert_flop_per_token) <= 0.0:
+        return {}
+    eta = float(terms.efficiency.prefill_mfu_frac)
+    return {
+        "ep": float(terms.attention_dp),
+        "attention_tp": float(attention_tp(terms)),
+        "experts_touched_per_layer": float(touched_experts(terms, tokens)),
+        "rows_per_touched_expert": float(rows_per_expert(terms, tokens)),
+        "expert_half_rows": float(expert_half_rows(terms, eta)),
+        "expert_gemm_efficiency_frac": float(expert_gemm_efficiency_frac(terms, tokens, eta)),
+        "load_imbalance": float(imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)),
+        "all_to_all_ms": float(all_to_all_s(terms, tokens / terms.pp)) * float(terms.pp) * 1e3,
+    }

@@ -16,6 +16,7 @@ from planner.performance.memory import (
     memory_per_gpu_bytes,
     weights_bytes_per_gpu,
 )
+from planner.performance.moe import explain_terms
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
@@ -75,6 +76,8 @@ class Prediction:
     efficiency: eff.EfficiencyTerms
     engine_terms: dict[str, float]
     """The engine's host costs, collective start-up and chunk budget as used (0 costs when ideal)."""
+    moe: dict[str, float] | None = None
+    """MoE terms of the decode step at the request's batch (planner/performance/moe.py); None for dense models."""
     load: dict[str, float | bool] | None = None
     """The scheduler at ``requests_per_s`` (performance.load.serve_at_load), None without a load."""
 
@@ -118,6 +121,7 @@ class Prediction:
                 "prefill": _breakdown_json(self.prefill),
                 "efficiency": self.efficiency.as_dict(),
                 "engine": self.engine_terms,
+                "moe": self.moe or {},
             },
             "at_load": self.load,
         }
@@ -226,6 +230,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         bound=str(decode.bound()),  # type: ignore[arg-type]
         efficiency=terms.efficiency,
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
+        moe=explain_terms(terms, tokens=batch) or None,
         load=None if request.requests_per_s is None else _at_load(terms, request, workspace),
     )
 
