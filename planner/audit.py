@@ -99,7 +99,7 @@ def audit_deployment(
         ttft_ms=float(op.ttft_s) * 1e3,
         capacity_requests_per_s=capacity,
     )
-    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp} at {deployment.site} batch {int(batch)}"
+    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp}{f'xEP{deployment.ep}' if deployment.ep > 1 else ''} at {deployment.site} batch {int(batch)}"
     if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
         raise AuditError(
             f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
