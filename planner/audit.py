@@ -56,7 +56,7 @@ def _terms_and_optimizations(
     tp, pp = int(deployment.tp), int(deployment.pp)
     terms = perf.deployment_terms(
         catalog, model=catalog.models[deployment.model], gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp,
-        engine=deployment.engine,
+        engine=deployment.engine, ep=int(deployment.ep),
     )
     opt = deployment_load_optimizations(
         catalog, w, terms, model_id=deployment.model, gpu=gpu, fmt=fmt, kfmt=kfmt, tp=tp, pp=pp,
@@ -117,7 +117,7 @@ def audit_deployment(
         ttft_ms=float(op.ttft_s) * 1e3,
         capacity_requests_per_s=capacity,
     )
-    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp} at {deployment.site} batch {int(batch)}"
+    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp}{f'xEP{deployment.ep}' if deployment.ep > 1 else ''} at {deployment.site} batch {int(batch)}"
     if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
         raise AuditError(
             f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "

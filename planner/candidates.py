@@ -3,7 +3,8 @@
 Two pandas DataFrames come out (columns carry units):
 
 ``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
-    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus, quality_tier,
+    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, ep (expert parallel, attention DP = EP; 1 for
+    dense models), site, placement, gpus (tp·ep·pp), quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
     feasible, reason, prefix_cache, speculative (the optimization variant; planner/candidate_optimizations.py),
@@ -37,6 +38,7 @@ from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
 from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
@@ -148,6 +150,7 @@ class _Config:
     speculative: bool = False
     opt: LoadOptimizations | None = None
     why: dict[str, str] | None = None
+    ep: int = 1
 
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
@@ -160,7 +163,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                 for kv in w.kv_dtypes:
                     kfmt = catalog.formats[kv]
                     for gpu in gpus:
-                        for tp in scenario.hardware.tp:
+                        for tp, ep in moe_layouts(model, scenario.hardware.tp):
                             for pp in scenario.hardware.pp:
                                 reason = ""
                                 terms = None
@@ -178,16 +181,17 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                             tp=tp,
                                             pp=pp,
                                             engine=w.engine,
+                                            ep=ep,
                                         )
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
                                 if terms is None:
-                                    configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms))
+                                    configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms, ep=ep))
                                     continue
                                 for v in config_variants(catalog, w, terms, model_id=model_id, gpu=gpu, fmt=fmt,
                                                          kfmt=kfmt, tp=tp, pp=pp):
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms,
-                                                           v.prefix_cache, v.speculative, v.opt, v.why))
+                                                           v.prefix_cache, v.speculative, v.opt, v.why, ep))
     return configs
 
 
@@ -254,9 +258,10 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "gpu": cfg.gpu.id,
                 "tp": cfg.tp,
                 "pp": cfg.pp,
+                "ep": cfg.ep,
                 "site": site.id,
                 "placement": "edge" if site.kind == "edge" else "cloud",
-                "gpus": cfg.tp * cfg.pp,
+                "gpus": cfg.tp * cfg.ep * cfg.pp,
                 "quality_tier": cfg.quality_tier,
                 "weights_per_gpu_gb": np.nan,
                 "max_batch": 0,
@@ -265,7 +270,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "tpot_floor_ms": np.nan,
                 "best_batch": 0,
                 "best_capacity_requests_per_s": 0.0,
-                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.pp,
+                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp,
                 "feasible": False,
                 "reason": cfg.reason or usable_cache[key],
                 "prefix_cache": cfg.prefix_cache,
@@ -277,13 +282,13 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             cand_rows.append(row)
             if row["reason"]:
                 continue
-            if site.kind == "edge" and cfg.tp * cfg.pp > site.devices.get(cfg.gpu.id, 0):
+            if site.kind == "edge" and row["gpus"] > site.devices.get(cfg.gpu.id, 0):
                 row["reason"] = (
-                    f"needs {cfg.tp * cfg.pp} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
+                    f"needs {row['gpus']} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
                 )
                 continue
-            if cfg.tp * cfg.pp > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
-                row["reason"] = f"TP{cfg.tp}xPP{cfg.pp} spans nodes but {site.id} has no scale-out fabric"
+            if row["gpus"] > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
+                row["reason"] = f"{layout_name(cfg.tp, cfg.pp, cfg.ep)} spans nodes but {site.id} has no scale-out fabric"
                 continue
             pending.append((row, cfg, site))
     point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []

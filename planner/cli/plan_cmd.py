@@ -162,7 +162,7 @@ def print_plan(result: Any) -> None:
             d["model"],
             f"{d['quantization']}/{d['kv_dtype']}",
             d["gpu"],
-            f"{d['tp']}x{d['pp']}",
+            f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""),
             d["site"],
             d["placement"],
             str(d["replicas"]),

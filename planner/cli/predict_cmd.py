@@ -68,6 +68,10 @@ def predict(
     gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100_sxm.")],
     tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", min=1)] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", min=1)] = 1,
+    ep: Annotated[
+        int,
+        typer.Option(help="Expert-parallel degree (MoE models): attention data parallel DP = EP, tp·ep·pp GPUs.", min=1),
+    ] = 1,
     quant: Annotated[str, typer.Option(help="Weight format id.")] = "bf16",
     kv_dtype: Annotated[str, typer.Option("--kv-dtype", help="KV-cache format id.")] = "bf16",
     batch: Annotated[int, typer.Option(help="Concurrent sequences.", min=1)] = 1,
@@ -104,7 +108,7 @@ def predict(
     catalog = _catalog()
     request = PredictRequest(
         model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal, engine,
-        requests_per_s,
+        requests_per_s, ep,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)
@@ -115,7 +119,7 @@ def predict(
     if emit(result, as_json, json_out):
         return
     title = (
-        f"{model} on {gpu} TP{tp}xPP{pp} {quant} (kv {kv_dtype}), {engine}, batch {batch}"
+        f"{model} on {gpu} TP{tp}xPP{pp}{f'xEP{ep}' if ep > 1 else ''} {quant} (kv {kv_dtype}), {engine}, batch {batch}"
         f"{' — ideal' if ideal else ''}"
     )
     t = Table(title=text(title))
@@ -140,6 +144,8 @@ def _print_breakdown(result: dict[str, Any]) -> None:
             b.add_row(key, f"{value:.4f}")
         show(b)
     _print_terms("engine host costs and scheduler (catalogs/engines.yaml)", result["breakdown"]["engine"])
+    if result["breakdown"]["moe"]:
+        _print_terms("MoE terms of the decode step (planner/performance/moe.py)", result["breakdown"]["moe"])
     e = Table(title="efficiency terms")
     e.add_column("term")
     e.add_column("value", justify="right")

@@ -72,7 +72,8 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
     ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
     best = fits.loc[ratio.idxmin()]
     best_ttft_ms = float(best["prefill_ms"] + best["network_ms"])
-    config = f"{best['gpu']} TP{best['tp']}xPP{best['pp']} {best['quantization']} at {best['site']}"
+    ep = int(best.get("ep", 1))
+    config = f"{best['gpu']} TP{best['tp']}xPP{best['pp']}{f'xEP{ep}' if ep > 1 else ''} {best['quantization']} at {best['site']}"
     misses = []
     if best["tpot_floor_ms"] > slo.tpot_ms:
         tpot = float(best["tpot_floor_ms"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from planner.ledgers import efficiency as eff
+from planner.performance import moe
 from planner.performance.terms import DeploymentTerms, Num
 
 
@@ -31,8 +32,9 @@ def kv_bytes_per_gpu(terms: DeploymentTerms, *, batch: Num, context_tokens: Num)
 
 
 def weights_bytes_per_gpu(terms: DeploymentTerms) -> Num:
-    """Weight bytes on one GPU: M_W / (t·p), B (card 8, TP/PP sharding)."""
-    return terms.weights_bytes / (terms.tp * terms.pp)
+    """Weight bytes on one GPU: M_W / (t·p), B (card 8, TP/PP sharding); with expert parallelism the
+    non-expert weights are held once per attention rank (:func:`planner.performance.moe.weights_bytes_per_gpu`)."""
+    return moe.weights_bytes_per_gpu(terms)
 
 
 def memory_per_gpu_bytes(

@@ -10,7 +10,13 @@ from planner.errors import InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.performance.load import serve_at_load
-from planner.performance.memory import kv_bytes_per_sequence, max_batch, memory_per_gpu_bytes
+from planner.performance.memory import (
+    kv_bytes_per_sequence,
+    max_batch,
+    memory_per_gpu_bytes,
+    weights_bytes_per_gpu,
+)
+from planner.performance.moe import explain_terms
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
@@ -40,6 +46,8 @@ class PredictRequest:
     engine: str = DEFAULT_ENGINE
     requests_per_s: float | None = None
     """Offered load of one replica; with it the engine scheduler gives TTFT/TPOT/throughput at that load."""
+    ep: int = 1
+    """Expert parallelism (MoE models): attention DP = EP, tp·ep·pp GPUs (planner/performance/moe.py)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,7 @@ class Prediction:
     kv_bytes_per_token: float
     kv_cache_bytes: float
     memory_per_gpu_bytes: float
+    weights_per_gpu_bytes: float
     fits: bool
     max_batch: int
     prefill_flop: float
@@ -67,6 +76,8 @@ class Prediction:
     efficiency: eff.EfficiencyTerms
     engine_terms: dict[str, float]
     """The engine's host costs, collective start-up and chunk budget as used (0 costs when ideal)."""
+    moe: dict[str, float] | None = None
+    """MoE terms of the decode step at the request's batch (planner/performance/moe.py); None for dense models."""
     load: dict[str, float | bool] | None = None
     """The scheduler at ``requests_per_s`` (performance.load.serve_at_load), None without a load."""
 
@@ -78,6 +89,8 @@ class Prediction:
             "gpu": r.gpu,
             "tp": r.tp,
             "pp": r.pp,
+            "ep": r.ep,
+            "gpus": r.tp * r.ep * r.pp,
             "quant": r.quant,
             "kv_dtype": r.kv_dtype,
             "batch": r.batch,
@@ -89,7 +102,7 @@ class Prediction:
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
-            "weights_per_gpu_gb": self.weights_bytes / (r.tp * r.pp) / BYTES_PER_GB,
+            "weights_per_gpu_gb": self.weights_per_gpu_bytes / BYTES_PER_GB,
             "decode_read_bytes_per_step": self.decode_read_bytes_per_step,
             "kv_bytes_per_token": self.kv_bytes_per_token,
             "kv_cache_gb": self.kv_cache_bytes / BYTES_PER_GB,
@@ -108,6 +121,7 @@ class Prediction:
                 "prefill": _breakdown_json(self.prefill),
                 "efficiency": self.efficiency.as_dict(),
                 "engine": self.engine_terms,
+                "moe": self.moe or {},
             },
             "at_load": self.load,
         }
@@ -164,6 +178,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         pp=request.pp,
         ideal=request.ideal,
         engine=engine,
+        ep=request.ep,
     )
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
@@ -202,10 +217,11 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         kv_bytes_per_token=arch.kv_bytes_per_token(model, kv_bytes_per_value=kfmt.bytes_per_value),
         kv_cache_bytes=float(batch * kv_bytes_per_sequence(terms, float(context))),
         memory_per_gpu_bytes=memory,
+        weights_per_gpu_bytes=float(weights_bytes_per_gpu(terms)),
         fits=bool(memory <= terms.memory_capacity_bytes),
         max_batch=int(max_batch(terms, context_tokens=float(context), workspace_bytes=workspace)),
-        prefill_flop=float(prefill.flop_per_gpu) * request.tp * request.pp,
-        decode_flop_per_step=float(first.flop_per_gpu) * request.tp * request.pp,
+        prefill_flop=float(prefill.flop_per_gpu) * float(terms.tp) * request.pp,
+        decode_flop_per_step=float(first.flop_per_gpu) * float(terms.tp) * request.pp,
         prefill=prefill,
         decode=decode,
         ttft_ms=float(prefill.total_s) * 1e3,
@@ -214,6 +230,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         bound=str(decode.bound()),  # type: ignore[arg-type]
         efficiency=terms.efficiency,
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
+        moe=explain_terms(terms, tokens=batch) or None,
         load=None if request.requests_per_s is None else _at_load(terms, request, workspace),
     )
 

@@ -11,6 +11,7 @@ from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
 from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, tp_allreduce_s, transfer_s
 from planner.ledgers.inference import engine_host_s
+from planner.performance import moe
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
@@ -57,16 +58,21 @@ def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
 
 
 def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
-    """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B."""
-    return (
-        terms.weights_read_fixed_bytes
-        + terms.moe_layers * experts_touched(terms, tokens) * terms.expert_bytes
-    )
+    """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B.
+
+    With expert parallelism the fixed part is read once per attention rank and the experts by the busiest
+    rank (:func:`planner.performance.moe.weights_read_bytes`); without it, fixed + L_moe·U(n)·M_e.
+    """
+    return moe.weights_read_bytes(terms, tokens)
 
 
 def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    """One TP all-reduce: engine launch τ_e + 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), s (0 at TP1)."""
-    ranks = terms.tp
+    """One TP all-reduce: engine launch τ_e + 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), s (0 at TP1).
+
+    t = the attention TP (w/e with expert parallelism, whose ranks each all-reduce their own 1/e of the rows).
+    """
+    ranks = moe.attention_tp(terms)
+    message_bytes = message_bytes / terms.attention_dp
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
     t = tp_allreduce_s(
         message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
@@ -76,15 +82,19 @@ def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
 
 def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
     """Start-up part τ_e + 2(t − 1)·α of one TP all-reduce (the small-message latency), s."""
-    hops = np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
-    return hops + collective_launch_s(terms.tp, launch_us=terms.collective_launch_us)
+    ranks = moe.attention_tp(terms)
+    hops = np.where(ranks > 1, allreduce_startup_s(ranks, latency_us=terms.tp_link_latency_us), 0.0)
+    return hops + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
-    """Engine host time of one step with ``batch`` running sequences (ledgers.inference.engine_host_s), s."""
+    """Engine host time of one step with ``batch`` running sequences (ledgers.inference.engine_host_s), s.
+
+    Attention data-parallel ranks schedule their B/e sequences in parallel (one engine process each).
+    """
     return engine_host_s(
         terms.layers,
-        batch,
+        batch / terms.attention_dp,
         step_ms=terms.host_step_ms,
         per_layer_us=terms.host_per_layer_us,
         per_sequence_us=terms.host_per_sequence_us,
@@ -118,7 +128,10 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     flop = micro * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) + attn_flop
     flop_per_gpu = flop / (t * p)
     mfu = eff.decode_compute_efficiency_frac(e, micro)
-    compute_s = flop_per_gpu / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
+    peak = terms.peak_tflops * FLOP_PER_TFLOP
+    compute_s = (flop_per_gpu - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu) + moe.expert_gemm_s(
+        terms, micro, peak_flop_per_s=peak, eta_max=mfu
+    )
     attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
     mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
     w_bytes = weights_read_bytes(terms, micro) / (t * p)
@@ -135,7 +148,10 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
     attention_ops = ops.operator_stage_s(attention_s, kv_s)
     tp_comm = exposed_comm_s(
-        terms, allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+        terms,
+        allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+        + moe.all_to_all_s(terms, micro),
+        linear_ops,
     )
     total = overhead + p * (linear_ops + attention_ops + tp_comm) + pp_comm
     return StepBreakdown(
@@ -170,7 +186,9 @@ def prefill_step(
     flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
     mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
-    compute_s = flop / t / peak
+    compute_s = (flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
+        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac
+    )
     attention_s = attn_flop / t / peak
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, tokens)
     w_bytes = weights_read_bytes(terms, tokens) / t
@@ -182,7 +200,10 @@ def prefill_step(
     linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
     attention_ops = ops.operator_stage_s(attention_s, kv_write_s)
     tp_comm = exposed_comm_s(
-        terms, allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+        terms,
+        allreduces * _tp_allreduce_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+        + moe.all_to_all_s(terms, tokens) * p,
+        linear_ops,
     )
     total = overhead + linear_ops + attention_ops + tp_comm + pp_comm
     return StepBreakdown(
@@ -256,10 +277,10 @@ def mixed_step(
     # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
     chunk_rows = np.maximum(np.minimum(prompt_tokens, terms.chunk_tokens - decode_batch), 1.0) / p
     eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
-    lin_dec = rows_dec * (terms.linear_flop_per_token + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
-    lin_pre = (c_pre * terms.linear_flop_per_token + prompts * terms.lm_head_flop_per_token) / (t * p) / (
-        peak * eta_pre
-    )
+    dense_flop = terms.linear_flop_per_token - terms.expert_flop_per_token
+    lin_dec = rows_dec * (dense_flop + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
+    lin_pre = (c_pre * dense_flop + prompts * terms.lm_head_flop_per_token) / (t * p) / (peak * eta_pre)
+    lin_experts = moe.expert_gemm_s(terms, rows_dec + c_pre, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac)
     attn_s = attn_dec / (t * p) / (peak * eta_dec) + attn_pre / (t * p) / (peak * eta_pre)
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, rows_dec + c_pre)
     weights_s = weights_read_bytes(terms, rows_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
@@ -267,12 +288,15 @@ def mixed_step(
         e, decode_context_tokens
     )
     kv_write = kv_bytes_per_gpu(terms, batch=prompts, context_tokens=prompt_tokens) / p
-    linear_ops = ops.operator_stage_s(lin_dec + lin_pre, weights_s)
+    linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
     attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
     rows = rows_dec + c_pre
     allreduces = 2 * (terms.layers / p)
     tp_comm = exposed_comm_s(
-        terms, allreduces * _tp_allreduce_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES), linear_ops
+        terms,
+        allreduces * _tp_allreduce_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES)
+        + moe.all_to_all_s(terms, rows),
+        linear_ops,
     )
     pp_comm = _pp_transfer_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES)
     host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / np.maximum(prompt_tokens, 1.0))

@@ -74,6 +74,13 @@ class DeploymentTerms:
     """The engine's chunked-prefill token budget per step."""
     max_running_sequences: Num = 1e9
     """The engine's limit on sequences per step (max_num_seqs)."""
+    # mixture of experts (planner/performance/moe.py; all neutral for dense models and EP 1)
+    attention_dp: Num = 1.0
+    """Expert-parallel degree e = attention data-parallel ranks per stage (``tp`` is then t·e GPUs)."""
+    expert_flop_per_token: Num = 0.0
+    """Routed-expert FLOPs per token, 2·k·L_moe·N_e (part of ``linear_flop_per_token``)."""
+    ep_link_gb_per_s: Num = 1.0
+    ep_link_latency_us: Num = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
@@ -159,23 +166,29 @@ def deployment_terms(
     pp: int = 1,
     ideal: bool = False,
     engine: Engine | str = DEFAULT_ENGINE,
+    ep: int = 1,
 ) -> DeploymentTerms:
     """Evaluate the architecture ledgers and catalog figures of one deployment into DeploymentTerms.
 
     ``engine`` (a record or an id of catalogs/engines.yaml) supplies the host costs, the collective start-up
     and the chunked-prefill budget; ``ideal`` zeroes its costs like every other efficiency term.
-    Raises UnsupportedDeployment for configurations that cannot run (format, fabric, layer split).
+    ``ep`` > 1 is expert parallelism with attention data parallel (DP = EP, planner/performance/moe.py): the
+    stage spans tp·ep GPUs. Raises UnsupportedDeployment for configurations that cannot run (format, fabric,
+    layer split, EP on a dense model or not dividing the experts).
     """
     eng = catalog.engine(engine) if isinstance(engine, str) else engine
-    if tp < 1 or pp < 1:
-        raise InputError("tp and pp must be >= 1")
+    if tp < 1 or pp < 1 or ep < 1:
+        raise InputError("tp, pp and ep must be >= 1")
+    check_expert_parallel(model, ep)
     check_format_supported(gpu, weight_format, role="weight")
     check_format_supported(gpu, kv_format, role="KV")
     if not kv_format.kv_cache:
         raise UnsupportedDeployment(f"format {kv_format.id} cannot hold the KV cache")
     if pp > model.layers:
         raise UnsupportedDeployment(f"PP{pp} exceeds the {model.layers} layers of {model.id}")
+    attention_tp, tp = tp, tp * ep  # from here on ``tp`` is the stage width w = t·e (the per-GPU divisor)
     links = group_links(catalog, gpu, tp=tp, pp=pp)
+    attention_link = group_links(catalog, gpu, tp=attention_tp, pp=1).tp
     hp = catalog.format(weight_format.high_precision).bytes_per_value
     per_kind = arch.bytes_per_param_by_kind(weight_format, high_precision_bytes_per_value=hp)
     pb = arch.param_breakdown(model)
@@ -186,7 +199,7 @@ def deployment_terms(
     experts_routed = moe.experts_routed if moe else 1
     moe_layers = moe.moe_layers if moe else 0
     fixed_read = weights - embedding_bytes - moe_layers * experts_routed * expert_bytes
-    kv_shards = 1 if model.mla is not None else min(tp, model.kv_heads)
+    kv_shards = ep * (1 if model.mla is not None else min(attention_tp, model.kv_heads))
     efficiency = eff.EfficiencyTerms.ideal() if ideal else efficiency_terms(catalog, gpu, weight_format)
     return DeploymentTerms(
         tp=tp,
@@ -212,13 +225,30 @@ def deployment_terms(
         memory_capacity_bytes=gpu.memory_gb * BYTES_PER_GB,
         peak_tflops=compute_peak_tflops(gpu, weight_format),
         bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
-        tp_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
-        tp_link_latency_us=links.tp.latency_us if links.tp else 0.0,
+        tp_link_gb_per_s=attention_link.gb_per_s_per_direction if attention_link else 1.0,
+        tp_link_latency_us=attention_link.latency_us if attention_link else 0.0,
         pp_link_gb_per_s=links.pp.gb_per_s_per_direction if links.pp else 1.0,
         pp_link_latency_us=links.pp.latency_us if links.pp else 0.0,
         efficiency=efficiency,
         **engine_fields(eng, ideal=ideal),
+        attention_dp=ep,
+        expert_flop_per_token=2.0 * (moe.moe_layers * moe.experts_per_token if moe else 0) * arch.expert_params(model),
+        ep_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
+        ep_link_latency_us=links.tp.latency_us if links.tp else 0.0,
     )
+
+
+def check_expert_parallel(model: Model, ep: int) -> None:
+    """Raise UnsupportedDeployment unless EP ``ep`` fits ``model``: 1 always; > 1 only for MoE models whose
+    routed-expert count it divides."""
+    if ep == 1:
+        return
+    if model.moe is None:
+        raise UnsupportedDeployment(f"EP{ep} needs a mixture-of-experts model; {model.id} is dense (use ep 1)")
+    if model.moe.experts_routed % ep:
+        raise UnsupportedDeployment(
+            f"EP{ep} does not divide the {model.moe.experts_routed} experts of {model.id}"
+        )
 
 
 def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:

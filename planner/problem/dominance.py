@@ -59,6 +59,7 @@ def prune_dominated_sites(
         return tuple(out)
 
     key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
+    key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
     groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
     cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]

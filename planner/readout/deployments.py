@@ -73,6 +73,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 engine=str(c.get("engine", "vllm")),
                 tp=int(c["tp"]),
                 pp=int(c["pp"]),
+                ep=int(c.get("ep", 1)),
                 replicas=replicas,
                 gpus=replicas * int(c["gpus"]),
                 batch=int(p.batch),

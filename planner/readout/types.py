@@ -69,6 +69,8 @@ class Deployment:
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
     optimizations: list[dict[str, Any]] = field(default_factory=list)
     """[{name, on, why}]: prefix cache / speculative decoding (when stated), KV quantization, chunked prefill."""
+    ep: int = 1
+    """Expert parallelism (MoE): attention data parallel DP = EP, experts split EP ways; tp·ep·pp GPUs a replica."""
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ def build_html(result: PlanResult) -> str:
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
         [d["workload"], d["model"], d["quantization"], d["kv_dtype"], d["gpu"], d["site"], d["placement"],
-         f"{d['tp']}x{d['pp']}", d["replicas"], d["gpus"], d["batch"], d["procurement"],
+         f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""), d["replicas"], d["gpus"], d["batch"], d["procurement"],
          " ".join(str(r) for r in d["replicas_per_period"]), d["cost_usd_per_month"]]
         for d in data["deployments"]
     ]  # fmt: skip

@@ -57,7 +57,7 @@ def recommendation_text(result: PlanResult) -> str:
         steady = len({r for r in d.replicas_per_period if r}) <= 1
         count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
         served.setdefault(d.workload, []).append(
-            f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp} on {d.gpu} at {d.site} ({d.placement}, {count})"
+            f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site} ({d.placement}, {count})"
         )
     uses = "; ".join(f"{w}: {', '.join(sorted(set(v)))}" for w, v in served.items())
     per_mtok = ledger.cost_usd_per_million_output_tokens

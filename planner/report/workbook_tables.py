@@ -26,6 +26,7 @@ DEPLOY_HEADERS = [
     "KV dtype",
     "TP",
     "PP",
+    "EP",
     "Periods",
     "From month",
     "To month",
@@ -117,8 +118,8 @@ def _months(result: PlanResult, period: int) -> list[int]:
 
 def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     """One row per deployment and run of periods where it has replicas."""
-    tp, pp, reps, cap = (
-        column_of(DEPLOY_HEADERS, h) for h in ("TP", "PP", "Replicas", "Capacity per replica (req/s)")
+    tp, pp, ep, reps, cap = (
+        column_of(DEPLOY_HEADERS, h) for h in ("TP", "PP", "EP", "Replicas", "Capacity per replica (req/s)")
     )
     runs = sorted(
         (run for d in result.deployments for run in period_runs(d)),
@@ -138,11 +139,12 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.kv_dtype,
                 d.tp,
                 d.pp,
+                d.ep,
                 run.periods,
                 _months(result, run.first_period)[0],
                 _months(result, run.last_period)[-1],
                 run.replicas,
-                Formula(f"={reps}{r}*{tp}{r}*{pp}{r}"),
+                Formula(f"={reps}{r}*{tp}{r}*{ep}{r}*{pp}{r}"),
                 d.capacity_per_replica_requests_per_s,
                 Formula(f"={reps}{r}*{cap}{r}"),
                 run.served_requests_per_s,
@@ -154,10 +156,10 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 5
+        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 5
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
-    centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")
+    centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")
     align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
     finish_sheet(ws, freeze="C2")
     return max(last, 2)
@@ -178,7 +180,7 @@ def idle_gpus(result: PlanResult) -> list[list[Any]]:
     for d in result.deployments:
         for t, replicas in enumerate(d.replicas_per_period):
             key = (d.gpu, d.site, t)
-            used[key] = used.get(key, 0.0) + replicas * d.tp * d.pp
+            used[key] = used.get(key, 0.0) + replicas * d.tp * d.ep * d.pp
     rows = []
     for key in sorted(paid):
         idle = paid[key] - used.get(key, 0.0)

@@ -120,6 +120,7 @@ class _Builder:
         engine: str,
         kv: str | None = None,
         tp: int = 1,
+        ep: int = 1,
     ) -> tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str] | None:
         """Deployment terms of a measurement configuration, or None (row skipped) if it is not in the catalog."""
         if gpu not in GPU_IDS or GPU_IDS[gpu] is None:
@@ -143,6 +144,7 @@ class _Builder:
                 kv_format=kfmt,
                 tp=tp,
                 engine=engine,
+                ep=ep,
             )
         except InputError as exc:
             self.skip(source, label, f"not a supported deployment: {exc}")

@@ -132,7 +132,7 @@ def test_deployments_show_replicas_per_period_and_placement(written: Path) -> No
     ]
     served = DEPLOY_HEADERS.index("Served (req/s, daily mean)") + 1
     assert [dep.cell(row=r, column=served).value for r in (2, 5, 7)] == [8.0, 4.0, 3.0]
-    assert dep["N2"].value == "=M2*H2*I2"  # GPUs = replicas x TP x PP (column G is the KV dtype)
+    assert dep["O2"].value == "=N2*H2*J2*I2"  # GPUs = replicas x TP x EP x PP (column G is the KV dtype)
     assert dep.cell(row=2, column=DEPLOY_HEADERS.index("KV dtype") + 1).value == "bf16"
 
 
@@ -400,7 +400,7 @@ def test_recomputed_workbook_shows_the_ledger(recomputed: dict[str, Any]) -> Non
         assert row[SUPPLY_HEADERS.index("Capex (USD)")] == pytest.approx(line.capex_usd, rel=REL)
         assert row[SUPPLY_HEADERS.index("Resale credit (USD)")] == pytest.approx(line.residual_usd, rel=REL)
     assert wb["Alternatives"]["E3"].value == pytest.approx(5000.0, rel=1e-6)
-    assert wb["Deployments"]["N2"].value == 8 and wb["Deployments"]["P3"].value == pytest.approx(20.9)
+    assert wb["Deployments"]["O2"].value == 8 and wb["Deployments"]["Q3"].value == pytest.approx(20.9)
 
 
 @needs_soffice

@@ -1,0 +1,223 @@
+"""Mixture-of-experts terms: expert parallelism (EP), expert GEMM efficiency, load imbalance, all-to-all.
+
+Layout (a replica stage of w = t·e GPUs, t = attention TP, e = EP, called ``ep``):
+
+- e = 1 — today's layout: attention and experts are tensor-parallel over the t GPUs (each GPU holds 1/t of
+  every expert), two TP all-reduces per layer.
+- e > 1 — attention data parallel with DP = EP (SGLang ``--enable-dp-attention``, vLLM ``-dp e
+  --enable-expert-parallel``, AIConfigurator "TP1·DP8·EP8"): e attention ranks of t GPUs each hold the
+  non-expert weights (1/t each) and their own B/e sequences' KV; the routed experts are split e ways (E/e
+  experts per rank, each tensor-parallel over the rank's t GPUs). Per MoE layer every GPU dispatches its
+  tokens' hidden states to the ranks holding their experts and gets the results back (two all-to-alls); the
+  TP all-reduces run inside each rank's t GPUs only.
+
+With DeploymentTerms ``tp`` = w (GPUs per stage, the divisor of every per-GPU figure) and ``attention_dp`` = e:
+
+    non-expert bytes per GPU  = (M_W − M_experts)·e/(w·p)       (replicated per attention rank)
+    expert bytes per GPU      = M_experts/(w·p) = (E/e experts)·M_e/(t·p)     (never grows with e)
+    expert reads per step     = L_moe·min(λ·U(n), E)·M_e/(w·p),  U(n) = E·(1 − (1 − k/E)^n)   (card 2)
+    expert GEMM time          = λ·n·F_e/(w·p) / (Π·η_e(m)),  m = n·k/U(n) rows per touched expert
+    η_e(m)                    = η_max·m/(m + m_half)      (the prefill saturation curve, card 1/3)
+    m_half                    = min(n_half of the family, ridge rows Π·η_max·b/(2·β·η_m))
+    λ (load imbalance)        = min(1 + sqrt(2·ln(e)·(1 − 1/e)/μ), e),  μ = n·k/e routed tokens per rank
+    all-to-all per MoE layer  = 2·[τ_e + (e − 1)·α + (n/w)·k·d·2 B·(e − 1)/e / (B_link·η_link)]
+
+n = tokens in the step (per stage), k of E experts per token, F_e = 2·3·d·f_e FLOP per token per expert,
+Π the dense peak, n_half the family's ``prefill_saturation_tokens``, b bytes per expert parameter, β·η_m the
+achieved bandwidth.
+
+Load imbalance [U — assumption]: λ is the expected busiest rank under *uniform* routing — the maximum of e
+binomial loads of mean μ, approximated by μ + σ·sqrt(2·ln e) (the bound on the expected maximum of e
+Gaussians), σ² = μ(1 − 1/e). Real routers are skewed (DeepSeek-V3 adds redundant experts, EPLB, for that),
+so λ is a lower bound; it costs nothing without EP (every GPU holds a slice of every expert). It is monotone:
+larger with e, smaller with more tokens, 1 at e = 1, never above e (all tokens on one rank).
+
+Expert GEMM efficiency: a grouped GEMM runs one small matrix product per touched expert with m rows; it
+meets the same tile-filling limit as a short prefill (issue 12 item 3: "MoE expert GEMM efficiency from
+tokens per expert (B·k/E) on the same saturation curve"). Rows per *touched* expert (n·k/U ≥ 1), so a
+batch-1 step pays for one row per expert it reads, not for E·m_half rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.ledgers import architecture as arch
+from planner.ledgers import efficiency as eff
+from planner.ledgers.communication import collective_launch_s, ep_remote_bytes, transfer_s
+from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
+
+Num = Any
+
+ACTIVATION_BYTES = 2.0
+"""Dispatch/combine payload per hidden value (BF16), B."""
+
+
+def ep_choices(experts_routed: int | None, *, tp: int, widths: list[int] | tuple[int, ...]) -> list[int]:
+    """EP degrees a candidate with attention TP ``tp`` may use: 1, and every e > 1 dividing the expert count
+    with t·e among the allowed stage widths ``widths`` (the scenario's TP list). Dense models: [1]."""
+    if not experts_routed or experts_routed < 2:
+        return [1]
+    out = [1]
+    for e in range(2, experts_routed + 1):
+        if experts_routed % e == 0 and tp * e in widths:
+            out.append(e)
+    return out
+
+
+def moe_layouts(model: Any, tps: list[int] | tuple[int, ...]) -> list[tuple[int, int]]:
+    """(attention TP, EP) pairs of a model: every (t, 1) for t in ``tps``, plus (t, e) from
+    :func:`ep_choices` for MoE models (t·e GPUs per stage, a width the scenario allows)."""
+    experts = model.moe.experts_routed if model.moe is not None else None
+    return [(t, e) for t in tps for e in ep_choices(experts, tp=t, widths=tps)]
+
+
+def layout_name(tp: int, pp: int, ep: int = 1) -> str:
+    """'TP4xPP1', or 'TP1xPP1xEP8' with expert parallelism."""
+    return f"TP{tp}xPP{pp}" + (f"xEP{ep}" if ep > 1 else "")
+
+
+def imbalance_factor(ep: Num, routed_tokens: Num) -> Num:
+    """Busiest EP rank's load over the mean, λ = min(1 + sqrt(2·ln(e)·(1 − 1/e)/μ), e), μ = ``routed_tokens``/e.
+
+    ``routed_tokens`` = n·k (token-expert pairs in the step). 1 where e ≤ 1. See the module docstring [U].
+    """
+    e = np.maximum(np.asarray(ep, dtype=float), 1.0)
+    mu = np.maximum(np.asarray(routed_tokens, dtype=float) / e, 1e-9)
+    lam = 1.0 + np.sqrt(2.0 * np.log(e) * (1.0 - 1.0 / e) / mu)
+    return np.where(e > 1.0, np.minimum(lam, e), 1.0)
+
+
+def experts_bytes(terms: Any) -> Num:
+    """All routed-expert bytes of the replica, L_moe·E·M_e, B."""
+    return terms.moe_layers * terms.experts_routed * terms.expert_bytes
+
+
+def weights_bytes_per_gpu(terms: Any) -> Num:
+    """Weight bytes on one GPU: (M_W − M_experts)·e/(w·p) + M_experts/(w·p), B (= M_W/(t·p) without EP)."""
+    experts = experts_bytes(terms)
+    return ((terms.weights_bytes - experts) * terms.attention_dp + experts) / (terms.tp * terms.pp)
+
+
+def touched_experts(terms: Any, tokens: Num) -> Num:
+    """Expected distinct routed experts ``tokens`` tokens read per MoE layer, U(n) (card 2)."""
+    return arch.expected_experts_touched(
+        tokens, experts=terms.experts_routed, experts_per_token=terms.experts_per_token
+    )
+
+
+def weights_read_bytes(terms: Any, tokens: Num) -> Num:
+    """Weight bytes one pass over ``tokens`` tokens streams, as a replica total (÷ w·p = per GPU), B.
+
+    Non-expert part replicated per attention rank (× e); experts: L_moe·min(λ·U(n), E)·M_e (the busiest
+    rank's share times e, so per GPU it is what the slowest GPU reads).
+    """
+    union = touched_experts(terms, tokens)
+    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+    busiest = np.minimum(lam * union, terms.experts_routed)
+    return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
+
+
+def rows_per_expert(terms: Any, tokens: Num) -> Num:
+    """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n)."""
+    union = np.maximum(touched_experts(terms, tokens), 1e-12)
+    return np.maximum(tokens * terms.experts_per_token / union, 1.0)
+
+
+def ridge_rows(terms: Any, eta_max: Num) -> Num:
+    """Rows at which one expert GEMM's compute equals its weight stream, Π·η_max·b/(2·β·η_m·η_w), rows.
+
+    b = bytes per expert parameter (M_e / N_e, N_e = F/(2·k·L_moe)); large where the weights are wide or the
+    GPU computes fast for its bandwidth (H100 FP8 ≈ 250 rows, an Apple M3 Ultra at 4 bits ≈ 8).
+    """
+    e = terms.efficiency
+    params = terms.expert_flop_per_token / np.maximum(2.0 * terms.experts_per_token * terms.moe_layers, 1e-12)
+    bytes_per_param = terms.expert_bytes / np.maximum(params, 1e-12)
+    compute = terms.peak_tflops * FLOP_PER_TFLOP * eta_max * bytes_per_param
+    stream = 2.0 * terms.bandwidth_gb_per_s * BYTES_PER_GB * e.decode_mbu_frac * e.weight_read_efficiency_frac
+    return compute / stream
+
+
+def expert_half_rows(terms: Any, eta_max: Num) -> Num:
+    """m_half of the expert GEMMs: min(the family's prefill_saturation_tokens, :func:`ridge_rows`).
+
+    Below the ridge a GEMM is bound by its weight stream, which the step already charges as T_weights; a
+    half-saturation beyond it would charge that bound a second time (a 4-bit DeepSeek on an M3 Ultra at
+    batch 1 came out 7x slower than measured with the plain prefill m_half).
+    """
+    return np.minimum(terms.efficiency.prefill_half_tokens, ridge_rows(terms, eta_max))
+
+
+def expert_gemm_efficiency_frac(terms: Any, tokens: Num, eta_max: Num) -> Num:
+    """η_e(m) = η_max·m/(m + m_half) at m = :func:`rows_per_expert`, m_half = :func:`expert_half_rows`."""
+    m = rows_per_expert(terms, tokens)
+    return eta_max * m / (m + expert_half_rows(terms, eta_max))
+
+
+def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
+    """Routed-expert FLOPs of ``tokens`` tokens on one GPU on average, n·F_e·k·L_moe/(w·p), FLOP."""
+    return tokens * terms.expert_flop_per_token / (terms.tp * terms.pp)
+
+
+def expert_gemm_s(terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num) -> Num:
+    """Time of the routed-expert GEMMs of a pass over ``tokens`` tokens on the busiest GPU, s.
+
+    λ·n·F/(w·p) / (Π·η_e(m)); ``peak_flop_per_s`` = Π, ``eta_max`` = the step's compute efficiency η_max.
+    """
+    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+    eta = expert_gemm_efficiency_frac(terms, tokens, eta_max)
+    return lam * expert_flop_per_gpu(terms, tokens) / (peak_flop_per_s * eta)
+
+
+def all_to_all_s(terms: Any, tokens: Num) -> Num:
+    """Dispatch + combine of every MoE layer of one stage for ``tokens`` tokens, s (0 without EP).
+
+    Per layer 2·[τ_e + (e − 1)·α + bytes/(B·η_link)], bytes = :func:`ledgers.communication.ep_remote_bytes`
+    of the n/w tokens one GPU holds (k copies of d values, the (e − 1)/e that leave its rank); one message per
+    peer rank, each paying the link's start-up α (card 6 α–β model), over the link that joins the w GPUs.
+    """
+    e = np.maximum(np.asarray(terms.attention_dp, dtype=float), 1.0)
+    per_gpu_tokens = np.maximum(tokens, 0.0) / terms.tp
+    remote = (e - 1.0) / e
+    payload = ep_remote_bytes(
+        per_gpu_tokens,
+        top_k=1,
+        token_bytes=terms.experts_per_token * terms.hidden_size * ACTIVATION_BYTES,
+        remote_frac=remote,
+    )
+    link = terms.ep_link_gb_per_s * terms.efficiency.link_efficiency_frac
+    one = (
+        transfer_s(payload, bandwidth_gb_per_s=link, latency_us=terms.ep_link_latency_us * (e - 1.0))
+        + collective_launch_s(e, launch_us=terms.collective_launch_us)
+    )
+    layers = terms.moe_layers / terms.pp
+    return np.where(e > 1.0, 2.0 * layers * one, 0.0)
+
+
+def attention_tp(terms: Any) -> Num:
+    """Ranks of the attention TP all-reduce, t = w/e."""
+    return terms.tp / terms.attention_dp
+
+
+def efficiency_at_rows(terms: Any, tokens: Num) -> Num:
+    """η_p of the family at ``tokens`` rows (re-exported for callers that report the curve)."""
+    return eff.prefill_compute_efficiency_frac(terms.efficiency, tokens)
+
+
+def explain_terms(terms: Any, *, tokens: float) -> dict[str, float]:
+    """The MoE terms of a pass over ``tokens`` tokens for ``planner predict --explain`` (empty for dense models)."""
+    if float(terms.expert_flop_per_token) <= 0.0:
+        return {}
+    eta = float(terms.efficiency.prefill_mfu_frac)
+    return {
+        "ep": float(terms.attention_dp),
+        "attention_tp": float(attention_tp(terms)),
+        "experts_touched_per_layer": float(touched_experts(terms, tokens)),
+        "rows_per_touched_expert": float(rows_per_expert(terms, tokens)),
+        "expert_half_rows": float(expert_half_rows(terms, eta)),
+        "expert_gemm_efficiency_frac": float(expert_gemm_efficiency_frac(terms, tokens, eta)),
+        "load_imbalance": float(imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)),
+        "all_to_all_ms": float(all_to_all_s(terms, tokens / terms.pp)) * float(terms.pp) * 1e3,
+    }
