@@ -104,6 +104,24 @@ class Workload(Strict):
     weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
         1.0, description="Weight of this workload in max_throughput (served req/s)."
     )
+    disaggregation: Literal["auto", "off", "on"] = Field(
+        "auto",
+        description=(
+            "Prefill/decode disaggregation: auto (the optimizer picks co-located or separate prefill and "
+            "decode pools), off (co-located only), on (separate pools only)."
+        ),
+    )
+
+
+class EfficiencyOverride(Strict):
+    """Efficiency assumptions a scenario states for one GPU type (omitted fields keep the catalog's)."""
+
+    prefill_mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Compute efficiency (MFU) of prefill and decode matmuls, fraction of the dense peak."
+    )
+    decode_mbu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Bandwidth efficiency (MBU) of the weight and KV stream, fraction of peak HBM bandwidth."
+    )
 
 
 class HardwareSpace(Strict):
@@ -117,6 +135,14 @@ class HardwareSpace(Strict):
     )
     pp: list[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
+    )
+    efficiency: dict[Id, EfficiencyOverride] = Field(
+        default_factory=dict,
+        max_length=MAX_LIST,
+        description=(
+            "Stated efficiency assumptions per GPU type, replacing the catalog defaults, e.g. "
+            "{a100_sxm_80gb: {prefill_mfu_frac: 0.5, decode_mbu_frac: 0.5}} (the book's ch09 PD case)."
+        ),
     )
 
 
@@ -215,7 +241,8 @@ class Economics(Strict):
         return self
 
 
-Procurement = Literal["rent", "buy"]
+Procurement = Literal["rent", "buy", "owned"]
+"""owned: only the inventory (and edge devices) — nothing rented or bought."""
 
 
 def _default_procurement() -> list[Procurement]:
@@ -330,6 +357,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     """Check every id in the scenario exists in the catalog (or the scenario's own sites), and the size."""
     sites = merged_sites(catalog, scenario)
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
+    _check_ids(path, "hardware.efficiency", list(scenario.hardware.efficiency), catalog.accelerators, "gpu")
     for i, w in enumerate(scenario.workloads):
         loc = f"workloads[{i}]"
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")

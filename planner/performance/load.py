@@ -24,6 +24,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from planner.performance.steps import mixed_step
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
+NEWTON_ITERATIONS = 30
 BISECTION_ITERATIONS = 40
 CONVERGED_REL = 1e-6
 
@@ -77,14 +79,35 @@ def _steady_step_s(
             prompt_tokens=input_tokens,
         )
         t = np.minimum(t_next, 1e3)
-    t_check = mixed_step(
-        terms,
-        decode_batch=lam * output_tokens * t,
-        decode_context_tokens=context_tokens,
-        prefill_tokens=lam * input_tokens * t,
-        prompt_tokens=input_tokens,
-    )
-    return t, np.abs(t_check - t) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9
+    def f(step: Num) -> Num:
+        return mixed_step(
+            terms,
+            decode_batch=lam * output_tokens * step,
+            decode_context_tokens=context_tokens,
+            prefill_tokens=lam * input_tokens * step,
+            prompt_tokens=input_tokens,
+        )
+
+    def close(step: Num) -> Num:
+        return np.abs(f(step) - step) <= CONVERGED_REL * np.maximum(step, 1e-9) + 1e-9
+
+    done = close(t)
+    if not np.all(done):
+        t = np.where(done, t, _newton_from_below(f, t))
+    return t, close(t)
+
+
+def _newton_from_below(f: Callable[[Num], Num], t: Num) -> Num:
+    """Finish a slowly converging monotone iteration T ← f(T) (slope of f near 1: a load close to the
+    replica's limit) with Newton steps on f(T) − T = 0 from below, the slope from a backward difference;
+    steps are taken only where f(T) > T and the slope is below 1 (else no fixed point lies ahead)."""
+    for _ in range(NEWTON_ITERATIONS):
+        ft = f(t)
+        h = np.maximum(t * 1e-4, 1e-12)
+        slope = (ft - f(t - h)) / h
+        ahead = (ft > t) & (slope < 1.0)
+        t = np.minimum(np.where(ahead, t + (ft - t) / np.maximum(1.0 - slope, 1e-12), t), 1e3)
+    return t
 
 
 def serve_at_load(
@@ -165,7 +188,6 @@ def capacity_at_slo(
     )
     limit = np.maximum(np.minimum(max_batch, terms.max_running_sequences), 1.0)
     hi = np.broadcast_to(limit / (g_tok * floor_step), np.shape(floor_step)).astype(float)
-    lo = np.zeros_like(hi)
 
     def ok(lam: Num) -> Num:
         pt = serve_at_load(
@@ -174,6 +196,14 @@ def capacity_at_slo(
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 
+    return largest_ok_load(ok, hi)
+
+
+def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
+    """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
+    no positive load is ok. Element-wise on arrays."""
+    hi = np.asarray(hi, dtype=float)
+    lo = np.zeros_like(hi)
     for _ in range(BISECTION_ITERATIONS):
         mid = (lo + hi) / 2.0
         good = ok(mid)

@@ -18,13 +18,15 @@ from planner.scenario import Scenario
 
 
 def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
-    """Drop candidates dominated within (workload, gpu, site): another one uses no more GPUs, has no worse
+    """Drop candidates dominated within (workload, role, gpu, site): another one uses no more GPUs, has no worse
     quality tier and at least the same best capacity (ties keep the lower candidate id)."""
     keep: list[int] = []
-    groups: dict[tuple[str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    roles = cands["role"] if "role" in cands.columns else pd.Series("colocated", index=cands.index)
     cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
-    for cand, workload, gpu, site, gpus, tier, cap in cols.itertuples(name=None):
-        groups[(str(workload), str(gpu), str(site))].append((int(cand), int(gpus), int(tier), float(cap)))
+    for (cand, workload, gpu, site, gpus, tier, cap), role in zip(cols.itertuples(name=None), roles, strict=True):
+        key = (str(workload), str(role), str(gpu), str(site))
+        groups[key].append((int(cand), int(gpus), int(tier), float(cap)))
     for rows in groups.values():
         rows.sort(key=lambda r: (r[1], r[2], -r[3], r[0]))
         frontier: list[tuple[int, int, float]] = []
@@ -59,6 +61,8 @@ def prune_dominated_sites(
         return tuple(out)
 
     key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
+    if "role" in cands.columns:
+        key_cols.append("role")
     groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
     cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
+from planner.problem.roles import role_fields
 from planner.readout.types import Deployment, SupplyLine
 from planner.scenario import Workload
 
@@ -88,6 +89,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 served_requests_per_s_per_period=_per_period(ctx, served, mean=True),
                 limited_by=limited_by(c, p, w),
                 cand=k,
+                **role_fields(c),
             )
         )
     return allocate_costs(out, supply)
