@@ -30,16 +30,15 @@ import numpy as np
 import pandas as pd
 
 from planner import performance as perf
+from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_pd_rows, pd_operating_points
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
-from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_pd_rows, pd_operating_points
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
-
 
 PROMPT_BYTES_PER_TOKEN = 4.0
 """Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""

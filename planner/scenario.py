@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
@@ -111,6 +111,14 @@ class Workload(Strict):
             "decode pools), off (co-located only), on (separate pools only)."
         ),
     )
+
+    @field_validator("disaggregation", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, value: object) -> object:
+        """YAML 1.1 reads unquoted on/off as booleans: take them as 'on' / 'off'."""
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
 
 
 class EfficiencyOverride(Strict):

@@ -168,15 +168,15 @@ def _most_capacity_per_gpu(
     *,
     by_replica_size: bool = False,
 ) -> set[int]:
-    """Per (workload, gpu, site) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
+    """Per (workload, gpu, site, role) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
     candidate with the most capacity per GPU (the first one on ties), only on ``triples`` when given."""
-    capacity = _capacity(ctx)
+    capacity, cands = _capacity(ctx), ctx.cands.assign(role=ctx.cands.get("role", "colocated"))
     best: dict[tuple[Any, ...], tuple[float, int]] = {}
-    for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
+    for k, w, g, s, gpus, role in cands[["workload", "gpu", "site", "gpus", "role"]].itertuples(name=None):
         triple = (str(w), str(g), str(s))
         if int(k) not in allowed or (triples is not None and triple not in triples):
             continue
-        key, ratio = ((*triple, int(gpus)) if by_replica_size else triple), capacity[int(k)] / int(gpus)
+        key, ratio = ((*triple, role, int(gpus)) if by_replica_size else (*triple, role)), capacity[int(k)] / int(gpus)
         if key not in best or ratio > best[key][0]:
             best[key] = (ratio, int(k))
     return {k for _ratio, k in best.values()}

@@ -7,9 +7,11 @@ requests a workload serves are therefore Σ co-located flows + Σ prefill flows 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
+
+from planner.units import BYTES_PER_GB
 
 Role = Literal["colocated", "prefill", "decode"]
 ROLES: tuple[Role, ...] = ("colocated", "prefill", "decode")
@@ -53,16 +55,21 @@ def pd_groups(cands: pd.DataFrame, workload: str) -> dict[str, dict[Role, list[i
     return out
 
 
-def role_fields(cand: pd.Series) -> dict[str, str | float]:
-    """The readout's ``role``, ``pd_group``, ``kv_handoff_gb_per_request`` and ``kv_link_gb_per_s`` of a
-    candidate row (pd_group '' and 0 GB when co-located)."""
+class RoleFields(NamedTuple):
+    """The readout fields of a candidate's role (planner.readout.types.Deployment)."""
+
+    role: str
+    pd_group: str
+    kv_handoff_gb_per_request: float
+    kv_link_gb_per_s: float
+
+
+def role_fields(cand: pd.Series) -> dict[str, Any]:
+    """The readout's ``role``, ``pd_group`` (workload/model/quantization/KV dtype), ``kv_handoff_gb_per_request``
+    and ``kv_link_gb_per_s`` of a candidate row ('' and 0 when co-located)."""
     role = str(cand.get("role", "colocated"))
     if role == "colocated":
-        return {"role": role, "pd_group": ""}
+        return RoleFields(role, "", 0.0, 0.0)._asdict()
     group = pd_group_id(str(cand["model"]), str(cand["quantization"]), str(cand["kv_dtype"]))
-    return {
-        "role": role,
-        "pd_group": f"{cand['workload']}/{group}",
-        "kv_handoff_gb_per_request": float(cand["kv_bytes_per_request"]) / 1e9,
-        "kv_link_gb_per_s": float(cand["kv_link_gb_per_s"]),
-    }
+    kv_gb = float(cand["kv_bytes_per_request"]) / BYTES_PER_GB
+    return RoleFields(role, f"{cand['workload']}/{group}", kv_gb, float(cand["kv_link_gb_per_s"]))._asdict()

@@ -37,6 +37,7 @@ DEPLOY_HEADERS = [
     "Procurement",
     "Rental kind",
     "Engine",
+    "Role",
 ]
 SLO_HEADERS = [
     "Workload",
@@ -147,10 +148,11 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.procurement,
                 d.rental_kind or "",
                 d.engine,
+                d.role,
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 3
+        [None] * 7 + [INT_FORMAT] * 2 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 4
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "Periods", "From month", "To month", "Replicas", "GPUs")
