@@ -20,8 +20,7 @@ from __future__ import annotations
 import pulp
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import pd_groups
-from planner.units import BYTES_PER_GB
+from planner.problem.roles import kv_handoff_gb, pd_groups
 
 
 def add_pd_flow(ctx: BuildContext) -> None:
@@ -30,7 +29,7 @@ def add_pd_flow(ctx: BuildContext) -> None:
     for w in ctx.scenario.workloads:
         for group, pools in pd_groups(ctx.cands, w.name).items():
             members = pools["prefill"] + pools["decode"]
-            v_gb = float(ctx.cands.loc[members, "kv_bytes_per_request"].max()) / BYTES_PER_GB
+            v_gb = kv_handoff_gb(ctx.cands, members)
             for t in ctx.periods:
                 pdf = pd_flow[(w.name, group, t)]
                 for role, cands in pools.items():

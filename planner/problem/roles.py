@@ -55,6 +55,12 @@ def pd_groups(cands: pd.DataFrame, workload: str) -> dict[str, dict[Role, list[i
     return out
 
 
+def kv_handoff_gb(cands: pd.DataFrame, ids: list[int]) -> float:
+    """V_KV of a PD group: KV handed from prefill to decode per request, GB (the same for every member: one
+    model and KV format and the workload's prompt; the largest if not)."""
+    return float(cands.loc[ids, "kv_bytes_per_request"].max()) / BYTES_PER_GB
+
+
 class RoleFields(NamedTuple):
     """The readout fields of a candidate's role (planner.readout.types.Deployment)."""
 
