@@ -260,12 +260,14 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             pending.append((row, cfg, site))
     pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
     point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
-    if pd_pending:
-        idx = np.array([index_of[id(cfg)] for _, cfg, _ in pd_pending])
-        net = np.array([network_s(cfg.workload, site) for _, cfg, site in pd_pending])
-        point_rows += pd_operating_points(
-            catalog, pd_pending, scenario, terms=_take(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
-        )
+    for role in ("prefill", "decode"):
+        pool = [p for p in pd_pending if p[0]["role"] == role]
+        if pool:
+            idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
+            net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
+            point_rows += pd_operating_points(
+                catalog, pool, scenario, terms=_take(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
+            )
 
     candidates = pd.DataFrame(cand_rows)
     points = pd.DataFrame(

@@ -100,8 +100,8 @@ def pd_operating_points(
     fit_batch: Any,
     net_s: Any,
 ) -> list[dict[str, Any]]:
-    """Capacity at the SLO and the load-fraction points of every PD row (both roles evaluated for every row,
-    each row keeps its own); fills the rows like planner.candidates._operating_points."""
+    """Capacity at the SLO and the load-fraction points of PD rows of ONE role (the caller groups them); fills
+    the rows like planner.candidates._operating_points."""
     links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in pending]
     link_gb_per_s = _column([gb for gb, _ in links])
     latency_us = _column([us for _, us in links])
@@ -117,54 +117,58 @@ def pd_operating_points(
     fractions = scenario.max_utilization_frac * np.array(LOAD_FRACTIONS)[None, :]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
 
-    cap_p = prefill_capacity_at_slo(
-        terms, input_tokens=in_tok, max_batch=limit, network_s=net, handoff_s=hand, slo_ttft_s=slo_ttft
-    )
-    at_p = prefill_at_load(
-        terms, requests_per_s=cap_p * fractions, input_tokens=in_tok, max_batch=limit, network_s=net, handoff_s=hand
-    )
-    lone_p = prefill_at_load(
-        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, max_batch=limit, network_s=net,
-        handoff_s=hand,
-    )
-    prompts = np.maximum(np.ceil(at_p.prefill_tokens_per_step / in_tok - 1e-9), 1.0)
-    mem_p = perf.memory_per_gpu_bytes(terms, batch=prompts, context_tokens=in_tok, workspace_bytes=workspace)
-
-    cap_d = decode_capacity_at_slo(
-        terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, slo_tpot_s=slo_tpot
-    )
-    at_d = decode_at_load(
-        terms, requests_per_s=cap_d * fractions, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit
-    )
-    lone_d = decode_at_load(
-        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit
-    )
-    batch_d = np.maximum(np.ceil(at_d.running_batch - 1e-9), 1.0)
-    bare_d = perf.decode_step(
-        terms, batch=batch_d, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
-    ).total_s
-    mem_d = perf.memory_per_gpu_bytes(terms, batch=batch_d, context_tokens=in_tok + out_tok, workspace_bytes=workspace)
+    prefill = pending[0][0]["role"] == "prefill"
+    if prefill:
+        cap = prefill_capacity_at_slo(
+            terms, input_tokens=in_tok, max_batch=limit, network_s=net, handoff_s=hand, slo_ttft_s=slo_ttft
+        )
+        at = prefill_at_load(
+            terms, requests_per_s=cap * fractions, input_tokens=in_tok, max_batch=limit, network_s=net,
+            handoff_s=hand,
+        )
+        lone = prefill_at_load(
+            terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, max_batch=limit, network_s=net,
+            handoff_s=hand,
+        )
+        batch = np.maximum(np.ceil(at.prefill_tokens_per_step / in_tok - 1e-9), 1.0)
+        memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=in_tok, workspace_bytes=workspace)
+        bare = 0.0 * batch
+    else:
+        cap = decode_capacity_at_slo(
+            terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, slo_tpot_s=slo_tpot
+        )
+        at = decode_at_load(
+            terms, requests_per_s=cap * fractions, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit
+        )
+        lone = decode_at_load(
+            terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
+            max_batch=limit,
+        )
+        batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
+        bare = perf.decode_step(
+            terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
+        ).total_s
+        memory = perf.memory_per_gpu_bytes(
+            terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace
+        )
     weights = perf.weights_bytes_per_gpu(terms)
 
     points: list[dict[str, Any]] = []
     for r, (row, cfg, _site) in enumerate(pending):
         w = cfg.workload
-        prefill = row["role"] == "prefill"
         row["weights_per_gpu_gb"] = float(np.ravel(weights)[r]) / BYTES_PER_GB
         row["max_batch"] = int(fit[r])
         row["kv_bytes_per_request"] = float(kv[r, 0])
         row["kv_link_gb_per_s"] = float(link_gb_per_s[r, 0])
-        lone_service_s = float(lone_p.chunk_steps[r, 0] * lone_p.chunk_step_s[r, 0])
-        row["prefill_ms"] = lone_service_s * 1e3 if prefill else 0.0
+        row["prefill_ms"] = float(lone.chunk_steps[r, 0] * lone.chunk_step_s[r, 0]) * 1e3 if prefill else 0.0
         row["network_ms"] = float(net[r, 0] + hand[r, 0]) * 1e3 if prefill else 0.0
-        row["tpot_floor_ms"] = 0.0 if prefill else float(lone_d.tpot_s[r, 0]) * 1e3
+        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[r, 0]) * 1e3
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        cap = cap_p if prefill else cap_d
         if cap[r, 0] <= 0:
             row["reason"] = (
-                f"prefill pool: TTFT floor {float(lone_p.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
+                f"prefill pool: TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
                 f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
                 if prefill
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
@@ -174,12 +178,12 @@ def pd_operating_points(
             points.append(
                 {
                     "cand": row["cand"],
-                    "batch": int(prompts[r, j] if prefill else batch_d[r, j]),
-                    "tpot_ms": 0.0 if prefill else float(at_d.tpot_s[r, j]) * 1e3,
-                    "decode_step_ms": 0.0 if prefill else float(bare_d[r, j]) * 1e3,
-                    "ttft_ms": float(at_p.ttft_s[r, j]) * 1e3 if prefill else 0.0,
+                    "batch": int(batch[r, j]),
+                    "tpot_ms": 0.0 if prefill else float(at.tpot_s[r, j]) * 1e3,
+                    "decode_step_ms": float(bare[r, j]) * 1e3,
+                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3 if prefill else 0.0,
                     "capacity_requests_per_s": float(cap[r, 0] * fractions[0, j]),
-                    "memory_per_gpu_gb": float((mem_p if prefill else mem_d)[r, j]) / BYTES_PER_GB,
+                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
                 }
             )
         row["best_batch"] = points[-1]["batch"]

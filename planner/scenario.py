@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
@@ -28,6 +28,7 @@ from planner.limits import (
     MAX_WORKLOADS,
     check_size,
 )
+from planner.scenario_topology import Disaggregation, EfficiencyOverride
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -104,31 +105,8 @@ class Workload(Strict):
     weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
         1.0, description="Weight of this workload in max_throughput (served req/s)."
     )
-    disaggregation: Literal["auto", "off", "on"] = Field(
-        "auto",
-        description=(
-            "Prefill/decode disaggregation: auto (the optimizer picks co-located or separate prefill and "
-            "decode pools), off (co-located only), on (separate pools only)."
-        ),
-    )
-
-    @field_validator("disaggregation", mode="before")
-    @classmethod
-    def _yaml_on_off(cls, value: object) -> object:
-        """YAML 1.1 reads unquoted on/off as booleans: take them as 'on' / 'off'."""
-        if isinstance(value, bool):
-            return "on" if value else "off"
-        return value
-
-
-class EfficiencyOverride(Strict):
-    """Efficiency assumptions a scenario states for one GPU type (omitted fields keep the catalog's)."""
-
-    prefill_mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
-        None, description="Compute efficiency (MFU) of prefill and decode matmuls, fraction of the dense peak."
-    )
-    decode_mbu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
-        None, description="Bandwidth efficiency (MBU) of the weight and KV stream, fraction of peak HBM bandwidth."
+    disaggregation: Disaggregation = Field(
+        "auto", description="Prefill/decode pools: auto (the optimizer picks), off (co-located only) or on."
     )
 
 
@@ -147,10 +125,7 @@ class HardwareSpace(Strict):
     efficiency: dict[Id, EfficiencyOverride] = Field(
         default_factory=dict,
         max_length=MAX_LIST,
-        description=(
-            "Stated efficiency assumptions per GPU type, replacing the catalog defaults, e.g. "
-            "{a100_sxm_80gb: {prefill_mfu_frac: 0.5, decode_mbu_frac: 0.5}} (the book's ch09 PD case)."
-        ),
+        description="Stated MFU/MBU per GPU type in place of the catalog's, e.g. {h20: {decode_mbu_frac: 0.5}}.",
     )
 
 

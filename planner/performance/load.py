@@ -71,14 +71,20 @@ def _steady_step_s(
     t = mixed_step(terms, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
                    prompt_tokens=input_tokens)
     for _ in range(FIXED_POINT_ITERATIONS):
-        t_next = mixed_step(
-            terms,
-            decode_batch=lam * output_tokens * t,
-            decode_context_tokens=context_tokens,
-            prefill_tokens=lam * input_tokens * t,
-            prompt_tokens=input_tokens,
+        t_next = np.minimum(
+            mixed_step(
+                terms,
+                decode_batch=lam * output_tokens * t,
+                decode_context_tokens=context_tokens,
+                prefill_tokens=lam * input_tokens * t,
+                prompt_tokens=input_tokens,
+            ),
+            1e3,
         )
-        t = np.minimum(t_next, 1e3)
+        if np.array_equal(t_next, t):
+            break  # an exact fixed point: further iterations return the same floats
+        t = t_next
+
     def f(step: Num) -> Num:
         return mixed_step(
             terms,
@@ -105,7 +111,9 @@ def _newton_from_below(f: Callable[[Num], Num], t: Num) -> Num:
         ft = f(t)
         h = np.maximum(t * 1e-4, 1e-12)
         slope = (ft - f(t - h)) / h
-        ahead = (ft > t) & (slope < 1.0)
+        ahead = (ft > t + CONVERGED_REL * np.maximum(t, 1e-9)) & (slope < 1.0) & (t < 1e3)
+        if not np.any(ahead):
+            break
         t = np.minimum(np.where(ahead, t + (ft - t) / np.maximum(1.0 - slope, 1e-12), t), 1e3)
     return t
 

@@ -79,3 +79,11 @@ def role_fields(cand: pd.Series) -> dict[str, Any]:
     group = pd_group_id(str(cand["model"]), str(cand["quantization"]), str(cand["kv_dtype"]))
     kv_gb = float(cand["kv_bytes_per_request"]) / BYTES_PER_GB
     return RoleFields(role, f"{cand['workload']}/{group}", kv_gb, float(cand["kv_link_gb_per_s"]))._asdict()
+
+
+def kv_link_requests_per_s(cands: pd.DataFrame, cand: int) -> float:
+    """Requests/s one prefill or decode replica can hand KV for over its link: B_k / V_KV (card 8
+    kv_link_rate_per_s); infinite for co-located candidates."""
+    if "role" not in cands.columns or cands.at[cand, "role"] == "colocated":
+        return float("inf")
+    return float(cands.at[cand, "kv_link_gb_per_s"]) * BYTES_PER_GB / float(cands.at[cand, "kv_bytes_per_request"])
