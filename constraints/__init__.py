@@ -26,6 +26,7 @@ from constraints.demand_coverage import add_demand_coverage
 from constraints.gpu_supply import add_gpu_supply
 from constraints.memory_fit import add_memory_fit
 from constraints.node_packing import add_node_packing
+from constraints.pd_flow import add_pd_flow
 from constraints.placement_rtt import add_placement_rtt
 from constraints.price_tiers import add_price_tiers
 from constraints.quantization_policy import add_quantization_policy
@@ -49,6 +50,7 @@ class Family:
 
 FAMILIES: tuple[Family, ...] = (
     Family("demand_coverage", add_demand_coverage, "coupling"),
+    Family("pd_flow", add_pd_flow, "coupling"),
     Family("slo_operating_point", add_slo_operating_point, "capacity"),
     Family("memory_fit", add_memory_fit, "forbid"),
     Family("node_packing", add_node_packing, "forbid"),

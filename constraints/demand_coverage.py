@@ -1,12 +1,13 @@
 """Demand coverage: every workload's peak demand is served in every period.
 
-    Σ_{k ∈ K_w} flow[k, t] = D[w, t]            ∀ w ∈ W, t ∈ T          (min_cost)
-    Σ_{k ∈ K_w} flow[k, t] = scale · D[w, t]    ∀ w ∈ W, t ∈ T          (max_throughput)
+    Σ_{k ∈ K_w} flow[k, t] + Σ_g pd_flow[w, g, t] = D[w, t]            ∀ w ∈ W, t ∈ T          (min_cost)
+    Σ_{k ∈ K_w} flow[k, t] + Σ_g pd_flow[w, g, t] = scale · D[w, t]    ∀ w ∈ W, t ∈ T          (max_throughput)
 
 (an equality, so ``flow`` is the traffic actually routed to each deployment; spare capacity shows as
 capacity − served).
 
-Notation: K_w candidates of workload w; flow[k, t] requests/s served by k; D[w, t] peak requests/s;
+Notation: K_w co-located candidates of workload w; pd_flow[w, g, t] its requests served by the separate prefill
+and decode pools of PD group g (constraints/pd_flow.py; none without prefill/decode candidates); flow[k, t] requests/s served by k; D[w, t] peak requests/s;
 scale ≥ 0 the common served fraction (variable ``scale``, only for max_throughput). The scale is measured
 from the first month any supply can serve (:func:`planner.problem.supply.first_supply_month`: the first
 purchase delivery when only buying is allowed); periods starting before it serve what they can,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import pulp
 
 from planner.problem.context import BuildContext
+from planner.problem.roles import cands_with_role, pd_groups
 from planner.problem.supply import first_supply_month
 
 
@@ -27,9 +29,12 @@ def add_demand_coverage(ctx: BuildContext) -> None:
     scale = ctx.variables["scale"].get(()) if ctx.scenario.objective == "max_throughput" else None
     from_month = first_supply_month(ctx.supply)
     for w in ctx.scenario.workloads:
-        cands = list(ctx.cands_of_workload(w.name))
+        cands = cands_with_role(ctx.cands, w.name, "colocated")
+        groups = list(pd_groups(ctx.cands, w.name))
         for t in ctx.periods:
-            served = pulp.lpSum(ctx.variables["flow"][(int(k), t)] for k in cands)
+            served = pulp.lpSum(ctx.variables["flow"][(int(k), t)] for k in cands) + pulp.lpSum(
+                ctx.variables["pd_flow"][(w.name, g, t)] for g in groups
+            )
             demand = ctx.demand[(w.name, t)]
             # 1. served = demand (or scale · demand)
             rhs = scale * demand if scale is not None else demand

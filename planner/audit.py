@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
+from planner.audit_pd import pool_at_served_load, pool_check, pool_memory_bytes, scenario_terms
 from planner.candidate_optimizations import deployment_load_optimizations
 from planner.candidates import network_s
 from planner.catalog.loader import Catalog
@@ -54,10 +55,7 @@ def _terms_and_optimizations(
     gpu = catalog.accelerators[deployment.gpu]
     fmt, kfmt = catalog.formats[deployment.quantization], catalog.formats[deployment.kv_dtype]
     tp, pp = int(deployment.tp), int(deployment.pp)
-    terms = perf.deployment_terms(
-        catalog, model=catalog.models[deployment.model], gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp,
-        engine=deployment.engine, ep=int(deployment.ep),
-    )
+    terms = scenario_terms(catalog, scenario, deployment)
     opt = deployment_load_optimizations(
         catalog, w, terms, model_id=deployment.model, gpu=gpu, fmt=fmt, kfmt=kfmt, tp=tp, pp=pp,
         prefix_cache=is_on(deployment.optimizations, "prefix_cache"),
@@ -86,38 +84,42 @@ def audit_deployment(
     claimed = float(deployment.capacity_per_replica_requests_per_s)
     net = network_s(w, sites[deployment.site])
     limit = max(min(fit, float(scenario.max_batch)), 1.0)
-    capacity = float(
-        capacity_at_slo(
+    if deployment.role != "colocated":  # a prefill or decode pool (planner/audit_pd.py)
+        check = pool_check(catalog, scenario, deployment, sites, terms, requests_per_s=claimed, max_batch=limit)
+        capacity, op, memory = check.capacity_requests_per_s, check.point, pool_memory_bytes(terms, scenario, check)
+    else:
+        capacity = float(
+            capacity_at_slo(
+                terms,
+                input_tokens=float(w.input_tokens),
+                output_tokens=float(w.output_tokens),
+                max_batch=limit,
+                network_s=net,
+                slo_ttft_s=w.slo.ttft_ms / 1e3,
+                slo_tpot_s=w.slo.tpot_ms / 1e3,
+                opt=opt,
+            )
+        )
+        op = serve_at_load(
             terms,
+            requests_per_s=claimed,
             input_tokens=float(w.input_tokens),
             output_tokens=float(w.output_tokens),
             max_batch=limit,
             network_s=net,
-            slo_ttft_s=w.slo.ttft_ms / 1e3,
-            slo_tpot_s=w.slo.tpot_ms / 1e3,
             opt=opt,
         )
-    )
-    op = serve_at_load(
-        terms,
-        requests_per_s=claimed,
-        input_tokens=float(w.input_tokens),
-        output_tokens=float(w.output_tokens),
-        max_batch=limit,
-        network_s=net,
-        opt=opt,
-    )
     record = AuditRecord(
         workload=w.name,
         cand=int(deployment.cand),
         batch=int(batch),
         memory_per_gpu_gb=memory / BYTES_PER_GB,
         memory_capacity_gb=gpu.memory_gb,
-        tpot_ms=float(op.tpot_s) * 1e3,
+        tpot_ms=0.0 if deployment.role == "prefill" else float(op.tpot_s) * 1e3,
         ttft_ms=float(op.ttft_s) * 1e3,
         capacity_requests_per_s=capacity,
     )
-    where = f"{w.name}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp}{f'xEP{deployment.ep}' if deployment.ep > 1 else ''} at {deployment.site} batch {int(batch)}"
+    where = f"{w.name}{'' if deployment.role == 'colocated' else ' ' + deployment.role}: {deployment.model} {deployment.quantization} on {gpu.id} TP{deployment.tp}xPP{deployment.pp}{f'xEP{deployment.ep}' if deployment.ep > 1 else ''} at {deployment.site} batch {int(batch)}"
     if claimed > record.capacity_requests_per_s * (1 + REL_TOL) + 1e-12:
         raise AuditError(
             f"audit failed for {where}: the plan claims {claimed:.4g} req/s per replica, the ledger gives "
@@ -162,13 +164,15 @@ def at_served_load(
     limit = max(min(float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace)),
                     float(scenario.max_batch)), 1.0)
     net = network_s(w, sites[deployment.site])
+    per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
+    if deployment.role != "colocated":
+        return pool_at_served_load(catalog, scenario, deployment, sites, terms, per_replica, limit)
     capacity = float(
         capacity_at_slo(
             terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
             network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3, opt=opt,
         )
     )
-    per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
     if per_replica <= 0:
         return replace(deployment, capacity_at_slo_requests_per_s=capacity)
     op = serve_at_load(

@@ -3,8 +3,8 @@
 Two pandas DataFrames come out (columns carry units):
 
 ``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
-    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, ep (expert parallel, attention DP = EP; 1 for
-    dense models), site, placement, gpus (tp·ep·pp), quality_tier,
+    cand, workload, role (colocated | prefill | decode, candidates_pd.py), model, quantization, kv_dtype, gpu, tp,
+    pp, ep (expert parallel, attention DP = EP; 1 for dense models), site, placement, gpus (tp·ep·pp), quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
     feasible, reason, prefix_cache, speculative (the optimization variant; planner/candidate_optimizations.py),
@@ -33,6 +33,7 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations, take_optimizations
+from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_pd_rows, pd_operating_points
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
@@ -44,13 +45,9 @@ from planner.performance.optimizations import (
     optimized_max_batch,
     optimized_memory_per_gpu_bytes,
 )
+from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
-
-LOAD_FRACTIONS = (0.125, 0.25, 0.5, 1.0)
-"""Operating points per candidate: these fractions of its capacity at the SLO (× max_utilization_frac)."""
-ZERO_LOAD_REQUESTS_PER_S = 1e-9
-"""Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
 
 PROMPT_BYTES_PER_TOKEN = 4.0
 """Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
@@ -185,6 +182,9 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                         )
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
+                                stated = scenario.hardware.efficiency.get(gpu.id)
+                                if terms is not None and stated is not None:
+                                    terms = with_efficiency(terms, **stated.model_dump())
                                 if terms is None:
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms, ep=ep))
                                     continue
@@ -251,6 +251,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             row: dict[str, Any] = {
                 "cand": len(cand_rows),
                 "workload": w.name,
+                "role": "colocated",
                 "engine": w.engine,
                 "model": cfg.model,
                 "quantization": cfg.quantization,
@@ -291,7 +292,16 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 row["reason"] = f"{layout_name(cfg.tp, cfg.pp, cfg.ep)} spans nodes but {site.id} has no scale-out fabric"
                 continue
             pending.append((row, cfg, site))
+    pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
     point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
+    for role in ("prefill", "decode"):
+        pool = [p for p in pd_pending if p[0]["role"] == role]
+        if pool:
+            idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
+            net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
+            point_rows += pd_operating_points(
+                catalog, pool, scenario, terms=_take(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
+            )
 
     candidates = pd.DataFrame(cand_rows)
     points = pd.DataFrame(

@@ -29,6 +29,7 @@ from planner.limits import (
     check_size,
 )
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
+from planner.scenario_topology import Disaggregation, EfficiencyOverride
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -107,6 +108,9 @@ class Workload(Strict):
     )
     prefix_cache: PrefixCache | None = Field(None, description="Shared prompt prefix kept in the KV cache (card 3).")
     speculative: Speculative | None = Field(None, description="Speculative decoding with a draft model (card 3).")
+    disaggregation: Disaggregation = Field(
+        "auto", description="Prefill/decode pools: auto (the optimizer picks), off (co-located only) or on."
+    )
 
 
 class HardwareSpace(Strict):
@@ -120,6 +124,11 @@ class HardwareSpace(Strict):
     )
     pp: list[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
+    )
+    efficiency: dict[Id, EfficiencyOverride] = Field(
+        default_factory=dict,
+        max_length=MAX_LIST,
+        description="Stated MFU/MBU per GPU type in place of the catalog's, e.g. {h20: {decode_mbu_frac: 0.5}}.",
     )
 
 
@@ -218,7 +227,8 @@ class Economics(Strict):
         return self
 
 
-Procurement = Literal["rent", "buy"]
+Procurement = Literal["rent", "buy", "owned"]
+"""owned: only the inventory (and edge devices) — nothing rented or bought."""
 
 
 def _default_procurement() -> list[Procurement]:
@@ -333,6 +343,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     """Check every id in the scenario exists in the catalog (or the scenario's own sites), and the size."""
     sites = merged_sites(catalog, scenario)
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
+    _check_ids(path, "hardware.efficiency", list(scenario.hardware.efficiency), catalog.accelerators, "gpu")
     for i, w in enumerate(scenario.workloads):
         loc = f"workloads[{i}]"
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")

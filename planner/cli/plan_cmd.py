@@ -157,8 +157,9 @@ def print_plan(result: Any) -> None:
     for c in columns:
         t.add_column(c, justify="left" if c in left else "right", no_wrap=c in NO_WRAP)
     for d in data["deployments"]:
+        role = d.get("role", "colocated")
         row = [
-            d["workload"],
+            d["workload"] if role == "colocated" else f"{d['workload']} ({role})",
             d["model"],
             f"{d['quantization']}/{d['kv_dtype']}",
             d["gpu"],
@@ -168,8 +169,8 @@ def print_plan(result: Any) -> None:
             str(d["replicas"]),
             str(d["gpus"]),
             str(d["batch"]),
-            _ms(d["ttft_ms"], d["ttft_slo_ms"]),
-            _ms(d["tpot_ms"], d["tpot_slo_ms"]),
+            "—" if role == "decode" else _ms(d["ttft_ms"], d["ttft_slo_ms"]),
+            "—" if role == "prefill" else _ms(d["tpot_ms"], d["tpot_slo_ms"]),
             f"{d['capacity_requests_per_s']:.2f}",
             f"{d['cost_usd_per_month']:,.0f}",
         ]
@@ -178,6 +179,7 @@ def print_plan(result: Any) -> None:
         t.add_row(*(text(c) for c in row))
     show(t)
     _print_optimizations(data)
+    _print_disaggregation(data)
     _print_rentals(data)
     _print_orders(data)
     _print_binding_and_alternatives(data)
@@ -198,6 +200,17 @@ def _print_optimizations(data: dict[str, Any]) -> None:
         for o in d["optimizations"]:
             t.add_row(text(name), text(o["name"]), "on" if o["on"] else "off", text(o["why"]))
     show(t)
+def _print_disaggregation(data: dict[str, Any]) -> None:
+    """One line per prefill/decode group: P:D ratio (GPUs and replicas), served req/s and the KV link load."""
+    for g in data.get("disaggregation", []):
+        show(
+            text(
+                f"prefill/decode {g['pd_group']}: P:D = {g['pd_ratio']} GPUs ({g['prefill_replicas']}:"
+                f"{g['decode_replicas']} replicas), {g['served_requests_per_s']:.2f} req/s; KV link "
+                f"{g['kv_link_load_gb_per_s']:.2f} of {g['kv_link_capacity_gb_per_s']:.0f} GB/s "
+                f"({g['kv_link_load_frac']:.0%}, {g['kv_gb_per_request']:.3f} GB per request)"
+            )
+        )
 
 
 def _print_rentals(data: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    too, so its dual bound raises the period bounds' when higher.
 4. **Plan, period by period** (:func:`solve_by_period`). The seed's candidates with flow plus, on each
    of their triples, the candidate with the most capacity per GPU of every replica size
-   (:func:`shortlist`). With the seed's purchases and reserved terms held (:func:`held_commitments`)
+   (:func:`~planner.optimize.selection.shortlist`). With the seed's purchases and reserved terms held (:func:`held_commitments`)
    nothing else ties periods together (owned and edge units are held over the hour blocks of one
    period, which are solved together), so each representative period is an exact small MILP with integer
    replicas. The assembled plan is checked against every row of the whole-horizon problem (a total budget
@@ -52,6 +52,7 @@ from planner.optimize.build import (
     set_cost_objective,
     set_upper_bound,
 )
+from planner.optimize.selection import flowing, most_capacity_per_gpu, shortlist
 from planner.optimize.solver import (
     Solution,
     SolverName,
@@ -116,14 +117,6 @@ def forbidden_candidates(ctx: BuildContext) -> set[int]:
     return {int(key[0]) for _family, key in probe.rows.values()}
 
 
-def _capacity(ctx: BuildContext) -> dict[int, float]:
-    """Best capacity (requests/s per replica) of every candidate of ``ctx``."""
-    out: dict[int, float] = {}
-    for p in ctx.points.itertuples():
-        out[int(p.cand)] = max(out.get(int(p.cand), 0.0), float(p.capacity_requests_per_s))
-    return out
-
-
 def time_left_s(deadline: float | None) -> float | None:
     """Seconds to the outer ``--time-limit`` (``deadline`` on :func:`time.perf_counter`'s clock; None: no
     limit), at least :data:`MIN_SOLVE_TIME_S`."""
@@ -140,8 +133,7 @@ def _solve(
     """Solve the built problem of ``ctx`` with the large path's settings: (has_solution, proven_optimal,
     dual bound) as planner.optimize.solver.solve_built.
 
-    The work is limited by ``max_nodes`` (deterministic: the same answer under any machine load); only an
-    outer ``deadline`` (the user's ``--time-limit``) adds a wall-clock limit."""
+    ``max_nodes`` limits the work (the same answer under any load); ``deadline`` is the outer cap."""
     return solve_built(
         ctx,
         solver,
@@ -152,45 +144,13 @@ def _solve(
     )
 
 
-def _triples(ctx: BuildContext, cands: set[int]) -> set[tuple[str, str, str]]:
-    """The (workload, gpu, site) of each candidate in ``cands``."""
-    cols = ctx.cands[["workload", "gpu", "site"]]
-    return {(str(w), str(g), str(s)) for k, w, g, s in cols.itertuples(name=None) if int(k) in cands}
-
-
-def _flowing(ctx: BuildContext) -> set[int]:
-    """Candidates of the solved problem ``ctx`` that carry traffic in some slice."""
-    return {int(k) for (k, t) in ctx.variables["flow"] if value(ctx, "flow", (k, t)) > 1e-7}
-
-
-def _most_capacity_per_gpu(
-    ctx: BuildContext,
-    allowed: set[int],
-    triples: set[tuple[str, str, str]] | None = None,
-    *,
-    by_replica_size: bool = False,
-) -> set[int]:
-    """Per (workload, gpu, site) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
-    candidate with the most capacity per GPU (the first one on ties), only on ``triples`` when given."""
-    capacity = _capacity(ctx)
-    best: dict[tuple[Any, ...], tuple[float, int]] = {}
-    for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
-        triple = (str(w), str(g), str(s))
-        if int(k) not in allowed or (triples is not None and triple not in triples):
-            continue
-        key, ratio = ((*triple, int(gpus)) if by_replica_size else triple), capacity[int(k)] / int(gpus)
-        if key not in best or ratio > best[key][0]:
-            best[key] = (ratio, int(k))
-    return {k for _ratio, k in best.values()}
-
-
 def fluid_problem(
     ctx: BuildContext, allowed: set[int], triples: set[tuple[str, str, str]] | None = None
 ) -> BuildContext:
     """The built fluid relaxation: per (workload, gpu, site) — only ``triples`` when given — the allowed
     candidate with the most capacity per GPU, continuous replicas, integer units, objective without the
     tie-break."""
-    fluid = ctx.restricted(_most_capacity_per_gpu(ctx, allowed, triples))
+    fluid = ctx.restricted(most_capacity_per_gpu(ctx, allowed, triples))
     build_problem(fluid)
     relax_replicas(fluid)
     set_cost_objective(fluid)
@@ -237,11 +197,11 @@ def period_bounds(
     any of them.
 
     Per (workload, gpu, site, replica size) only the allowed candidate with the most capacity per replica
-    is kept (:func:`_most_capacity_per_gpu`): it serves whatever another of the same size serves, on the
+    is kept (:func:`~planner.optimize.selection.most_capacity_per_gpu`): it serves whatever another of the same size serves, on the
     same GPUs, so the bound stays valid. The bound is +inf when a period is infeasible (then so is the
     MILP). A period stopped by its time limit before HiGHS reports a bound counts 0 (costs are
     non-negative); a period stopped by :data:`BOUND_MAX_NODES` counts its dual bound."""
-    keep = _most_capacity_per_gpu(ctx, allowed, by_replica_size=True)
+    keep = most_capacity_per_gpu(ctx, allowed, by_replica_size=True)
     usable = usable_months(ctx)
     periods = sorted(ctx.slices_of)
     solved = _solve_each_period(
@@ -250,14 +210,8 @@ def period_bounds(
     if any(part_bound == math.inf for _part, _has, _optimal, part_bound in solved):
         return math.inf, set()
     bound = sum(max(0.0, part_bound) for _part, _has, _optimal, part_bound in solved)
-    flowing = set().union(*(_flowing(part) for part, has, _optimal, _bound in solved if has))
+    flowing = set().union(*(flowing(part) for part, has, _optimal, _bound in solved if has))
     return bound, flowing
-
-
-def shortlist(ctx: BuildContext, allowed: set[int], used: set[int]) -> set[int]:
-    """The plan's candidates: on each (workload, gpu, site) of ``used``, the allowed candidate with the most
-    capacity per GPU of every replica size (small replicas fill the last node)."""
-    return used | _most_capacity_per_gpu(ctx, allowed, _triples(ctx, used), by_replica_size=True)
 
 
 def solve_seed(
@@ -266,14 +220,12 @@ def solve_seed(
     """The solved whole-horizon fluid problem on every allowed (workload, gpu, site) (None when it finds no
     plan within :data:`SEED_MAX_NODES`) and its dual bound.
 
-    Unlike the period bounds, it holds bought nodes from their delivery on and reserved units over their
-    terms, so it decides which nodes to buy and reserve when, and which GPU types and sites workloads
-    share. It is a relaxation of the full MILP (continuous replicas of the candidate with the most capacity
-    per GPU), so its dual bound is a lower bound too — on the bench economics scenario 195 k$ against the
-    period bounds' 187 k$ (the periods may each buy what they need; here purchases persist)."""
+    Unlike the period bounds, it holds bought nodes from delivery on and reserved units over their terms,
+    so it decides what to buy and reserve when. A relaxation of the full MILP (continuous replicas), its
+    dual bound is a lower bound too."""
     seed = fluid_problem(ctx, allowed)
     has, _optimal, bound = _solve(seed, solver, SEED_MAX_NODES, deadline)
-    return (seed if has and _flowing(seed) else None), bound
+    return (seed if has and flowing(seed) else None), bound
 
 
 def held_commitments(solved: BuildContext) -> dict[tuple[Any, ...], int]:
@@ -390,7 +342,7 @@ def solve_large(
     if seed_bound == math.inf:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
     bound = max(bound, seed_bound)
-    seeded = used if seed is None else _flowing(seed)
+    seeded = used if seed is None else flowing(seed)
     keep = shortlist(ctx, allowed, seeded)
     sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), deadline)
     if sub is None:

@@ -24,6 +24,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from planner.performance.optimizations import LoadOptimizations, round_s
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
+NEWTON_ITERATIONS = 30
 BISECTION_ITERATIONS = 40
 CONVERGED_REL = 1e-6
 
@@ -66,28 +68,49 @@ def _steady_step_s(
     terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num,
     opt: LoadOptimizations | None = None,
 ) -> tuple[Num, Num]:
-    """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration; (T, converged)."""
+    """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration, finished by Newton steps where it
+    converges slowly (:func:`_newton_from_below`); (T, converged)."""
+
+    def f(step: Num) -> Num:
+        return round_s(
+            terms,
+            opt,
+            decode_batch=lam * output_tokens * step,
+            decode_context_tokens=context_tokens,
+            prefill_tokens=lam * input_tokens * step,
+            prompt_tokens=input_tokens,
+        )
+
     t = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
                 prompt_tokens=input_tokens)
     for _ in range(FIXED_POINT_ITERATIONS):
-        t_next = round_s(
-            terms,
-            opt,
-            decode_batch=lam * output_tokens * t,
-            decode_context_tokens=context_tokens,
-            prefill_tokens=lam * input_tokens * t,
-            prompt_tokens=input_tokens,
-        )
-        t = np.minimum(t_next, 1e3)
-    t_check = round_s(
-        terms,
-        opt,
-        decode_batch=lam * output_tokens * t,
-        decode_context_tokens=context_tokens,
-        prefill_tokens=lam * input_tokens * t,
-        prompt_tokens=input_tokens,
-    )
-    return t, np.abs(t_check - t) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9
+        t_next = np.minimum(f(t), 1e3)
+        if np.array_equal(t_next, t):
+            break  # an exact fixed point: further iterations return the same floats
+        t = t_next
+
+    def close(step: Num) -> Num:
+        return np.abs(f(step) - step) <= CONVERGED_REL * np.maximum(step, 1e-9) + 1e-9
+
+    done = close(t)
+    if not np.all(done):
+        t = np.where(done, t, _newton_from_below(f, t))
+    return t, close(t)
+
+
+def _newton_from_below(f: Callable[[Num], Num], t: Num) -> Num:
+    """Finish a slowly converging monotone iteration T ← f(T) (slope of f near 1: a load close to the
+    replica's limit) with Newton steps on f(T) − T = 0 from below, the slope from a backward difference;
+    steps are taken only where f(T) > T and the slope is below 1 (else no fixed point lies ahead)."""
+    for _ in range(NEWTON_ITERATIONS):
+        ft = f(t)
+        h = np.maximum(t * 1e-4, 1e-12)
+        slope = (ft - f(t - h)) / h
+        ahead = (ft > t + CONVERGED_REL * np.maximum(t, 1e-9)) & (slope < 1.0) & (t < 1e3)
+        if not np.any(ahead):
+            break
+        t = np.minimum(np.where(ahead, t + (ft - t) / np.maximum(1.0 - slope, 1e-12), t), 1e3)
+    return t
 
 
 def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
@@ -184,7 +207,6 @@ def capacity_at_slo(
     )
     limit = np.maximum(np.minimum(max_batch, terms.max_running_sequences), 1.0)
     hi = np.broadcast_to(limit / (g_rounds * floor_step), np.shape(floor_step)).astype(float)
-    lo = np.zeros_like(hi)
 
     def ok(lam: Num) -> Num:
         pt = serve_at_load(
@@ -193,6 +215,14 @@ def capacity_at_slo(
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 
+    return largest_ok_load(ok, hi)
+
+
+def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
+    """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
+    no positive load is ok. Element-wise on arrays."""
+    hi = np.asarray(hi, dtype=float)
+    lo = np.zeros_like(hi)
     for _ in range(BISECTION_ITERATIONS):
         mid = (lo + hi) / 2.0
         good = ok(mid)

@@ -5,6 +5,7 @@ Nothing else in the performance model reads the catalog (see :mod:`planner.perfo
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -263,3 +264,16 @@ def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
         "chunk_tokens": float(engine.chunked_prefill_tokens),
         "max_running_sequences": float(engine.max_running_sequences),
     }
+
+
+def with_efficiency(
+    terms: DeploymentTerms, *, prefill_mfu_frac: float | None = None, decode_mbu_frac: float | None = None
+) -> DeploymentTerms:
+    """``terms`` with stated MFU / MBU (a scenario's ``hardware.efficiency``) in place of the catalog's; the
+    other efficiency terms (overhead, saturation, paging) stay."""
+    given = {
+        k: v for k, v in (("prefill_mfu_frac", prefill_mfu_frac), ("decode_mbu_frac", decode_mbu_frac)) if v is not None
+    }
+    if not given:
+        return terms
+    return dataclasses.replace(terms, efficiency=dataclasses.replace(terms.efficiency, **given))

@@ -18,21 +18,33 @@ from planner.scenario import Scenario
 
 
 def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
-    """Drop candidates dominated within (workload, gpu, site): another one uses no more GPUs, has no worse
-    quality tier and at least the same best capacity (ties keep the lower candidate id)."""
+    """Drop candidates dominated within (workload, role, gpu, site): another one uses no more GPUs, has no worse
+    quality tier and at least the same best capacity (ties keep the lower candidate id); for prefill and decode
+    pools also one whose whole number of smaller replicas serves at least as much on the same GPUs."""
     keep: list[int] = []
-    groups: dict[tuple[str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    roles = cands["role"] if "role" in cands.columns else pd.Series("colocated", index=cands.index)
     cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
-    for cand, workload, gpu, site, gpus, tier, cap in cols.itertuples(name=None):
-        groups[(str(workload), str(gpu), str(site))].append((int(cand), int(gpus), int(tier), float(cap)))
-    for rows in groups.values():
+    for (cand, workload, gpu, site, gpus, tier, cap), role in zip(cols.itertuples(name=None), roles, strict=True):
+        key = (str(workload), str(role), str(gpu), str(site))
+        groups[key].append((int(cand), int(gpus), int(tier), float(cap)))
+    for (_w, role, _g, _s), rows in groups.items():
         rows.sort(key=lambda r: (r[1], r[2], -r[3], r[0]))
         frontier: list[tuple[int, int, float]] = []
         for cand, gpus, tier, cap in rows:
-            if not any(g <= gpus and q <= tier and c >= cap for g, q, c in frontier):
+            if not any(
+                g <= gpus and q <= tier and (c >= cap or (role != "colocated" and _replaces(g, c, gpus, cap)))
+                for g, q, c in frontier
+            ):
                 frontier.append((gpus, tier, cap))
                 keep.append(cand)
     return cands.loc[sorted(keep)]
+
+
+def _replaces(gpus: int, cap: float, other_gpus: int, other_cap: float) -> bool:
+    """Prefill/decode pools: other_gpus/gpus replicas of the smaller replica (a whole number) use the same GPUs,
+    KV link bandwidth (GPUs × per-GPU link) and node slots as one larger replica and serve at least as much."""
+    return other_gpus % gpus == 0 and cap * (other_gpus // gpus) >= other_cap
 
 
 def prune_dominated_sites(
@@ -60,6 +72,8 @@ def prune_dominated_sites(
 
     key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
     key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
+    if "role" in cands.columns:
+        key_cols.append("role")
     groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
     cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]

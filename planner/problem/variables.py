@@ -3,6 +3,8 @@
     n_rep[k, j, t] ∈ ℤ≥0   replicas of candidate k at operating point j in slice t (≤ its data bound)
     y[k, j] ∈ {0, 1}       point selection (only for candidates with several points)
     flow[k, t] ≥ 0         requests/s served by candidate k in slice t
+    pd_flow[w, g, t] ≥ 0   requests/s of workload w served disaggregated by PD group g (prefill + decode pools of
+                           one model, weight and KV format; planner.problem.roles.pd_groups) in slice t
     bought[o] ∈ ℤ≥0        nodes ordered of buy option o
     units[o, t] ∈ ℤ≥0      units of supply option o in use in slice t
     scale ∈ [0, MAX_SCALE] max_throughput only: the common served fraction of the stated demand
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 
 from planner.problem.context import BuildContext
+from planner.problem.roles import kv_link_requests_per_s, pd_groups
 from planner.problem.supply import SupplyKind
 
 MAX_SCALE = 10.0
@@ -20,12 +23,14 @@ MAX_SCALE = 10.0
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
-    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector)."""
+    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector);
+    a prefill or decode replica counts at most what its KV link carries (B_k / V_KV)."""
     workload = ctx.cands.at[cand, "workload"]
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
     if ctx.scenario.objective == "max_throughput":
         peak *= MAX_SCALE
-    return max(1, math.ceil(peak / capacity_requests_per_s - 1e-9))
+    capacity = min(capacity_requests_per_s, kv_link_requests_per_s(ctx.cands, cand))
+    return max(1, math.ceil(peak / capacity - 1e-9))
 
 
 def create_variables(ctx: BuildContext) -> None:
@@ -41,6 +46,10 @@ def create_variables(ctx: BuildContext) -> None:
     for cand in ctx.cands.index:
         for t in ctx.periods:
             ctx.var("flow", (int(cand), t), low=0)
+    for w in ctx.scenario.workloads:
+        for group in pd_groups(ctx.cands, w.name):
+            for t in ctx.periods:
+                ctx.var("pd_flow", (w.name, group, t), low=0)
     for i, opt in enumerate(ctx.supply):
         if opt.kind is SupplyKind.BUY:
             ctx.var("bought", i, low=0, up=opt.max_units, cat="Integer")

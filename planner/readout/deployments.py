@@ -11,6 +11,7 @@ import pandas as pd
 
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
+from planner.problem.roles import role_fields
 from planner.readout.optimizations import deployment_optimizations
 from planner.readout.types import Deployment, SupplyLine
 from planner.scenario import Workload
@@ -91,6 +92,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 limited_by=limited_by(c, p, w),
                 cand=k,
                 optimizations=deployment_optimizations(c, w, engine=str(c.get("engine", "vllm"))),
+                **role_fields(c),
             )
         )
     return allocate_costs(out, supply)

@@ -10,6 +10,7 @@ from planner.ledgers.economics import bought_unit_cash_flow_usd, discount_factor
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import RENT_DISCOUNT
+from planner.problem.roles import serving_cands
 from planner.problem.supply import Procurement, SupplyKind, SupplyOption
 from planner.readout.ledger import CashKind, CashLine, CostLedger
 from planner.readout.types import HourBlock, ScheduleEntry, SupplyLine
@@ -53,7 +54,7 @@ def _served(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[str, fl
     return {
         w.name: sum(
             ctx.hours_frac[s] * sol.values["flow"][(int(k), s)]
-            for k in ctx.cands_of_workload(w.name)
+            for k in serving_cands(ctx.cands, w.name)
             for s in slices
         )
         / weight

@@ -14,6 +14,7 @@ from typing import Any
 from planner.optimize.alternatives import Alternative
 from planner.optimize.explain import Explanation
 from planner.readout.ledger import CostLedger
+from planner.readout.pd import pd_summary
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine, as_json
 from planner.scenario import Scenario
 
@@ -77,7 +78,8 @@ class PlanResult:
         """Requests/s served per workload at its peak slice, and their total."""
         out: dict[str, float] = defaultdict(float)
         for d in self.deployments:
-            out[d.workload] += d.served_requests_per_s
+            if d.role != "decode":  # a disaggregated request passes a prefill and a decode pool: count it once
+                out[d.workload] += d.served_requests_per_s
         out["total"] = sum(v for k, v in out.items() if k != "total")
         return dict(out)
 
@@ -105,6 +107,7 @@ class PlanResult:
             "served_from_month": self.served_from_month,
             "served_requests_per_s": self.served_requests_per_s(),
             "deployments": [as_json(d) for d in self.deployments],
+            "disaggregation": [g.to_json() for g in pd_summary(self.deployments)],
             "supply": [as_json(s) for s in self.supply],
             "schedule": [as_json(e) for e in self.schedule],
             "cost_ledger": [as_json(line) for line in ledger.lines] if ledger else [],

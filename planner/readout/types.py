@@ -71,6 +71,15 @@ class Deployment:
     """[{name, on, why}]: prefix cache / speculative decoding (when stated), KV quantization, chunked prefill."""
     ep: int = 1
     """Expert parallelism (MoE): attention data parallel DP = EP, experts split EP ways; tp·ep·pp GPUs a replica."""
+    role: str = "colocated"
+    """colocated, or prefill / decode: a pool of prefill/decode disaggregation (card 8). A prefill pool's
+    TPOT figures and a decode pool's TTFT figures are 0 (not its stage)."""
+    pd_group: str = ""
+    """For prefill/decode pools: workload/model/weight format/KV format — the pools that hand KV to each other."""
+    kv_handoff_gb_per_request: float = 0.0
+    """Prefill/decode pools: KV handed over per request, GB (the prompt's KV cache)."""
+    kv_link_gb_per_s: float = 0.0
+    """Prefill/decode pools: scale-out bandwidth per direction of one replica for the KV handoff, GB/s."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ DEPLOY_HEADERS = [
     "Engine",
     "Optimizations on",
     "Optimizations: why (card 3)",
+    "Role",
 ]
 SLO_HEADERS = [
     "Workload",
@@ -153,10 +154,11 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.engine,
                 ", ".join(o["name"] for o in d.optimizations if o["on"]) or "none",
                 " | ".join(o["why"] for o in d.optimizations),
+                d.role,
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 5
+        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 6
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import constraints
-from planner.candidates import build_candidates
+from planner.candidates import CandidateTable, build_candidates
 from planner.catalog import Catalog
 from planner.optimize.solver import solve_context
 from planner.problem.context import build_context
@@ -30,6 +30,7 @@ TESTED = {
     "quantization_policy",
     "price_tiers",
     "spot_share",
+    "pd_flow",
 }
 
 
@@ -248,3 +249,25 @@ def test_spot_share_caps_the_spot_gpus_and_raises_cost_only_where_it_binds(catal
     assert max(spot_share(free_ctx, free, t) for t in free_ctx.periods) > 0.25  # the cap binds
     assert all(spot_share(capped_ctx, capped, t) <= 0.25 + 1e-9 for t in capped_ctx.periods)
     assert capped.cost_usd > free.cost_usd
+
+
+def _pd_table(catalog: Catalog, scen: Any, prefill_link_gb_per_s: float) -> Any:
+    """A prefill pool (3 req/s per replica) and a decode pool (2 req/s) of one PD group, V_KV = 1 GB."""
+    tab = table(catalog, scen, [{"gpu": "l4", "cap": 3.0}, {"gpu": "l4", "cap": 2.0}], [
+        {"cand": 0, "cap": 3.0}, {"cand": 1, "cap": 2.0}
+    ])
+    cands = tab.candidates.assign(
+        role=["prefill", "decode"], kv_bytes_per_request=[1e9, 1e9], kv_link_gb_per_s=[prefill_link_gb_per_s, 50.0]
+    )
+    return CandidateTable(candidates=cands, points=tab.points, sites=tab.sites)
+
+
+@pytest.mark.parametrize(("link", "prefill_replicas"), [(50.0, 2), (1.0, 6)])
+def test_pd_flow_matches_the_pools_and_the_kv_link(catalog: Catalog, link: float, prefill_replicas: int) -> None:
+    """6 req/s served disaggregated: Σ prefill flows = Σ decode flows = pd_flow = 6; replicas 2 prefill
+    (3 req/s each) and 3 decode (2 req/s each) — or 6 prefill when each sends KV at only 1 GB/s of 1 GB."""
+    scen = scenario(requests_per_s=6.0)
+    sol = solve_context(build_context(catalog, scen, _pd_table(catalog, scen, link), prune=False))
+    assert sum(sol.values["pd_flow"].values()) == pytest.approx(6.0)
+    assert sol.values["flow"][(0, 0)] == pytest.approx(6.0) and sol.values["flow"][(1, 0)] == pytest.approx(6.0)
+    assert (_replicas(sol, 0), _replicas(sol, 1)) == (prefill_replicas, 3)

@@ -1,0 +1,143 @@
+"""The audit of prefill and decode pool deployments (planner/candidates_pd.py), and the deployment terms
+with the scenario's stated efficiencies that every audit recomputation starts from.
+
+A prefill replica is re-evaluated with :func:`planner.performance.pools.prefill_at_load` (TTFT with the KV
+handoff), a decode replica with :func:`planner.performance.pools.decode_at_load` (TPOT without prefill
+interference); each returns the replica's capacity at the SLO and its figures at ``requests_per_s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from planner import performance as perf
+from planner.candidates import network_s
+from planner.candidates_pd import kv_link
+from planner.catalog.loader import Catalog
+from planner.performance.load import LoadPoint
+from planner.performance.pools import (
+    decode_at_load,
+    decode_capacity_at_slo,
+    handoff_s,
+    kv_bytes_per_request,
+    prefill_at_load,
+    prefill_capacity_at_slo,
+)
+from planner.performance.terms import with_efficiency
+from planner.readout.types import Deployment
+from planner.scenario import Scenario, Workload
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB
+
+
+def scenario_terms(catalog: Catalog, scenario: Scenario, deployment: Deployment) -> perf.DeploymentTerms:
+    """Deployment terms from the catalog with the scenario's ``hardware.efficiency`` for its GPU applied."""
+    terms = perf.deployment_terms(
+        catalog,
+        model=catalog.models[deployment.model],
+        gpu=catalog.accelerators[deployment.gpu],
+        weight_format=catalog.formats[deployment.quantization],
+        kv_format=catalog.formats[deployment.kv_dtype],
+        tp=int(deployment.tp),
+        pp=int(deployment.pp),
+        engine=deployment.engine,
+        ep=int(deployment.ep),
+    )
+    stated = scenario.hardware.efficiency.get(deployment.gpu)
+    return with_efficiency(terms, **stated.model_dump()) if stated is not None else terms
+
+
+@dataclass(frozen=True)
+class PoolCheck:
+    """A pool replica recomputed: capacity at the SLO, the scheduler at the load, memory context tokens."""
+
+    capacity_requests_per_s: float
+    point: LoadPoint
+    context_tokens: float
+    resident_sequences: float
+
+
+def pool_check(
+    catalog: Catalog,
+    scenario: Scenario,
+    deployment: Deployment,
+    sites: dict[str, Any],
+    terms: perf.DeploymentTerms,
+    *,
+    requests_per_s: float,
+    max_batch: float,
+) -> PoolCheck:
+    """Capacity and the figures at ``requests_per_s`` of one prefill or decode replica (module docstring)."""
+    w: Workload = next(x for x in scenario.workloads if x.name == deployment.workload)
+    p_tok, g_tok = float(w.input_tokens), float(w.output_tokens)
+    if deployment.role == "prefill":
+        gb_per_s, latency_us = kv_link(catalog, catalog.accelerators[deployment.gpu], int(deployment.tp))
+        hand = float(
+            handoff_s(kv_bytes_per_request(terms, input_tokens=p_tok), link_gb_per_s=gb_per_s, latency_us=latency_us)
+        )
+        net = network_s(w, sites[deployment.site])
+        cap = prefill_capacity_at_slo(
+            terms, input_tokens=p_tok, max_batch=max_batch, network_s=net, handoff_s=hand,
+            slo_ttft_s=w.slo.ttft_ms / 1e3,
+        )
+        op = prefill_at_load(
+            terms, requests_per_s=requests_per_s, input_tokens=p_tok, max_batch=max_batch, network_s=net,
+            handoff_s=hand,
+        )
+        prompts = max(float(np.ceil(float(op.prefill_tokens_per_step) / p_tok - 1e-9)), 1.0)
+        return PoolCheck(float(cap), op, p_tok, prompts)
+    cap = decode_capacity_at_slo(
+        terms, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch, slo_tpot_s=w.slo.tpot_ms / 1e3
+    )
+    op = decode_at_load(terms, requests_per_s=requests_per_s, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch)
+    return PoolCheck(float(cap), op, p_tok + g_tok, max(float(np.ceil(float(op.running_batch) - 1e-9)), 1.0))
+
+
+def pool_memory_bytes(terms: perf.DeploymentTerms, scenario: Scenario, check: PoolCheck) -> float:
+    """Resident bytes per GPU of a pool replica: weights + KV of its resident sequences + workspace."""
+    return float(
+        perf.memory_per_gpu_bytes(
+            terms, batch=check.resident_sequences, context_tokens=check.context_tokens,
+            workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB,
+        )
+    )
+
+
+def pool_at_served_load(
+    catalog: Catalog,
+    scenario: Scenario,
+    deployment: Deployment,
+    sites: dict[str, Any],
+    terms: perf.DeploymentTerms,
+    per_replica: float,
+    max_batch: float,
+) -> Deployment:
+    """A prefill or decode deployment with its figures at the load each replica serves at the peak (as
+    planner.audit.at_served_load does for co-located ones) and its capacity at the SLO."""
+    check = pool_check(
+        catalog, scenario, deployment, sites, terms, requests_per_s=max(per_replica, 0.0), max_batch=max_batch
+    )
+    if per_replica <= 0:
+        return replace(deployment, capacity_at_slo_requests_per_s=check.capacity_requests_per_s)
+    prefill = deployment.role == "prefill"
+    w = next(x for x in scenario.workloads if x.name == deployment.workload)
+    step = 0.0
+    if not prefill:
+        step = float(
+            perf.decode_step(
+                terms, batch=check.resident_sequences,
+                context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
+            ).total_s
+        )
+    return replace(
+        deployment,
+        batch=int(check.resident_sequences),
+        ttft_ms=float(check.point.ttft_s) * 1e3 if prefill else 0.0,
+        tpot_ms=0.0 if prefill else float(check.point.tpot_s) * 1e3,
+        decode_step_ms=step * 1e3,
+        memory_per_gpu_gb=pool_memory_bytes(terms, scenario, check) / BYTES_PER_GB,
+        served_per_replica_requests_per_s=per_replica,
+        capacity_at_slo_requests_per_s=check.capacity_requests_per_s,
+    )

@@ -1,0 +1,194 @@
+"""Prefill-only and decode-only candidates of prefill/decode disaggregation (card 8) for the candidate table.
+
+For every runnable co-located candidate (workload, model, formats, GPU, TP, site) of a workload with
+``disaggregation: auto|on`` two more rows are added with ``role`` prefill and decode: the same deployment
+used as a prefill pool replica or as a decode pool replica. Each is its own supply-consuming candidate
+(own GPU type, TP, replicas and site), so the MILP can put prefill on one GPU type and decode on another
+and choose the P:D ratio (constraints/pd_flow.py couples them).
+
+Bounds on the table: PD rows are made for PP1 deployments only (a pool replica grows by TP and by replicas),
+and only where the KV cache can leave the replica over a scale-out link (the GPU has one and the site has a
+scale-out fabric). ``disaggregation: on`` removes the co-located rows (reason kept in the table).
+
+Per replica (planner/performance/pools.py):
+- prefill: capacity = the largest prompts/s with TTFT = queueing + chunk steps + T/2 + RTT + upload +
+  KV handoff ≤ SLO; TPOT columns are 0 (not its stage);
+- decode: capacity = the largest requests/s with TPOT ≤ SLO and B = λ·G·T within memory; TTFT columns 0;
+- ``kv_bytes_per_request`` V_KV (memory ledger, the prompt's KV) and ``kv_link_gb_per_s`` the replica's
+  scale-out bandwidth (GPUs × per-GPU link, per direction) that bounds the KV traffic in the MILP.
+The KV handoff always uses the scale-out link (a prefill and a decode replica of the same GPU type sharing a
+node over NVLink are not modelled: conservative).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner import performance as perf
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Site
+from planner.performance.pools import (
+    decode_at_load,
+    decode_capacity_at_slo,
+    handoff_s,
+    kv_bytes_per_request,
+    prefill_at_load,
+    prefill_capacity_at_slo,
+)
+from planner.scenario import Scenario
+from planner.units import BYTES_PER_GB, BYTES_PER_GIB
+
+PD_ROLES = ("prefill", "decode")
+LOAD_FRACTIONS = (0.125, 0.25, 0.5, 1.0)
+"""Operating points per candidate (every role, planner.candidates too): these fractions of its capacity at the
+SLO (× max_utilization_frac)."""
+ZERO_LOAD_REQUESTS_PER_S = 1e-9
+"""Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
+
+Pending = tuple[dict[str, Any], Any, Site]
+"""(candidate row, its planner.candidates._Config, site)."""
+
+
+def kv_link(catalog: Catalog, gpu: Accelerator, tp: int) -> tuple[float, float]:
+    """The KV handoff link of one replica: (its GPUs × the per-GPU scale-out bandwidth per direction, GB/s;
+    the link's start-up latency, µs)."""
+    link = catalog.interconnect(str(gpu.scale_out))
+    return tp * link.gb_per_s_per_direction, link.latency_us
+
+
+def _pd_possible(catalog: Catalog, cfg: Any, site: Site) -> bool:
+    # pools run the plain engine: optimization variants (prefix cache, speculative) stay co-located
+    plain = not cfg.prefix_cache and not cfg.speculative
+    return plain and cfg.pp == 1 and cfg.gpu.scale_out is not None and bool(site.has_scale_out_fabric)
+
+
+def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[str, Any]]) -> tuple[
+    list[Pending], list[Pending]
+]:
+    """Append prefill and decode rows for the pending co-located rows of PD workloads (module docstring).
+
+    Returns (co-located rows still to evaluate, PD rows to evaluate); ``disaggregation: on`` takes the
+    co-located rows out with their reason.
+    """
+    keep: list[Pending] = []
+    pd_rows: list[Pending] = []
+    for row, cfg, site in pending:
+        mode = cfg.workload.disaggregation
+        if mode == "on":
+            row["reason"] = "disaggregation: on (only separate prefill and decode pools serve this workload)"
+        else:
+            keep.append((row, cfg, site))
+        if mode == "off" or not _pd_possible(catalog, cfg, site):
+            continue
+        for role in PD_ROLES:
+            new = dict(row, cand=len(cand_rows), role=role)
+            cand_rows.append(new)
+            pd_rows.append((new, cfg, site))
+    return keep, pd_rows
+
+
+def _column(values: list[float]) -> Any:
+    return np.array(values, dtype=float)[:, None]
+
+
+def pd_operating_points(
+    catalog: Catalog,
+    pending: list[Pending],
+    scenario: Scenario,
+    *,
+    terms: perf.DeploymentTerms,
+    fit_batch: Any,
+    net_s: Any,
+) -> list[dict[str, Any]]:
+    """Capacity at the SLO and the load-fraction points of PD rows of ONE role (the caller groups them); fills
+    the rows like planner.candidates._operating_points."""
+    links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in pending]
+    link_gb_per_s = _column([gb for gb, _ in links])
+    latency_us = _column([us for _, us in links])
+    in_tok = _column([cfg.workload.input_tokens for _, cfg, _ in pending])
+    out_tok = _column([cfg.workload.output_tokens for _, cfg, _ in pending])
+    slo_ttft = _column([cfg.workload.slo.ttft_ms / 1e3 for _, cfg, _ in pending])
+    slo_tpot = _column([cfg.workload.slo.tpot_ms / 1e3 for _, cfg, _ in pending])
+    net = np.asarray(net_s, dtype=float)[:, None]
+    fit = np.asarray(fit_batch).astype(int)
+    limit = np.maximum(fit, 1)[:, None].astype(float)
+    kv = kv_bytes_per_request(terms, input_tokens=in_tok)
+    hand = handoff_s(kv, link_gb_per_s=link_gb_per_s, latency_us=latency_us)
+    fractions = scenario.max_utilization_frac * np.array(LOAD_FRACTIONS)[None, :]
+    workspace = scenario.workspace_gib * BYTES_PER_GIB
+
+    prefill = pending[0][0]["role"] == "prefill"
+    if prefill:
+        cap = prefill_capacity_at_slo(
+            terms, input_tokens=in_tok, max_batch=limit, network_s=net, handoff_s=hand, slo_ttft_s=slo_ttft
+        )
+        at = prefill_at_load(
+            terms, requests_per_s=cap * fractions, input_tokens=in_tok, max_batch=limit, network_s=net,
+            handoff_s=hand,
+        )
+        lone = prefill_at_load(
+            terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, max_batch=limit, network_s=net,
+            handoff_s=hand,
+        )
+        batch = np.maximum(np.ceil(at.prefill_tokens_per_step / in_tok - 1e-9), 1.0)
+        memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=in_tok, workspace_bytes=workspace)
+        bare = 0.0 * batch
+    else:
+        cap = decode_capacity_at_slo(
+            terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, slo_tpot_s=slo_tpot
+        )
+        at = decode_at_load(
+            terms, requests_per_s=cap * fractions, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit
+        )
+        lone = decode_at_load(
+            terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
+            max_batch=limit,
+        )
+        batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
+        bare = perf.decode_step(
+            terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
+        ).total_s
+        memory = perf.memory_per_gpu_bytes(
+            terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace
+        )
+    weights = perf.weights_bytes_per_gpu(terms)
+
+    points: list[dict[str, Any]] = []
+    for r, (row, cfg, _site) in enumerate(pending):
+        w = cfg.workload
+        row["weights_per_gpu_gb"] = float(np.ravel(weights)[r]) / BYTES_PER_GB
+        row["max_batch"] = int(fit[r])
+        row["kv_bytes_per_request"] = float(kv[r, 0])
+        row["kv_link_gb_per_s"] = float(link_gb_per_s[r, 0])
+        row["prefill_ms"] = float(lone.chunk_steps[r, 0] * lone.chunk_step_s[r, 0]) * 1e3 if prefill else 0.0
+        row["network_ms"] = float(net[r, 0] + hand[r, 0]) * 1e3 if prefill else 0.0
+        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[r, 0]) * 1e3
+        if fit[r] < 1:
+            row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+            continue
+        if cap[r, 0] <= 0:
+            row["reason"] = (
+                f"prefill pool: TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
+                f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
+                if prefill
+                else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
+            )
+            continue
+        for j in range(len(LOAD_FRACTIONS)):
+            points.append(
+                {
+                    "cand": row["cand"],
+                    "batch": int(batch[r, j]),
+                    "tpot_ms": 0.0 if prefill else float(at.tpot_s[r, j]) * 1e3,
+                    "decode_step_ms": float(bare[r, j]) * 1e3,
+                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3 if prefill else 0.0,
+                    "capacity_requests_per_s": float(cap[r, 0] * fractions[0, j]),
+                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
+                }
+            )
+        row["best_batch"] = points[-1]["batch"]
+        row["best_capacity_requests_per_s"] = points[-1]["capacity_requests_per_s"]
+        row["feasible"] = True
+    return points

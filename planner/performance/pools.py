@@ -1,0 +1,147 @@
+"""Prefill-only and decode-only pools of prefill/decode disaggregation (card 8), on the ONE scheduler model.
+
+A disaggregated request is prefilled by a prefill replica, its KV cache is handed over the link between the
+pools, and a decode replica generates the remaining tokens:
+
+    prefill pool  :func:`planner.performance.load.serve_at_load` with G = 0 (no decode sequences share the
+                  steps): T = T_mixed(0, λ·P·T); TTFT = W_q + k·T_k + T/2 + RTT + upload + T_handoff
+    KV handoff    V_KV = KV bytes of the P prompt tokens (memory ledger); T_handoff = α + V_KV / B_link
+                  (ledgers.distributed.kv_handoff_s; B_link = the GPUs' scale-out links of the replica)
+    decode pool   T = T_mixed(λ·G·T, 0): the fixed point of :mod:`planner.performance.load` without prompt
+                  tokens, so TPOT = T has no prefill interference; B = λ·G·T running sequences must fit
+                  memory (KV of P + G tokens each) and the engine's sequence limit.
+
+Capacities at the SLO are the largest loads (bisection, :func:`planner.performance.load.largest_ok_load`)
+with TTFT ≤ SLO (prefill) or TPOT ≤ SLO (decode). Plain numpy arithmetic, one row per deployment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from planner.ledgers.distributed import kv_handoff_s
+from planner.performance.load import LoadPoint, _steady_step_s, largest_ok_load, serve_at_load
+from planner.performance.memory import kv_bytes_per_sequence
+from planner.performance.steps import mean_decode_context_tokens, mixed_step
+from planner.performance.terms import DeploymentTerms, Num
+
+
+def kv_bytes_per_request(terms: DeploymentTerms, *, input_tokens: Num) -> Num:
+    """V_KV: KV bytes of one request's prompt handed from the prefill to the decode pool, B (card 8)."""
+    return kv_bytes_per_sequence(terms, np.asarray(input_tokens, dtype=float))
+
+
+def handoff_s(kv_bytes: Num, *, link_gb_per_s: Num, latency_us: Num) -> Num:
+    """T_handoff = α + V_KV / B_link, s (ledgers.distributed.kv_handoff_s, element-wise)."""
+    return np.vectorize(
+        lambda v, b, a: kv_handoff_s(float(v), latency_us=float(a), link_gb_per_s=float(b)), otypes=[float]
+    )(kv_bytes, link_gb_per_s, latency_us)
+
+
+def prefill_at_load(
+    terms: DeploymentTerms,
+    *,
+    requests_per_s: Num,
+    input_tokens: Num,
+    max_batch: Num,
+    network_s: Num,
+    handoff_s: Num,
+) -> LoadPoint:
+    """A prefill-only replica at ``requests_per_s`` prompts/s: the scheduler with no decode tokens (G = 0);
+    its TTFT includes the network (RTT + upload) and the KV handoff."""
+    return serve_at_load(
+        terms,
+        requests_per_s=requests_per_s,
+        input_tokens=input_tokens,
+        output_tokens=np.zeros_like(np.asarray(input_tokens, dtype=float)),
+        max_batch=max_batch,
+        network_s=np.asarray(network_s, dtype=float) + handoff_s,
+    )
+
+
+def prefill_capacity_at_slo(
+    terms: DeploymentTerms,
+    *,
+    input_tokens: Num,
+    max_batch: Num,
+    network_s: Num,
+    handoff_s: Num,
+    slo_ttft_s: Num,
+) -> Any:
+    """Largest prompts/s one prefill replica sustains with TTFT ≤ SLO; 0 where none does.
+
+    Upper end of the bisection: the prompt tokens per step c = λ·P·T stay below the chunk budget C with
+    T ≥ T_mixed(0, min(P, C)), so λ < max(C, P) / (P · T_mixed(0, min(P, C))).
+    """
+    p_tok = np.asarray(input_tokens, dtype=float)
+    first = mixed_step(
+        terms, decode_batch=0.0, decode_context_tokens=p_tok, prefill_tokens=np.minimum(p_tok, terms.chunk_tokens),
+        prompt_tokens=p_tok,
+    )
+    hi = np.maximum(terms.chunk_tokens, p_tok) / (p_tok * first)
+
+    def ok(lam: Num) -> Num:
+        pt = prefill_at_load(
+            terms, requests_per_s=lam, input_tokens=p_tok, max_batch=max_batch, network_s=network_s,
+            handoff_s=handoff_s,
+        )
+        return pt.stable & (pt.ttft_s <= slo_ttft_s)
+
+    return largest_ok_load(ok, hi)
+
+
+def decode_at_load(
+    terms: DeploymentTerms, *, requests_per_s: Num, input_tokens: Num, output_tokens: Num, max_batch: Num
+) -> LoadPoint:
+    """A decode-only replica at ``requests_per_s``: T = T_mixed(λGT, 0) at the mean history P + G/2, B = λGT
+    (no prompt tokens in its steps, so TPOT = T has no prefill interference; TTFT is the prefill pool's, 0 here)."""
+    lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
+    p_tok = np.asarray(input_tokens, dtype=float)
+    g_tok = np.asarray(output_tokens, dtype=float)
+    step, converged = _steady_step_s(
+        terms, lam, input_tokens=np.zeros_like(p_tok), output_tokens=g_tok,
+        context_tokens=mean_decode_context_tokens(p_tok, g_tok),
+    )
+    batch = lam * g_tok * step
+    limit = np.minimum(max_batch, terms.max_running_sequences)
+    stable = converged & (batch <= limit)
+    zero = 0.0 * step
+    return LoadPoint(
+        requests_per_s=lam,
+        step_s=step,
+        running_batch=batch,
+        prefill_tokens_per_step=zero,
+        prefill_utilization_frac=zero,
+        chunk_steps=zero,
+        chunk_step_s=zero,
+        queue_wait_s=zero,
+        ttft_s=zero,
+        tpot_s=step,
+        output_tokens_per_s=lam * g_tok,
+        stable=stable,
+    )
+
+
+def decode_capacity_at_slo(
+    terms: DeploymentTerms, *, input_tokens: Num, output_tokens: Num, max_batch: Num, slo_tpot_s: Num
+) -> Any:
+    """Largest requests/s one decode replica sustains with TPOT ≤ SLO within memory; 0 where none does.
+
+    Upper end: B = λ·G·T ≤ limit with T ≥ T_mixed(1, 0), so λ ≤ limit / (G · T_mixed(1, 0)).
+    """
+    p_tok = np.asarray(input_tokens, dtype=float)
+    g_tok = np.asarray(output_tokens, dtype=float)
+    floor_step = mixed_step(
+        terms, decode_batch=1.0, decode_context_tokens=mean_decode_context_tokens(p_tok, g_tok),
+        prefill_tokens=0.0, prompt_tokens=p_tok,
+    )
+    limit = np.maximum(np.minimum(max_batch, terms.max_running_sequences), 1.0)
+    hi = np.broadcast_to(limit / (g_tok * floor_step), np.shape(floor_step)).astype(float)
+
+    def ok(lam: Num) -> Num:
+        pt = decode_at_load(terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch)
+        return pt.stable & (pt.tpot_s <= slo_tpot_s)
+
+    return largest_ok_load(ok, hi)

@@ -1,0 +1,73 @@
+"""Prefill/decode disaggregation in a plan: per PD group the P:D ratio and the load of the KV link (card 8).
+
+For each ``pd_group`` (a workload's prefill and decode pools of one model, weight and KV format) at the
+workload's peak slice:
+
+    served      = Σ prefill pools' served requests/s (= Σ decode pools')
+    P:D         = prefill GPUs : decode GPUs (and replicas)
+    KV load     = served · V_KV                          GB/s over the link between the pools
+    KV capacity = min(Σ prefill replicas · B_k, Σ decode replicas · B_k)   (scale-out per direction)
+    KV share    = KV load / KV capacity
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from planner.readout.types import Deployment
+
+
+@dataclass(frozen=True)
+class PdGroup:
+    """One workload's disaggregated serving: pools, ratio and KV link load."""
+
+    pd_group: str
+    workload: str
+    served_requests_per_s: float
+    prefill_gpus: int
+    decode_gpus: int
+    prefill_replicas: int
+    decode_replicas: int
+    pd_ratio: str
+    """Prefill GPUs : decode GPUs, e.g. '4:4'."""
+    kv_gb_per_request: float
+    kv_link_load_gb_per_s: float
+    kv_link_capacity_gb_per_s: float
+    kv_link_load_frac: float
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
+    """One :class:`PdGroup` per pd_group with deployments (module docstring), sorted by group."""
+    out: list[PdGroup] = []
+    for group in sorted({d.pd_group for d in deployments if d.pd_group}):
+        pre = [d for d in deployments if d.pd_group == group and d.role == "prefill"]
+        dec = [d for d in deployments if d.pd_group == group and d.role == "decode"]
+        served = sum(d.served_requests_per_s for d in pre)
+        kv_gb = max(d.kv_handoff_gb_per_request for d in pre + dec)
+        capacity = min(
+            sum(d.replicas * d.kv_link_gb_per_s for d in pre), sum(d.replicas * d.kv_link_gb_per_s for d in dec)
+        )
+        p_gpus, d_gpus = sum(d.gpus for d in pre), sum(d.gpus for d in dec)
+        load = served * kv_gb
+        out.append(
+            PdGroup(
+                pd_group=group,
+                workload=(pre + dec)[0].workload,
+                served_requests_per_s=served,
+                prefill_gpus=p_gpus,
+                decode_gpus=d_gpus,
+                prefill_replicas=sum(d.replicas for d in pre),
+                decode_replicas=sum(d.replicas for d in dec),
+                pd_ratio=f"{p_gpus}:{d_gpus}",
+                kv_gb_per_request=kv_gb,
+                kv_link_load_gb_per_s=load,
+                kv_link_capacity_gb_per_s=capacity,
+                kv_link_load_frac=load / capacity if capacity > 0 else 0.0,
+            )
+        )
+    return out

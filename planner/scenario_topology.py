@@ -1,0 +1,33 @@
+"""Scenario types for serving topologies (issue 13): the prefill/decode disaggregation mode of a workload
+and the efficiency assumptions a scenario may state per GPU type. Used by planner/scenario.py."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _yaml_on_off(value: object) -> object:
+    """YAML 1.1 reads unquoted on/off as booleans: take them as 'on' / 'off'."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value
+
+
+Disaggregation = Annotated[Literal["auto", "off", "on"], BeforeValidator(_yaml_on_off)]
+"""auto: the optimizer picks co-located or separate prefill and decode pools; off: co-located only; on:
+separate pools only."""
+
+
+class EfficiencyOverride(BaseModel):
+    """Efficiency assumptions a scenario states for one GPU type (omitted fields keep the catalog's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    prefill_mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Compute efficiency (MFU) of prefill and decode matmuls, fraction of the dense peak."
+    )
+    decode_mbu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Bandwidth efficiency (MBU) of the weight and KV stream, fraction of peak HBM bandwidth."
+    )
