@@ -87,14 +87,38 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
     return f"fits as {config} but misses {' and '.join(misses)} at its best configuration"
 
 
+def _servable(rows: pd.DataFrame) -> bool:
+    """A workload can be served: a feasible co-located candidate, or feasible prefill AND decode pools (of one
+    PD group: same model, weight and KV format)."""
+    if "role" not in rows.columns:
+        return bool(rows["feasible"].any())
+    ok = rows[rows["feasible"]]
+    if (ok["role"] == "colocated").any():
+        return True
+    groups = {role: set(zip(g["model"], g["quantization"], g["kv_dtype"], strict=True)) for role, g in ok.groupby("role")}
+    return bool(groups.get("prefill", set()) & groups.get("decode", set()))
+
+
+def _explained_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose TPOT and TTFT floors explain a workload: the co-located ones where they were evaluated (a
+    prefill pool has no TPOT, a decode pool no TTFT), else the decode pools (``disaggregation: on``)."""
+    if "role" not in rows.columns:
+        return rows
+    colocated = rows[rows["role"] == "colocated"]
+    if (colocated["max_batch"] >= 1).any():
+        return colocated
+    return rows[rows["role"] == "decode"]
+
+
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
     cands = table.candidates
     for w in scenario.workloads:
         rows = cands[cands["workload"] == w.name]
-        if rows["feasible"].any():
+        if _servable(rows):
             continue
+        rows = _explained_rows(rows)
         fits = rows[rows["max_batch"] >= 1]
         if fits.empty:
             out.append(

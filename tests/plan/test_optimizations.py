@@ -152,7 +152,7 @@ def test_workbook_shows_the_optimizations(catalog: Catalog) -> None:
     on = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations on") + 1).value
     why = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations: why (card 3)") + 1).value
     assert on == "prefix_cache, chunked_prefill"
-    assert "prefix cache on: 80 % hit rate > 3.7 % break-even" in why and "speculative off" in why
+    assert "prefix cache on: 80 % hit rate > 3.8 % break-even" in why and "speculative off" in why
 
 
 def test_higher_hit_frac_never_costs_more(catalog: Catalog) -> None:
