@@ -104,6 +104,9 @@ class Workload(Strict):
     weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
         1.0, description="Weight of this workload in max_throughput (served req/s)."
     )
+    max_sync_ratio: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Largest exposed communication / step time of its deployments; default: the scenario's."
+    )
 
 
 class HardwareSpace(Strict):
@@ -257,6 +260,10 @@ class Scenario(Strict):
     )
     max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
         0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."
+    )
+    max_sync_ratio: Annotated[float, Field(gt=0, le=1)] = Field(
+        0.30,
+        description="Largest sync ratio (exposed TP/PP communication / decode step) a deployment may have.",
     )
 
     @model_validator(mode="after")

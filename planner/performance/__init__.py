@@ -48,6 +48,7 @@ from planner.performance.steps import (
     prefill_step,
     weights_read_bytes,
 )
+from planner.performance.sync import sync_limit_reason, sync_ratio
 from planner.performance.terms import (
     ACTIVATION_BYTES,
     DEFAULT_ENGINE,
@@ -89,6 +90,8 @@ __all__ = [
     "predict",
     "prefill_step",
     "resolve",
+    "sync_limit_reason",
+    "sync_ratio",
     "weights_bytes_per_gpu",
     "weights_read_bytes",
 ]

@@ -9,7 +9,8 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
-from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, tp_allreduce_s, transfer_s
+from planner.ledgers.collectives import AllreduceChoice, allreduce_choice, in_domain_fabric
+from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, transfer_s
 from planner.ledgers.inference import engine_host_s
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
@@ -64,13 +65,24 @@ def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
     )
 
 
-def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    """One TP all-reduce: engine launch τ_e + 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), s (0 at TP1)."""
-    ranks = terms.tp
+def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> AllreduceChoice:
+    """The algorithm one TP all-reduce of ``message_bytes`` uses and its time without the engine launch
+    (card 11: ring 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), or NVLS α_S + M/B_S where the switch reduces)."""
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    t = tp_allreduce_s(
-        message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
+    fabric = in_domain_fabric(
+        terms.tp,
+        link_gb_per_s=link_gb_per_s,
+        latency_us=terms.tp_link_latency_us,
+        in_switch_gb_per_s=terms.tp_in_switch_gb_per_s,
+        in_switch_latency_us=terms.tp_in_switch_latency_us,
     )
+    return allreduce_choice(message_bytes, fabric)
+
+
+def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1)."""
+    ranks = terms.tp
+    t = tp_allreduce_choice(terms, message_bytes).time_s
     return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 

@@ -67,6 +67,8 @@ class Deployment:
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
+    sync_ratio: float = 0.0
+    """Exposed TP/PP communication / decode step at its operating point (≤ the workload's max_sync_ratio)."""
 
 
 @dataclass(frozen=True)
