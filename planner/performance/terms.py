@@ -98,6 +98,21 @@ class Links:
     pp: Interconnect | None
 
 
+def domain_gpus(gpu: Accelerator) -> int:
+    """GPUs of one scale-up domain: the NVLink / NVSwitch domain, or the node for host-link-only GPUs."""
+    return max(gpu.scale_up_domain_gpus if gpu.scale_up is not None else 1, gpu.gpus_per_node)
+
+
+def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
+    """Raise UnsupportedDeployment when a TP (or EP) group of ``group_gpus`` leaves the scale-up domain."""
+    domain = domain_gpus(gpu)
+    if group_gpus > domain:
+        raise UnsupportedDeployment(
+            f"{what} leaves the {domain}-GPU NVLink domain of {gpu.id}: tensor-parallel groups stay inside "
+            "it (use PP across nodes, or a GPU whose scale-up domain is larger, e.g. gb200_nvl72)"
+        )
+
+
 def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
     """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
 
@@ -106,12 +121,7 @@ def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Link
     GPUs): TP all-reduces run twice per layer and stay inside it, only PP stages (and data-parallel
     replicas) cross the scale-out fabric (issue 13, card 11).
     """
-    domain = max(gpu.scale_up_domain_gpus if gpu.scale_up is not None else 1, gpu.gpus_per_node)
-    if tp > domain:
-        raise UnsupportedDeployment(
-            f"TP{tp} leaves the {domain}-GPU NVLink domain of {gpu.id}: tensor-parallel groups stay inside "
-            "it (use PP across nodes, or a GPU whose scale-up domain is larger, e.g. gb200_nvl72)"
-        )
+    require_in_domain(gpu, tp, what=f"TP{tp}")
 
     def link_for(group_gpus: int, what: str) -> Interconnect | None:
         if group_gpus <= 1:

@@ -105,7 +105,7 @@ def test_node_packing_forbids_groups_that_straddle_nodes(catalog: Catalog) -> No
     scen = scenario(requests_per_s=2.0)
     node = catalog.gpu("h100_sxm").gpus_per_node
     cands = [{"gpu": "h100_sxm", "tp": 12, "gpus": 12, "cap": 10.0}, {"gpu": "h100_sxm", "tp": 1, "cap": 1.0}]
-    assert 12 > node and 12 % node != 0
+    assert node < 12 and 12 % node != 0
     points = [{"cand": 0, "cap": 10.0}, {"cand": 1, "cap": 1.0}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
     assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 2
