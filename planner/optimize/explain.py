@@ -63,6 +63,9 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
         if reasons.empty:
             return "no candidates"
         memory = [r for r in reasons.index if str(r).startswith("does not fit")]
+        domain = [r for r in reasons.index if "NVLink domain" in str(r)]  # larger TP would leave it
+        if memory and domain:
+            return f"does not fit in memory at any TP inside the NVLink domain ({memory[0]}; {domain[0]})"
         return (
             f"does not fit in memory at any allowed TP/PP and format ({memory[0]})"
             if memory

@@ -123,3 +123,15 @@ def test_max_sync_ratio_binds_only_where_it_should(catalog: Catalog) -> None:
     assert why.requirement == "sync_ratio"
     assert "fits as gb200_nvl72 TP8xPP1 bf16 at us_east but sync ratio 0.16 > 0.10" in why.message
     assert why.relaxation == "raise chat_405b.max_sync_ratio to 0.17"
+
+
+def test_alternatives_say_why_a_node_cannot_hold_the_model(catalog: Catalog) -> None:
+    """The H100 and GB200-tray alternatives lose because TP may not leave their NVLink domain."""
+    from planner.optimize.explain import closest_miss
+
+    table = build_candidates(catalog, _example(catalog))
+    scenario = _example(catalog)
+    rows = table.candidates[table.candidates["gpu"] == "h100_sxm"]
+    why = closest_miss(rows, scenario.workloads[0].slo)
+    assert why.startswith("does not fit in memory at any TP inside the NVLink domain")
+    assert "TP16 leaves the 8-GPU NVLink domain of h100_sxm" in why
