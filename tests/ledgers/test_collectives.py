@@ -125,3 +125,26 @@ def test_group_across_domains_without_scale_out_is_not_offered() -> None:
 def test_replica_footprint_in_a_rack(replica: int, node: int, footprint: float) -> None:
     """TP16 in a 72-GPU rack: ⌊72/16⌋ = 4 replicas per rack → 18 GPUs each; divisors are unchanged."""
     assert replica_footprint_gpus(replica, node_gpus=node) == footprint
+
+
+def test_the_performance_model_charges_nvls_where_the_switch_reduces(catalog) -> None:  # type: ignore[no-untyped-def]
+    """8 × H200 (NVLink 4 with NVLS): a 16 GiB all-reduce takes 17.1 µs + 17,179,869,184 B / 275.6 GB/s =
+    62.35 ms → busbw 2·7/8·M/T = 482.2 GB/s (nccl.csv MLE-NET: 482.26); the ring alone would take
+    14·0.822 µs + 1.75·M/(450·0.8 GB/s) = 83.52 ms (busbw 360). A100 (NVLink 3, no NVLS) stays on the ring."""
+    from planner import performance as perf
+    from planner.performance.steps import tp_allreduce_choice
+
+    def terms(gpu: str):  # type: ignore[no-untyped-def]
+        return perf.deployment_terms(
+            catalog, model=catalog.models["llama_3_1_70b"], gpu=catalog.gpu(gpu),
+            weight_format=catalog.formats["bf16"], kv_format=catalog.formats["bf16"], tp=8,
+        )
+
+    m = 16 * 1024**3
+    h200 = tp_allreduce_choice(terms("h200_sxm"), m)
+    assert str(h200.algorithm) == "in_switch"
+    assert float(h200.time_s) * 1e3 == pytest.approx(62.35, abs=0.01)
+    assert 1.75 * m / float(h200.time_s) / 1e9 == pytest.approx(482.2, abs=0.1)
+    assert float(h200.times_s["ring"]) * 1e3 == pytest.approx(83.52, abs=0.01)
+    a100 = tp_allreduce_choice(terms("a100_sxm_80gb"), m)
+    assert str(a100.algorithm) == "ring"
