@@ -80,6 +80,8 @@ class AllreduceChoice:
     algorithm: Num
     """Name from :data:`ALGORITHMS` (a numpy str array shaped like ``time_s``)."""
     times_s: dict[str, Num]
+    startup_s: Num = 0.0
+    """The start-up (rounds × α) part of ``time_s``: the chosen algorithm's small-message latency."""
 
 
 def _f(x: Num) -> Any:
@@ -143,6 +145,13 @@ def allreduce_choice(message_bytes: Num, fabric: CollectiveFabric) -> AllreduceC
         b_s = _f(fabric.in_switch_gb_per_s) * BYTES_PER_GB
         switch_ok = one_domain & (b_s > 0)
         in_switch = np.where(switch_ok, _f(fabric.in_switch_latency_us) / US_PER_S + m / b_s, inf)
+        startups = {
+            "ring": 2 * (n - 1) * a_b,
+            "tree": 2 * np.ceil(np.log2(n)) * a_b,
+            "hierarchical": 2 * (q - 1) * a_l + 2 * (domains - 1) * a_x,
+            "hierarchical_sharp": 2 * (q - 1) * a_l + a_x,
+            "in_switch": _f(fabric.in_switch_latency_us) / US_PER_S,
+        }
     times = {
         "ring": ring,
         "tree": tree,
@@ -156,7 +165,9 @@ def allreduce_choice(message_bytes: Num, fabric: CollectiveFabric) -> AllreduceC
     single = n <= 1
     time_s = np.where(single, 0.0, time_s)
     names = np.where(single, "ring", np.array(ALGORITHMS)[best])
-    return AllreduceChoice(time_s=time_s, algorithm=names, times_s=times)
+    starts = np.stack(np.broadcast_arrays(*[startups[a] for a in ALGORITHMS], stacked[0]))[:-1]
+    startup_s = np.where(single, 0.0, np.take_along_axis(starts, best[None, ...], axis=0)[0])
+    return AllreduceChoice(time_s=time_s, algorithm=names, times_s=times, startup_s=startup_s)
 
 
 def in_domain_fabric(

@@ -10,7 +10,7 @@ from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
 from planner.ledgers.collectives import AllreduceChoice, allreduce_choice, in_domain_fabric
-from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, transfer_s
+from planner.ledgers.communication import collective_launch_s, transfer_s
 from planner.ledgers.inference import engine_host_s
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
@@ -37,7 +37,8 @@ class StepBreakdown:
     attention_ops_s: Num
     """Attention: max(its compute, the KV read or write); runs after the projections, so it adds (card 7)."""
     tp_latency_s: Num
-    """Start-up part 2(t − 1)·α of the TP all-reduces (included in ``tp_comm_s``)."""
+    """Start-up part of the TP all-reduces (launch + rounds·α of the algorithm each uses: 2(t − 1)·α on the
+    ring, α_S with in-switch reduction; included in ``tp_comm_s``)."""
 
     def bound(self) -> Num:
         """Dominant resource: 'memory', 'compute' or 'communication' (arrays give an object array)."""
@@ -86,10 +87,10 @@ def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
-def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
-    """Start-up part τ_e + 2(t − 1)·α of one TP all-reduce (the small-message latency), s."""
-    hops = np.where(terms.tp > 1, allreduce_startup_s(terms.tp, latency_us=terms.tp_link_latency_us), 0.0)
-    return hops + collective_launch_s(terms.tp, launch_us=terms.collective_launch_us)
+def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
+    start = np.where(terms.tp > 1, tp_allreduce_choice(terms, message_bytes).startup_s, 0.0)
+    return start + collective_launch_s(terms.tp, launch_us=terms.collective_launch_us)
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -163,7 +164,8 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         flop_per_gpu=flop_per_gpu,
         linear_ops_s=p * linear_ops,
         attention_ops_s=p * attention_ops,
-        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+        + 0 * total,
     )
 
 
@@ -210,7 +212,8 @@ def prefill_step(
         flop_per_gpu=flop / (t * p),
         linear_ops_s=linear_ops,
         attention_ops_s=attention_ops,
-        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+        + 0 * total,
     )
 
 

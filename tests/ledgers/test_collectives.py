@@ -89,7 +89,7 @@ def test_c6_hierarchical_wins_with_nvlink_and_loses_over_pcie() -> None:
 
 
 def test_in_switch_reduction_pays_only_for_large_messages() -> None:
-    """8 × H200 with NVLS (catalog: algbw 275.6 GB/s, α_S = 17.1 µs) against the ring at 450 × 0.8 GB/s,
+    """8 × H200 with NVLS (algbw 275.6 GB/s, α_S = 17.1 µs here) against the ring at 450 × 0.8 GB/s,
     α = 0.822 µs: 1 MiB → ring 11.508 + 1.75·1,048,576/360e9 = 16.605 µs < NVLS 17.1 + 3.805 = 20.905 µs;
     64 MiB → ring 11.508 + 326.2 = 337.7 µs > NVLS 17.1 + 243.5 = 260.6 µs. Crossover
     (17.1 − 11.508) µs / (1.75/360e9 − 1/275.6e9 s/B) = 5.592e-6 / 1.2327e-12 ≈ 4.54 MB."""
@@ -128,8 +128,8 @@ def test_replica_footprint_in_a_rack(replica: int, node: int, footprint: float) 
 
 
 def test_the_performance_model_charges_nvls_where_the_switch_reduces(catalog) -> None:  # type: ignore[no-untyped-def]
-    """8 × H200 (NVLink 4 with NVLS): a 16 GiB all-reduce takes 17.1 µs + 17,179,869,184 B / 275.6 GB/s =
-    62.35 ms → busbw 2·7/8·M/T = 482.2 GB/s (nccl.csv MLE-NET: 482.26); the ring alone would take
+    """8 × H200 (NVLink 4 with NVLS): a 16 GiB all-reduce takes 22.5 µs + 17,179,869,184 B / 275.6 GB/s =
+    62.359 ms → busbw 2·7/8·M/T = 482.13 GB/s (nccl.csv MLE-NET: 482.26); the ring alone would take
     14·0.822 µs + 1.75·M/(450·0.8 GB/s) = 83.52 ms (busbw 360). A100 (NVLink 3, no NVLS) stays on the ring."""
     from planner import performance as perf
     from planner.performance.steps import tp_allreduce_choice
@@ -143,8 +143,11 @@ def test_the_performance_model_charges_nvls_where_the_switch_reduces(catalog) ->
     m = 16 * 1024**3
     h200 = tp_allreduce_choice(terms("h200_sxm"), m)
     assert str(h200.algorithm) == "in_switch"
-    assert float(h200.time_s) * 1e3 == pytest.approx(62.35, abs=0.01)
-    assert 1.75 * m / float(h200.time_s) / 1e9 == pytest.approx(482.2, abs=0.1)
+    assert float(h200.time_s) * 1e3 == pytest.approx(62.359, abs=0.001)
+    assert 1.75 * m / float(h200.time_s) / 1e9 == pytest.approx(482.13, abs=0.01)
     assert float(h200.times_s["ring"]) * 1e3 == pytest.approx(83.52, abs=0.01)
     a100 = tp_allreduce_choice(terms("a100_sxm_80gb"), m)
     assert str(a100.algorithm) == "ring"
+    # crossover at TP8: (22.5 − 14 × 0.822) µs / (1.75/360e9 − 1/275.6e9) s/B = 10.992e-6 / 1.2327e-12 ≈ 8.92 MB
+    assert str(tp_allreduce_choice(terms("h200_sxm"), 8 * 1024**2).algorithm) == "ring"
+    assert str(tp_allreduce_choice(terms("h200_sxm"), 9.0e6).algorithm) == "in_switch"
