@@ -1,10 +1,11 @@
 """GPU supply: the GPUs replicas use at a site are covered by rented nodes, owned devices and inventory.
 
-    Σ_{k on (g, s)} gpus_k · Σ_j n_rep[k, j, t]  ≤  Σ_{o ∈ O(g, s)} e_o · unit_o · units[o, t]      ∀ g, s, t
+    Σ_{k on (g, s)} f_k · Σ_j n_rep[k, j, t]  ≤  Σ_{o ∈ O(g, s)} e_o · unit_o · units[o, t]      ∀ g, s, t
     units[o, t] ≤ max_o                                                                          (variable bound)
     units[o, t] = bought[o] · 1[start(t) ≥ lead_o]                     ∀ buy options o, t             (bought nodes persist)
 
-Notation: O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
+Notation: f_k the GPUs a replica of k holds (its TP × PP, or its footprint in a rack it does not divide:
+ledgers.racks.replica_footprint_gpus); O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
 inventory, bought nodes); unit_o GPUs per unit (a node for rent/buy, 1 for a device); e_o the usable
 fraction (spot availability × (1 − preemption overhead), 1 otherwise); max_o the devices or inventory there.
 """
@@ -15,6 +16,7 @@ from collections import defaultdict
 
 import pulp
 
+from planner.ledgers.racks import replica_footprint_gpus
 from planner.problem.context import BuildContext
 from planner.problem.supply import SupplyKind
 
@@ -33,7 +35,11 @@ def add_gpu_supply(ctx: BuildContext) -> None:
             # written as a difference: on PuLP 4 `variable == variable` is a Python bool, not a row
             ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] - rhs == 0)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
-    gpus_of = {int(k): int(g) for k, g in ctx.cands["gpus"].items()}
+    node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
+    gpus_of = {
+        int(k): replica_footprint_gpus(int(n), node_gpus=node_of[str(g)])
+        for k, n, g in ctx.cands[["gpus", "gpu"]].itertuples(name=None)
+    }
     for (gpu, site), cands in groups.items():
         for t in ctx.periods:
             used = pulp.lpSum(gpus_of[int(k)] * ctx.replicas(int(k), t) for k in cands)

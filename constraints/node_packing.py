@@ -1,12 +1,14 @@
 """Node packing: GPUs come in whole nodes and a TP×PP group must pack into them.
 
-    tp_k·pp_k divides G_node(g) or is a multiple of it                                    (1)
+    tp_k·pp_k ≤ G_node(g) or is a multiple of it                                          (1)
     tp_k·pp_k ≤ G_node(g)  unless the GPU has a scale-out link and the site a fabric       (2)
     n_rep[k, j, t] = 0 for every k violating (1) or (2)
 
 Notation: G_node(g) GPUs per node of type g. With group sizes that divide the node size, first-fit packs
 any mix whose GPU total fits the nodes, so the supply rows (gpu_supply) can count GPUs; whole-node
-rounding happens there (rented and bought units are nodes).
+rounding happens there (rented and bought units are nodes). A size that does not divide the node (TP16
+in a 72-GPU NVL72 rack) is charged its footprint G_node/⌊G_node/size⌋ in the supply rows
+(ledgers.racks.replica_footprint_gpus), the GPUs it holds in a node filled with its shape.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ def add_node_packing(ctx: BuildContext) -> None:
     for cand, gpu_id, site_id, gpus in ctx.cands[["gpu", "site", "gpus"]].itertuples(name=None):
         gpu = ctx.gpu(str(gpu_id))
         size, node = int(gpus), gpu.gpus_per_node
-        packs = node % size == 0 or size % node == 0  # (1)
+        packs = size <= node or size % node == 0  # (1)
         fits_node = size <= node or (
             gpu.scale_out is not None and ctx.sites[str(site_id)].has_scale_out_fabric
         )  # (2)

@@ -12,7 +12,9 @@ Two pandas DataFrames come out (columns carry units):
 
 ``points`` — one row per SLO-feasible operating point (cand, batch):
     cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
-    ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb.
+    ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb,
+    sync_ratio (exposed communication / decode step; points above the workload's max_sync_ratio are left
+    out, a candidate with none left gets the reason "sync ratio 0.41 > 0.30 …").
 
 Per replica the engine scheduler runs at an offered load λ (planner/performance/load.py, the same function
 ``planner predict --requests-per-s`` calls): every step carries the decode tokens of the B = λ·G·T running
@@ -271,6 +273,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "tpot_floor_ms": np.nan,
                 "best_batch": 0,
                 "best_capacity_requests_per_s": 0.0,
+                "sync_ratio": np.nan,
                 "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp,
                 "feasible": False,
                 "reason": cfg.reason or usable_cache[key],
@@ -304,18 +307,10 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             )
 
     candidates = pd.DataFrame(cand_rows)
-    points = pd.DataFrame(
-        point_rows,
-        columns=[
-            "cand",
-            "batch",
-            "tpot_ms",
-            "decode_step_ms",
-            "ttft_ms",
-            "capacity_requests_per_s",
-            "memory_per_gpu_gb",
-        ],
-    )
+    columns = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
+               "memory_per_gpu_gb", "sync_ratio"]
+    # prefill/decode pool points carry no sync ratio yet (planner/candidates_pd.py): 0, not limited
+    points = pd.DataFrame(point_rows, columns=columns).fillna({"sync_ratio": 0.0})
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
 
@@ -356,9 +351,8 @@ def _operating_points(
         network_s=net, opt=opt,
     )
     batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
-    bare = perf.decode_step(
-        terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
-    ).total_s
+    step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
+    bare, sync = step.total_s, perf.sync_ratio(step)
     memory = optimized_memory_per_gpu_bytes(
         terms, opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
     )
@@ -382,7 +376,13 @@ def _operating_points(
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
-        for j in range(len(LOAD_FRACTIONS)):
+        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
+        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[r, j] <= limit + 1e-12]
+        row["sync_ratio"] = float(sync[r, kept[-1]] if kept else sync[r].min())
+        if not kept:
+            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
+            continue
+        for j in kept:
             points.append(
                 {
                     "cand": row["cand"],
@@ -392,9 +392,10 @@ def _operating_points(
                     "ttft_ms": float(at.ttft_s[r, j]) * 1e3,
                     "capacity_requests_per_s": float(loads[r, j]),
                     "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
+                    "sync_ratio": float(sync[r, j]),
                 }
             )
-        row["best_batch"] = int(batch[r, -1])
-        row["best_capacity_requests_per_s"] = float(loads[r, -1])
+        row["best_batch"] = int(batch[r, kept[-1]])
+        row["best_capacity_requests_per_s"] = float(loads[r, kept[-1]])
         row["feasible"] = True
     return points

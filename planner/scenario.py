@@ -111,6 +111,9 @@ class Workload(Strict):
     disaggregation: Disaggregation = Field(
         "auto", description="Prefill/decode pools: auto (the optimizer picks), off (co-located only) or on."
     )
+    max_sync_ratio: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Largest exposed communication / step time of its deployments; default: the scenario's."
+    )
 
 
 class HardwareSpace(Strict):
@@ -270,6 +273,10 @@ class Scenario(Strict):
     )
     max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
         0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."
+    )
+    max_sync_ratio: Annotated[float, Field(gt=0, le=1)] = Field(
+        0.30,
+        description="Largest sync ratio (exposed TP/PP communication / decode step) a deployment may have.",
     )
 
     @model_validator(mode="after")

@@ -85,6 +85,16 @@ class NumericFormat(Sourced):
 # --------------------------------------------------------------------------------------------------
 
 
+class InSwitchReduction(Sourced):
+    """Reduction inside the fabric's switch (NVLink SHARP / NVLS; card 11): measured all-reduce figures."""
+
+    algbw_gb_per_s: PositiveFloat
+    """Algorithm bandwidth M / T of a large all-reduce with the switch reducing, GB/s."""
+    latency_us: PositiveFloat
+    """Start-up α of one in-switch all-reduce (beyond the engine's launch), µs."""
+    notes: str = ""
+
+
 class Interconnect(Sourced):
     """A link technology: NVLink gen, PCIe gen, InfiniBand, RoCE, Ethernet, Infinity Fabric, ..."""
 
@@ -95,6 +105,8 @@ class Interconnect(Sourced):
     """Per-GPU (per-port for networks) bandwidth in one direction, GB/s."""
     latency_us: PositiveFloat
     """Start-up latency alpha per message or round, microseconds."""
+    in_switch_reduction: InSwitchReduction | None = None
+    """The switch reduces all-reduce buffers itself (NVLS on NVSwitch gen3+, SHARP on InfiniBand)."""
     notes: str = ""
 
 

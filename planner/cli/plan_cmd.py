@@ -147,12 +147,13 @@ def print_plan(result: Any) -> None:
     )
     t = Table(
         title=text(title),
-        caption="TTFT/SLO, TPOT/SLO: observed / target ms and the headroom 1 − observed/target",
+        caption="TTFT/SLO, TPOT/SLO: observed / target ms and the headroom 1 − observed/target; "
+        "sync: exposed TP/PP communication / decode step (≤ max_sync_ratio)",
     )
     multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
     left = ("workload", "model", "quant/kv", "gpu", "site", "placement", "replicas per period")
     columns = ["workload", "model", "quant/kv", "gpu", "TPxPP", "site", "placement", "repl", "GPUs", "batch"]
-    columns += ["TTFT/SLO ms", "TPOT/SLO ms", "req/s cap", "$/month"]
+    columns += ["TTFT/SLO ms", "TPOT/SLO ms", "sync", "req/s cap", "$/month"]
     columns += ["replicas per period"] if multi_period else []
     for c in columns:
         t.add_column(c, justify="left" if c in left else "right", no_wrap=c in NO_WRAP)
@@ -171,6 +172,7 @@ def print_plan(result: Any) -> None:
             str(d["batch"]),
             "—" if role == "decode" else _ms(d["ttft_ms"], d["ttft_slo_ms"]),
             "—" if role == "prefill" else _ms(d["tpot_ms"], d["tpot_slo_ms"]),
+            f"{d.get('sync_ratio', 0.0):.2f}",
             f"{d['capacity_requests_per_s']:.2f}",
             f"{d['cost_usd_per_month']:,.0f}",
         ]

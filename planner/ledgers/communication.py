@@ -20,6 +20,7 @@ import numpy as np
 from planner.ledgers._checks import require_count as _require_ranks
 from planner.ledgers._checks import require_non_negative as _require_non_negative
 from planner.ledgers._checks import require_positive as _require_positive
+from planner.ledgers.collectives import CollectiveFabric, allreduce_choice
 from planner.units import BYTES_PER_GB, US_PER_S
 
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather"]
@@ -1175,11 +1176,14 @@ def best_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any,
     Card 6, card 11 (book ch06 eq. (6-10)).
     """
     n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
-    alpha = np.asarray(latency_us, dtype=float) / US_PER_S
-    bw = np.asarray(bandwidth_gb_per_s, dtype=float) * BYTES_PER_GB
-    ring = ring_allreduce_s(message_bytes, ranks=n, bandwidth_gb_per_s=bandwidth_gb_per_s, latency_us=latency_us)
-    tree = 2 * np.ceil(np.log2(n)) * (alpha + message_bytes / bw)  # tree_rounds is scalar (bit_length)
-    return np.minimum(ring, tree)
+    fabric = CollectiveFabric(
+        ranks=n,
+        ranks_per_domain=n,
+        local_gb_per_s=bandwidth_gb_per_s,
+        local_latency_us=latency_us,
+        tree_in_domain=1.0,
+    )
+    return allreduce_choice(message_bytes, fabric).time_s
 
 
 def allreduce_startup_s(ranks: Any, *, latency_us: Any) -> Any:
@@ -1246,7 +1250,8 @@ def tp_allreduce_s(message_bytes: Any, *, ranks: Any, bandwidth_gb_per_s: Any, l
     schedule (2(n − 1)/n·M ≤ 2·log2(n)·M for the tree), so with the in-node start-up of
     :func:`allreduce_startup_s` it is the NCCL time at every message size; it equals
     :func:`ring_allreduce_s`, which computes it. The prefill and decode steps of ``planner/performance/steps.py``
-    charge two of these per layer.
+    charge two TP all-reduces per layer through :func:`planner.ledgers.collectives.allreduce_choice`, which
+    offers this ring next to in-switch reduction (NVLS) where the NVSwitch reduces (card 11).
 
     References
     ----------

@@ -33,7 +33,7 @@ class Explanation:
 
     workload: str | None
     requirement: str
-    """memory, tpot_ms, ttft_ms, requests_per_s, budget or unknown."""
+    """memory, tpot_ms, ttft_ms, sync_ratio, requests_per_s, budget or unknown."""
     message: str
     relaxation: str = ""
     best_value_ms: float | None = None
@@ -63,10 +63,20 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
         if reasons.empty:
             return "no candidates"
         memory = [r for r in reasons.index if str(r).startswith("does not fit")]
+        domain = [r for r in reasons.index if "NVLink domain" in str(r)]  # larger TP would leave it
+        if memory and domain:
+            return f"does not fit in memory at any TP inside the NVLink domain ({memory[0]}; {domain[0]})"
         return (
             f"does not fit in memory at any allowed TP/PP and format ({memory[0]})"
             if memory
             else str(reasons.index[0])
+        )
+    synced = _sync_limited(fits)
+    if not synced.empty:
+        best = synced.loc[synced["sync_ratio"].idxmin()]
+        return (
+            f"fits as {best['gpu']} TP{best['tp']}xPP{best['pp']} {best['quantization']} at {best['site']} "
+            f"but {best['reason']}"
         )
     ttft_ms = fits["prefill_ms"] + fits["network_ms"]
     ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
@@ -110,6 +120,13 @@ def _explained_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["role"] == "decode"]
 
 
+def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows left out only by the sync-ratio limit (planner.performance.sync)."""
+    if "sync_ratio" not in rows:
+        return rows.iloc[0:0]
+    return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
+
+
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
@@ -130,6 +147,18 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
                         f"{closest_miss(rows, w.slo)}"
                     ),
                     relaxation="allow larger TP/PP degrees, a 4-bit format or GPUs with more memory",
+                )
+            )
+            continue
+        synced = _sync_limited(fits)
+        if not synced.empty:
+            least = float(synced["sync_ratio"].min())
+            out.append(
+                Explanation(
+                    workload=w.name,
+                    requirement="sync_ratio",
+                    message=f"{w.name}: {closest_miss(rows, w.slo)}",
+                    relaxation=f"raise {w.name}.max_sync_ratio to {math.ceil(least * 100) / 100:g}",
                 )
             )
             continue

@@ -18,6 +18,7 @@ Decode step of B sequences at history H, TP degree t, PP degree p (B split into 
     T_linear = F_lin(B/p) / (t·p) / (Π·η_c)             T_weights = R_W(B/p) / (t·p) / (β·η_m)
     T_attn = F_attn(B/p, H) / (t·p) / (Π·η_c)           T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)
     T_tp_comm = 2·(L/p)·[2(t − 1)·α + 2(t − 1)·M/(t·B_link·η_link)],  M = (B/p)·d·2 B
+                (or NVLS α_S + M/B_S where the switch reduces and that is faster: ledgers.collectives)
 
 with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP). The linear layers and attention
 are serially dependent operator groups, each bound by its own roofline (card 7), so their times add; the
@@ -48,6 +49,7 @@ from planner.performance.steps import (
     prefill_step,
     weights_read_bytes,
 )
+from planner.performance.sync import sync_limit_reason, sync_ratio
 from planner.performance.terms import (
     ACTIVATION_BYTES,
     DEFAULT_ENGINE,
@@ -89,6 +91,8 @@ __all__ = [
     "predict",
     "prefill_step",
     "resolve",
+    "sync_limit_reason",
+    "sync_ratio",
     "weights_bytes_per_gpu",
     "weights_read_bytes",
 ]

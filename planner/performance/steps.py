@@ -9,7 +9,8 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
-from planner.ledgers.communication import allreduce_startup_s, collective_launch_s, tp_allreduce_s, transfer_s
+from planner.ledgers.collectives import AllreduceChoice, allreduce_choice, in_domain_fabric
+from planner.ledgers.communication import collective_launch_s, transfer_s
 from planner.ledgers.inference import engine_host_s
 from planner.performance import moe
 from planner.performance.memory import _min, kv_bytes_per_gpu
@@ -37,7 +38,8 @@ class StepBreakdown:
     attention_ops_s: Num
     """Attention: max(its compute, the KV read or write); runs after the projections, so it adds (card 7)."""
     tp_latency_s: Num
-    """Start-up part 2(t − 1)·α of the TP all-reduces (included in ``tp_comm_s``)."""
+    """Start-up part of the TP all-reduces (launch + rounds·α of the algorithm each uses: 2(t − 1)·α on the
+    ring, α_S with in-switch reduction; included in ``tp_comm_s``)."""
 
     def bound(self) -> Num:
         """Dominant resource: 'memory', 'compute' or 'communication' (arrays give an object array)."""
@@ -66,25 +68,37 @@ def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
     return moe.weights_read_bytes(terms, tokens)
 
 
-def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    """One TP all-reduce: engine launch τ_e + 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), s (0 at TP1).
+def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> AllreduceChoice:
+    """The algorithm one TP all-reduce of ``message_bytes`` uses and its time without the engine launch
+    (card 11: ring 2(t − 1)·α + 2(t − 1)·M/(t·B·η_link), or NVLS α_S + M/B_S where the switch reduces).
 
     t = the attention TP (w/e with expert parallelism, whose ranks each all-reduce their own 1/e of the rows).
     """
     ranks = moe.attention_tp(terms)
     message_bytes = message_bytes / terms.attention_dp
     link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    t = tp_allreduce_s(
-        message_bytes, ranks=ranks, bandwidth_gb_per_s=link_gb_per_s, latency_us=terms.tp_link_latency_us
+    fabric = in_domain_fabric(
+        ranks,
+        link_gb_per_s=link_gb_per_s,
+        latency_us=terms.tp_link_latency_us,
+        in_switch_gb_per_s=terms.tp_in_switch_gb_per_s,
+        in_switch_latency_us=terms.tp_in_switch_latency_us,
     )
+    return allreduce_choice(message_bytes, fabric)
+
+
+def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1)."""
+    ranks = moe.attention_tp(terms)
+    t = tp_allreduce_choice(terms, message_bytes).time_s
     return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
-def _tp_allreduce_startup_s(terms: DeploymentTerms) -> Num:
-    """Start-up part τ_e + 2(t − 1)·α of one TP all-reduce (the small-message latency), s."""
+def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
     ranks = moe.attention_tp(terms)
-    hops = np.where(ranks > 1, allreduce_startup_s(ranks, latency_us=terms.tp_link_latency_us), 0.0)
-    return hops + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+    start = np.where(ranks > 1, tp_allreduce_choice(terms, message_bytes).startup_s, 0.0)
+    return start + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -167,7 +181,8 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         flop_per_gpu=flop_per_gpu,
         linear_ops_s=p * linear_ops,
         attention_ops_s=p * attention_ops,
-        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+        tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
+        + 0 * total,
     )
 
 
@@ -219,7 +234,8 @@ def prefill_step(
         flop_per_gpu=flop / (t * p),
         linear_ops_s=linear_ops,
         attention_ops_s=attention_ops,
-        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms) + 0 * total,
+        tp_latency_s=allreduces * _tp_allreduce_startup_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
+        + 0 * total,
     )
 
 

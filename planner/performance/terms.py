@@ -82,6 +82,10 @@ class DeploymentTerms:
     """Routed-expert FLOPs per token, 2·k·L_moe·N_e (part of ``linear_flop_per_token``)."""
     ep_link_gb_per_s: Num = 1.0
     ep_link_latency_us: Num = 0.0
+    tp_in_switch_gb_per_s: Num = 0.0
+    """Algorithm bandwidth of the TP fabric's in-switch reduction (NVLS), GB/s; 0 = the switch cannot reduce."""
+    tp_in_switch_latency_us: Num = 0.0
+    """Start-up of that in-switch all-reduce, µs (ledgers.collectives.allreduce_choice picks per message)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
@@ -102,12 +106,30 @@ class Links:
     pp: Interconnect | None
 
 
+def domain_gpus(gpu: Accelerator) -> int:
+    """GPUs of one scale-up domain: the NVLink / NVSwitch domain, or the node for host-link-only GPUs."""
+    return max(gpu.scale_up_domain_gpus if gpu.scale_up is not None else 1, gpu.gpus_per_node)
+
+
+def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
+    """Raise UnsupportedDeployment when a TP (or EP) group of ``group_gpus`` leaves the scale-up domain."""
+    domain = domain_gpus(gpu)
+    if group_gpus > domain:
+        raise UnsupportedDeployment(
+            f"{what} leaves the {domain}-GPU NVLink domain of {gpu.id}: tensor-parallel groups stay inside "
+            "it (use PP across nodes, or a GPU whose scale-up domain is larger, e.g. gb200_nvl72)"
+        )
+
+
 def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
     """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
 
-    Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric.
-    A TP group never spans nodes when a scale-out link is missing; with one, it uses that link (slow).
+    Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric, and
+    when a TP group would leave its scale-up domain (NVLink / NVSwitch; the node for host-link-only
+    GPUs): TP all-reduces run twice per layer and stay inside it, only PP stages (and data-parallel
+    replicas) cross the scale-out fabric (issue 13, card 11).
     """
+    require_in_domain(gpu, tp, what=f"TP{tp}")
 
     def link_for(group_gpus: int, what: str) -> Interconnect | None:
         if group_gpus <= 1:
@@ -230,6 +252,7 @@ def deployment_terms(
         tp_link_latency_us=attention_link.latency_us if attention_link else 0.0,
         pp_link_gb_per_s=links.pp.gb_per_s_per_direction if links.pp else 1.0,
         pp_link_latency_us=links.pp.latency_us if links.pp else 0.0,
+        **in_switch_fields(attention_link),
         efficiency=efficiency,
         **engine_fields(eng, ideal=ideal),
         attention_dp=ep,
@@ -250,6 +273,15 @@ def check_expert_parallel(model: Model, ep: int) -> None:
         raise UnsupportedDeployment(
             f"EP{ep} does not divide the {model.moe.experts_routed} experts of {model.id}"
         )
+
+
+def in_switch_fields(tp_link: Interconnect | None) -> dict[str, float]:
+    """The DeploymentTerms fields of the TP link's in-switch reduction (0 when it has none)."""
+    red = tp_link.in_switch_reduction if tp_link is not None and tp_link.kind == "scale_up" else None
+    return {
+        "tp_in_switch_gb_per_s": red.algbw_gb_per_s if red else 0.0,
+        "tp_in_switch_latency_us": red.latency_us if red else 0.0,
+    }
 
 
 def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:

@@ -90,6 +90,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 replicas_per_period=[int(r) for r in _per_period(ctx, reps, mean=False)],  # type: ignore[arg-type]
                 served_requests_per_s_per_period=_per_period(ctx, served, mean=True),
                 limited_by=limited_by(c, p, w),
+                sync_ratio=float(getattr(p, "sync_ratio", 0.0)),
                 cand=k,
                 optimizations=deployment_optimizations(c, w, engine=str(c.get("engine", "vllm"))),
                 **role_fields(c),

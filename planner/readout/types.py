@@ -80,6 +80,8 @@ class Deployment:
     """Prefill/decode pools: KV handed over per request, GB (the prompt's KV cache)."""
     kv_link_gb_per_s: float = 0.0
     """Prefill/decode pools: scale-out bandwidth per direction of one replica for the KV handoff, GB/s."""
+    sync_ratio: float = 0.0
+    """Exposed TP/PP communication / decode step at its operating point (≤ the workload's max_sync_ratio)."""
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ SLO_HEADERS = [
     "TPOT margin (%)",
     "Decode step (ms)",
     "Limited by",
+    "Sync ratio (%)",
 ]
 ALT_HEADERS = [
     "Kind",
@@ -227,6 +228,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
                 Formula(f"=1-K{r}/L{r}"),
                 d.decode_step_ms,
                 d.limited_by,
+                d.sync_ratio,
             ]
         )
     formats: list[str | None] = (
@@ -235,7 +237,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
         + [NUMBER_FORMAT] * 2
         + [PERCENT_FORMAT]
         + [NUMBER_FORMAT] * 2
-        + [PERCENT_FORMAT, NUMBER_FORMAT, None]
+        + [PERCENT_FORMAT, NUMBER_FORMAT, None, PERCENT_FORMAT]
     )
     last = header_table(ws, tables, 1, SLO_HEADERS, rows, formats, "SLOs")
     red = PatternFill("solid", start_color="F8CBAD", end_color="F8CBAD")

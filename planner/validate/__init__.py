@@ -15,7 +15,7 @@ Prediction rules (one per metric):
   ``tok/s = B·G / (G·T_dec(B, P + G/2) + B·T_pre(P)/b_pre)``; offline max-throughput runs use the
   largest batch that fits memory at P + G, capped at ``MAX_OFFLINE_BATCH``.
 - ``memory``: weight bytes per GPU, GiB.
-- ``allreduce_busbw``: ring/tree (one node) or hierarchical (several nodes) all-reduce of the stated
+- ``allreduce_busbw``: the all-reduce ledgers.collectives.allreduce_choice picks (ring, tree, hierarchical, NVLS) for the stated
   message, busbw = algbw · 2(n − 1)/n, GB/s.
 
 Calibration (:func:`fit_calibration`): per serving engine, a regularised least-squares fit on

@@ -235,7 +235,7 @@ def _summary_table(summaries: list[ErrorSummary], baseline: list[ErrorSummary] |
 
 def _generic_reason(r: ResultRow) -> str:
     if r.metric == "allreduce_busbw":
-        return "collective algorithm not modelled (NVLS in-switch reduction or multi-node topology)"
+        return "collective fabric differs from the catalog's (NICs per node, protocol, NCCL version)"
     if r.ratio > 1:
         return "model faster than measured: engine/runtime inefficiency not captured by the family fit"
     return "model slower than measured: the engine beats the modelled efficiency or the batch assumption"

@@ -7,7 +7,8 @@ from pathlib import Path
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.errors import InputError
-from planner.ledgers.communication import best_allreduce_s, busbw_gb_per_s, hierarchical_allreduce_s
+from planner.ledgers.collectives import CollectiveFabric, allreduce_choice
+from planner.ledgers.communication import busbw_gb_per_s
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, MS_PER_S
 from planner.validate.cases import (
     EDGE_GENERATION_TOKENS,
@@ -267,27 +268,29 @@ def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         link_eff = acc.efficiency.link_efficiency_frac
         local_bw = links.tp.gb_per_s_per_direction * link_eff
-        note = ""
-        if nodes > 1 and acc.scale_out is not None:
-            nic = b.catalog.interconnect(acc.scale_out)
-            t_s = hierarchical_allreduce_s(
-                size,
-                ranks_per_node=n // nodes,
-                nodes=nodes,
-                local_bandwidth_gb_per_s=local_bw,
-                nic_bandwidth_gb_per_s=nic.gb_per_s_per_direction * link_eff,
-                latency_us=links.tp.latency_us,
-                nic_latency_us=nic.latency_us,
-            )
-            note = f"hierarchical all-reduce over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
-        else:
-            t_s = float(
-                best_allreduce_s(size, ranks=n, bandwidth_gb_per_s=local_bw, latency_us=links.tp.latency_us)
-            )
+        nvls = "NVLS" in label and "NVLS_ENABLE=0" not in label
+        red = links.tp.in_switch_reduction if nvls else None
+        nic = b.catalog.interconnect(acc.scale_out) if nodes > 1 and acc.scale_out is not None else None
+        fabric = CollectiveFabric(
+            ranks=n,
+            ranks_per_domain=n // nodes if nic is not None else n,
+            local_gb_per_s=local_bw,
+            local_latency_us=links.tp.latency_us,
+            cross_gb_per_s=nic.gb_per_s_per_direction * link_eff if nic is not None else 0.0,
+            cross_latency_us=nic.latency_us if nic is not None else 0.0,
+            in_switch_gb_per_s=red.algbw_gb_per_s if red is not None else 0.0,
+            in_switch_latency_us=red.latency_us if red is not None else 0.0,
+            tree_in_domain=1.0,
+        )
+        choice = allreduce_choice(size, fabric)  # card 11: the algorithm the planner charges
+        t_s = float(choice.time_s)
+        note = f"{choice.algorithm} all-reduce (ledgers.collectives.allreduce_choice)"
+        if nic is not None:
+            note += f" over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
         if "NVLink bridge" in row["interconnect"] and links.tp.id != "nvlink_bridge":
             note = f"catalog {acc.id} pairs over {links.tp.id}, not the NVLink bridge this setup used"
-        if "NVLS" in label and "NVLS_ENABLE=0" not in label:
-            note = "NVLS/SHARP in-switch reduction is not modelled (ring/tree only)"
+        if nvls and red is None:
+            note = f"NVLS in-switch reduction: {links.tp.id} has no in_switch_reduction figures in the catalog"
         predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
         measured = float(row["value_gb_per_s"])
         b.cases.append(

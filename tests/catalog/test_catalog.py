@@ -245,7 +245,8 @@ def test_native_formats_by_generation(
         pytest.param("h100_sxm", "nvlink4", 8, "ib_ndr", id="h100_sxm"),
         pytest.param("h200_sxm", "nvlink4", 8, "ib_ndr", id="h200_sxm"),
         pytest.param("b200", "nvlink5", 8, "ib_ndr", id="b200"),
-        pytest.param("gb200", "nvlink5", 72, "ib_ndr", id="gb200"),
+        pytest.param("gb200", "nvlink5", 4, "ib_ndr", id="gb200"),  # a tray alone: NVLink inside the tray
+        pytest.param("gb200_nvl72", "nvlink5", 72, "ib_ndr", id="gb200_nvl72"),  # the rack: one NVLink domain
         pytest.param("mi300x", "infinity_fabric", 8, "roce_400", id="mi300x"),
         pytest.param("h100_nvl", None, 1, "roce_400", id="h100_nvl"),
         pytest.param("rtx_4090", None, 1, "ethernet_10g", id="rtx_4090"),

@@ -46,7 +46,7 @@ def test_forbid_families_key_their_rows_by_the_candidate_they_forbid(catalog: Ca
     l4 = catalog.gpu("l4")
     cands = [
         {"gpu": "l4", "cap": 5.0, "network_ms": 5000.0},  # placement_rtt
-        {"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 10.0},  # node_packing
+        {"gpu": "h100_sxm", "tp": 12, "gpus": 12, "cap": 10.0},  # node_packing
         {"gpu": "l4", "cap": 10.0},  # memory_fit (its point does not fit)
         {"gpu": "l4", "cap": 1.0},  # allowed
     ]
@@ -105,11 +105,21 @@ def test_memory_fit_forbids_points_that_do_not_fit(catalog: Catalog) -> None:
 def test_node_packing_forbids_groups_that_straddle_nodes(catalog: Catalog) -> None:
     scen = scenario(requests_per_s=2.0)
     node = catalog.gpu("h100_sxm").gpus_per_node
-    cands = [{"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 10.0}, {"gpu": "h100_sxm", "tp": 1, "cap": 1.0}]
-    assert node % 3 != 0
+    cands = [{"gpu": "h100_sxm", "tp": 12, "gpus": 12, "cap": 10.0}, {"gpu": "h100_sxm", "tp": 1, "cap": 1.0}]
+    assert node < 12 and 12 % node != 0
     points = [{"cand": 0, "cap": 10.0}, {"cand": 1, "cap": 1.0}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, points), prune=False))
     assert _replicas(sol, 0) == 0 and _replicas(sol, 1) == 2
+
+
+def test_a_group_that_does_not_divide_the_node_is_charged_its_footprint(catalog: Catalog) -> None:
+    """TP3 on 8-GPU nodes: two replicas per node (footprint 8/⌊8/3⌋ = 4 GPUs), so 5 replicas need 3 nodes
+    (counting 15 GPUs would claim 2)."""
+    scen = scenario(requests_per_s=5.0)
+    cands = [{"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 1.0}]
+    sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, [{"cand": 0, "cap": 1.0}]), prune=False))
+    assert _replicas(sol, 0) == 5
+    assert sum(sol.values["units"].values()) == pytest.approx(3.0)
 
 
 def test_gpu_supply_rents_whole_nodes(catalog: Catalog) -> None:
