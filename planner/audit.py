@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
-from planner.candidates import network_s
+from planner.candidates import network_s, slo_percentiles
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
 from planner.performance.load import capacity_at_slo, serve_at_load
@@ -78,6 +78,7 @@ def audit_deployment(
             network_s=net,
             slo_ttft_s=w.slo.ttft_ms / 1e3,
             slo_tpot_s=w.slo.tpot_ms / 1e3,
+            **slo_percentiles(w),
         )
     )
     op = serve_at_load(
@@ -87,6 +88,7 @@ def audit_deployment(
         output_tokens=float(w.output_tokens),
         max_batch=limit,
         network_s=net,
+        **slo_percentiles(w),
     )
     record = AuditRecord(
         workload=w.name,
@@ -156,6 +158,7 @@ def at_served_load(
         capacity_at_slo(
             terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
             network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3,
+            **slo_percentiles(w),
         )
     )
     per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
@@ -163,7 +166,7 @@ def at_served_load(
         return replace(deployment, capacity_at_slo_requests_per_s=capacity)
     op = serve_at_load(
         terms, requests_per_s=per_replica, input_tokens=float(w.input_tokens),
-        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net,
+        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, **slo_percentiles(w),
     )
     batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
     step = perf.decode_step(

@@ -281,6 +281,19 @@ def network_s(workload: Workload, site: Site) -> float:
     return site.rtt_ms / 1e3 + upload_s
 
 
+def slo_percentiles(workload: Workload) -> dict[str, float | None]:
+    """The workload's SLO percentiles as keywords of serve_at_load / capacity_at_slo (None = the mean)."""
+    return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
+
+
+def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key: str) -> Any:
+    """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
+    values = [slo_percentiles(cfg.workload)[key] for _, cfg, _ in pending]
+    if all(v is None for v in values):
+        return None
+    return np.array([np.nan if v is None else float(v) for v in values])[:, None]
+
+
 def _operating_points(
     pending: list[tuple[dict[str, Any], _Config, Site]],
     scenario: Scenario,
@@ -295,6 +308,7 @@ def _operating_points(
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
     slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
+    pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
     limit = np.maximum(fit, 1)[:, None].astype(float)
     lone = serve_at_load(
@@ -303,12 +317,12 @@ def _operating_points(
     )
     cap = capacity_at_slo(
         terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
-        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot,
+        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, **pct,
     )
     loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
     at = serve_at_load(
         terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
-        network_s=net,
+        network_s=net, **pct,
     )
     batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
     bare = perf.decode_step(

@@ -55,6 +55,12 @@ class Slo(Strict):
 
     ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
     tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
+    ttft_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="TTFT SLO holds at this percentile (50, 90, 95, 99); default: the mean TTFT."
+    )
+    tpot_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="Per-request TPOT SLO holds at this percentile (50, 90, 95, 99); default: the mean."
+    )
 
 
 class Workload(Strict):

@@ -31,6 +31,7 @@ import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.steps import mixed_step
+from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
@@ -95,11 +96,14 @@ def serve_at_load(
     output_tokens: Num,
     max_batch: Num,
     network_s: Num = 0.0,
+    ttft_percentile: Num | None = None,
+    tpot_percentile: Num | None = None,
 ) -> LoadPoint:
     """TTFT, TPOT and throughput of one replica at ``requests_per_s`` (module docstring formulas).
 
     ``max_batch`` is the largest number of running sequences memory holds; the engine's
-    ``max_running_sequences`` caps it too. Works on arrays.
+    ``max_running_sequences`` caps it too. Works on arrays. ``ttft_s`` / ``tpot_s`` are means, or the
+    given percentiles (planner.performance.tail; None or nan = the mean).
     """
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     p_tok = np.asarray(input_tokens, dtype=float)
@@ -126,7 +130,7 @@ def serve_at_load(
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     ttft = wait + service_s + step / 2.0 + network_s
-    return LoadPoint(
+    point = LoadPoint(
         requests_per_s=lam,
         step_s=step,
         running_batch=batch,
@@ -140,6 +144,10 @@ def serve_at_load(
         output_tokens_per_s=lam * g_tok,
         stable=stable,
     )
+    return at_percentiles(
+        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
+        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
+    )
 
 
 def capacity_at_slo(
@@ -151,11 +159,14 @@ def capacity_at_slo(
     network_s: Num,
     slo_ttft_s: Num,
     slo_tpot_s: Num,
+    ttft_percentile: Num | None = None,
+    tpot_percentile: Num | None = None,
 ) -> Any:
     """Largest λ (requests/s) one replica sustains with TTFT ≤ SLO and TPOT ≤ SLO; 0 where none does.
 
     Bisection on λ between 0 and the decode-bound ceiling max_batch / (G·T_mixed(1, 0)); the SLO checks
-    are monotone in λ because T_mixed and the M/D/1 wait grow with the load.
+    are monotone in λ because T_mixed and the M/D/1 wait grow with the load. With percentiles, TTFT / TPOT
+are taken at them (planner.performance.tail).
     """
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
@@ -170,7 +181,7 @@ def capacity_at_slo(
     def ok(lam: Num) -> Num:
         pt = serve_at_load(
             terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch,
-            network_s=network_s,
+            network_s=network_s, ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 
