@@ -63,6 +63,17 @@ class Slo(Strict):
     )
 
 
+class Redundancy(Strict):
+    """Spare capacity: the SLO holds with ``spare_replicas`` failure domains down (constraints/redundancy.py)."""
+
+    spare_replicas: Annotated[int, Field(ge=0, le=16)] = Field(
+        1, description="Failure domains that may be down at once while the SLO still holds (0 = none)."
+    )
+    failure_domain: Literal["replica", "node", "site"] = Field(
+        "replica", description="What fails: one replica, one node (all replicas on it) or one site."
+    )
+
+
 class Workload(Strict):
     """One stream of requests with its models, lengths, SLOs and allowed sites."""
 
@@ -104,6 +115,9 @@ class Workload(Strict):
     input_tokens: Tokens = Field(description="Prompt tokens per request.")
     output_tokens: Tokens = Field(description="Generated tokens per request.")
     slo: Slo = Field(default_factory=Slo)
+    redundancy: Redundancy | None = Field(
+        None, description="Keep the SLO with replicas / a node / a site down; default: no spare capacity."
+    )
     sites: list[Id] | None = Field(
         None, min_length=1, max_length=MAX_LIST, description="Sites it may run at; default: every cloud site."
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from planner.problem.context import BuildContext
+from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
 MAX_SCALE = 10.0
@@ -20,11 +21,13 @@ MAX_SCALE = 10.0
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
-    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector)."""
+    """Data bound on replicas of one point: ceil((peak demand + spare) / capacity) (the big-M of the point
+    selector); spare = the capacity a ``redundancy`` rule holds in reserve (planner.problem.spare)."""
     workload = ctx.cands.at[cand, "workload"]
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
     if ctx.scenario.objective == "max_throughput":
         peak *= MAX_SCALE
+    peak += spare_requests_per_s(ctx, str(workload))
     return max(1, math.ceil(peak / capacity_requests_per_s - 1e-9))
 
 

@@ -30,6 +30,7 @@ TESTED = {
     "quantization_policy",
     "price_tiers",
     "spot_share",
+    "redundancy",
 }
 
 
