@@ -302,7 +302,7 @@ def plan(
             )
 
     result = run_guarded(go)
-    if not emit(result.to_json(), as_json, json_out):
+    if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible"):
         print_plan(result)
     elif result.status == "infeasible":
         _print_infeasible(result.to_json())
@@ -348,7 +348,7 @@ def budget(
     data = result.to_json()
     limits = {"capex_usd": capex_usd, "opex_usd_per_month": opex_usd_per_month, "total_usd": total_usd}
     data["budget_used"] = budget_used(data, limits)
-    if not emit(data, as_json, json_out):
+    if not emit(data, as_json, json_out, failed=result.status == "infeasible"):
         print_plan(result)
         print_budget(data)
     if result.status == "infeasible":

@@ -90,7 +90,7 @@ def train(
 
     plan = run_guarded(go)
     data = plan.to_json()
-    emit(data, as_json, json_out)
+    emit(data, as_json, json_out, failed=plan.status != "optimal")
     if not as_json:
         _print_plan(data)
     elif plan.status != "optimal":
