@@ -136,6 +136,11 @@ def emit(obj: Any, as_json: bool, json_out: Path | None, *, failed: bool = False
     return as_json
 
 
+def infeasible_heading(source: Path | None) -> str:
+    """'FILE: infeasible' (the causes below are about this scenario file), or 'infeasible' without one."""
+    return f"{text(str(source))}: [bold red]infeasible[/]" if source is not None else "[bold red]infeasible[/]"
+
+
 def show(renderable: Any) -> None:
     """Print a table or text on stdout."""
     out.print(renderable)

@@ -1,4 +1,5 @@
-"""A failed run never changes an existing output: an infeasible plan (exit 3) leaves --json-out as it was."""
+"""A failed run never changes an existing output: an infeasible plan (exit 3) leaves --json-out as it was;
+its causes on stderr are headed by the scenario file."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def test_infeasible_plan_leaves_an_existing_json_out_unchanged(tmp_path: Path) -
 
 def test_infeasible_plan_does_not_create_the_json_out(tmp_path: Path) -> None:
     target = tmp_path / "fresh.json"
-    res = runner.invoke(app, ["plan", str(_infeasible(tmp_path)), "--json-out", str(target), "--no-alternatives"])
+    scenario = _infeasible(tmp_path)
+    res = runner.invoke(app, ["plan", str(scenario), "--json-out", str(target), "--no-alternatives"])
     assert res.exit_code == 3, res.output
     assert not target.exists()
-    assert "infeasible" in res.stderr
+    assert f"{scenario}: infeasible" in res.stderr  # the solver-side causes are headed by the file
+    assert "lowest TPOT" in res.stderr
