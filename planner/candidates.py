@@ -111,7 +111,7 @@ def batch_breakpoints(max_batch: int) -> list[int]:
     return points
 
 
-def _stack_terms(rows: list[perf.DeploymentTerms]) -> perf.DeploymentTerms:
+def stack_terms(rows: list[perf.DeploymentTerms]) -> perf.DeploymentTerms:
     """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row."""
     values: dict[str, Any] = {}
     for f in fields(perf.DeploymentTerms):
@@ -176,7 +176,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
 
 def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
     """Vectorized ledger evaluation of every runnable config: stacked terms, memory limit, lone prefill."""
-    terms = _stack_terms([c.terms for c in configs if c.terms is not None])
+    terms = stack_terms([c.terms for c in configs if c.terms is not None])
     p_tok = np.array([c.workload.input_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     workspace = scenario.workspace_gib * BYTES_PER_GIB

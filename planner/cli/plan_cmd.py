@@ -15,6 +15,7 @@ from planner.cli.common import (
     emit,
     err,
     infeasible_heading,
+    note,
     run_guarded,
     show,
     text,
@@ -139,6 +140,11 @@ def print_plan(result: Any, source: Path | None = None) -> None:
     if data["status"] == "infeasible":
         _print_infeasible(data, source)
         return
+    if data.get("time_limit_s") is not None:
+        note(
+            f"optimizer {data['optimizer_seconds']:.2f} s of the --time-limit {data['time_limit_s']:g} s "
+            f"(candidate evaluation and the audit run outside it; total {data['total_seconds']:.2f} s)"
+        )
     per_mtok = data["cost_usd_per_million_output_tokens"]
     title = (
         f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
