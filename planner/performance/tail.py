@@ -34,7 +34,7 @@ discrete-event simulations.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -45,6 +45,7 @@ ALLOWED_PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
 Z_OF_PERCENTILE: dict[int, float] = {50: 0.0, 90: 1.2815515655446004, 95: 1.6448536269514722, 99: 2.3263478740408408}
 """Standard normal quantiles Φ⁻¹(p/100) of the allowed percentiles."""
 NEWTON_ITERATIONS = 60
+Point = TypeVar("Point")
 
 
 def md1_decay_rate_x(rho: Num) -> Any:
@@ -111,7 +112,7 @@ def tpot_quantile_s(*, step_s: Num, decode_only_step_s: Num, running_batch: Num,
 
 
 def at_percentiles(
-    point: Any,
+    point: Point,
     terms: DeploymentTerms,
     *,
     input_tokens: Num,
@@ -119,36 +120,38 @@ def at_percentiles(
     network_s: Num,
     ttft_percentile: Num | None,
     tpot_percentile: Num | None,
-) -> Any:
+) -> Point:
     """``point`` (a load.LoadPoint of means) with ttft_s / tpot_s at the given percentiles.
 
     None, or nan entries of an array, keep the mean. Nothing is computed when both are None.
     """
     if ttft_percentile is None and tpot_percentile is None:
         return point
+    pt: Any = point
     changes: dict[str, Any] = {}
     if ttft_percentile is not None:
         p = np.asarray(ttft_percentile, dtype=float)
-        service = point.chunk_steps * point.chunk_step_s
-        wait = md1_wait_quantile_s(point.prefill_utilization_frac, service_s=service, percentile=np.nan_to_num(p, nan=50.0))
-        wait = np.where(point.stable, wait, np.inf)
-        tail = wait + service + point.step_s / 2.0 + network_s
-        tail = np.where(p >= 90, np.maximum(tail, point.ttft_s), tail)  # a p ≥ 90 tail is never below the mean
-        changes["ttft_s"] = np.where(np.isnan(p), point.ttft_s, tail)
+        service = pt.chunk_steps * pt.chunk_step_s
+        wait = md1_wait_quantile_s(pt.prefill_utilization_frac, service_s=service, percentile=np.nan_to_num(p, nan=50.0))
+        wait = np.where(pt.stable, wait, np.inf)
+        tail = wait + service + pt.step_s / 2.0 + network_s
+        tail = np.where(p >= 90, np.maximum(tail, pt.ttft_s), tail)  # a p ≥ 90 tail is never below the mean
+        changes["ttft_s"] = np.where(np.isnan(p), pt.ttft_s, tail)
     if tpot_percentile is not None:
         p = np.asarray(tpot_percentile, dtype=float)
         p_tok = np.asarray(input_tokens, dtype=float)
         g_tok = np.asarray(output_tokens, dtype=float)
         decode_only = mixed_step(
-            terms, decode_batch=point.running_batch, decode_context_tokens=p_tok + g_tok / 2.0,
+            terms, decode_batch=pt.running_batch, decode_context_tokens=p_tok + g_tok / 2.0,
             prefill_tokens=0.0, prompt_tokens=p_tok,
         )
         tail = tpot_quantile_s(
-            step_s=point.step_s, decode_only_step_s=decode_only, running_batch=point.running_batch,
+            step_s=pt.step_s, decode_only_step_s=decode_only, running_batch=pt.running_batch,
             percentile=np.nan_to_num(p, nan=50.0),
         )
-        changes["tpot_s"] = np.where(np.isnan(p), point.tpot_s, tail)
-    return replace(point, **changes)
+        changes["tpot_s"] = np.where(np.isnan(p), pt.tpot_s, tail)
+    out: Point = replace(pt, **changes)
+    return out
 
 
 __all__ = [
