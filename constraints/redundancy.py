@@ -3,9 +3,8 @@
 Replica or node domain (r = spare_replicas; the failure takes out the largest unit in use):
 
     Σ_{k ∈ K_w} Σ_j cap[k, j] · n_rep[k, j, t]  −  r · L[w, t]  ≥  Σ_{k ∈ K_w} flow[k, t]         ∀ t
-    L[w, t] ≥ lost[k] · u[k, t]                                   (candidates with one point)
-    L[w, t] ≥ Σ_j lost[k, j] · y[k, j] − lost_max[k] · (1 − u[k, t])   (several points, y selects one)
-    Σ_j n_rep[k, j, t] ≤ U[k] · u[k, t],   u[k, t] ∈ {0, 1}
+    L[w, t] ≥ Σ_j lost[k, j] · y[k, j]                  ∀ k with several points, t  (y selects k's point)
+    L[w, t] ≥ lost[k] · u[k, t],   n_rep[k, 0, t] ≤ U[k] · u[k, t],  u[k, t] ∈ {0, 1}   ∀ k with one point, t
 
 Site domain (every set S of r sites that serve w):
 
@@ -13,7 +12,11 @@ Site domain (every set S of r sites that serve w):
 
 Notation: cap[k, j] the requests/s one replica of candidate k carries at operating point j (the capacity
 of its capacity row, so the survivors stay within the SLO at the scenario's headroom); L[w, t] ≥ 0 the
-capacity one failure removes; u[k, t] = 1 when k has a replica in slice t; U[k] the replica data bound.
+capacity one failure removes; u[k, t] = 1 when k has a replica in slice t (y[k, j] plays that part for
+candidates with several points — it is already there and selects the point in use — charging k's loss in
+every slice once it is selected: conservative in slices where k has no replica); U[k] the replica data
+bound. The decomposition's relaxations make u continuous with the replica counts
+(planner.optimize.build.relax_replicas).
 lost[k, j] = cap[k, j] for the replica domain, and cap[k, j] · max(1, G/gpus_k) for the node domain (G the
 GPU type's gpus_per_node: a node holds G/gpus_k replicas, or one replica that spans several nodes is lost
 whole; G·capacity-per-GPU also bounds a node shared by several candidates of w;
@@ -63,15 +66,15 @@ def add_redundancy(ctx: BuildContext) -> None:
             for k in cands:
                 pts = ctx.points_of(k)
                 frac = lost_per_replica_frac(ctx, k, rule.failure_domain)
-                bound = max(float(n_rep[(k, int(p.point), t)].upBound or 0) for p in pts)
-                used = ctx.var("redundancy_used", (k, t), low=0, up=1, cat="Integer")
-                ctx.add_row("redundancy", (w.name, "used", k, t), ctx.replicas(k, t) <= bound * used)
                 caps = {int(p.point): frac * float(p.capacity_requests_per_s) for p in pts}
-                if len(pts) == 1:
-                    ctx.add_row("redundancy", (w.name, "lost", k, t), lost >= next(iter(caps.values())) * used)
-                else:
-                    top = max(caps.values())
+                if len(pts) > 1:
                     chosen = pulp.lpSum(c * y[(k, j)] for j, c in caps.items())
-                    ctx.add_row("redundancy", (w.name, "lost", k, t), lost >= chosen - top * (1 - used))
+                    ctx.add_row("redundancy", (w.name, "lost", k, t), lost >= chosen)
+                    continue
+                ((j, c),) = caps.items()
+                used = ctx.var("redundancy_used", (k, t), low=0, up=1, cat="Integer")
+                reps = n_rep[(k, j, t)]
+                ctx.add_row("redundancy", (w.name, "used", k, t), reps <= float(reps.upBound or 0) * used)
+                ctx.add_row("redundancy", (w.name, "lost", k, t), lost >= c * used)
             served = pulp.lpSum(flow[(k, t)] for k in cands)
             ctx.add_row("redundancy", (w.name, "spare", t), capacity(cands, t) - r * lost >= served)
