@@ -30,6 +30,7 @@ from constraints.pd_flow import add_pd_flow
 from constraints.placement_rtt import add_placement_rtt
 from constraints.price_tiers import add_price_tiers
 from constraints.quantization_policy import add_quantization_policy
+from constraints.redundancy import add_redundancy
 from constraints.site_capacity import add_site_capacity
 from constraints.slo_operating_point import add_slo_operating_point
 from constraints.spot_share import add_spot_share
@@ -62,6 +63,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("price_tiers", add_price_tiers, "cost"),
     Family("budget_max", add_budget_max, "resource"),
     Family("spot_share", add_spot_share, "resource"),
+    Family("redundancy", add_redundancy, "coupling"),
 )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from planner import performance as perf
 from planner.audit_pd import pool_at_served_load, pool_check, pool_memory_bytes, scenario_terms
 from planner.candidate_optimizations import deployment_load_optimizations
-from planner.candidates import network_s
+from planner.candidates import network_s, slo_percentiles
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
 from planner.performance.load import capacity_at_slo, serve_at_load
@@ -98,6 +98,7 @@ def audit_deployment(
                 slo_ttft_s=w.slo.ttft_ms / 1e3,
                 slo_tpot_s=w.slo.tpot_ms / 1e3,
                 opt=opt,
+                **slo_percentiles(w),
             )
         )
         op = serve_at_load(
@@ -108,6 +109,7 @@ def audit_deployment(
             max_batch=limit,
             network_s=net,
             opt=opt,
+            **slo_percentiles(w),
         )
     record = AuditRecord(
         workload=w.name,
@@ -149,13 +151,18 @@ def audit_plan(
 
 
 def at_served_load(
-    catalog: Catalog, scenario: Scenario, deployment: Deployment, sites: dict[str, Any]
+    catalog: Catalog,
+    scenario: Scenario,
+    deployment: Deployment,
+    sites: dict[str, Any],
+    capacity_requests_per_s: float | None = None,
 ) -> Deployment:
     """The deployment with TTFT, TPOT, running batch, decode step and memory at the load each replica
     actually serves at the workload's peak (served / replicas, the engine scheduler of
     :func:`planner.performance.load.serve_at_load`), and the replica's capacity at the SLO.
 
-    A replica that serves nothing at the peak slice keeps its operating point's figures.
+    A replica that serves nothing at the peak slice keeps its operating point's figures. A co-located
+    replica's capacity at the SLO is ``capacity_requests_per_s`` when given (the audit's record of it).
     """
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
     terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
@@ -167,17 +174,18 @@ def at_served_load(
     per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
     if deployment.role != "colocated":
         return pool_at_served_load(catalog, scenario, deployment, sites, terms, per_replica, limit)
-    capacity = float(
+    capacity = capacity_requests_per_s if capacity_requests_per_s is not None else float(
         capacity_at_slo(
             terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
             network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3, opt=opt,
+            **slo_percentiles(w),
         )
     )
     if per_replica <= 0:
         return replace(deployment, capacity_at_slo_requests_per_s=capacity)
     op = serve_at_load(
         terms, requests_per_s=per_replica, input_tokens=float(w.input_tokens),
-        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, opt=opt,
+        output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, opt=opt, **slo_percentiles(w),
     )
     batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
     step = perf.decode_step(

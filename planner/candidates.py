@@ -27,7 +27,7 @@ TTFT/TPOT/batch/memory at that load.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,6 @@ from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
-from planner.ledgers.efficiency import EfficiencyTerms
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
@@ -47,6 +46,7 @@ from planner.performance.optimizations import (
     optimized_max_batch,
     optimized_memory_per_gpu_bytes,
 )
+from planner.performance.stack import stack_terms, take_terms
 from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
@@ -119,20 +119,6 @@ def batch_breakpoints(max_batch: int) -> list[int]:
     return points
 
 
-def _stack_terms(rows: list[perf.DeploymentTerms]) -> perf.DeploymentTerms:
-    """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row."""
-    values: dict[str, Any] = {}
-    for f in fields(perf.DeploymentTerms):
-        if f.name == "efficiency":
-            continue
-        values[f.name] = np.array([getattr(r, f.name) for r in rows], dtype=float)[:, None]
-    eff_values = {
-        f.name: np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float)[:, None]
-        for f in fields(EfficiencyTerms)
-    }
-    return perf.DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
-
-
 @dataclass
 class _Config:
     workload: Workload
@@ -200,9 +186,9 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
 def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
     """Vectorized ledger evaluation of every runnable config: stacked terms, memory limit, lone prefill."""
     targets = [c.terms for c in configs if c.terms is not None]
-    terms = _stack_terms(targets)
+    terms = stack_terms(targets)
     opt = stack_optimizations([c.opt or LoadOptimizations() for c in configs if c.terms is not None], targets,
-                              _stack_terms)
+                              stack_terms)
     p_tok = np.array([c.workload.input_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     g_tok = np.array([c.workload.output_tokens for c in configs if c.terms is not None], dtype=float)[:, None]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
@@ -218,14 +204,6 @@ def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
         "prefill_s": prefill[:, 0],
         "weights_per_gpu_bytes": perf.weights_bytes_per_gpu(terms)[:, 0],
     }
-
-
-def _take(terms: perf.DeploymentTerms, idx: np.ndarray) -> perf.DeploymentTerms:
-    """Rows ``idx`` of a stacked DeploymentTerms (columns stay (n, 1))."""
-    values = {f.name: getattr(terms, f.name)[idx] for f in fields(perf.DeploymentTerms) if f.name != "efficiency"}
-    e = terms.efficiency
-    eff_values = {f.name: getattr(e, f.name)[idx] for f in fields(EfficiencyTerms)}
-    return perf.DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
 
 
 def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
@@ -303,7 +281,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
             point_rows += pd_operating_points(
-                catalog, pool, scenario, terms=_take(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
+                catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
             )
 
     candidates = pd.DataFrame(cand_rows)
@@ -320,6 +298,19 @@ def network_s(workload: Workload, site: Site) -> float:
     return site.rtt_ms / 1e3 + upload_s
 
 
+def slo_percentiles(workload: Workload) -> dict[str, float | None]:
+    """The workload's SLO percentiles as keywords of serve_at_load / capacity_at_slo (None = the mean)."""
+    return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
+
+
+def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key: str) -> Any:
+    """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
+    values = [slo_percentiles(cfg.workload)[key] for _, cfg, _ in pending]
+    if all(v is None for v in values):
+        return None
+    return np.array([np.nan if v is None else float(v) for v in values])[:, None]
+
+
 def _operating_points(
     pending: list[tuple[dict[str, Any], _Config, Site]],
     scenario: Scenario,
@@ -328,13 +319,14 @@ def _operating_points(
 ) -> list[dict[str, Any]]:
     """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    terms = _take(ev["terms"], idx)
-    opt = take_optimizations(ev["opt"], idx, _take)
+    terms = take_terms(ev["terms"], idx)
+    opt = take_optimizations(ev["opt"], idx, take_terms)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
     slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
+    pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
     limit = np.maximum(fit, 1)[:, None].astype(float)
     lone = serve_at_load(
@@ -343,12 +335,12 @@ def _operating_points(
     )
     cap = capacity_at_slo(
         terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
-        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, opt=opt,
+        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, opt=opt, **pct,
     )
     loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
     at = serve_at_load(
         terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
-        network_s=net, opt=opt,
+        network_s=net, opt=opt, **pct,
     )
     batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
     step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))

@@ -57,6 +57,23 @@ class Slo(Strict):
 
     ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
     tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
+    ttft_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="TTFT SLO holds at this percentile (50, 90, 95, 99); default: the mean TTFT."
+    )
+    tpot_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="Per-request TPOT SLO holds at this percentile (50, 90, 95, 99); default: the mean."
+    )
+
+
+class Redundancy(Strict):
+    """Spare capacity: the SLO holds with ``spare_replicas`` failure domains down (constraints/redundancy.py)."""
+
+    spare_replicas: Annotated[int, Field(ge=0, le=16)] = Field(
+        1, description="Failure domains that may be down at once while the SLO still holds (0 = none)."
+    )
+    failure_domain: Literal["replica", "node", "site"] = Field(
+        "replica", description="What fails: one replica, one node (all replicas on it) or one site."
+    )
 
 
 class Workload(Strict):
@@ -100,6 +117,9 @@ class Workload(Strict):
     input_tokens: Tokens = Field(description="Prompt tokens per request.")
     output_tokens: Tokens = Field(description="Generated tokens per request.")
     slo: Slo = Field(default_factory=Slo)
+    redundancy: Redundancy | None = Field(
+        None, description="Keep the SLO with replicas / a node / a site down; default: no spare capacity."
+    )
     sites: list[Id] | None = Field(
         None, min_length=1, max_length=MAX_LIST, description="Sites it may run at; default: every cloud site."
     )

@@ -3,7 +3,8 @@
 JSON convention (every command): ``--json`` prints JSON to stdout and nothing else goes to stdout;
 ``--json-out PATH`` writes the same JSON to a file. A PATH that is one of the command's input files (or a
 YAML file) is refused with exit 2, so a scenario can never be overwritten by its plan. Every file written
-is announced on stderr ("wrote PATH") unless ``--quiet``.
+is announced on stderr ("wrote PATH") unless ``--quiet``. A failed run (infeasible, exit 3) writes no file:
+an existing output stays as it was ("not written: PATH" on stderr); ``--json`` still prints its JSON.
 """
 
 from __future__ import annotations
@@ -116,13 +117,16 @@ def check_output_path(path: Path | None, option: str, inputs: Iterable[Path] = (
     check_output_file(path, option, inputs)
 
 
-def emit(obj: Any, as_json: bool, json_out: Path | None) -> bool:
-    """Print ``obj`` as JSON to stdout when ``as_json``; write it to ``json_out`` when given.
+def emit(obj: Any, as_json: bool, json_out: Path | None, *, failed: bool = False) -> bool:
+    """Print ``obj`` as JSON to stdout when ``as_json``; write it to ``json_out`` when given and the run
+    did not fail (``failed``: the command exits 3 — a failed run never changes an existing output).
 
     Returns True when stdout is taken by JSON (the caller prints no tables then).
     """
     rendered = json_text(obj)
-    if json_out is not None:
+    if json_out is not None and failed:
+        note(f"not written: {json_out} (the run failed; an existing file is left as it was)")
+    elif json_out is not None:
         from planner.report.files import atomic_write_text
 
         run_guarded(lambda: atomic_write_text(json_out, rendered + "\n"))
@@ -130,6 +134,11 @@ def emit(obj: Any, as_json: bool, json_out: Path | None) -> bool:
     if as_json:
         typer.echo(rendered)
     return as_json
+
+
+def infeasible_heading(source: Path | None) -> str:
+    """'FILE: infeasible' (the causes below are about this scenario file), or 'infeasible' without one."""
+    return f"{text(str(source))}: [bold red]infeasible[/]" if source is not None else "[bold red]infeasible[/]"
 
 
 def show(renderable: Any) -> None:

@@ -11,7 +11,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonFlag, JsonOut, emit, err, run_guarded, show, text, wrote
+from planner.cli.common import (
+    JsonFlag,
+    JsonOut,
+    emit,
+    err,
+    infeasible_heading,
+    run_guarded,
+    show,
+    text,
+    wrote,
+)
 from planner.cli.plan_cmd import OutputXlsx, PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
 from planner.cli.progress import working
 from planner.errors import InfeasiblePlan
@@ -55,8 +65,8 @@ def print_comparison(data: dict[str, Any]) -> None:
         show(f"• {text(f['sentence'])}")
 
 
-def _print_causes(data: dict[str, Any]) -> None:
-    err.print("[bold red]infeasible:[/] no option (buy only, rent only, hybrid) has a plan")
+def _print_causes(data: dict[str, Any], source: Path) -> None:
+    err.print(f"{infeasible_heading(source)}: no option (buy only, rent only, hybrid) has a plan", soft_wrap=True)
     causes: dict[str, list[str]] = {}
     for o in data["options"]:
         for item in o["infeasibility"]:
@@ -94,7 +104,7 @@ def compare(
     comparison = run_guarded(go)
     data = comparison.to_json()
     if comparison.recommendation is None:
-        _print_causes(data)
+        _print_causes(data, scenario_path)
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     if not emit(data, as_json, json_out):
         print_comparison(data)

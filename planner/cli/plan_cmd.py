@@ -14,6 +14,8 @@ from planner.cli.common import (
     check_output_path,
     emit,
     err,
+    infeasible_heading,
+    note,
     run_guarded,
     show,
     text,
@@ -112,8 +114,8 @@ def runs(values: list[int]) -> str:
     return " ".join(parts)
 
 
-def _print_infeasible(data: dict[str, Any]) -> None:
-    err.print("[bold red]infeasible[/]")
+def _print_infeasible(data: dict[str, Any], source: Path | None = None) -> None:
+    err.print(infeasible_heading(source), soft_wrap=True)
     for item in data["infeasibility"]:
         err.print(f"  • {text(item['message'])}", soft_wrap=True)
         if item.get("relaxation"):
@@ -131,13 +133,18 @@ def _status_text(data: dict[str, Any]) -> str:
     return f"feasible (gap {gap:.1%}" + (f", bound ${bound:,.0f})" if bound is not None else ")")
 
 
-def print_plan(result: Any) -> None:
+def print_plan(result: Any, source: Path | None = None) -> None:
     """The plan as terminal tables: deployments (with SLO headroom), purchase orders, binding limits,
-    alternatives; an infeasible plan's causes go to stderr."""
+    alternatives; an infeasible plan's causes go to stderr under the scenario file's name (``source``)."""
     data = result.to_json()
     if data["status"] == "infeasible":
-        _print_infeasible(data)
+        _print_infeasible(data, source)
         return
+    if data.get("time_limit_s") is not None:
+        note(
+            f"optimizer {data['optimizer_seconds']:.2f} s of the --time-limit {data['time_limit_s']:g} s "
+            f"(candidate evaluation and the audit run outside it; total {data['total_seconds']:.2f} s)"
+        )
     per_mtok = data["cost_usd_per_million_output_tokens"]
     title = (
         f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over {data['horizon_months']} months "
@@ -335,10 +342,10 @@ def plan(
             )
 
     result = run_guarded(go)
-    if not emit(result.to_json(), as_json, json_out):
-        print_plan(result)
+    if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible"):
+        print_plan(result, scenario_path)
     elif result.status == "infeasible":
-        _print_infeasible(result.to_json())
+        _print_infeasible(result.to_json(), scenario_path)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     write_workbook(result, output, plots)
@@ -381,8 +388,8 @@ def budget(
     data = result.to_json()
     limits = {"capex_usd": capex_usd, "opex_usd_per_month": opex_usd_per_month, "total_usd": total_usd}
     data["budget_used"] = budget_used(data, limits)
-    if not emit(data, as_json, json_out):
-        print_plan(result)
+    if not emit(data, as_json, json_out, failed=result.status == "infeasible"):
+        print_plan(result, scenario_path)
         print_budget(data)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)

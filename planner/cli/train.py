@@ -19,6 +19,7 @@ from planner.cli.common import (
     emit,
     err,
     fail,
+    infeasible_heading,
     out,
     run_guarded,
     text,
@@ -33,9 +34,9 @@ def _catalog() -> Any:
     return run_guarded(default_catalog)
 
 
-def _print_plan(data: dict[str, Any]) -> None:
+def _print_plan(data: dict[str, Any], source: Path) -> None:
     if data["status"] != "optimal":
-        err.print("[bold red]infeasible[/]")
+        err.print(infeasible_heading(source), soft_wrap=True)
         for reason in data["infeasibility"]:
             err.print(f"  • {text(reason)}", soft_wrap=True)
         return
@@ -90,12 +91,12 @@ def train(
 
     plan = run_guarded(go)
     data = plan.to_json()
-    emit(data, as_json, json_out)
+    emit(data, as_json, json_out, failed=plan.status != "optimal")
     if not as_json:
-        _print_plan(data)
+        _print_plan(data, scenario_path)
     elif plan.status != "optimal":
         for reason in plan.reasons:
-            err.print(f"infeasible: {text(reason)}", soft_wrap=True)
+            err.print(f"{text(str(scenario_path))}: infeasible: {text(reason)}", soft_wrap=True)
     if plan.status != "optimal":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     if output is not None:

@@ -166,19 +166,25 @@ def alternatives(
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
     plan). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
-    gets the time left and those after it are skipped ("not solved: --time-limit reached")."""
+    gets the time left less the largest build time seen so far, and one that would not get any is skipped
+    ("not solved: --time-limit reached"), so the last build does not run past the limit."""
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
+    overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
     for column in ("gpu", "site"):
         for value in sorted(set(table.candidates[column])):
             left_s = None if deadline is None else deadline - time.perf_counter()
-            if left_s is not None and left_s <= 0:
+            if left_s is not None and left_s <= overhead_s:
                 items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
                 continue
+            began = time.perf_counter()
             record, solved = alternative(
-                catalog, scenario, table, solver, column=column, value=value, time_limit_s=left_s
+                catalog, scenario, table, solver, column=column, value=value,
+                time_limit_s=None if left_s is None else left_s - overhead_s,
             )
+            solver_s = 0.0 if solved is None else solved[0].solve_seconds
+            overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
             items.append(record)
             if solved is not None and solved[0].cost_usd < cheapest_usd:
                 cheaper, cheapest_usd = solved, solved[0].cost_usd

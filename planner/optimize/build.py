@@ -61,9 +61,11 @@ def set_cost_objective(ctx: BuildContext, *, skip: Iterable[str] = (TIE_BREAK,),
 
 
 def relax_replicas(ctx: BuildContext) -> None:
-    """Make the replica counts of the built ``ctx`` continuous (supply units stay whole)."""
-    for v in ctx.variables["n_rep"].values():
-        v.cat = pulp.LpContinuous
+    """Make the replica counts of the built ``ctx`` continuous, and with them the redundancy rule's 'has a
+    replica' indicators (constraints/redundancy.py); supply units stay whole."""
+    for family in ("n_rep", "redundancy_used"):
+        for v in ctx.variables.get(family, {}).values():
+            v.cat = pulp.LpContinuous
 
 
 def relax_point_selection(ctx: BuildContext) -> None:

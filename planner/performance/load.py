@@ -32,6 +32,7 @@ import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.optimizations import LoadOptimizations, round_s
+from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
@@ -132,6 +133,8 @@ def serve_at_load(
     max_batch: Num,
     network_s: Num = 0.0,
     opt: LoadOptimizations | None = None,
+    ttft_percentile: Num | None = None,
+    tpot_percentile: Num | None = None,
 ) -> LoadPoint:
     """TTFT, TPOT and throughput of one replica at ``requests_per_s`` (module docstring formulas).
 
@@ -139,6 +142,8 @@ def serve_at_load(
     ``max_running_sequences`` caps it too. ``opt`` (prefix cache, speculation;
     planner/performance/optimizations.py) makes P the new prompt tokens P − h·S and G the rounds G/E[N],
     and TPOT = T/E[N]. Works on arrays.
+    ``max_running_sequences`` caps it too. Works on arrays. ``ttft_s`` / ``tpot_s`` are means, or the
+    given percentiles (planner.performance.tail; None or nan = the mean).
     """
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     g_out = np.asarray(output_tokens, dtype=float)
@@ -166,7 +171,7 @@ def serve_at_load(
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     ttft = wait + service_s + step / 2.0 + network_s
-    return LoadPoint(
+    point = LoadPoint(
         requests_per_s=lam,
         step_s=step,
         running_batch=batch,
@@ -180,6 +185,10 @@ def serve_at_load(
         output_tokens_per_s=lam * g_out,
         stable=stable,
     )
+    return at_percentiles(
+        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
+        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
+    )
 
 
 def capacity_at_slo(
@@ -192,11 +201,14 @@ def capacity_at_slo(
     slo_ttft_s: Num,
     slo_tpot_s: Num,
     opt: LoadOptimizations | None = None,
+    ttft_percentile: Num | None = None,
+    tpot_percentile: Num | None = None,
 ) -> Any:
     """Largest λ (requests/s) one replica sustains with TTFT ≤ SLO and TPOT ≤ SLO; 0 where none does.
 
     Bisection on λ between 0 and the decode-bound ceiling max_batch / (G·T_mixed(1, 0)); the SLO checks
-    are monotone in λ because T_mixed and the M/D/1 wait grow with the load.
+    are monotone in λ because T_mixed and the M/D/1 wait grow with the load. With percentiles, TTFT / TPOT
+are taken at them (planner.performance.tail).
     """
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
@@ -211,7 +223,7 @@ def capacity_at_slo(
     def ok(lam: Num) -> Num:
         pt = serve_at_load(
             terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch,
-            network_s=network_s, opt=opt,
+            network_s=network_s, opt=opt, ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 

@@ -16,6 +16,7 @@ import math
 
 from planner.problem.context import BuildContext
 from planner.problem.roles import kv_link_requests_per_s, pd_groups
+from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
 MAX_SCALE = 10.0
@@ -23,12 +24,14 @@ MAX_SCALE = 10.0
 
 
 def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
-    """Data bound on replicas of one point: ceil(peak demand / capacity) (the big-M of the point selector);
-    a prefill or decode replica counts at most what its KV link carries (B_k / V_KV)."""
+    """Data bound on replicas of one point: ceil((peak demand + spare) / capacity) (the big-M of the point
+    selector); spare = the capacity a ``redundancy`` rule holds in reserve (planner.problem.spare); a prefill
+    or decode replica counts at most what its KV link carries (B_k / V_KV)."""
     workload = ctx.cands.at[cand, "workload"]
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
     if ctx.scenario.objective == "max_throughput":
         peak *= MAX_SCALE
+    peak += spare_requests_per_s(ctx, str(workload))
     capacity = min(capacity_requests_per_s, kv_link_requests_per_s(ctx.cands, cand))
     return max(1, math.ceil(peak / capacity - 1e-9))
 

@@ -48,6 +48,10 @@ class PlanResult:
     served_from_month: float | None = None
     """max_throughput: the month from which the served fraction holds (the first purchase delivery when
     only buying is allowed, else 0); earlier periods serve what they can."""
+    time_limit_s: float | None = None
+    """The ``--time-limit`` the optimizer ran under (None: none)."""
+    optimizer_seconds: float | None = None
+    """Wall seconds of every solve (plan, decomposition, alternatives): the part ``--time-limit`` caps."""
 
     @property
     def feasible(self) -> bool:
@@ -118,4 +122,6 @@ class PlanResult:
             "candidates_feasible": self.candidates_feasible,
             "solve_seconds": self.solve_seconds,
             "total_seconds": self.total_seconds,
+            "time_limit_s": self.time_limit_s,
+            "optimizer_seconds": self.optimizer_seconds,
         }

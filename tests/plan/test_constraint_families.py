@@ -31,6 +31,7 @@ TESTED = {
     "price_tiers",
     "spot_share",
     "pd_flow",
+    "redundancy",
 }
 
 

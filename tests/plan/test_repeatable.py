@@ -24,7 +24,7 @@ from planner.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TIMING_KEYS = ("solve_seconds", "total_seconds")
+TIMING_KEYS = ("solve_seconds", "total_seconds", "optimizer_seconds")
 
 RUN_ECONOMICS = """
 import json, sys

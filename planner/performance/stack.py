@@ -1,0 +1,34 @@
+"""Many deployments' terms as one: DeploymentTerms whose fields are (N, 1) columns, so the step, load and
+memory functions evaluate every candidate at once (planner.candidates), and row selections of them."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from planner.ledgers.efficiency import EfficiencyTerms
+from planner.performance.terms import DeploymentTerms
+
+
+def stack_terms(rows: list[DeploymentTerms]) -> DeploymentTerms:
+    """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row."""
+    values: dict[str, Any] = {}
+    for f in fields(DeploymentTerms):
+        if f.name == "efficiency":
+            continue
+        values[f.name] = np.array([getattr(r, f.name) for r in rows], dtype=float)[:, None]
+    eff_values = {
+        f.name: np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float)[:, None]
+        for f in fields(EfficiencyTerms)
+    }
+    return DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
+
+
+def take_terms(terms: DeploymentTerms, idx: np.ndarray) -> DeploymentTerms:
+    """Rows ``idx`` of a stacked DeploymentTerms (columns stay (n, 1))."""
+    values = {f.name: getattr(terms, f.name)[idx] for f in fields(DeploymentTerms) if f.name != "efficiency"}
+    e = terms.efficiency
+    eff_values = {f.name: getattr(e, f.name)[idx] for f in fields(EfficiencyTerms)}
+    return DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))

@@ -1,0 +1,38 @@
+"""Spare capacity of a workload's ``redundancy`` rule: what one failure removes, and the replica bound it needs.
+
+Shared by constraints/redundancy.py (the rows) and planner.problem.variables (the data bound on replicas,
+which must leave room for the spare replicas).
+"""
+
+from __future__ import annotations
+
+from planner.problem.context import BuildContext
+
+
+def lost_per_replica_frac(ctx: BuildContext, cand: int, domain: str) -> float:
+    """Replicas' worth of candidate ``cand``'s capacity one failure of ``domain`` removes (≥ 1).
+
+    replica: 1; node: max(1, G / gpus_k) with G the GPU type's gpus_per_node (a node holds G / gpus_k
+    replicas, or one replica that spans nodes is lost whole); site: 1 (the site rows do not use it).
+    """
+    if domain != "node":
+        return 1.0
+    per_node = ctx.gpu(str(ctx.cands.at[cand, "gpu"])).gpus_per_node
+    return max(1.0, per_node / int(ctx.cands.at[cand, "gpus"]))
+
+
+def spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
+    """Upper bound of the capacity the rule holds in reserve: r · max_k lost[k] · max_j cap[k, j], req/s.
+
+    0 without a rule, with r = 0 and for the site domain (each site alone covers at most the peak).
+    """
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    rule = w.redundancy
+    if rule is None or rule.spare_replicas == 0 or rule.failure_domain == "site":
+        return 0.0
+    biggest = 0.0
+    for k in ctx.cands_of_workload(workload):
+        caps = [float(p.capacity_requests_per_s) for p in ctx.points_of(k)]
+        if caps:
+            biggest = max(biggest, lost_per_replica_frac(ctx, k, rule.failure_domain) * max(caps))
+    return rule.spare_replicas * biggest
