@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import Site
-from planner.costs import rent_quote
-from planner.ledgers.edge_cloud import breakeven_utilization_frac
+from planner.compare_breakeven import reserved_breakeven
+from planner.flip_probe import buying_surely_cheaper
+from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
 from planner.readout.comparison import Comparison
@@ -132,15 +132,13 @@ _SOLVED: dict[tuple[int, str, str], tuple[Any, Any]] = {}
 
 def _solve(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[Any, Any]:
     """(solution, context) of the scenario's MILP, solver only (no audit, no readout); solved once."""
-    from planner.candidates import build_candidates
+    from planner.candidate_cache import candidates_for
     from planner.optimize import solve
     from planner.problem.context import build_context
 
     key = (id(catalog), scenario.model_dump_json(), solver)
     if key not in _SOLVED:
-        _SOLVED[key] = solve(
-            build_context(catalog, scenario, build_candidates(catalog, scenario)), solver, None
-        )
+        _SOLVED[key] = solve(build_context(catalog, scenario, candidates_for(catalog, scenario)), solver, None)
     return _SOLVED[key]
 
 
@@ -155,6 +153,8 @@ def _cost(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[flo
 def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str | None:
     """'buy' when a plan allowed to buy is strictly cheaper than renting only, else 'rent_only'."""
     rent, _ = _cost(catalog, _with(scenario, ["rent"]), solver)
+    if rent is not None and buying_surely_cheaper(catalog, _with(scenario, ["rent", "buy"]), rent * (1 - TIE_REL), solver):
+        return "buy"  # what the exact solve below would answer (planner.flip_probe)
     hybrid, _ = _cost(catalog, _with(scenario, ["rent", "buy"]), solver)
     if hybrid is None:
         return None if rent is None else "rent_only"
@@ -183,10 +183,10 @@ class CostLines:
     and m = 2 (:func:`priced_usd` on contexts built at both)."""
 
     def __init__(self, catalog: Catalog, scenario: Scenario, parameter: str) -> None:
-        from planner.candidates import build_candidates
+        from planner.candidate_cache import candidates_for
         from planner.problem.context import build_context
 
-        table = build_candidates(catalog, scenario)
+        table = candidates_for(catalog, scenario)
         self.at = [build_context(catalog, _what_if(scenario, parameter, m), table) for m in (1.0, 2.0)]
 
     def line(self, values: dict[str, dict[Any, float]]) -> tuple[float, float]:
@@ -331,31 +331,6 @@ def find_flip_points(
     return flips
 
 
-def reserved_breakeven(
-    catalog: Catalog, gpu_id: str, site: Site, providers: list[str] | None = None
-) -> tuple[float | None, dict[str, Any] | None]:
-    """Card-12 utilisation crossover of renting ``gpu_id`` at ``site``: reserved_1y / on-demand price of the
-    quotes the planner uses there (planner.costs.rent_quote), with the sentence that states it.
-
-    The fraction is None when the reserved quote is no cheaper than on-demand (reserving never pays).
-    """
-    gpu = catalog.accelerators[gpu_id]
-    od = rent_quote(catalog, gpu, site, "on_demand", providers)
-    rs = rent_quote(catalog, gpu, site, "reserved_1y", providers)
-    if od is None or rs is None:
-        return None, None
-    ratio = breakeven_utilization_frac(rs.usd_per_gpu_hour, on_demand_usd_per_hour=od.usd_per_gpu_hour)
-    prices = (
-        f"{gpu_id} at {site.id}: reserved 1 y ${rs.usd_per_gpu_hour:.2f}/GPU-h ({rs.provider}) vs on-demand "
-        f"${od.usd_per_gpu_hour:.2f}/GPU-h ({od.provider})"
-    )
-    flip = {"parameter": "utilization_frac", "factor": ratio}
-    if ratio >= 1:
-        return None, {**flip, "sentence": f"reserving never pays at these quotes: {prices}"}
-    sentence = f"reserving wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
-    return ratio, {**flip, "sentence": sentence}
-
-
 def compare(
     catalog: Catalog,
     scenario: Scenario,
@@ -365,6 +340,13 @@ def compare(
     progress: Progress = _quiet,
 ) -> Comparison:
     """Plan the scenario three times (buy only, rent only, hybrid) and derive the comparison."""
+    with shared_solves():  # the flip searches re-ask the options' own problems
+        return _compare(catalog, scenario, solver=solver, flip_points=flip_points, progress=progress)
+
+
+def _compare(
+    catalog: Catalog, scenario: Scenario, *, solver: SolverName, flip_points: bool, progress: Progress
+) -> Comparison:
     _SOLVED.clear()
     blocker = buying_blocker(catalog, _with(scenario, ["rent", "buy"]))
     options = {}

@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 
 from planner.audit import at_served_load, audit_plan
-from planner.candidates import CandidateTable, build_candidates
+from planner.candidate_cache import candidates_for
+from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.optimize import solve, solve_context
 from planner.optimize.alternatives import alternatives, rank
@@ -80,7 +81,7 @@ def plan(
 ) -> PlanResult:
     """Plan ``scenario``; never returns a plan that fails the audit."""
     start = time.perf_counter()
-    table = build_candidates(catalog, scenario)
+    table = candidates_for(catalog, scenario)  # shared by plans differing only in prices or demand
     missing = explain_workload_candidates(table, scenario)
     if missing:
         return _infeasible(scenario, table, 0.0, start, missing)
