@@ -24,7 +24,9 @@ Purchase price and demand use a geometric bisection on [lo, hi] (BISECTION_STEPS
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from planner.catalog.loader import Catalog
@@ -299,6 +301,17 @@ def _no_flip_sentence(parameter: str, decision: str | None) -> str:
     return f"{who} wins at every {what} from {lo:.2g}× to {hi:.2g}×"
 
 
+def _search(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, decision: str | None
+) -> tuple[float, str, str] | None:
+    """(factor, wins below, wins above) of one flip parameter, or None when it does not flip in range."""
+    if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
+        crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
+        below, above = PRICES[parameter]
+        return None if crossing is None else (crossing, below, above)
+    return _bisect(catalog, scenario, solver, parameter)
+
+
 def find_flip_points(
     catalog: Catalog,
     scenario: Scenario,
@@ -307,27 +320,31 @@ def find_flip_points(
     recommendation: str | None,
     progress: Progress = _quiet,
 ) -> list[dict[str, Any]]:
-    """Rent price, purchase price and demand flip points (factor None and a sentence when none in range)."""
+    """Rent price, purchase price and demand flip points (factor None and a sentence when none in range).
+
+    The three searches are independent and run side by side (each solve is single-threaded and
+    deterministic, so the answers do not depend on it); the base solves both price searches start from
+    are made first, once."""
     now = _now(recommendation)
     decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
+    if decision == "buy":
+        for parameter in PRICES:
+            for procurement in (["rent"], ["rent", "buy"]):
+                _solve(catalog, _what_if(_with(scenario, procurement), parameter, 1.0), solver)
     flips: list[dict[str, Any]] = []
-    for parameter in FLIP_WHAT:
-        progress(f"flip point: {FLIP_WHAT[parameter]}")
-        found: tuple[float, str, str] | None
-        if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
-            crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
-            below, above = PRICES[parameter]
-            found = None if crossing is None else (crossing, below, above)
-        else:
-            found = _bisect(catalog, scenario, solver, parameter)
-        if found is None:
-            flips.append(
-                {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
-            )
-            continue
-        factor, below, above = found
-        sentence = flip_sentence(scenario, parameter, factor, below, above, now)
-        flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
+    with ThreadPoolExecutor(max_workers=min(len(FLIP_WHAT), os.cpu_count() or 1)) as pool:
+        searches = {p: pool.submit(_search, catalog, scenario, solver, p, decision) for p in FLIP_WHAT}
+        for parameter, search in searches.items():
+            progress(f"flip point: {FLIP_WHAT[parameter]}")
+            found = search.result()
+            if found is None:
+                flips.append(
+                    {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
+                )
+                continue
+            factor, below, above = found
+            sentence = flip_sentence(scenario, parameter, factor, below, above, now)
+            flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
     return flips
 
 

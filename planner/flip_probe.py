@@ -6,7 +6,8 @@ at high demand takes most of a comparison. When buying wins clearly, a solve to 
 (:data:`QUICK_GAP_REL`) already proves it: its plan's objective U bounds the optimum, the exact solve's
 plan costs at most U·(1 + 1e-6)-ish (it is within its gap of that optimum) and its cost without the
 tie-break is lower still, so U·(1 + :data:`MARGIN_REL`) below the threshold gives the exact answer
-"buy". Any other outcome (or a problem the decomposition would solve) says nothing, and the caller solves
+"buy". The quick solve looks only for plans below that bound (HiGHS ``objective_bound``) and stops at the
+first one (``mip_max_improving_sols``). Any other outcome (or a problem the decomposition would solve) says nothing, and the caller solves
 exactly — the comparison's result is the same as without this probe.
 """
 
@@ -16,7 +17,7 @@ from planner.candidate_cache import candidates_for
 from planner.catalog.loader import Catalog
 from planner.optimize.build import build_problem
 from planner.optimize.decompose import is_large
-from planner.optimize.solver import SolverName, make_solver, objective_usd, solve_status
+from planner.optimize.solver import SolverName, WarmHiGHS, objective_usd, solve_status
 from planner.problem.context import build_context
 from planner.scenario import Scenario
 
@@ -37,9 +38,16 @@ def buying_surely_cheaper(
     if ctx.cands.empty or is_large(ctx):
         return False
     build_problem(ctx)
-    _status, has_solution, _optimal = solve_status(
-        ctx.prob, make_solver(solver, time_limit_s=None, gap_rel=QUICK_GAP_REL)
+    target_usd = (threshold_usd - MARGIN_REL) / (1 + MARGIN_REL)
+    quick = WarmHiGHS(
+        msg=False,
+        gapRel=QUICK_GAP_REL,
+        random_seed=1,
+        threads=1,
+        objective_bound=target_usd,  # only plans below the target count ...
+        mip_max_improving_sols=1,  # ... and the first one answers
     )
+    _status, has_solution, _optimal = solve_status(ctx.prob, quick)
     if not has_solution:
         return False
     upper_usd = objective_usd(ctx)
