@@ -9,7 +9,6 @@ checks memory, TPOT and TTFT against the scenario (not the table), and that the 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -24,34 +23,6 @@ from planner.scenario import Scenario
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
 REL_TOL = 1e-6
-
-
-def _capacity_at_slo_s(
-    terms: Any, input_tokens: float, output_tokens: float, max_batch: float, network_s: float,
-    slo_ttft_s: float, slo_tpot_s: float,
-) -> float:
-    """Scalar :func:`capacity_at_slo` (req/s), memoized on its exact arguments: the audit and
-    :func:`at_served_load` ask it for the same deployment (a 40-step bisection of the scheduler)."""
-    args = (terms, input_tokens, output_tokens, max_batch, network_s, slo_ttft_s, slo_tpot_s)
-    try:
-        return _capacity_memo(*args)
-    except TypeError:  # terms holding an unhashable value: compute without the memo
-        return _capacity(*args)
-
-
-def _capacity(
-    terms: Any, input_tokens: float, output_tokens: float, max_batch: float, network_s: float,
-    slo_ttft_s: float, slo_tpot_s: float,
-) -> float:
-    return float(
-        capacity_at_slo(
-            terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch,
-            network_s=network_s, slo_ttft_s=slo_ttft_s, slo_tpot_s=slo_tpot_s,
-        )
-    )
-
-
-_capacity_memo = lru_cache(maxsize=256)(_capacity)
 
 
 @dataclass(frozen=True)
@@ -98,8 +69,16 @@ def audit_deployment(
     claimed = float(deployment.capacity_per_replica_requests_per_s)
     net = network_s(w, sites[deployment.site])
     limit = max(min(fit, float(scenario.max_batch)), 1.0)
-    capacity = _capacity_at_slo_s(
-        terms, float(w.input_tokens), float(w.output_tokens), limit, net, w.slo.ttft_ms / 1e3, w.slo.tpot_ms / 1e3
+    capacity = float(
+        capacity_at_slo(
+            terms,
+            input_tokens=float(w.input_tokens),
+            output_tokens=float(w.output_tokens),
+            max_batch=limit,
+            network_s=net,
+            slo_ttft_s=w.slo.ttft_ms / 1e3,
+            slo_tpot_s=w.slo.tpot_ms / 1e3,
+        )
     )
     op = serve_at_load(
         terms,
@@ -173,8 +152,11 @@ def at_served_load(
     limit = max(min(float(perf.max_batch(terms, context_tokens=context, workspace_bytes=workspace)),
                     float(scenario.max_batch)), 1.0)
     net = network_s(w, sites[deployment.site])
-    capacity = _capacity_at_slo_s(
-        terms, float(w.input_tokens), float(w.output_tokens), limit, net, w.slo.ttft_ms / 1e3, w.slo.tpot_ms / 1e3
+    capacity = float(
+        capacity_at_slo(
+            terms, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), max_batch=limit,
+            network_s=net, slo_ttft_s=w.slo.ttft_ms / 1e3, slo_tpot_s=w.slo.tpot_ms / 1e3,
+        )
     )
     per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
     if per_replica <= 0:

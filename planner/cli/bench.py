@@ -223,7 +223,6 @@ def cli_timings() -> list[tuple[str, str]]:
     from pathlib import Path
 
     from planner import candidate_cache
-    from planner.audit import _capacity_memo
     from planner.compare import compare
     from planner.errors import PlannerError
     from planner.scenario import load_scenario
@@ -242,7 +241,6 @@ def cli_timings() -> list[tuple[str, str]]:
     examples = Path(__file__).resolve().parents[2] / "examples"
     buy_vs_rent = load_scenario(examples / "buy_vs_rent" / "scenario.yaml", catalog)
     candidate_cache.clear()
-    _capacity_memo.cache_clear()
     rows.append(("`compare examples/buy_vs_rent` (s)", _timed(COMPARE_TARGET_S, lambda: compare(catalog, buy_vs_rent))))
     for path in sorted(examples.glob("*/scenario.yaml")):
         try:
@@ -250,7 +248,6 @@ def cli_timings() -> list[tuple[str, str]]:
         except PlannerError:  # not an inference scenario (e.g. examples/train_8b)
             continue
         candidate_cache.clear()
-        _capacity_memo.cache_clear()
         rows.append(
             (
                 f"`plan {path.parent.name}` with alternatives (s)",

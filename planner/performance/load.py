@@ -65,10 +65,7 @@ class LoadPoint:
 def _steady_step_s(
     terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num
 ) -> tuple[Num, Num]:
-    """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration; (T, converged).
-
-    The iteration stops early once an iterate repeats the previous one bit for bit: every later iterate
-    would be the same, so the result equals that of all :data:`FIXED_POINT_ITERATIONS` iterations."""
+    """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration; (T, converged)."""
     t = mixed_step(terms, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
                    prompt_tokens=input_tokens)
     for _ in range(FIXED_POINT_ITERATIONS):
@@ -79,10 +76,7 @@ def _steady_step_s(
             prefill_tokens=lam * input_tokens * t,
             prompt_tokens=input_tokens,
         )
-        t_next = np.minimum(t_next, 1e3)
-        if np.shape(t_next) == np.shape(t) and np.asarray(t_next).tobytes() == np.asarray(t).tobytes():
-            break
-        t = t_next
+        t = np.minimum(t_next, 1e3)
     t_check = mixed_step(
         terms,
         decode_batch=lam * output_tokens * t,
