@@ -24,13 +24,15 @@ Purchase price and demand use a geometric bisection on [lo, hi] (BISECTION_STEPS
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import Site
-from planner.costs import rent_quote
-from planner.ledgers.edge_cloud import breakeven_utilization_frac
+from planner.compare_breakeven import reserved_breakeven
+from planner.flip_probe import buying_surely_cheaper
+from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
 from planner.readout.comparison import Comparison
@@ -132,15 +134,13 @@ _SOLVED: dict[tuple[int, str, str], tuple[Any, Any]] = {}
 
 def _solve(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[Any, Any]:
     """(solution, context) of the scenario's MILP, solver only (no audit, no readout); solved once."""
-    from planner.candidates import build_candidates
+    from planner.candidate_cache import candidates_for
     from planner.optimize import solve
     from planner.problem.context import build_context
 
     key = (id(catalog), scenario.model_dump_json(), solver)
     if key not in _SOLVED:
-        _SOLVED[key] = solve(
-            build_context(catalog, scenario, build_candidates(catalog, scenario)), solver, None
-        )
+        _SOLVED[key] = solve(build_context(catalog, scenario, candidates_for(catalog, scenario)), solver, None)
     return _SOLVED[key]
 
 
@@ -155,6 +155,8 @@ def _cost(catalog: Catalog, scenario: Scenario, solver: SolverName) -> tuple[flo
 def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str | None:
     """'buy' when a plan allowed to buy is strictly cheaper than renting only, else 'rent_only'."""
     rent, _ = _cost(catalog, _with(scenario, ["rent"]), solver)
+    if rent is not None and buying_surely_cheaper(catalog, _with(scenario, ["rent", "buy"]), rent * (1 - TIE_REL), solver):
+        return "buy"  # what the exact solve below would answer (planner.flip_probe)
     hybrid, _ = _cost(catalog, _with(scenario, ["rent", "buy"]), solver)
     if hybrid is None:
         return None if rent is None else "rent_only"
@@ -183,10 +185,10 @@ class CostLines:
     and m = 2 (:func:`priced_usd` on contexts built at both)."""
 
     def __init__(self, catalog: Catalog, scenario: Scenario, parameter: str) -> None:
-        from planner.candidates import build_candidates
+        from planner.candidate_cache import candidates_for
         from planner.problem.context import build_context
 
-        table = build_candidates(catalog, scenario)
+        table = candidates_for(catalog, scenario)
         self.at = [build_context(catalog, _what_if(scenario, parameter, m), table) for m in (1.0, 2.0)]
 
     def line(self, values: dict[str, dict[Any, float]]) -> tuple[float, float]:
@@ -299,6 +301,17 @@ def _no_flip_sentence(parameter: str, decision: str | None) -> str:
     return f"{who} wins at every {what} from {lo:.2g}× to {hi:.2g}×"
 
 
+def _search(
+    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, decision: str | None
+) -> tuple[float, str, str] | None:
+    """(factor, wins below, wins above) of one flip parameter, or None when it does not flip in range."""
+    if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
+        crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
+        below, above = PRICES[parameter]
+        return None if crossing is None else (crossing, below, above)
+    return _bisect(catalog, scenario, solver, parameter)
+
+
 def find_flip_points(
     catalog: Catalog,
     scenario: Scenario,
@@ -307,53 +320,32 @@ def find_flip_points(
     recommendation: str | None,
     progress: Progress = _quiet,
 ) -> list[dict[str, Any]]:
-    """Rent price, purchase price and demand flip points (factor None and a sentence when none in range)."""
+    """Rent price, purchase price and demand flip points (factor None and a sentence when none in range).
+
+    The three searches are independent and run side by side (each solve is single-threaded and
+    deterministic, so the answers do not depend on it); the base solves both price searches start from
+    are made first, once."""
     now = _now(recommendation)
     decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
+    if decision == "buy":
+        for parameter in PRICES:
+            for procurement in (["rent"], ["rent", "buy"]):
+                _solve(catalog, _what_if(_with(scenario, procurement), parameter, 1.0), solver)
     flips: list[dict[str, Any]] = []
-    for parameter in FLIP_WHAT:
-        progress(f"flip point: {FLIP_WHAT[parameter]}")
-        found: tuple[float, str, str] | None
-        if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
-            crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
-            below, above = PRICES[parameter]
-            found = None if crossing is None else (crossing, below, above)
-        else:
-            found = _bisect(catalog, scenario, solver, parameter)
-        if found is None:
-            flips.append(
-                {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
-            )
-            continue
-        factor, below, above = found
-        sentence = flip_sentence(scenario, parameter, factor, below, above, now)
-        flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
+    with ThreadPoolExecutor(max_workers=min(len(FLIP_WHAT), os.cpu_count() or 1)) as pool:
+        searches = {p: pool.submit(_search, catalog, scenario, solver, p, decision) for p in FLIP_WHAT}
+        for parameter, search in searches.items():
+            progress(f"flip point: {FLIP_WHAT[parameter]}")
+            found = search.result()
+            if found is None:
+                flips.append(
+                    {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
+                )
+                continue
+            factor, below, above = found
+            sentence = flip_sentence(scenario, parameter, factor, below, above, now)
+            flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
     return flips
-
-
-def reserved_breakeven(
-    catalog: Catalog, gpu_id: str, site: Site, providers: list[str] | None = None
-) -> tuple[float | None, dict[str, Any] | None]:
-    """Card-12 utilisation crossover of renting ``gpu_id`` at ``site``: reserved_1y / on-demand price of the
-    quotes the planner uses there (planner.costs.rent_quote), with the sentence that states it.
-
-    The fraction is None when the reserved quote is no cheaper than on-demand (reserving never pays).
-    """
-    gpu = catalog.accelerators[gpu_id]
-    od = rent_quote(catalog, gpu, site, "on_demand", providers)
-    rs = rent_quote(catalog, gpu, site, "reserved_1y", providers)
-    if od is None or rs is None:
-        return None, None
-    ratio = breakeven_utilization_frac(rs.usd_per_gpu_hour, on_demand_usd_per_hour=od.usd_per_gpu_hour)
-    prices = (
-        f"{gpu_id} at {site.id}: reserved 1 y ${rs.usd_per_gpu_hour:.2f}/GPU-h ({rs.provider}) vs on-demand "
-        f"${od.usd_per_gpu_hour:.2f}/GPU-h ({od.provider})"
-    )
-    flip = {"parameter": "utilization_frac", "factor": ratio}
-    if ratio >= 1:
-        return None, {**flip, "sentence": f"reserving never pays at these quotes: {prices}"}
-    sentence = f"reserving wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
-    return ratio, {**flip, "sentence": sentence}
 
 
 def compare(
@@ -365,6 +357,13 @@ def compare(
     progress: Progress = _quiet,
 ) -> Comparison:
     """Plan the scenario three times (buy only, rent only, hybrid) and derive the comparison."""
+    with shared_solves():  # the flip searches re-ask the options' own problems
+        return _compare(catalog, scenario, solver=solver, flip_points=flip_points, progress=progress)
+
+
+def _compare(
+    catalog: Catalog, scenario: Scenario, *, solver: SolverName, flip_points: bool, progress: Progress
+) -> Comparison:
     _SOLVED.clear()
     blocker = buying_blocker(catalog, _with(scenario, ["rent", "buy"]))
     options = {}

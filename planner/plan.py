@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass
 
 from planner.audit import at_served_load, audit_plan
-from planner.candidates import CandidateTable, build_candidates
+from planner.candidate_cache import candidates_for
+from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.optimize import solve, solve_context
 from planner.optimize.alternatives import alternatives, rank
@@ -84,7 +85,7 @@ def plan(
     the end of candidate evaluation on (``optimizer_seconds``). Candidate evaluation before it and the
     readout and audit after it are deterministic numeric work, outside the cap (in ``total_seconds``)."""
     start = time.perf_counter()
-    table = build_candidates(catalog, scenario)
+    table = candidates_for(catalog, scenario)  # shared by plans differing only in prices or demand
     opt_start = time.perf_counter()
     missing = explain_workload_candidates(table, scenario)
     if missing:

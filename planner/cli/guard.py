@@ -13,20 +13,22 @@
 from __future__ import annotations
 
 import signal
+import sys
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import click
 import typer
 import typer.core
-from pydantic import ValidationError
 from typer.core import TyperGroup
 
 from planner.errors import InputError, PlannerError
-from planner.inputs import format_validation_error
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 INTERNAL_ERROR_EXIT = 4
 INTERRUPTED_EXIT = 130
@@ -95,6 +97,13 @@ def internal_error_line(exc: BaseException) -> str:
     return f"internal error: {name}{': ' + detail if detail else ''} (rerun with --debug for the traceback)"
 
 
+def _is_validation_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a pydantic ``ValidationError`` — looked up only if pydantic is loaded (it must be
+    for one to be raised), so ``planner --help`` does not import pydantic."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
+
+
 class GuardedGroup(TyperGroup):
     """Root command group with the exit-code mapping described in the module docstring."""
 
@@ -114,10 +123,13 @@ class GuardedGroup(TyperGroup):
         except PlannerError as exc:
             _print_error(str(exc))
             raise typer.Exit(exc.exit_code) from None
-        except ValidationError as exc:  # a value from an option that a record refused: input, not a bug
-            _print_error(f"invalid value: {format_validation_error(exc.title, exc)}")
-            raise typer.Exit(InputError.exit_code) from None
         except Exception as exc:  # noqa: BLE001 - the top level turns every bug into exit 4
+            if _is_validation_error(exc):  # a value from an option that a record refused: input, not a bug
+                from planner.inputs import format_validation_error
+
+                refused = cast("ValidationError", exc)
+                _print_error(f"invalid value: {format_validation_error(refused.title, refused)}")
+                raise typer.Exit(InputError.exit_code) from None
             if _State.debug:
                 traceback.print_exc()
             _print_error(internal_error_line(exc))

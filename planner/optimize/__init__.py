@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from planner.optimize.decompose import is_large, solve_large
+from planner.optimize.reuse import recall, remember, solve_key
 from planner.optimize.solver import Solution, SolverName, solve_context
 from planner.problem.context import BuildContext
 
@@ -15,10 +16,18 @@ def solve(
     """The exact MILP (within ``max_nodes`` branch-and-bound nodes when given), or for large min-cost
     problems the bounded method of planner.optimize.decompose (its own node limits; it answers with the
     context of the problem it solved). ``time_limit_s`` is an outer wall-clock cap (None: none, and the
-    answer does not depend on machine load)."""
+    answer does not depend on machine load). Inside :func:`planner.optimize.reuse.shared_solves` a
+    problem solved before is answered from memory."""
+    key = solve_key(ctx, solver, time_limit_s, max_nodes)
+    kept: tuple[Solution, BuildContext] | None = recall(key)
+    if kept is not None:
+        return kept
     if is_large(ctx):
-        return solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
-    return solve_context(ctx, solver=solver, time_limit_s=time_limit_s, max_nodes=max_nodes), ctx
+        answer = solve_large(ctx, solver=solver, time_limit_s=time_limit_s)
+    else:
+        answer = solve_context(ctx, solver=solver, time_limit_s=time_limit_s, max_nodes=max_nodes), ctx
+    remember(key, answer, ctx.catalog)
+    return answer
 
 
 __all__ = ["Solution", "SolverName", "solve", "solve_context"]

@@ -1,0 +1,40 @@
+"""Cold start (issue 16 item 5): `planner --help` and `planner catalog gpus` must not pay for the heavy
+libraries. Checked by what a fresh interpreter has imported, not by timing (the CI machine is shared)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pandas", "pulp", "openpyxl", "matplotlib", "numpy", "scipy")
+
+_PROBE = """
+import json, sys
+from planner.cli.main import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), file=sys.stderr)
+"""
+
+
+def _imported(*args: str) -> list[str]:
+    code = _PROBE.format(heavy=set(HEAVY) | {"pydantic", "yaml"})
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+    return sorted({m.split(".")[0] for m in loaded})
+
+
+def test_help_imports_no_heavy_library_nor_pydantic() -> None:
+    assert _imported("--help") == []
+
+
+def test_catalog_listing_imports_no_heavy_library() -> None:
+    loaded = _imported("catalog", "gpus")
+    assert "pydantic" in loaded  # it does read (and validate) the catalog
+    assert [m for m in loaded if m in HEAVY] == []
