@@ -4,7 +4,10 @@
     units[o, t] ≤ max_o                                                                          (variable bound)
     units[o, t] = bought[o] · 1[start(t) ≥ lead_o]                     ∀ buy options o, t             (bought nodes persist)
 
-Notation: O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
+gpus_k = tp·pp·share (share < 1 when small models share a GPU: planner/performance/sharing.py; shares are
+powers of two, so a total that fits whole GPUs packs into them). Groups that need a larger instance than the
+smallest offered are also counted by constraints/instance_packing.py.
+Notation: O(g, s) the supply options of GPU type g at site s (rent per kind and instance size, edge devices,
 inventory, bought nodes); unit_o GPUs per unit (a node for rent/buy, 1 for a device); e_o the usable
 fraction (spot availability × (1 − preemption overhead), 1 otherwise); max_o the devices or inventory there.
 """
@@ -33,7 +36,7 @@ def add_gpu_supply(ctx: BuildContext) -> None:
             # written as a difference: on PuLP 4 `variable == variable` is a Python bool, not a row
             ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] - rhs == 0)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
-    gpus_of = {int(k): int(g) for k, g in ctx.cands["gpus"].items()}
+    gpus_of = {int(k): float(g) for k, g in ctx.cands["gpus"].items()}  # a share of one GPU is fractional
     for (gpu, site), cands in groups.items():
         for t in ctx.periods:
             used = pulp.lpSum(gpus_of[int(k)] * ctx.replicas(int(k), t) for k in cands)

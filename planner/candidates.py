@@ -3,7 +3,8 @@
 Two pandas DataFrames come out (columns carry units):
 
 ``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
-    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus, quality_tier,
+    cand, workload, model, quantization, kv_dtype, gpu, tp, pp, site, placement, gpus (tp·pp·share_frac),
+    share_frac (share of one GPU, planner.performance.sharing), quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
     feasible, reason.
@@ -23,6 +24,7 @@ TTFT/TPOT/batch/memory at that load.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -35,6 +37,7 @@ from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.ledgers.efficiency import EfficiencyTerms
 from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.sharing import shared_accelerator, shared_terms
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -137,6 +140,8 @@ class _Config:
     quality_tier: int
     reason: str
     terms: perf.DeploymentTerms | None
+    share_frac: float = 1.0
+    """Share of one GPU the replica holds (planner.performance.sharing); 1 = whole GPUs."""
 
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
@@ -171,7 +176,33 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                     except perf.UnsupportedDeployment as exc:
                                         reason = str(exc)
                                 configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms))
-    return configs
+    return configs + shared_configs(catalog, scenario, configs)
+
+
+def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[_Config]) -> list[_Config]:
+    """TP1·PP1 configs on a share of one GPU (``hardware.gpu_share_fracs``), evaluated on the slice the
+    replica sees (planner.performance.sharing.shared_accelerator); appended after the whole-GPU configs so
+    those keep their candidate ids."""
+    out = []
+    for frac in scenario.hardware.gpu_share_fracs:
+        for c in configs:
+            if c.terms is None or c.tp * c.pp != 1:
+                continue
+            try:
+                whole_slice = perf.deployment_terms(
+                    catalog,
+                    model=catalog.models[c.model],
+                    gpu=shared_accelerator(c.gpu, frac),
+                    weight_format=catalog.formats[c.quantization],
+                    kv_format=catalog.formats[c.kv_dtype],
+                    tp=1,
+                    pp=1,
+                    engine=c.workload.engine,
+                )
+            except perf.UnsupportedDeployment:
+                continue
+            out.append(dataclasses.replace(c, terms=shared_terms(whole_slice, frac), share_frac=frac))
+    return out
 
 
 def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
@@ -232,7 +263,8 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "pp": cfg.pp,
                 "site": site.id,
                 "placement": "edge" if site.kind == "edge" else "cloud",
-                "gpus": cfg.tp * cfg.pp,
+                "gpus": cfg.tp * cfg.pp * cfg.share_frac,
+                "share_frac": cfg.share_frac,
                 "quality_tier": cfg.quality_tier,
                 "weights_per_gpu_gb": np.nan,
                 "max_batch": 0,
@@ -241,7 +273,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "tpot_floor_ms": np.nan,
                 "best_batch": 0,
                 "best_capacity_requests_per_s": 0.0,
-                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.pp,
+                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.pp * cfg.share_frac,
                 "feasible": False,
                 "reason": cfg.reason or usable_cache[key],
             }

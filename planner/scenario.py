@@ -118,6 +118,12 @@ class HardwareSpace(Strict):
     pp: list[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
     )
+    gpu_share_fracs: list[Literal[0.5, 0.25]] = Field(
+        default_factory=lambda: [0.5, 0.25],
+        max_length=2,
+        description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "
+        "(planner/performance/sharing.py); [] = whole GPUs only.",
+    )
 
 
 class SiteOverride(Strict):

@@ -20,6 +20,7 @@ from planner.cli.common import (
     wrote,
 )
 from planner.cli.progress import working
+from planner.cli.sharing_view import gpus_cell, sharing_lines
 from planner.errors import InfeasiblePlan, InputError
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
@@ -166,7 +167,7 @@ def print_plan(result: Any) -> None:
             d["site"],
             d["placement"],
             str(d["replicas"]),
-            str(d["gpus"]),
+            gpus_cell(d),
             str(d["batch"]),
             _ms(d["ttft_ms"], d["ttft_slo_ms"]),
             _ms(d["tpot_ms"], d["tpot_slo_ms"]),
@@ -177,6 +178,8 @@ def print_plan(result: Any) -> None:
             row.append(runs(d["replicas_per_period"]))
         t.add_row(*(text(c) for c in row))
     show(t)
+    for line in sharing_lines(data):
+        show(text(line))
     _print_rentals(data)
     _print_orders(data)
     _print_binding_and_alternatives(data)

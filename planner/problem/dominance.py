@@ -13,7 +13,7 @@ import pandas as pd
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Site
-from planner.costs import rent_quote
+from planner.costs import instance_sizes, rent_quote
 from planner.scenario import Scenario
 
 
@@ -21,13 +21,14 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     """Drop candidates dominated within (workload, gpu, site): another one uses no more GPUs, has no worse
     quality tier and at least the same best capacity (ties keep the lower candidate id)."""
     keep: list[int] = []
-    groups: dict[tuple[str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[tuple[int, float, int, float]]] = defaultdict(list)
     cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
     for cand, workload, gpu, site, gpus, tier, cap in cols.itertuples(name=None):
-        groups[(str(workload), str(gpu), str(site))].append((int(cand), int(gpus), int(tier), float(cap)))
+        # gpus is fractional for a share of one GPU (planner.performance.sharing)
+        groups[(str(workload), str(gpu), str(site))].append((int(cand), float(gpus), int(tier), float(cap)))
     for rows in groups.values():
         rows.sort(key=lambda r: (r[1], r[2], -r[3], r[0]))
-        frontier: list[tuple[int, int, float]] = []
+        frontier: list[tuple[float, int, float]] = []
         for cand, gpus, tier, cap in rows:
             if not any(g <= gpus and q <= tier and c >= cap for g, q, c in frontier):
                 frontier.append((gpus, tier, cap))
@@ -54,13 +55,16 @@ def prune_dominated_sites(
         gpu, site = catalog.accelerators[gpu_id], sites[site_id]
         out = []
         for kind in scenario.rental_kinds:
-            quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
-            out.append(quote.usd_per_gpu_hour if quote else float("inf"))
+            for size in instance_sizes(gpu):  # every instance size: a cheap 1-GPU quote is not a node's
+                quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers, instance_gpus=size)
+                out.append(quote.usd_per_gpu_hour if quote else float("inf"))
         return tuple(out)
 
-    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
+    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "share_frac"]
     groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+    if "share_frac" not in cands:  # tables built without GPU sharing
+        cands = cands.assign(share_frac=1.0)
     cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]
     for k, *key, site, cap in cols.itertuples(name=None):
         if not unlimited(str(site)):

@@ -18,7 +18,7 @@ from planner.costs import (
     colocation_usd_per_month,
     owned_device_usd_per_month,
     power_usd_per_month,
-    rent_quote,
+    rent_quotes_by_size,
 )
 from planner.ledgers.economics import (
     bought_unit_horizon_usd,
@@ -115,6 +115,8 @@ class SupplyOption:
     """Buy only: months from order to delivery."""
     lifetime_years: float = 0.0
     """Buy only: depreciation lifetime of the node."""
+    node_gpus: int = 0
+    """GPUs per node of the type (rent options): a unit smaller than a node is an instance of that size."""
 
     @property
     def procurement(self) -> Procurement:
@@ -131,6 +133,8 @@ class SupplyOption:
         """A supply option's identity across problems built from different candidates, e.g.
         ``h200_sxm@dc1:buy:m6`` or ``h100_sxm@us_east:rent_on_demand``."""
         base = f"{self.gpu}@{self.site}:{self.kind.value}"
+        if self.node_gpus and self.unit_gpus != self.node_gpus:
+            base += f":x{self.unit_gpus}"  # an instance smaller than a node, e.g. h100_sxm@us_east:rent_on_demand:x1
         return f"{base}:m{self.purchase_month}" if self.kind is SupplyKind.BUY else base
 
 
@@ -190,27 +194,27 @@ def supply_options(
 
 
 def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scenario) -> list[SupplyOption]:
-    """One rent option per rental kind the scenario allows and some provider quotes (whole nodes)."""
+    """One rent option per rental kind the scenario allows and instance size some provider quotes (whole
+    nodes unless a price row lists smaller instances: catalogs/prices.yaml ``gpus_per_instance``)."""
     econ = scenario.economics
     out = []
     for kind in scenario.rental_kinds:
-        quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
-        if quote is None:
-            continue
-        eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
-        unit = gpu.gpus_per_node
-        out.append(
-            SupplyOption(
-                gpu.id,
-                site.id,
-                SupplyKind.rent(kind),
-                unit,
-                quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
-                None,
-                f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
-                effective_gpus_frac=eff,
+        for unit, quote in rent_quotes_by_size(catalog, gpu, site, kind, scenario.rent_providers).items():
+            eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
+            size = "" if unit == gpu.gpus_per_node else f"{unit}-GPU instance, "
+            out.append(
+                SupplyOption(
+                    gpu.id,
+                    site.id,
+                    SupplyKind.rent(kind),
+                    unit,
+                    quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
+                    None,
+                    f"{quote.provider} {kind} {size}${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
+                    effective_gpus_frac=eff,
+                    node_gpus=gpu.gpus_per_node,
+                )
             )
-        )
     return out
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
+from planner.readout.sharing import annotate_sharing, gpus_of
 from planner.readout.types import Deployment, SupplyLine
 from planner.scenario import Workload
 
@@ -73,7 +74,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 tp=int(c["tp"]),
                 pp=int(c["pp"]),
                 replicas=replicas,
-                gpus=replicas * int(c["gpus"]),
+                gpus=gpus_of(replicas, float(c["gpus"])),
                 batch=int(p.batch),
                 ttft_ms=float(p.ttft_ms),
                 tpot_ms=float(p.tpot_ms),
@@ -88,9 +89,10 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 served_requests_per_s_per_period=_per_period(ctx, served, mean=True),
                 limited_by=limited_by(c, p, w),
                 cand=k,
+                gpu_share_frac=float(c.get("share_frac", 1.0)),
             )
         )
-    return allocate_costs(out, supply)
+    return annotate_sharing(allocate_costs(out, supply), supply)
 
 
 def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
@@ -101,7 +103,7 @@ def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Dep
     for s in supply:
         cost[(s.gpu, s.site)] += s.cost_usd_per_month
         lines[(s.gpu, s.site)].append(s)
-    used: dict[tuple[str, str], int] = defaultdict(int)
+    used: dict[tuple[str, str], float] = defaultdict(float)
     for d in deps:
         used[(d.gpu, d.site)] += d.gpus
     out = []

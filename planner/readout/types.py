@@ -33,8 +33,8 @@ class Deployment:
     pp: int
     replicas: int
     """Replicas at the workload's peak time slice (the largest of :attr:`replicas_per_period` otherwise)."""
-    gpus: int
-    """GPUs of :attr:`replicas`."""
+    gpus: float
+    """GPUs of :attr:`replicas` (tp·pp·gpu_share_frac each; fractional when small models share a GPU)."""
     batch: int
     ttft_ms: float
     """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network)."""
@@ -67,6 +67,12 @@ class Deployment:
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
+    gpu_share_frac: float = 1.0
+    """Share of one GPU each replica holds (1 = whole GPUs; 1/2, 1/4 when small models share a GPU)."""
+    instance_gpus: list[int] = field(default_factory=list)
+    """GPUs per rented instance (or node) of the supply lines at its (GPU, site)."""
+    shares_gpu_with: list[str] = field(default_factory=list)
+    """Other deployments (``workload/model``) holding shares of the same GPUs (first-fit packing per period)."""
 
 
 @dataclass(frozen=True)
