@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
@@ -106,6 +106,16 @@ class Workload(Strict):
     )
 
 
+def _power_of_two_share(value: float) -> float:
+    if value not in (0.5, 0.25):
+        raise ValueError("a share of one GPU must be 0.5 or 0.25 (powers of two pack exactly)")
+    return value
+
+
+ShareFrac = Annotated[float, Field(gt=0, lt=1), AfterValidator(_power_of_two_share)]
+"""A share of one GPU a replica may hold (planner/performance/sharing.py)."""
+
+
 class HardwareSpace(Strict):
     """The hardware search space; omitted fields mean 'everything in the catalog'."""
 
@@ -118,7 +128,7 @@ class HardwareSpace(Strict):
     pp: list[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
     )
-    gpu_share_fracs: list[Literal[0.5, 0.25]] = Field(
+    gpu_share_fracs: list[ShareFrac] = Field(
         default_factory=lambda: [0.5, 0.25],
         max_length=2,
         description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "

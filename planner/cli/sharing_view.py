@@ -27,4 +27,4 @@ def sharing_lines(data: dict[str, Any]) -> list[str]:
         sizes = d.get("instance_gpus") or []
         if (d["gpu"], d["site"]) in instances:
             out.append(f"{who} runs on {'/'.join(str(s) for s in sizes)}-GPU {d['gpu']} instances")
-    return out
+    return list(dict.fromkeys(out))  # one line per workload and model, however many operating points

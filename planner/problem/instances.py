@@ -17,7 +17,10 @@ row is gpu_supply's; constraints/instance_packing.py adds the others where a sma
 
 from __future__ import annotations
 
-from planner.problem.supply import SupplyKind, SupplyOption
+import pandas as pd
+
+from planner.catalog.loader import Catalog
+from planner.problem.supply import Procurement, SupplyKind, SupplyOption
 
 
 def instance_gpus(option: SupplyOption, gpus_per_node: int) -> int:
@@ -32,3 +35,44 @@ def packing_size(group_gpus: float, gpus_per_node: int) -> float:
     """The size a replica group counts with in (★): its GPUs, capped at a node (multi-node groups take
     whole nodes); a share of one GPU counts as its fraction."""
     return min(group_gpus, float(gpus_per_node))
+
+
+def useful_instances(
+    supply: list[SupplyOption], group_sizes: dict[tuple[str, str], set[float]]
+) -> list[SupplyOption]:
+    """Drop rent instances that can never lower the cost: an instance of u GPUs is dominated by one of the
+    same kind, GPU type and site of u' < u GPUs that costs no more per GPU when no replica group at that
+    (gpu, site) has a size in (u', u] (u/u' of the smaller host everything the larger hosts, for no more),
+    and an instance smaller than every group there hosts nothing. ``group_sizes``: (gpu, site) → the
+    packing sizes of its candidates (planner.problem.instances.packing_size)."""
+    keep = []
+    for o in supply:
+        sizes = group_sizes.get((o.gpu, o.site), set())
+        if o.procurement is not Procurement.RENT or not o.node_gpus:
+            keep.append(o)
+            continue
+        if sizes and o.unit_gpus < min(sizes):
+            continue  # hosts no group
+        per_gpu = o.usd_per_unit_month / o.unit_gpus
+        dominated = any(
+            p.kind is o.kind
+            and p.gpu == o.gpu
+            and p.site == o.site
+            and p.unit_gpus < o.unit_gpus
+            and p.usd_per_unit_month / p.unit_gpus <= per_gpu
+            and not any(p.unit_gpus < s <= o.unit_gpus for s in sizes)
+            and not (sizes and p.unit_gpus < min(sizes))
+            for p in supply
+        )
+        if not dominated:
+            keep.append(o)
+    return keep
+
+
+def group_sizes(catalog: Catalog, cands: pd.DataFrame) -> dict[tuple[str, str], set[float]]:
+    """(gpu, site) → the packing sizes (:func:`packing_size`) of the candidates there."""
+    out: dict[tuple[str, str], set[float]] = {}
+    for gpu, site, gpus in cands[["gpu", "site", "gpus"]].itertuples(index=False, name=None):
+        node = catalog.accelerators[str(gpu)].gpus_per_node
+        out.setdefault((str(gpu), str(site)), set()).add(packing_size(float(gpus), node))
+    return out
