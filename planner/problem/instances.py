@@ -1,7 +1,8 @@
 """Rental granularity: the instance a supply unit is, and which replica groups fit in it.
 
 A rented unit is an instance of ``unit_gpus`` GPUs (1/2/4/8 where a price row lists that size, else a
-whole node); a bought unit is a node; owned inventory and edge devices are pooled GPUs of the site, which
+whole node; sizes sold at one quote form one option billed per smallest instance that hosts groups up to its
+largest, ``max_instance_gpus``); a bought unit is a node; owned inventory and edge devices are pooled GPUs of the site, which
 host groups up to a node (as before instance sizes existed). A replica's TP×PP group runs inside one
 instance, except groups of whole nodes on a site with a scale-out fabric (multi-node, node_packing). A share
 of one GPU (planner.performance.sharing) fits any instance.
@@ -28,7 +29,7 @@ def instance_gpus(option: SupplyOption, gpus_per_node: int) -> int:
     a node for pooled inventory and edge devices."""
     if option.kind in (SupplyKind.OWNED, SupplyKind.EDGE_DEVICE):
         return gpus_per_node
-    return option.unit_gpus
+    return max(option.unit_gpus, option.max_instance_gpus)
 
 
 def packing_size(group_gpus: float, gpus_per_node: int) -> float:
@@ -40,29 +41,45 @@ def packing_size(group_gpus: float, gpus_per_node: int) -> float:
 def useful_instances(
     supply: list[SupplyOption], group_sizes: dict[tuple[str, str], set[float]]
 ) -> list[SupplyOption]:
-    """Drop rent instances that can never lower the cost: an instance of u GPUs is dominated by one of the
-    same kind, GPU type and site of u' < u GPUs that costs no more per GPU when no replica group at that
-    (gpu, site) has a size in (u', u] (u/u' of the smaller host everything the larger hosts, for no more),
-    and an instance smaller than every group there hosts nothing. ``group_sizes``: (gpu, site) → the
-    packing sizes of its candidates (planner.problem.instances.packing_size)."""
-    keep = []
-    for o in supply:
+    """Drop rent options that can never lower the cost. With h = the largest group an option's instances
+    host (:func:`instance_gpus`), u its billed unit and c its price per GPU, rent option o is dropped when
+
+    - h_o is below every group size at its (gpu, site) (it hosts nothing), or
+    - another useful option p of the same kind, GPU type and site has u_p ≤ u_o, c_p ≤ c_o and no group size
+      in (h_p, h_o] (p hosts everything o hosts, at least as finely, for no more; exact ties keep the first).
+
+    ``group_sizes``: (gpu, site) → the packing sizes (:func:`packing_size`) of its candidates."""
+
+    def host(o: SupplyOption) -> int:
+        return instance_gpus(o, o.node_gpus)
+
+    def useful(o: SupplyOption) -> bool:
         sizes = group_sizes.get((o.gpu, o.site), set())
+        return not sizes or host(o) >= min(sizes)
+
+    def price(o: SupplyOption) -> float:
+        return o.usd_per_unit_month / o.unit_gpus
+
+    rent = [o for o in supply if o.procurement is Procurement.RENT and o.node_gpus]
+    keep = []
+    for i, o in enumerate(supply):
         if o.procurement is not Procurement.RENT or not o.node_gpus:
             keep.append(o)
             continue
-        if sizes and o.unit_gpus < min(sizes):
-            continue  # hosts no group
-        per_gpu = o.usd_per_unit_month / o.unit_gpus
+        if not useful(o):
+            continue
+        sizes = group_sizes.get((o.gpu, o.site), set())
         dominated = any(
-            p.kind is o.kind
-            and p.gpu == o.gpu
-            and p.site == o.site
-            and p.unit_gpus < o.unit_gpus
-            and p.usd_per_unit_month / p.unit_gpus <= per_gpu
-            and not any(p.unit_gpus < s <= o.unit_gpus for s in sizes)
-            and not (sizes and p.unit_gpus < min(sizes))
-            for p in supply
+            p is not o
+            and (p.kind, p.gpu, p.site) == (o.kind, o.gpu, o.site)
+            and useful(p)
+            and p.unit_gpus <= o.unit_gpus
+            and price(p) <= price(o)
+            and not any(host(p) < s <= host(o) for s in sizes)
+            and (
+                (p.unit_gpus, price(p), -host(p)) != (o.unit_gpus, price(o), -host(o)) or supply.index(p) < i
+            )
+            for p in rent
         )
         if not dominated:
             keep.append(o)

@@ -8,6 +8,7 @@ decreasing into GPUs, period by period, and every deployment lists the others th
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import defaultdict
 
 from planner.readout.types import Deployment, SupplyLine
@@ -49,16 +50,32 @@ def co_residents(deps: list[Deployment]) -> dict[int, set[int]]:
     return out
 
 
-def annotate_sharing(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
-    """Attach the instance sizes at each deployment's (GPU, site) and its GPU co-residents."""
-    sizes: dict[tuple[str, str], set[int]] = defaultdict(set)
+def hosting_instances(d: Deployment, supply: list[SupplyLine]) -> list[int]:
+    """Instance sizes (GPUs) that can hold one replica of ``d`` among the supply lines at its (GPU, site):
+    the group's own size (rounded up to the billed unit) on a quote sold in instances of unit … largest,
+    the unit itself where it is a whole node, inventory or a device pool."""
+    group = d.tp * d.pp * d.gpu_share_frac
+    out = set()
     for s in supply:
-        sizes[(s.gpu, s.site)].add(s.unit_gpus)
+        if (s.gpu, s.site) != (d.gpu, d.site) or s.units == 0:
+            continue
+        top = max(s.max_instance_gpus, s.unit_gpus)
+        if group > top and ":x" in s.id:
+            continue  # instances smaller than a node (planner.problem.supply.SupplyOption.id) too small for it
+        if s.max_instance_gpus > s.unit_gpus:
+            out.add(max(s.unit_gpus, math.ceil(group)))
+        else:
+            out.add(s.unit_gpus)
+    return sorted(out)
+
+
+def annotate_sharing(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
+    """Attach the instance sizes that hold each deployment's replicas and its GPU co-residents."""
     shared = co_residents(deps)
     return [
         dataclasses.replace(
             d,
-            instance_gpus=sorted(sizes[(d.gpu, d.site)]),
+            instance_gpus=hosting_instances(d, supply),
             shares_gpu_with=sorted(f"{deps[j].workload}/{deps[j].model}" for j in shared.get(i, set())),
         )
         for i, d in enumerate(deps)

@@ -70,7 +70,7 @@ class Deployment:
     gpu_share_frac: float = 1.0
     """Share of one GPU each replica holds (1 = whole GPUs; 1/2, 1/4 when small models share a GPU)."""
     instance_gpus: list[int] = field(default_factory=list)
-    """GPUs per rented instance (or node) of the supply lines at its (GPU, site)."""
+    """GPUs per instance that holds one of its replicas (a node for bought/owned GPUs), per supply line used."""
     shares_gpu_with: list[str] = field(default_factory=list)
     """Other deployments (``workload/model``) holding shares of the same GPUs (first-fit packing per period)."""
 
@@ -102,6 +102,9 @@ class SupplyLine:
     volume_discount_usd: float
     """Rent volume discount over the horizon at present value (ledger), USD."""
     source: str
+    max_instance_gpus: int = 0
+    """Largest group one unit hosts: the largest instance sold at this quote (rent; billed per
+    ``unit_gpus``), a node (buy, inventory, edge devices)."""
 
 
 @dataclass(frozen=True)

@@ -113,7 +113,8 @@ def test_node_packing_forbids_groups_that_straddle_nodes(catalog: Catalog) -> No
 
 
 def test_gpu_supply_rents_whole_nodes(catalog: Catalog) -> None:
-    scen = scenario(requests_per_s=3.0)
+    # hyperstack quotes H100 without instance sizes: whole nodes only (Runpod would rent 3 × 1-GPU instances)
+    scen = scenario(requests_per_s=3.0, rent_providers=["hyperstack"])
     tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 1.0}], [{"cand": 0, "cap": 1.0}])
     ctx = build_context(catalog, scen, tab, prune=False)
     sol = solve_context(ctx)
