@@ -18,10 +18,15 @@ row is gpu_supply's; constraints/instance_packing.py adds the others where a sma
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import pandas as pd
 
 from planner.catalog.loader import Catalog
+from planner.catalog.schema import Site
 from planner.problem.supply import Procurement, SupplyKind, SupplyOption
+from planner.scenario import Scenario
 
 
 def instance_gpus(option: SupplyOption, gpus_per_node: int) -> int:
@@ -92,4 +97,39 @@ def group_sizes(catalog: Catalog, cands: pd.DataFrame) -> dict[tuple[str, str], 
     for gpu, site, gpus in cands[["gpu", "site", "gpus"]].itertuples(index=False, name=None):
         node = catalog.accelerators[str(gpu)].gpus_per_node
         out.setdefault((str(gpu), str(site)), set()).add(packing_size(float(gpus), node))
+    return out
+
+
+def bound_small_instances(
+    supply: list[SupplyOption], scenario: Scenario, sites: dict[str, Site]
+) -> list[SupplyOption]:
+    """Bound on-demand instances smaller than a node where whole nodes are cheaper per GPU (a dominance
+    bound: it keeps at least one optimal plan).
+
+    With c_s the price per GPU of the small instances and c_n < c_s a node's (same GPU type and site): if a
+    plan rents m ≥ G_node GPUs of small instances, G_node GPUs of them (whole instances; sizes are powers of
+    two, so some subset sums to exactly G_node) move to one node for G_node·(c_n − c_s) < 0; if
+    m·c_s ≥ G_node·c_n with m < G_node, one node holds them all for no more. So some optimal plan has
+    m·c_s ≤ G_node·c_n, i.e. units ≤ ⌊G_node·c_n / c_s⌋ / unit. Only where the swap is free: on-demand
+    (no reserved term, no spot share), a site without GPU or power limits, no rent volume tiers.
+    """
+    if scenario.economics.rent_volume_tiers:
+        return supply
+    out = []
+    for o in supply:
+        site = sites.get(o.site)
+        small = o.kind is SupplyKind.RENT_ON_DEMAND and o.node_gpus and o.unit_gpus < o.node_gpus
+        if small and site is not None and site.max_gpus is None and site.max_power_kw is None:
+            per_gpu = o.usd_per_unit_month / o.unit_gpus
+            node = min(
+                (
+                    p.usd_per_unit_month / p.unit_gpus
+                    for p in supply
+                    if (p.kind, p.gpu, p.site) == (o.kind, o.gpu, o.site) and p.unit_gpus == p.node_gpus
+                ),
+                default=math.inf,
+            )
+            if node < per_gpu and o.max_units is None:
+                o = dataclasses.replace(o, max_units=math.floor(o.node_gpus * node / per_gpu + 1e-9) // o.unit_gpus)
+        out.append(o)
     return out

@@ -3,6 +3,7 @@ models on one GPU (planner/performance/sharing.py, constraints/instance_packing.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import shutil
@@ -15,13 +16,16 @@ import yaml
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.catalog.loader import load_catalog
+from planner.costs import RentQuote
 from planner.errors import CatalogError
 from planner.optimize.solver import solve_context
 from planner.performance import decode_step, deployment_terms
 from planner.performance.sharing import shared_accelerator, shared_terms
 from planner.plan import plan
 from planner.problem.context import build_context
-from planner.scenario import parse_scenario
+from planner.problem.instances import bound_small_instances, useful_instances
+from planner.problem.supply import SupplyKind, SupplyOption, instance_families
+from planner.scenario import merged_sites, parse_scenario
 from planner.units import HOURS_PER_MONTH
 from tests.plan.helpers import scenario, table
 
@@ -74,7 +78,7 @@ def test_two_8b_models_at_0_2_req_s_share_one_rented_gpu(catalog: Catalog) -> No
     assert deps["helpdesk"]["gpus"] == 0.5 and deps["helpdesk"]["instance_gpus"] == [1]
     assert deps["helpdesk"]["shares_gpu_with"] == ["summarizer/llama_3_1_8b"]
     assert deps["summarizer"]["shares_gpu_with"] == ["helpdesk/qwen3_8b"]
-    assert [(s["id"], s["units"]) for s in result["supply"]] == [("l40s@us_east:rent_on_demand:x1", 1)]
+    assert [(s["id"], s["units"]) for s in result["supply"]] == [("l40s@us_east:rent_on_demand:x1-8", 1)]
     for d in deps.values():  # each model's SLO holds on its half, co-resident included
         assert d["tpot_ms"] <= d["tpot_slo_ms"] and d["ttft_ms"] <= d["ttft_slo_ms"]
 
@@ -164,7 +168,7 @@ def _oracle_usd(ctx: Any, demand: dict[str, float]) -> float:
     return best
 
 
-@pytest.mark.parametrize("rates", [(0.2, 0.2, 0.2), (0.3, 0.6, 0.1), (1.0, 0.2, 0.35)])
+@pytest.mark.parametrize("rates", [(0.2, 0.2, 0.2), (1.0, 0.6, 0.35)])
 def test_sharing_matches_a_brute_force_oracle(catalog: Catalog, rates: tuple[float, float, float]) -> None:
     """Three small workloads on L40S / H100 rented by the GPU (runpod): the MILP's cost equals the cheapest
     assignment of whole and shared replicas found by enumeration."""
@@ -183,3 +187,57 @@ def test_sharing_matches_a_brute_force_oracle(catalog: Catalog, rates: tuple[flo
     oracle = _oracle_usd(ctx, {w.name: w.requests_per_s for w in scen.workloads})
     result = plan(catalog, scen, with_alternatives=False).to_json()
     assert result["total_cost_usd"] == pytest.approx(oracle, rel=1e-6)
+
+
+def _rent(unit: int, top: int, usd_per_gpu_month: float, node: int = 8) -> SupplyOption:
+    return SupplyOption(
+        "h100_sxm", "us_east", SupplyKind.RENT_ON_DEMAND, unit, usd_per_gpu_month * unit, None, "test",
+        node_gpus=node, max_instance_gpus=top,
+    )
+
+
+def test_instance_sizes_sold_at_one_quote_form_one_option_billed_per_card() -> None:
+    runpod = RentQuote("h100_sxm", "us_east", "on_demand", 2.69, "runpod", "s", "2026")
+    hyperstack = RentQuote("h100_sxm", "us_east", "on_demand", 1.9, "hyperstack", "s", "2026")
+    families = instance_families({1: runpod, 2: runpod, 4: runpod, 8: hyperstack})
+    assert [(lo, hi, q.provider) for lo, hi, q in families] == [(1, 4, "runpod"), (8, 8, "hyperstack")]
+    assert _rent(1, 4, 2.0).id == "h100_sxm@us_east:rent_on_demand:x1-4"
+    assert _rent(8, 8, 2.0).id == "h100_sxm@us_east:rent_on_demand"  # a whole node keeps its id
+
+
+@pytest.mark.parametrize(
+    ("groups", "options", "kept"),
+    [
+        ({2.0, 4.0, 8.0}, [(1, 4, 2.69), (8, 8, 1.9)], [0, 1]),  # finer but dearer: both useful
+        ({8.0}, [(1, 4, 2.69), (8, 8, 1.9)], [1]),  # 4-GPU instances cannot hold a TP8 group
+        ({1.0, 2.0}, [(1, 8, 2.0), (8, 8, 2.0)], [0]),  # per card at the node's price: the node adds nothing
+        ({0.5, 2.0}, [(1, 1, 1.5), (8, 8, 2.0)], [0, 1]),  # TP2 groups need the node
+        ({0.5}, [(1, 1, 1.5), (2, 2, 1.5)], [0]),  # the 2-GPU instance hosts nothing more
+    ],
+)
+def test_rent_instances_that_cannot_lower_the_cost_are_dropped(
+    groups: set[float], options: list[tuple[int, int, float]], kept: list[int]
+) -> None:
+    supply = [_rent(*o) for o in options]
+    assert useful_instances(supply, {("h100_sxm", "us_east"): groups}) == [supply[i] for i in kept]
+
+
+def test_every_price_row_with_instance_sizes_cites_them(catalog: Catalog) -> None:
+    rows = [p for p in catalog.prices if p.gpus_per_instance]
+    assert {p.provider for p in rows} >= {"aws", "gcp", "coreweave", "runpod", "book_runpod"}
+    assert all("instance" in p.source for p in rows)
+    a10g = next(p for p in rows if p.gpu == "a10g")
+    assert a10g.gpus_per_instance == (1,) and a10g.offers_instance(1, 8) and not a10g.offers_instance(8, 8)
+
+
+def test_small_instances_are_bounded_where_a_node_is_cheaper_per_gpu(catalog: Catalog) -> None:
+    """8 × 1.9 / 2.69 = 5.65: more than 5 one-GPU instances at 2.69 never beat one node at 1.9 per GPU."""
+    scen = scenario()
+    supply = [_rent(1, 4, 2.69), _rent(8, 8, 1.9)]
+    sites = merged_sites(catalog, scen)
+    bounded = bound_small_instances(supply, scen, sites)
+    assert [o.max_units for o in bounded] == [5, None]
+    limited = {**sites, "us_east": sites["us_east"].model_copy(update={"max_gpus": 16})}
+    assert [o.max_units for o in bound_small_instances(supply, scen, limited)] == [None, None]
+    reserved = [dataclasses.replace(o, kind=SupplyKind.RENT_RESERVED_1Y) for o in supply]
+    assert [o.max_units for o in bound_small_instances(reserved, scen, sites)] == [None, None]
