@@ -7,9 +7,9 @@ from typing import Any
 
 
 def gpus_cell(d: dict[str, Any]) -> str:
-    """GPUs of a deployment, with the share per replica when it holds part of a GPU: ``0.5 (½ each)``."""
-    share = float(d.get("gpu_share_frac", 1.0))
-    return f"{d['gpus']:g} ({share:g} each)" if share < 1 else f"{d['gpus']:g}"
+    """GPUs of a deployment: ``0.5`` for one replica on half a GPU (the lines of :func:`sharing_lines` say
+    with whom)."""
+    return f"{d['gpus']:g}"
 
 
 def sharing_lines(data: dict[str, Any]) -> list[str]:

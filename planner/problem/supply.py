@@ -205,7 +205,8 @@ def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scena
     econ = scenario.economics
     out = []
     for kind in scenario.rental_kinds:
-        for unit, top, quote in instance_families(rent_quotes_by_size(catalog, gpu, site, kind, scenario.rent_providers)):
+        quotes = rent_quotes_by_size(catalog, gpu, site, kind, scenario.rent_providers)
+        for unit, top, quote in instance_families(quotes):
             eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
             sizes = f"{unit}-{top}" if top > unit else f"{unit}"
             size = "" if unit == gpu.gpus_per_node else f"{sizes}-GPU instances, "
@@ -234,7 +235,8 @@ def instance_families(quotes: dict[int, RentQuote]) -> list[tuple[int, int, Rent
     out: list[tuple[int, int, RentQuote]] = []
     for size, quote in sorted(quotes.items()):
         last = out[-1] if out else None
-        if last and (last[2].provider, last[2].usd_per_gpu_hour) == (quote.provider, quote.usd_per_gpu_hour):
+        same = last and (last[2].provider, last[2].usd_per_gpu_hour) == (quote.provider, quote.usd_per_gpu_hour)
+        if last and same and size == 2 * last[1]:  # the next size up (sizes are 1, 2, 4, 8 of a node)
             out[-1] = (last[0], size, last[2])
         else:
             out.append((size, size, quote))
