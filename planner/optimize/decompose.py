@@ -168,18 +168,16 @@ def _most_capacity_per_gpu(
     *,
     by_replica_size: bool = False,
 ) -> set[int]:
-    """Per (workload, gpu, site) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
-    candidate with the most capacity per GPU (the first one on ties), only on ``triples`` when given."""
-    capacity = _capacity(ctx)
-    mixed = {(o.gpu, o.site) for o in ctx.supply if o.node_gpus and o.unit_gpus != o.node_gpus}
+    """Per (workload, gpu, site) — and per replica size (GPUs) with ``by_replica_size`` or sub-node instances —
+    the allowed candidate with the most capacity per GPU (the first one on ties), only on ``triples`` if given."""
+    capacity, mixed = _capacity(ctx), {(o.gpu, o.site) for o in ctx.supply if 0 < o.node_gpus != o.unit_gpus}
     best: dict[tuple[Any, ...], tuple[float, int]] = {}
     for k, w, g, s, gpus in ctx.cands[["workload", "gpu", "site", "gpus"]].itertuples(name=None):
         triple = (str(w), str(g), str(s))
         if int(k) not in allowed or (triples is not None and triple not in triples):
             continue
-        # per replica size too where (gpu, site) rents instances smaller than a node (instance_packing)
-        by_size = by_replica_size or (triple[1], triple[2]) in mixed
-        key, ratio = ((*triple, float(gpus)) if by_size else triple), capacity[int(k)] / float(gpus)
+        sized = by_replica_size or (str(g), str(s)) in mixed  # a group must fit an instance there
+        key, ratio = ((*triple, float(gpus)) if sized else triple), capacity[int(k)] / float(gpus)
         if key not in best or ratio > best[key][0]:
             best[key] = (ratio, int(k))
     return {k for _ratio, k in best.values()}

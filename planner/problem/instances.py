@@ -133,3 +133,4 @@ def bound_small_instances(
                 o = dataclasses.replace(o, max_units=math.floor(o.node_gpus * node / per_gpu + 1e-9) // o.unit_gpus)
         out.append(o)
     return out
+
