@@ -24,6 +24,7 @@ from constraints.budget_max import add_budget_max
 from constraints.commitments import add_commitments
 from constraints.demand_coverage import add_demand_coverage
 from constraints.gpu_supply import add_gpu_supply
+from constraints.instance_packing import add_instance_packing
 from constraints.memory_fit import add_memory_fit
 from constraints.node_packing import add_node_packing
 from constraints.pd_flow import add_pd_flow
@@ -56,6 +57,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("memory_fit", add_memory_fit, "forbid"),
     Family("node_packing", add_node_packing, "forbid"),
     Family("gpu_supply", add_gpu_supply, "resource"),
+    Family("instance_packing", add_instance_packing, "resource"),
     Family("site_capacity", add_site_capacity, "resource"),
     Family("placement_rtt", add_placement_rtt, "forbid"),
     Family("quantization_policy", add_quantization_policy, "forbid"),

@@ -4,8 +4,12 @@
     units[o, t] ≤ max_o                                                                          (variable bound)
     units[o, t] = bought[o] · 1[start(t) ≥ lead_o]                     ∀ buy options o, t             (bought nodes persist)
 
-Notation: f_k the GPUs a replica of k holds (its TP × PP, or its footprint in a rack it does not divide:
-ledgers.racks.replica_footprint_gpus); O(g, s) the supply options of GPU type g at site s (rent per kind in whole nodes, edge devices,
+gpus_k = tp·pp·share (share < 1 when small models share a GPU: planner/performance/sharing.py; shares are
+powers of two, so a total that fits whole GPUs packs into them). Groups that need a larger instance than the
+smallest offered are also counted by constraints/instance_packing.py.
+Notation: f_k the GPUs a replica of k holds (gpus_k, or its footprint in a rack it does not divide:
+ledgers.racks.replica_footprint_gpus); O(g, s) the supply options of GPU type g at site s (rent per kind and
+instance size, edge devices,
 inventory, bought nodes); unit_o GPUs per unit (a node for rent/buy, 1 for a device); e_o the usable
 fraction (spot availability × (1 − preemption overhead), 1 otherwise); max_o the devices or inventory there.
 """
@@ -36,8 +40,8 @@ def add_gpu_supply(ctx: BuildContext) -> None:
             ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] - rhs == 0)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
     node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
-    gpus_of = {
-        int(k): replica_footprint_gpus(int(n), node_gpus=node_of[str(g)])
+    gpus_of = {  # a share of one GPU is fractional; a whole replica holds its rack footprint
+        int(k): float(n) if float(n) < 1 else float(replica_footprint_gpus(int(n), node_gpus=node_of[str(g)]))
         for k, n, g in ctx.cands[["gpus", "gpu"]].itertuples(name=None)
     }
     for (gpu, site), cands in groups.items():

@@ -21,7 +21,10 @@ def add_node_packing(ctx: BuildContext) -> None:
     n_rep = ctx.variables["n_rep"]
     for cand, gpu_id, site_id, gpus in ctx.cands[["gpu", "site", "gpus"]].itertuples(name=None):
         gpu = ctx.gpu(str(gpu_id))
-        size, node = int(gpus), gpu.gpus_per_node
+        node = gpu.gpus_per_node
+        if float(gpus) < 1:  # a share of one GPU (planner.performance.sharing) packs into any GPU
+            continue
+        size = int(gpus)
         packs = size <= node or size % node == 0  # (1)
         fits_node = size <= node or (
             gpu.scale_out is not None and ctx.sites[str(site_id)].has_scale_out_fabric

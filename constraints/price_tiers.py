@@ -31,7 +31,7 @@ def _gpus_usable(ctx: BuildContext, gpu: str, site: str, t: int) -> float:
     for k, gpus in here["gpus"].items():
         for p in ctx.points_of(int(k)):
             up = ctx.variables["n_rep"][(int(k), int(p.point), t)].upBound or 0
-            total += int(gpus) * up
+            total += float(gpus) * up  # a share of one GPU counts its fraction
     return total
 
 

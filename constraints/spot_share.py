@@ -24,7 +24,7 @@ def add_spot_share(ctx: BuildContext) -> None:
     spot = [i for i, o in enumerate(ctx.supply) if o.kind is SupplyKind.RENT_SPOT]
     if frac >= 1 or not spot:
         return
-    gpus_of = {int(k): int(g) for k, g in ctx.cands["gpus"].items()}
+    gpus_of = {int(k): float(g) for k, g in ctx.cands["gpus"].items()}
     for t in ctx.periods:
         on_spot = pulp.lpSum(
             ctx.supply[i].effective_gpus_frac * ctx.supply[i].unit_gpus * ctx.variables["units"][(i, t)]

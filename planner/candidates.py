@@ -4,7 +4,8 @@ Two pandas DataFrames come out (columns carry units):
 
 ``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
     cand, workload, role (colocated | prefill | decode, candidates_pd.py), model, quantization, kv_dtype, gpu, tp,
-    pp, ep (expert parallel, attention DP = EP; 1 for dense models), site, placement, gpus (tp·ep·pp), quality_tier,
+    pp, ep (expert parallel, attention DP = EP; 1 for dense models), site, placement, gpus (tp·ep·pp·share_frac),
+    share_frac (share of one GPU, planner.performance.sharing), quality_tier,
     weights_per_gpu_gb, max_batch, prefill_ms, network_ms, tpot_floor_ms, best_batch,
     best_capacity_requests_per_s, usd_per_hour (cheapest on-demand rent of its GPUs; NaN at edge/dc),
     feasible, reason, prefix_cache, speculative (the optimization variant; planner/candidate_optimizations.py),
@@ -36,6 +37,7 @@ import pandas as pd
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations, take_optimizations
 from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_pd_rows, pd_operating_points
+from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
@@ -136,6 +138,8 @@ class _Config:
     opt: LoadOptimizations | None = None
     why: dict[str, str] | None = None
     ep: int = 1
+    share_frac: float = 1.0
+    """Share of one GPU the replica holds (planner.performance.sharing); 1 = whole GPUs."""
 
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
@@ -180,7 +184,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                                          kfmt=kfmt, tp=tp, pp=pp):
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms,
                                                            v.prefix_cache, v.speculative, v.opt, v.why, ep))
-    return configs
+    return configs + shared_configs(catalog, scenario, configs)
 
 
 def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
@@ -242,7 +246,8 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "ep": cfg.ep,
                 "site": site.id,
                 "placement": "edge" if site.kind == "edge" else "cloud",
-                "gpus": cfg.tp * cfg.ep * cfg.pp,
+                "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
+                "share_frac": cfg.share_frac,
                 "quality_tier": cfg.quality_tier,
                 "weights_per_gpu_gb": np.nan,
                 "max_batch": 0,
@@ -252,7 +257,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "best_batch": 0,
                 "best_capacity_requests_per_s": 0.0,
                 "sync_ratio": np.nan,
-                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp,
+                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
                 "feasible": False,
                 "reason": cfg.reason or usable_cache[key],
                 "prefix_cache": cfg.prefix_cache,

@@ -60,7 +60,7 @@ def kv_link(catalog: Catalog, gpu: Accelerator, tp: int) -> tuple[float, float]:
 
 def _pd_possible(catalog: Catalog, cfg: Any, site: Site) -> bool:
     # pools run the plain engine: optimization variants (prefix cache, speculative) stay co-located
-    plain = not cfg.prefix_cache and not cfg.speculative
+    plain = not cfg.prefix_cache and not cfg.speculative and cfg.share_frac == 1.0
     return plain and cfg.pp == 1 and cfg.gpu.scale_out is not None and bool(site.has_scale_out_fabric)
 
 

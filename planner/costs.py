@@ -30,6 +30,8 @@ class RentQuote:
     provider: str
     source: str
     as_of: str
+    gpus_per_instance: int = 0
+    """GPUs per rented instance at this price (0 when the quote was looked up for any size)."""
 
 
 def _applies(price: RentalPrice, site: Site) -> bool:
@@ -46,9 +48,12 @@ def rent_quote(
     site: Site,
     kind: RentalKind,
     providers: Sequence[str] | None = None,
+    *,
+    instance_gpus: int | None = None,
 ) -> RentQuote | None:
     """Cheapest quote for ``gpu`` at a cloud ``site`` of pricing ``kind`` (None if nobody rents it there),
-    from ``providers`` only when given (the scenario's ``rent_providers``: the contracts one has).
+    from ``providers`` only when given (the scenario's ``rent_providers``: the contracts one has), for
+    instances of ``instance_gpus`` GPUs when given (else any instance size).
 
     Ties are broken by provider id so the choice is deterministic.
     """
@@ -57,12 +62,38 @@ def rent_quote(
     quotes = [
         p
         for p in catalog.rental_prices(gpu.id)
-        if p.kind == kind and _applies(p, site) and (providers is None or p.provider in providers)
+        if p.kind == kind
+        and _applies(p, site)
+        and (providers is None or p.provider in providers)
+        and (instance_gpus is None or p.offers_instance(instance_gpus, gpu.gpus_per_node))
     ]
     if not quotes:
         return None
     best = min(quotes, key=lambda p: (p.usd_per_gpu_hour, p.provider))
-    return RentQuote(gpu.id, site.id, kind, best.usd_per_gpu_hour, best.provider, best.source, best.as_of)
+    return RentQuote(
+        gpu.id, site.id, kind, best.usd_per_gpu_hour, best.provider, best.source, best.as_of, instance_gpus or 0
+    )
+
+
+def instance_sizes(gpu: Accelerator) -> list[int]:
+    """Instance sizes a GPU type can be rented in: the divisors of its node size, ascending (GPUs)."""
+    return [d for d in range(1, gpu.gpus_per_node + 1) if gpu.gpus_per_node % d == 0]
+
+
+def rent_quotes_by_size(
+    catalog: Catalog,
+    gpu: Accelerator,
+    site: Site,
+    kind: RentalKind,
+    providers: Sequence[str] | None = None,
+) -> dict[int, RentQuote]:
+    """Cheapest quote per instance size (GPUs per instance → quote) of ``gpu`` at ``site`` and ``kind``."""
+    out = {}
+    for size in instance_sizes(gpu):
+        quote = rent_quote(catalog, gpu, site, kind, providers, instance_gpus=size)
+        if quote is not None:
+            out[size] = quote
+    return out
 
 
 def power_draw_w(gpu: Accelerator, *, utilization_frac: float) -> float:

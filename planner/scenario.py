@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
@@ -20,60 +20,25 @@ from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import (
     MAX_BATCH,
     MAX_COUNT,
-    MAX_LATENCY_MS,
     MAX_LIST,
-    MAX_REQUESTS_PER_S,
-    MAX_TOKENS,
-    MAX_USD,
     MAX_WORKLOADS,
     check_size,
 )
+from planner.scenario_base import (
+    Count,
+    Degree,
+    Demand,
+    DemandValue,
+    Fraction,
+    Redundancy,
+    ShareFrac,
+    Slo,
+    Strict,
+    Tokens,
+    Usd,
+)
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
 from planner.scenario_topology import Disaggregation, EfficiencyOverride
-
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
-Fraction = Annotated[float, Field(ge=0, le=1)]
-
-Demand = Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)]
-DemandValue = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
-LatencyMs = Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
-Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
-Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
-Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
-Degree = Annotated[int, Field(ge=1, le=1024)]
-
-
-class Strict(BaseModel):
-    """Strict, frozen base for scenario sections."""
-
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, str_strip_whitespace=True, strict=True, allow_inf_nan=False
-    )
-
-
-class Slo(Strict):
-    """Latency targets of a workload (both are per request, at the peak arrival rate)."""
-
-    ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
-    tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
-    ttft_percentile: Literal[50, 90, 95, 99] | None = Field(
-        None, description="TTFT SLO holds at this percentile (50, 90, 95, 99); default: the mean TTFT."
-    )
-    tpot_percentile: Literal[50, 90, 95, 99] | None = Field(
-        None, description="Per-request TPOT SLO holds at this percentile (50, 90, 95, 99); default: the mean."
-    )
-
-
-class Redundancy(Strict):
-    """Spare capacity: the SLO holds with ``spare_replicas`` failure domains down (constraints/redundancy.py)."""
-
-    spare_replicas: Annotated[int, Field(ge=0, le=16)] = Field(
-        1, description="Failure domains that may be down at once while the SLO still holds (0 = none)."
-    )
-    failure_domain: Literal["replica", "node", "site"] = Field(
-        "replica", description="What fails: one replica, one node (all replicas on it) or one site."
-    )
 
 
 class Workload(Strict):
@@ -152,6 +117,12 @@ class HardwareSpace(Strict):
         default_factory=dict,
         max_length=MAX_LIST,
         description="Stated MFU/MBU per GPU type in place of the catalog's, e.g. {h20: {decode_mbu_frac: 0.5}}.",
+    )
+    gpu_share_fracs: list[ShareFrac] = Field(
+        default_factory=lambda: [0.5, 0.25],
+        max_length=2,
+        description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "
+        "(planner/performance/sharing.py); [] = whole GPUs only.",
     )
 
 

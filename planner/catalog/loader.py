@@ -176,6 +176,14 @@ def validate_references(catalog: Catalog, directory: Path) -> None:
         _check_ref(price_path, f"prices[{i}].gpu", price.gpu, catalog.accelerators, "gpu")
         for j, site_id in enumerate(price.sites):
             _check_ref(price_path, f"prices[{i}].sites[{j}]", site_id, catalog.sites, "site")
+        node = catalog.accelerators[price.gpu].gpus_per_node
+        for j, size in enumerate(price.gpus_per_instance):
+            if node % size:
+                raise CatalogError(
+                    f"{price_path}: prices[{i}].gpus_per_instance[{j}]: {size} GPUs does not divide the "
+                    f"{node} GPUs per {price.gpu} node (use one of "
+                    f"{', '.join(str(d) for d in range(1, node + 1) if node % d == 0)})"
+                )
 
 
 def load_catalog(directory: Path | str | None = None) -> Catalog:

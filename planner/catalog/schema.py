@@ -308,7 +308,14 @@ class RentalPrice(Sourced):
     usd_per_gpu_hour: PositiveFloat
     sites: tuple[Id, ...] = ()
     """Sites where this quote applies (empty = every cloud site the provider serves)."""
+    gpus_per_instance: tuple[Annotated[int, Field(ge=1)], ...] = ()
+    """Instance sizes (GPUs per rented instance) sold at this price, each with its evidence in ``source``;
+    empty = whole nodes only (``gpus_per_node`` of the accelerator). A TP×PP group runs inside one instance."""
     notes: str = ""
+
+    def offers_instance(self, gpus: int, gpus_per_node: int) -> bool:
+        """Whether an instance of ``gpus`` GPUs is sold at this price (whole nodes when none are listed)."""
+        return gpus in self.gpus_per_instance if self.gpus_per_instance else gpus == gpus_per_node
 
 
 class Engine(Sourced):

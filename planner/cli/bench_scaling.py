@@ -113,7 +113,7 @@ def _enumerate_single_configurations(ctx: Any) -> float:
     best = math.inf
     for k in ctx.cands.index:
         key = (str(ctx.cands.at[k, "gpu"]), str(ctx.cands.at[k, "site"]))
-        gpus = int(ctx.cands.at[k, "gpus"])
+        gpus = float(ctx.cands.at[k, "gpus"])
         for p in ctx.points_of(int(k)):
             replicas = math.ceil(demand / float(p.capacity_requests_per_s) - 1e-9)
             usd, unit = price[key]

@@ -22,6 +22,7 @@ from planner.cli.common import (
     wrote,
 )
 from planner.cli.progress import working
+from planner.cli.sharing_view import gpus_cell, sharing_lines
 from planner.errors import InfeasiblePlan, InputError
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
@@ -175,7 +176,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             d["site"],
             d["placement"],
             str(d["replicas"]),
-            str(d["gpus"]),
+            gpus_cell(d),
             str(d["batch"]),
             "—" if role == "decode" else _ms(d["ttft_ms"], d["ttft_slo_ms"]),
             "—" if role == "prefill" else _ms(d["tpot_ms"], d["tpot_slo_ms"]),
@@ -189,6 +190,8 @@ def print_plan(result: Any, source: Path | None = None) -> None:
     show(t)
     _print_optimizations(data)
     _print_disaggregation(data)
+    for line in sharing_lines(data):
+        show(text(line))
     _print_rentals(data)
     _print_orders(data)
     _print_binding_and_alternatives(data)

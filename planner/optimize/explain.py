@@ -21,7 +21,8 @@ from planner.catalog.loader import Catalog
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
-from planner.scenario import Scenario, Slo
+from planner.scenario import Scenario
+from planner.scenario_base import Slo
 
 EXPLAIN_MAX_NODES = 2000
 """Branch-and-bound nodes of the elastic re-solve (a work limit, so the explanation is repeatable)."""

@@ -36,10 +36,12 @@ def most_capacity_per_gpu(
     *,
     by_replica_size: bool = False,
 ) -> set[int]:
-    """Per (workload, gpu, site, role) — and per replica size (GPUs) with ``by_replica_size`` — the allowed
-    candidate with the most capacity per GPU (the first one on ties), only on ``triples`` when given. A
-    prefill or decode pool competes only within its PD group (pools hand KV only inside it)."""
+    """Per (workload, gpu, site, role) — and per replica size (GPUs) with ``by_replica_size`` or where the
+    GPU is rented in instances smaller than a node (a group must fit one) — the allowed candidate with the
+    most capacity per GPU (the first one on ties), only on ``triples`` when given. A prefill or decode pool
+    competes only within its PD group (pools hand KV only inside it)."""
     capacity, cands = capacity_per_replica(ctx), ctx.cands.assign(role=ctx.cands.get("role", "colocated"))
+    mixed = {(o.gpu, o.site) for o in ctx.supply if 0 < o.node_gpus != o.unit_gpus}
     best: dict[tuple[Any, ...], tuple[float, int]] = {}
     cols = ["workload", "gpu", "site", "gpus", "role", "model", "quantization", "kv_dtype"]
     for k, w, g, s, gpus, role, model, q, kv in cands[cols].itertuples(name=None):
@@ -47,8 +49,9 @@ def most_capacity_per_gpu(
         if int(k) not in allowed or (triples is not None and triple not in triples):
             continue
         kind = role if role == "colocated" else f"{role}:{model}/{q}/{kv}"
-        key = (*triple, kind, int(gpus)) if by_replica_size else (*triple, kind)
-        ratio = capacity[int(k)] / int(gpus)
+        sized = by_replica_size or (str(g), str(s)) in mixed
+        key = (*triple, kind, float(gpus)) if sized else (*triple, kind)
+        ratio = capacity[int(k)] / float(gpus)  # gpus is fractional for a share of one GPU
         if key not in best or ratio > best[key][0]:
             best[key] = (ratio, int(k))
     return {k for _ratio, k in best.values()}

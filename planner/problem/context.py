@@ -19,6 +19,7 @@ from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.problem.dominance import prune_dominated, prune_dominated_points, prune_dominated_sites
+from planner.problem.instances import bound_small_instances, group_sizes, useful_instances
 from planner.problem.supply import SupplyKind, SupplyOption, supply_options
 from planner.problem.time_slices import time_slices
 from planner.scenario import Scenario
@@ -167,7 +168,8 @@ def build_context(
     points = points.reset_index(drop=True)
     points = points.assign(point=range(len(points)))
     pairs = {(g, s) for g, s in zip(cands["gpu"], cands["site"], strict=True)}
-    supply = supply_options(catalog, scenario, table.sites, pairs)
+    supply = useful_instances(supply_options(catalog, scenario, table.sites, pairs), group_sizes(catalog, cands))
+    supply = bound_small_instances(supply, scenario, table.sites)
     leads = tuple(sorted({o.available_from_month for o in supply if o.kind is SupplyKind.BUY}))
     slices = time_slices(scenario, leads)
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)

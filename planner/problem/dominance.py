@@ -13,7 +13,7 @@ import pandas as pd
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Site
-from planner.costs import rent_quote
+from planner.costs import instance_sizes, rent_quote
 from planner.scenario import Scenario
 
 
@@ -22,15 +22,16 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     quality tier and at least the same best capacity (ties keep the lower candidate id); for prefill and decode
     pools also one whose whole number of smaller replicas serves at least as much on the same GPUs."""
     keep: list[int] = []
-    groups: dict[tuple[str, str, str, str], list[tuple[int, int, int, float]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, str], list[tuple[int, float, int, float]]] = defaultdict(list)
     roles = cands["role"] if "role" in cands.columns else pd.Series("colocated", index=cands.index)
     cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
     for (cand, workload, gpu, site, gpus, tier, cap), role in zip(cols.itertuples(name=None), roles, strict=True):
         key = (str(workload), str(role), str(gpu), str(site))
-        groups[key].append((int(cand), int(gpus), int(tier), float(cap)))
+        # gpus is fractional for a share of one GPU (planner.performance.sharing)
+        groups[key].append((int(cand), float(gpus), int(tier), float(cap)))
     for (_w, role, _g, _s), rows in groups.items():
         rows.sort(key=lambda r: (r[1], r[2], -r[3], r[0]))
-        frontier: list[tuple[int, int, float]] = []
+        frontier: list[tuple[float, int, float]] = []
         for cand, gpus, tier, cap in rows:
             if not any(
                 g <= gpus and q <= tier and (c >= cap or (role != "colocated" and _replaces(g, c, gpus, cap)))
@@ -41,10 +42,12 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     return cands.loc[sorted(keep)]
 
 
-def _replaces(gpus: int, cap: float, other_gpus: int, other_cap: float) -> bool:
+def _replaces(gpus: float, cap: float, other_gpus: float, other_cap: float) -> bool:
     """Prefill/decode pools: other_gpus/gpus replicas of the smaller replica (a whole number) use the same GPUs,
     KV link bandwidth (GPUs × per-GPU link) and node slots as one larger replica and serve at least as much."""
-    return other_gpus % gpus == 0 and cap * (other_gpus // gpus) >= other_cap
+    if gpus < 1 or other_gpus < 1:
+        return False
+    return int(other_gpus) % int(gpus) == 0 and cap * (int(other_gpus) // int(gpus)) >= other_cap
 
 
 def prune_dominated_sites(
@@ -66,16 +69,19 @@ def prune_dominated_sites(
         gpu, site = catalog.accelerators[gpu_id], sites[site_id]
         out = []
         for kind in scenario.rental_kinds:
-            quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
-            out.append(quote.usd_per_gpu_hour if quote else float("inf"))
+            for size in instance_sizes(gpu):  # every instance size: a cheap 1-GPU quote is not a node's
+                quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers, instance_gpus=size)
+                out.append(quote.usd_per_gpu_hour if quote else float("inf"))
         return tuple(out)
 
-    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp"]
+    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "share_frac"]
     key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
     if "role" in cands.columns:
         key_cols.append("role")
     groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+    if "share_frac" not in cands:  # tables built without GPU sharing
+        cands = cands.assign(share_frac=1.0)
     cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]
     for k, *key, site, cap in cols.itertuples(name=None):
         if not unlimited(str(site)):

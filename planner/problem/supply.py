@@ -15,10 +15,11 @@ from enum import StrEnum
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, RentalKind, Site
 from planner.costs import (
+    RentQuote,
     colocation_usd_per_month,
     owned_device_usd_per_month,
     power_usd_per_month,
-    rent_quote,
+    rent_quotes_by_size,
 )
 from planner.ledgers.economics import (
     bought_unit_horizon_usd,
@@ -115,6 +116,11 @@ class SupplyOption:
     """Buy only: months from order to delivery."""
     lifetime_years: float = 0.0
     """Buy only: depreciation lifetime of the node."""
+    node_gpus: int = 0
+    """GPUs per node of the type (rent options): a unit smaller than a node is an instance of that size."""
+    max_instance_gpus: int = 0
+    """Rent: the largest instance sold at this option's price (≥ unit_gpus; a quote sold per card in
+    instances of 1/2/4/8 GPUs is one option billed per ``unit_gpus`` whose groups fit instances up to this)."""
 
     @property
     def procurement(self) -> Procurement:
@@ -131,6 +137,10 @@ class SupplyOption:
         """A supply option's identity across problems built from different candidates, e.g.
         ``h200_sxm@dc1:buy:m6`` or ``h100_sxm@us_east:rent_on_demand``."""
         base = f"{self.gpu}@{self.site}:{self.kind.value}"
+        if self.node_gpus and self.unit_gpus != self.node_gpus:
+            # instances smaller than a node, e.g. h100_sxm@us_east:rent_on_demand:x1 (:x1-8 sold up to 8)
+            top = self.max_instance_gpus
+            base += f":x{self.unit_gpus}" + (f"-{top}" if top > self.unit_gpus else "")
         return f"{base}:m{self.purchase_month}" if self.kind is SupplyKind.BUY else base
 
 
@@ -190,27 +200,46 @@ def supply_options(
 
 
 def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scenario) -> list[SupplyOption]:
-    """One rent option per rental kind the scenario allows and some provider quotes (whole nodes)."""
+    """One rent option per rental kind the scenario allows and instance size some provider quotes (whole
+    nodes unless a price row lists smaller instances: catalogs/prices.yaml ``gpus_per_instance``)."""
     econ = scenario.economics
     out = []
     for kind in scenario.rental_kinds:
-        quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers)
-        if quote is None:
-            continue
-        eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
-        unit = gpu.gpus_per_node
-        out.append(
-            SupplyOption(
-                gpu.id,
-                site.id,
-                SupplyKind.rent(kind),
-                unit,
-                quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
-                None,
-                f"{quote.provider} {kind} ${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
-                effective_gpus_frac=eff,
+        quotes = rent_quotes_by_size(catalog, gpu, site, kind, scenario.rent_providers)
+        for unit, top, quote in instance_families(quotes):
+            eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
+            sizes = f"{unit}-{top}" if top > unit else f"{unit}"
+            size = "" if unit == gpu.gpus_per_node else f"{sizes}-GPU instances, "
+            out.append(
+                SupplyOption(
+                    gpu.id,
+                    site.id,
+                    SupplyKind.rent(kind),
+                    unit,
+                    quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
+                    None,
+                    f"{quote.provider} {kind} {size}${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
+                    effective_gpus_frac=eff,
+                    node_gpus=gpu.gpus_per_node,
+                    max_instance_gpus=top,
+                )
             )
-        )
+    return out
+
+
+def instance_families(quotes: dict[int, RentQuote]) -> list[tuple[int, int, RentQuote]]:
+    """Instance sizes sold by the same quote (provider, price) as one family: (smallest, largest, quote).
+
+    Sizes are divisors of the node, so billing a family per smallest instance is exact: every group there
+    has a size that is one of the family's sizes or a multiple of the smallest (per-card billing)."""
+    out: list[tuple[int, int, RentQuote]] = []
+    for size, quote in sorted(quotes.items()):
+        last = out[-1] if out else None
+        same = last and (last[2].provider, last[2].usd_per_gpu_hour) == (quote.provider, quote.usd_per_gpu_hour)
+        if last and same and size == 2 * last[1]:  # the next size up (sizes are 1, 2, 4, 8 of a node)
+            out[-1] = (last[0], size, last[2])
+        else:
+            out.append((size, size, quote))
     return out
 
 

@@ -13,6 +13,7 @@ from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.roles import role_fields
 from planner.readout.optimizations import deployment_optimizations
+from planner.readout.sharing import annotate_sharing, gpus_of
 from planner.readout.types import Deployment, SupplyLine
 from planner.scenario import Workload
 
@@ -76,7 +77,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 pp=int(c["pp"]),
                 ep=int(c.get("ep", 1)),
                 replicas=replicas,
-                gpus=replicas * int(c["gpus"]),
+                gpus=gpus_of(replicas, float(c["gpus"])),
                 batch=int(p.batch),
                 ttft_ms=float(p.ttft_ms),
                 tpot_ms=float(p.tpot_ms),
@@ -94,9 +95,10 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 cand=k,
                 optimizations=deployment_optimizations(c, w, engine=str(c.get("engine", "vllm"))),
                 **role_fields(c),
+                gpu_share_frac=float(c.get("share_frac", 1.0)),
             )
         )
-    return allocate_costs(out, supply)
+    return annotate_sharing(allocate_costs(out, supply), supply)
 
 
 def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
@@ -107,7 +109,7 @@ def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Dep
     for s in supply:
         cost[(s.gpu, s.site)] += s.cost_usd_per_month
         lines[(s.gpu, s.site)].append(s)
-    used: dict[tuple[str, str], int] = defaultdict(int)
+    used: dict[tuple[str, str], float] = defaultdict(float)
     for d in deps:
         used[(d.gpu, d.site)] += d.gpus
     out = []

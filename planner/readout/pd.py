@@ -52,7 +52,7 @@ def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
         capacity = min(
             sum(d.replicas * d.kv_link_gb_per_s for d in pre), sum(d.replicas * d.kv_link_gb_per_s for d in dec)
         )
-        p_gpus, d_gpus = sum(d.gpus for d in pre), sum(d.gpus for d in dec)
+        p_gpus, d_gpus = round(sum(d.gpus for d in pre)), round(sum(d.gpus for d in dec))  # pools hold whole GPUs
         load = served * kv_gb
         out.append(
             PdGroup(

@@ -10,6 +10,7 @@ from planner.ledgers.economics import bought_unit_cash_flow_usd, discount_factor
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import RENT_DISCOUNT
+from planner.problem.instances import instance_gpus
 from planner.problem.roles import serving_cands
 from planner.problem.supply import Procurement, SupplyKind, SupplyOption
 from planner.readout.ledger import CashKind, CashLine, CostLedger
@@ -184,6 +185,7 @@ def supply_lines(ctx: BuildContext, sol: Solution, ledger: CostLedger) -> list[S
                     line.discounted_usd for line in ledger.lines if line.supply_id == opt.id and line.kind == "discount"
                 ),
                 source=opt.source,
+                max_instance_gpus=instance_gpus(opt, ctx.gpu(opt.gpu).gpus_per_node),
             )
         )
     return rows

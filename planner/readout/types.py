@@ -33,8 +33,8 @@ class Deployment:
     pp: int
     replicas: int
     """Replicas at the workload's peak time slice (the largest of :attr:`replicas_per_period` otherwise)."""
-    gpus: int
-    """GPUs of :attr:`replicas`."""
+    gpus: float
+    """GPUs of :attr:`replicas` (tp·pp·gpu_share_frac each; fractional when small models share a GPU)."""
     batch: int
     ttft_ms: float
     """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network)."""
@@ -82,6 +82,12 @@ class Deployment:
     """Prefill/decode pools: scale-out bandwidth per direction of one replica for the KV handoff, GB/s."""
     sync_ratio: float = 0.0
     """Exposed TP/PP communication / decode step at its operating point (≤ the workload's max_sync_ratio)."""
+    gpu_share_frac: float = 1.0
+    """Share of one GPU each replica holds (1 = whole GPUs; 1/2, 1/4 when small models share a GPU)."""
+    instance_gpus: list[int] = field(default_factory=list)
+    """GPUs per instance that holds one of its replicas (a node for bought/owned GPUs), per supply line used."""
+    shares_gpu_with: list[str] = field(default_factory=list)
+    """Other deployments (``workload/model``) holding shares of the same GPUs (first-fit packing per period)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,9 @@ class SupplyLine:
     volume_discount_usd: float
     """Rent volume discount over the horizon at present value (ledger), USD."""
     source: str
+    max_instance_gpus: int = 0
+    """Largest group one unit hosts: the largest instance sold at this quote (rent; billed per
+    ``unit_gpus``), a node (buy, inventory, edge devices)."""
 
 
 @dataclass(frozen=True)

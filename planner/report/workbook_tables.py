@@ -41,6 +41,9 @@ DEPLOY_HEADERS = [
     "Optimizations on",
     "Optimizations: why (card 3)",
     "Role",
+    "GPU share per replica",
+    "Instance GPUs",
+    "Shares GPU with",
 ]
 SLO_HEADERS = [
     "Workload",
@@ -120,8 +123,9 @@ def _months(result: PlanResult, period: int) -> list[int]:
 
 def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     """One row per deployment and run of periods where it has replicas."""
-    tp, pp, ep, reps, cap = (
-        column_of(DEPLOY_HEADERS, h) for h in ("TP", "PP", "EP", "Replicas", "Capacity per replica (req/s)")
+    tp, pp, ep, reps, cap, share = (
+        column_of(DEPLOY_HEADERS, h)
+        for h in ("TP", "PP", "EP", "Replicas", "Capacity per replica (req/s)", "GPU share per replica")
     )
     runs = sorted(
         (run for d in result.deployments for run in period_runs(d)),
@@ -146,7 +150,7 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 _months(result, run.first_period)[0],
                 _months(result, run.last_period)[-1],
                 run.replicas,
-                Formula(f"={reps}{r}*{tp}{r}*{ep}{r}*{pp}{r}"),
+                Formula(f"={reps}{r}*{tp}{r}*{ep}{r}*{pp}{r}*{share}{r}"),
                 d.capacity_per_replica_requests_per_s,
                 Formula(f"={reps}{r}*{cap}{r}"),
                 run.served_requests_per_s,
@@ -156,10 +160,14 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 ", ".join(o["name"] for o in d.optimizations if o["on"]) or "none",
                 " | ".join(o["why"] for o in d.optimizations),
                 d.role,
+                d.gpu_share_frac,
+                ", ".join(str(g) for g in d.instance_gpus),
+                ", ".join(d.shares_gpu_with),
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 4 + [NUMBER_FORMAT] * 3 + [None] * 6
+        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 3 + [NUMBER_FORMAT] * 4 + [None] * 6
+        + [NUMBER_FORMAT, None, None]
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")

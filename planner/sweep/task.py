@@ -45,7 +45,7 @@ def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
     """A sweep row read from a plan's JSON (``PlanResult.to_json``): money from its cost ledger."""
     gpus: dict[str, int] = defaultdict(int)
     for d in data["deployments"]:
-        gpus[d["gpu"]] += int(d["gpus"])
+        gpus[d["gpu"]] += d["gpus"]
     choices = [
         Choice(
             d["workload"],

@@ -18,7 +18,8 @@ from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, Model
 from planner.errors import ScenarioError, did_you_mean
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
-from planner.scenario import Economics, InventoryItem, NonNegFloat, PositiveFloat, Strict
+from planner.scenario import Economics, InventoryItem
+from planner.scenario_base import NonNegFloat, PositiveFloat, Strict
 
 Precision = Literal["bf16", "fp8"]
 TrainingProcurement = Literal["rent", "buy", "owned"]

@@ -18,6 +18,7 @@ from planner.scenario import load_scenario
 from tests.plan.helpers import scenario, table
 
 TESTED = {
+    "instance_packing",
     "commitments",
     "budget_max",
     "demand_coverage",
@@ -124,7 +125,8 @@ def test_a_group_that_does_not_divide_the_node_is_charged_its_footprint(catalog:
 
 
 def test_gpu_supply_rents_whole_nodes(catalog: Catalog) -> None:
-    scen = scenario(requests_per_s=3.0)
+    # hyperstack quotes H100 without instance sizes: whole nodes only (Runpod would rent 3 × 1-GPU instances)
+    scen = scenario(requests_per_s=3.0, rent_providers=["hyperstack"])
     tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 1.0}], [{"cand": 0, "cap": 1.0}])
     ctx = build_context(catalog, scen, tab, prune=False)
     sol = solve_context(ctx)
@@ -200,7 +202,7 @@ def test_price_tiers_discount_gpus_beyond_each_threshold(catalog: Catalog) -> No
     tiers = [{"min_gpus": 8, "discount_frac": 0.25}, {"min_gpus": 16, "discount_frac": 0.5}]
     runs = {}
     for name, econ in (("list", {}), ("tiered", {"rent_volume_tiers": tiers})):
-        scen = scenario(requests_per_s=5.0, economics=econ)
+        scen = scenario(requests_per_s=5.0, economics=econ, rent_providers=["hyperstack"])  # whole nodes
         tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
         ctx = build_context(catalog, scen, tab, prune=False)
         runs[name] = (ctx, solve_context(ctx))
@@ -215,7 +217,7 @@ def test_price_tiers_discount_gpus_beyond_each_threshold(catalog: Catalog) -> No
 
 def test_price_tiers_enter_the_opex_budget(catalog: Catalog) -> None:
     tiers = [{"min_gpus": 8, "discount_frac": 0.5}]
-    probe = scenario(requests_per_s=3.0)
+    probe = scenario(requests_per_s=3.0, rent_providers=["hyperstack"])  # whole nodes
     tab = table(catalog, probe, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
     node_month = build_context(catalog, probe, tab, prune=False).supply[0].usd_per_unit_month
     # two nodes at list price cost 2 node-months; with 50 % off the second node they fit in 1.6
@@ -223,6 +225,7 @@ def test_price_tiers_enter_the_opex_budget(catalog: Catalog) -> None:
         requests_per_s=3.0,
         economics={"rent_volume_tiers": tiers},
         budget={"opex_usd_per_month": 1.6 * node_month},
+        rent_providers=["hyperstack"],
     )
     tab = table(catalog, scen, [{"gpu": "h100_sxm", "cap": 0.25}], [{"cand": 0, "cap": 0.25}])
     sol = solve_context(build_context(catalog, scen, tab, prune=False))
@@ -235,7 +238,9 @@ def test_spot_share_caps_the_spot_gpus_and_raises_cost_only_where_it_binds(catal
     max_spot_frac 0.25 holds spot's usable GPUs to ≤ 25 % of the serving GPUs in every slice and costs more;
     max_spot_frac 1 (the default) adds no row and gives the same plan as before."""
     stated = load_scenario(Path(__file__).resolve().parents[2] / "examples/chat_70b_cloud/scenario.yaml", catalog)
-    spot_ok = stated.model_copy(update={"rental_kinds": ["on_demand", "spot"]})
+    # providers that rent whole nodes only (Runpod's per-card instances would undercut spot nodes here)
+    whole_nodes = sorted({p.provider for p in catalog.prices if not p.gpus_per_instance})
+    spot_ok = stated.model_copy(update={"rental_kinds": ["on_demand", "spot"], "rent_providers": whole_nodes})
     tab = build_candidates(catalog, spot_ok)
 
     def run(frac: float) -> tuple[Any, Any]:

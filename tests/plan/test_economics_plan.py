@@ -133,6 +133,11 @@ def test_purchases_are_timed_for_a_demand_step(catalog: Catalog, scenario) -> No
     assert {s["purchase_month"] for s in upfront.to_json()["supply"] if s["kind"] == "buy"} == {0}
 
 
+def whole_node_providers(catalog: Catalog) -> list[str]:
+    """Providers with a price row that rents whole nodes (no ``gpus_per_instance``)."""
+    return sorted({p.provider for p in catalog.prices if not p.gpus_per_instance})
+
+
 def _profile_scenario(scenario, profile, **update):  # type: ignore[no-untyped-def]
     workload = scenario.workloads[0].model_copy(
         update={"requests_per_s": 30.0, "growth_frac_per_month": 0.0, "hourly_profile_frac": profile}
@@ -141,7 +146,12 @@ def _profile_scenario(scenario, profile, **update):  # type: ignore[no-untyped-d
 
 
 def test_hourly_profile_rents_only_the_hours_it_needs(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
-    short = {"horizon_months": 12, "period_months": 12, "procurement": ["rent"]}
+    short = {
+        "horizon_months": 12,
+        "period_months": 12,
+        "procurement": ["rent"],
+        "rent_providers": whole_node_providers(catalog),  # the node arithmetic below needs whole nodes
+    }
     flat = plan(catalog, _profile_scenario(scenario, None, **short), with_alternatives=False)
     always_peak = plan(catalog, _profile_scenario(scenario, [1.0] * 24, **short), with_alternatives=False)
     shaped = plan(catalog, _profile_scenario(scenario, PEAK_PROFILE, **short), with_alternatives=False)
@@ -204,11 +214,13 @@ def test_demand_flip_point_is_found_by_bisection(
 
 
 def test_buy_vs_rent_has_no_demand_flip_with_whole_nodes_on_both_sides(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
-    """Rented and bought capacity both come in whole 8-GPU nodes here, so the demand level does not change
-    which one is cheaper per node: buying wins from 1/16× to 4× the stated demand, and compare says so."""
+    """Rented (from providers that rent whole nodes only) and bought capacity both come in whole 8-GPU nodes
+    here, so the demand level does not change which one is cheaper per node: buying wins from 1/16× to 4× the
+    stated demand, and compare says so. (With Runpod's per-card instances renting wins below ≈ 0.37×.)"""
     from planner.compare import _flip
 
-    assert _flip(catalog, scenario, "highs", "demand_scale", "buy") is None
+    whole = scenario.model_copy(update={"rent_providers": whole_node_providers(catalog)})
+    assert _flip(catalog, whole, "highs", "demand_scale", "buy") is None
 
 
 def test_reserved_breakeven_uses_the_quotes_the_planner_pays(catalog: Catalog) -> None:
@@ -221,7 +233,12 @@ def test_reserved_breakeven_uses_the_quotes_the_planner_pays(catalog: Catalog) -
 
 
 def test_rent_is_discounted_like_purchases(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
-    short = {"horizon_months": 12, "period_months": 12, "procurement": ["rent"]}
+    short = {
+        "horizon_months": 12,
+        "period_months": 12,
+        "procurement": ["rent"],
+        "rent_providers": whole_node_providers(catalog),  # the node arithmetic below needs whole nodes
+    }
     flat = plan(catalog, _profile_scenario(scenario, None, **short), with_alternatives=False)
     econ = scenario.economics.model_copy(update={"cost_of_capital_frac_per_year": 0.1})
     pv = plan(catalog, _profile_scenario(scenario, None, economics=econ, **short), with_alternatives=False)

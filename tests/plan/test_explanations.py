@@ -10,7 +10,8 @@ import pandas as pd
 from planner.catalog import Catalog
 from planner.optimize.explain import closest_miss
 from planner.plan import plan
-from planner.scenario import Budget, Scenario, Slo, load_scenario
+from planner.scenario import Budget, Scenario, load_scenario
+from planner.scenario_base import Slo
 
 ROOT = Path(__file__).resolve().parents[2]
 

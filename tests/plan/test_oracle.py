@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -16,14 +17,37 @@ from tests.plan.helpers import scenario, table
 GPUS = ["h100_sxm", "l40s", "l4", "a100_sxm_80gb"]
 
 
+def _fits(groups: list[int], pools: list[tuple[int, int]]) -> bool:
+    """Whether replica groups (GPUs each) fit pools of (capacity GPUs, largest group one instance holds):
+    largest group first into the fitting pool with the smallest instances (nested eligibility)."""
+    room = [[cap, host] for cap, host in sorted(pools, key=lambda p: p[1])]
+    for g in sorted(groups, reverse=True):
+        pool = next((r for r in room if r[1] >= g and r[0] >= g), None)
+        if pool is None:
+            return False
+        pool[0] -= g
+    return True
+
+
+@functools.cache
+def _cheapest_units(options: tuple[tuple[int, int, float], ...], groups: tuple[int, ...]) -> float:
+    """Cheapest units of rent options (unit GPUs, largest instance, USD per unit) holding ``groups``."""
+    total = sum(groups)
+    best = math.inf
+    for units in itertools.product(*(range(math.ceil(total / u) + 1) for u, _h, _p in options)):
+        cost = sum(n * usd for n, (_u, _h, usd) in zip(units, options, strict=True))
+        if cost < best and _fits(list(groups), [(n * u, h) for n, (u, h, _p) in zip(units, options, strict=True)]):
+            best = cost
+    return best
+
+
 def brute_force(ctx, demand: float) -> float:  # type: ignore[no-untyped-def]
-    """Enumerate one point and a replica count per candidate; price GPUs per (gpu, site) in whole units."""
-    price = {}
+    """Enumerate one point and a replica count per candidate; price the groups of each (gpu, site) by
+    enumerating the units of every rent option there (instances of 1/2/4 GPUs and whole nodes)."""
+    options: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
     for opt in ctx.supply:
-        key = (opt.gpu, opt.site)
-        per_gpu = opt.usd_per_unit_month / opt.unit_gpus
-        if key not in price or per_gpu < price[key][0] / price[key][1]:
-            price[key] = (opt.usd_per_unit_month, opt.unit_gpus)
+        host = max(opt.unit_gpus, opt.max_instance_gpus)
+        options.setdefault((opt.gpu, opt.site), []).append((opt.unit_gpus, host, opt.usd_per_unit_month))
     choices = []
     for k in ctx.cands.index:
         pts = ctx.points_of(int(k))
@@ -36,11 +60,11 @@ def brute_force(ctx, demand: float) -> float:  # type: ignore[no-untyped-def]
     for combo in itertools.product(*(opts for _, opts in choices)):
         if sum(c for c, _ in combo) < demand - 1e-9:
             continue
-        used: dict[tuple[str, str], int] = {}
+        used: dict[tuple[str, str], list[int]] = {}
         for (k, _), (_, n) in zip(choices, combo, strict=True):
             key = (str(ctx.cands.at[k, "gpu"]), str(ctx.cands.at[k, "site"]))
-            used[key] = used.get(key, 0) + n * int(ctx.cands.at[k, "gpus"])
-        cost = sum(price[key][0] * math.ceil(g / price[key][1]) for key, g in used.items())
+            used.setdefault(key, []).extend([int(ctx.cands.at[k, "gpus"])] * n)
+        cost = sum(_cheapest_units(tuple(options[key]), tuple(sorted(g))) for key, g in used.items())
         best = min(best, cost)
     return best
 

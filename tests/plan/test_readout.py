@@ -100,7 +100,7 @@ def test_ledger_discount_lines_are_the_tiered_rent(catalog: Catalog) -> None:
 
 
 def test_ledger_bills_hour_blocks_by_their_share_of_the_day(catalog: Catalog) -> None:
-    scen = scenario(requests_per_s=3.0)
+    scen = scenario(requests_per_s=3.0, rent_providers=["hyperstack"])  # whole nodes only
     scen = scen.model_copy(
         update={"workloads": [scen.workloads[0].model_copy(update={"hourly_profile_frac": PEAK_PROFILE})]}
     )

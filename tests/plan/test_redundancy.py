@@ -11,7 +11,7 @@ import pytest
 from planner.catalog import Catalog
 from planner.optimize.solver import solve_context
 from planner.problem.context import build_context
-from planner.scenario import Redundancy
+from planner.scenario_base import Redundancy
 from tests.plan.helpers import scenario, table
 
 

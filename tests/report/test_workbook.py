@@ -132,7 +132,7 @@ def test_deployments_show_replicas_per_period_and_placement(written: Path) -> No
     ]
     served = DEPLOY_HEADERS.index("Served (req/s, daily mean)") + 1
     assert [dep.cell(row=r, column=served).value for r in (2, 5, 7)] == [8.0, 4.0, 3.0]
-    assert dep["O2"].value == "=N2*H2*J2*I2"  # GPUs = replicas x TP x EP x PP (column G is the KV dtype)
+    assert dep["O2"].value == "=N2*H2*J2*I2*Y2"  # GPUs = replicas x TP x EP x PP x GPU share (G: KV dtype)
     assert dep.cell(row=2, column=DEPLOY_HEADERS.index("KV dtype") + 1).value == "bf16"
 
 

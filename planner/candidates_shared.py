@@ -1,0 +1,47 @@
+"""GPU sharing in the candidate table: TP1·PP1 configurations on a share of one GPU (planner.performance.sharing).
+
+Only plain whole-GPU configurations (no expert parallelism, no prefix-cache or speculative variant) are
+offered on a share; the scenario's stated efficiencies (``hardware.efficiency``) apply to the slice too."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar
+
+from planner import performance as perf
+from planner.catalog.loader import Catalog
+from planner.performance.sharing import shared_accelerator, shared_terms
+from planner.performance.terms import with_efficiency
+from planner.scenario import Scenario
+
+C = TypeVar("C")
+
+
+def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> list[C]:
+    """TP1·PP1 configs on a share of one GPU (``hardware.gpu_share_fracs``), evaluated on the slice the
+    replica sees (planner.performance.sharing.shared_accelerator); appended after the whole-GPU configs so
+    those keep their candidate ids."""
+    out: list[C] = []
+    for frac in scenario.hardware.gpu_share_fracs:
+        for c in configs:
+            cfg: Any = c
+            if cfg.terms is None or cfg.tp * cfg.pp * cfg.ep != 1 or cfg.prefix_cache or cfg.speculative:
+                continue
+            try:
+                whole_slice = perf.deployment_terms(
+                    catalog,
+                    model=catalog.models[cfg.model],
+                    gpu=shared_accelerator(cfg.gpu, frac),
+                    weight_format=catalog.formats[cfg.quantization],
+                    kv_format=catalog.formats[cfg.kv_dtype],
+                    tp=1,
+                    pp=1,
+                    engine=cfg.workload.engine,
+                )
+            except perf.UnsupportedDeployment:
+                continue
+            stated = scenario.hardware.efficiency.get(cfg.gpu.id)
+            if stated is not None:
+                whole_slice = with_efficiency(whole_slice, **stated.model_dump())
+            out.append(dataclasses.replace(cfg, terms=shared_terms(whole_slice, frac), share_frac=frac))
+    return out

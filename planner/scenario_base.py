@@ -1,0 +1,66 @@
+"""Field types and small sections of a scenario (planner.scenario re-exports them): the strict base model,
+ranged number types, latency SLOs with their percentiles, redundancy and GPU shares."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from planner.limits import MAX_COUNT, MAX_LATENCY_MS, MAX_REQUESTS_PER_S, MAX_TOKENS, MAX_USD
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Fraction = Annotated[float, Field(ge=0, le=1)]
+
+Demand = Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)]
+DemandValue = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
+LatencyMs = Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
+Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
+Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Degree = Annotated[int, Field(ge=1, le=1024)]
+
+
+class Strict(BaseModel):
+    """Strict, frozen base for scenario sections."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, str_strip_whitespace=True, strict=True, allow_inf_nan=False
+    )
+
+
+class Slo(Strict):
+    """Latency targets of a workload (both are per request, at the peak arrival rate)."""
+
+    ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
+    tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
+    ttft_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="TTFT SLO holds at this percentile (50, 90, 95, 99); default: the mean TTFT."
+    )
+    tpot_percentile: Literal[50, 90, 95, 99] | None = Field(
+        None, description="Per-request TPOT SLO holds at this percentile (50, 90, 95, 99); default: the mean."
+    )
+
+
+class Redundancy(Strict):
+    """Spare capacity: the SLO holds with ``spare_replicas`` failure domains down (constraints/redundancy.py)."""
+
+    spare_replicas: Annotated[int, Field(ge=0, le=16)] = Field(
+        1, description="Failure domains that may be down at once while the SLO still holds (0 = none)."
+    )
+    failure_domain: Literal["replica", "node", "site"] = Field(
+        "replica", description="What fails: one replica, one node (all replicas on it) or one site."
+    )
+
+
+
+
+def _power_of_two_share(value: float) -> float:
+    if value not in (0.5, 0.25):
+        raise ValueError("a share of one GPU must be 0.5 or 0.25 (powers of two pack exactly)")
+    return value
+
+
+ShareFrac = Annotated[float, Field(gt=0, lt=1), AfterValidator(_power_of_two_share)]
+"""A share of one GPU a replica may hold (planner/performance/sharing.py)."""
