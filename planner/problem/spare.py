@@ -18,7 +18,7 @@ def lost_per_replica_frac(ctx: BuildContext, cand: int, domain: str) -> float:
     if domain != "node":
         return 1.0
     per_node = ctx.gpu(str(ctx.cands.at[cand, "gpu"])).gpus_per_node
-    return max(1.0, per_node / int(ctx.cands.at[cand, "gpus"]))
+    return max(1.0, per_node / float(ctx.cands.at[cand, "gpus"]))  # a share of one GPU: 1/share per GPU
 
 
 def spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
