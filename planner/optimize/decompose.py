@@ -210,8 +210,8 @@ def period_bounds(
     if any(part_bound == math.inf for _part, _has, _optimal, part_bound in solved):
         return math.inf, set()
     bound = sum(max(0.0, part_bound) for _part, _has, _optimal, part_bound in solved)
-    flowing = set().union(*(flowing(part) for part, has, _optimal, _bound in solved if has))
-    return bound, flowing
+    used = set().union(*(flowing(part) for part, has, _optimal, _bound in solved if has))
+    return bound, used
 
 
 def solve_seed(
