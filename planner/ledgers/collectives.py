@@ -170,6 +170,35 @@ def allreduce_choice(message_bytes: Num, fabric: CollectiveFabric) -> AllreduceC
     return AllreduceChoice(time_s=time_s, algorithm=names, times_s=times, startup_s=startup_s)
 
 
+def in_domain_allreduce_s(
+    message_bytes: Num,
+    *,
+    ranks: Num,
+    link_gb_per_s: Num,
+    latency_us: Num,
+    in_switch_gb_per_s: Num = 0.0,
+    in_switch_latency_us: Num = 0.0,
+) -> tuple[Num, Num]:
+    """(time, start-up) of the fastest all-reduce inside one scale-up domain, s: the min of the ring
+    2(n − 1)·α + 2(n − 1)·M/(n·B) and, where the switch reduces, NVLS α_S + M/B_S; 0 for one rank.
+
+    The same numbers as :func:`allreduce_choice` on :func:`in_domain_fabric` (tested), without the
+    algorithm names: the performance model calls it once per engine step of every candidate."""
+    m, n = _f(message_bytes), np.maximum(_f(ranks), 1.0)
+    a = _f(latency_us) / US_PER_S
+    ring_start = 2 * (n - 1) * a
+    ring = ring_start + 2 * (n - 1) * m / (n * _f(link_gb_per_s) * BYTES_PER_GB)
+    b_s = _f(in_switch_gb_per_s) * BYTES_PER_GB
+    switch_start = _f(in_switch_latency_us) / US_PER_S
+    with np.errstate(divide="ignore", invalid="ignore"):
+        switch = np.where(b_s > 0, switch_start + m / b_s, np.inf)
+    use_switch = switch < ring
+    single = n <= 1
+    time_s = np.where(single, 0.0, np.where(use_switch, switch, ring))
+    startup_s = np.where(single, 0.0, np.where(use_switch, switch_start, ring_start))
+    return time_s, startup_s
+
+
 def in_domain_fabric(
     ranks: Num,
     *,

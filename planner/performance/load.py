@@ -38,6 +38,9 @@ from planner.performance.terms import DeploymentTerms, Num
 FIXED_POINT_ITERATIONS = 80
 NEWTON_ITERATIONS = 30
 BISECTION_ITERATIONS = 40
+SETTLED_REL = 1e-12
+"""The iteration stops once no element moves by more than this relative step (the fixed point to float
+precision); elements converging slowly near a replica's limit are finished by :func:`_newton_from_below`."""
 CONVERGED_REL = 1e-6
 
 
@@ -86,9 +89,10 @@ def _steady_step_s(
                 prompt_tokens=input_tokens)
     for _ in range(FIXED_POINT_ITERATIONS):
         t_next = np.minimum(f(t), 1e3)
-        if np.array_equal(t_next, t):
-            break  # an exact fixed point: further iterations return the same floats
+        settled = np.all(np.abs(t_next - t) <= SETTLED_REL * t_next)
         t = t_next
+        if settled:
+            break  # every element at its fixed point to float precision; slow ones are left to Newton
 
     def close(step: Num) -> Num:
         return np.abs(f(step) - step) <= CONVERGED_REL * np.maximum(step, 1e-9) + 1e-9

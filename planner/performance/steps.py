@@ -9,7 +9,12 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
-from planner.ledgers.collectives import AllreduceChoice, allreduce_choice, in_domain_fabric
+from planner.ledgers.collectives import (
+    AllreduceChoice,
+    allreduce_choice,
+    in_domain_allreduce_s,
+    in_domain_fabric,
+)
 from planner.ledgers.communication import collective_launch_s, transfer_s
 from planner.ledgers.inference import engine_host_s
 from planner.performance import moe
@@ -87,18 +92,31 @@ def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> Allreduce
     return allreduce_choice(message_bytes, fabric)
 
 
+def _tp_allreduce_s_and_startup(terms: DeploymentTerms, message_bytes: Num) -> tuple[Num, Num]:
+    """(time, start-up) of one TP all-reduce with the algorithm :func:`tp_allreduce_choice` picks, without
+    the engine launch, s (the fast path of ledgers.collectives.in_domain_allreduce_s; names not needed)."""
+    return in_domain_allreduce_s(
+        message_bytes / terms.attention_dp,
+        ranks=moe.attention_tp(terms),
+        link_gb_per_s=terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac,
+        latency_us=terms.tp_link_latency_us,
+        in_switch_gb_per_s=terms.tp_in_switch_gb_per_s,
+        in_switch_latency_us=terms.tp_in_switch_latency_us,
+    )
+
+
 def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1)."""
     ranks = moe.attention_tp(terms)
-    t = tp_allreduce_choice(terms, message_bytes).time_s
+    t, _start = _tp_allreduce_s_and_startup(terms, message_bytes)
     return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
 def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
     ranks = moe.attention_tp(terms)
-    start = np.where(ranks > 1, tp_allreduce_choice(terms, message_bytes).startup_s, 0.0)
-    return start + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+    _t, start = _tp_allreduce_s_and_startup(terms, message_bytes)
+    return np.where(ranks > 1, start, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:

@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from planner.ledgers.collectives import CollectiveFabric, allreduce_choice, in_domain_fabric
+from planner.ledgers.collectives import (
+    CollectiveFabric,
+    allreduce_choice,
+    in_domain_allreduce_s,
+    in_domain_fabric,
+)
 from planner.ledgers.racks import replica_footprint_gpus
 from planner.ledgers.topology import ring_tree_crossover_bytes
 
@@ -151,3 +158,32 @@ def test_the_performance_model_charges_nvls_where_the_switch_reduces(catalog) ->
     # crossover at TP8: (22.5 − 14 × 0.822) µs / (1.75/360e9 − 1/275.6e9) s/B = 10.992e-6 / 1.2327e-12 ≈ 8.92 MB
     assert str(tp_allreduce_choice(terms("h200_sxm"), 8 * 1024**2).algorithm) == "ring"
     assert str(tp_allreduce_choice(terms("h200_sxm"), 9.0e6).algorithm) == "in_switch"
+
+
+@given(
+    message_bytes=st.floats(min_value=1.0, max_value=1e10),
+    ranks=st.sampled_from([1, 2, 4, 8, 16, 32, 72]),
+    link_gb_per_s=st.floats(min_value=10.0, max_value=2000.0),
+    latency_us=st.floats(min_value=0.1, max_value=20.0),
+    in_switch_gb_per_s=st.sampled_from([0.0, 150.0, 275.6, 600.0]),
+    in_switch_latency_us=st.floats(min_value=1.0, max_value=40.0),
+)
+def test_in_domain_fast_path_equals_the_general_choice(
+    message_bytes: float,
+    ranks: int,
+    link_gb_per_s: float,
+    latency_us: float,
+    in_switch_gb_per_s: float,
+    in_switch_latency_us: float,
+) -> None:
+    """The performance model's fast path gives the general chooser's time and start-up on in-domain fabrics."""
+    kw = dict(
+        link_gb_per_s=link_gb_per_s,
+        latency_us=latency_us,
+        in_switch_gb_per_s=in_switch_gb_per_s,
+        in_switch_latency_us=in_switch_latency_us,
+    )
+    choice = allreduce_choice(message_bytes, in_domain_fabric(ranks, **kw))
+    time_s, startup_s = in_domain_allreduce_s(message_bytes, ranks=ranks, **kw)
+    assert float(time_s) == pytest.approx(float(choice.time_s), rel=1e-12, abs=1e-15)
+    assert float(startup_s) == pytest.approx(float(choice.startup_s), rel=1e-12, abs=1e-15)
