@@ -205,7 +205,9 @@ def test_moe_plan_picks_ep_and_reports_it(catalog: Catalog, tmp_path: Path) -> N
     path.write_text(yaml.safe_dump(doc))
     result = plan(catalog, load_scenario(path, catalog), with_alternatives=False)
     deps = result.to_json()["deployments"]
-    assert deps and all(d["ep"] > 1 for d in deps)
+    # per-card instances may serve a remainder without EP; the bulk of the traffic runs on an EP layout
+    ep_served = sum(d["served_requests_per_s"] for d in deps if d["ep"] > 1)
+    assert deps and ep_served > 0.5 * sum(d["served_requests_per_s"] for d in deps)
     assert all(d["gpus"] == d["replicas"] * d["tp"] * d["ep"] * d["pp"] for d in deps)
 
 

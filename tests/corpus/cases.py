@@ -314,7 +314,7 @@ STRUCTURE_CASES = [
     ),
     Case(
         "procurement-typo",
-        ("procurement[0]", "must be 'rent' or 'buy'"),
+        ("procurement[0]", "must be 'rent', 'buy' or 'owned'"),
         mutate=put("procurement", ["lease"]),
     ),
     Case("rental-kind-typo", ("rental_kinds[0]", "must be"), mutate=put("rental_kinds", ["ondemand"])),

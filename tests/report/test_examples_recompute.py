@@ -54,7 +54,7 @@ def _extra_scenarios() -> dict[str, Any]:
     )
     tiers = {
         "cost_of_capital_frac_per_year": 0.08,
-        "rent_volume_tiers": [{"min_gpus": 8, "discount_frac": 0.1}],
+        "rent_volume_tiers": [{"min_gpus": 2, "discount_frac": 0.1}],
     }
     hourly = _example("buy_vs_rent", name=HOURLY_TIERS, horizon_months=12, economics=tiers)
     hourly["workloads"][0]["hourly_profile_frac"] = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
@@ -110,8 +110,10 @@ def _calendar_units(result: PlanResult, per_period: list[float]) -> list[float]:
     return out
 
 
-def test_five_examples() -> None:
-    assert len(EXAMPLE_NAMES) == 5
+def test_the_examples_are_all_here() -> None:
+    assert {"assistant_8b_edge", "buy_vs_rent", "chat_70b_cloud", "long_context_rag", "mixed_fleet"} <= set(
+        EXAMPLE_NAMES
+    ) and len(EXAMPLE_NAMES) == 10
 
 
 @pytest.mark.parametrize("name", NAMES)
