@@ -36,7 +36,13 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations, take_optimizations
-from planner.candidates_pd import LOAD_FRACTIONS, ZERO_LOAD_REQUESTS_PER_S, add_pd_rows, pd_operating_points
+from planner.candidates_pd import (
+    LOAD_FRACTIONS,
+    ZERO_LOAD_REQUESTS_PER_S,
+    add_pd_rows,
+    inherit_sync_limit,
+    pd_operating_points,
+)
 from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
@@ -280,6 +286,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             pending.append((row, cfg, site))
     pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
     point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
+    pd_pending = inherit_sync_limit(pending, pd_pending)
     for role in ("prefill", "decode"):
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:

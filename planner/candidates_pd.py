@@ -89,6 +89,19 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[s
     return keep, pd_rows
 
 
+def inherit_sync_limit(pending: list[Pending], pd_rows: list[Pending]) -> list[Pending]:
+    """The pool rows still to evaluate: a pool runs its configuration's TP all-reduces, so one whose
+    co-located twin (the same config) was refused by ``max_sync_ratio`` is refused with the same reason."""
+    refused = {id(cfg): row["reason"] for row, cfg, _site in pending if str(row["reason"]).startswith("sync ratio")}
+    keep: list[Pending] = []
+    for row, cfg, site in pd_rows:
+        if id(cfg) in refused:
+            row["reason"] = refused[id(cfg)]
+        else:
+            keep.append((row, cfg, site))
+    return keep
+
+
 def _column(values: list[float]) -> Any:
     return np.array(values, dtype=float)[:, None]
 

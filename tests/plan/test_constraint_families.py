@@ -117,7 +117,7 @@ def test_node_packing_forbids_groups_that_straddle_nodes(catalog: Catalog) -> No
 def test_a_group_that_does_not_divide_the_node_is_charged_its_footprint(catalog: Catalog) -> None:
     """TP3 on 8-GPU nodes: two replicas per node (footprint 8/⌊8/3⌋ = 4 GPUs), so 5 replicas need 3 nodes
     (counting 15 GPUs would claim 2)."""
-    scen = scenario(requests_per_s=5.0)
+    scen = scenario(requests_per_s=5.0, rent_providers=["hyperstack"])  # whole 8-GPU nodes
     cands = [{"gpu": "h100_sxm", "tp": 3, "gpus": 3, "cap": 1.0}]
     sol = solve_context(build_context(catalog, scen, table(catalog, scen, cands, [{"cand": 0, "cap": 1.0}]), prune=False))
     assert _replicas(sol, 0) == 5

@@ -93,8 +93,13 @@ def test_inventory_is_used_at_sunk_cost(catalog: Catalog, scenario) -> None:  # 
     owned = [s for s in data["supply"] if s["kind"] == "owned"]
     assert owned and 0 < owned[0]["gpus"] <= 8  # powered on only as far as needed
     # sunk cost: only power, colocation and ops per GPU-month, far below a month of rent
-    rent = [s for s in data["supply"] if s["kind"].startswith("rent_")]
-    assert owned[0]["usd_per_unit_month"] < min(r["usd_per_unit_month"] / r["unit_gpus"] for r in rent)
+    from planner.costs import rent_quote
+    from planner.units import HOURS_PER_MONTH
+
+    sites = [catalog.sites[s] for w in sc.workloads for s in (w.sites or []) if s in catalog.sites]
+    quotes = [rent_quote(catalog, catalog.gpu("h100_sxm"), site, "on_demand") for site in sites]
+    cheapest = min(q.usd_per_gpu_hour for q in quotes if q is not None) * HOURS_PER_MONTH
+    assert owned[0]["usd_per_unit_month"] < cheapest
 
 
 def _step_scenario(scenario, **economics: float):  # type: ignore[no-untyped-def]

@@ -136,6 +136,7 @@ def _inventory(catalog: Catalog, a100: int, h20: int) -> Scenario:
     data["inventory"] = [
         {"gpu": g, "count": n, "site": "dc1"} for g, n in (("a100_sxm_80gb", a100), ("h20", h20)) if n
     ]
+    data["hardware"]["gpu_share_fracs"] = []  # whole GPUs: the oracle splits GPUs into replicas
     return parse_scenario(data)
 
 

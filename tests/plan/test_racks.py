@@ -91,7 +91,7 @@ def test_max_sync_ratio_refuses_candidates_with_the_reason(catalog: Catalog) -> 
     loose = build_candidates(catalog, _example(catalog, max_sync_ratio=1.0))
     default = build_candidates(catalog, _example(catalog))
     lc, dc = loose.candidates.set_index("cand"), default.candidates.set_index("cand")
-    rack = lc[(lc["gpu"] == "gb200_nvl72") & lc["feasible"]]
+    rack = lc[(lc["gpu"] == "gb200_nvl72") & lc["feasible"] & (lc["role"] == "colocated")]  # pools inherit it
     assert set(rack["tp"]) >= {8, 16, 32}  # allowed inside the rack when the limit is loose
     for k in rack.index:
         best = loose.points[loose.points["cand"] == k]["sync_ratio"].min()

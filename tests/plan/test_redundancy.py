@@ -16,7 +16,8 @@ from tests.plan.helpers import scenario, table
 
 
 def _with_rule(requests_per_s: float, rule: dict[str, Any] | None, **extra: Any) -> Any:
-    scen = scenario(requests_per_s=requests_per_s, **extra)
+    # whole-node rent (hyperstack): the node arithmetic of these cases assumes 8-GPU units
+    scen = scenario(requests_per_s=requests_per_s, **{"rent_providers": ["hyperstack"], **extra})
     if rule is None:
         return scen
     w = scen.workloads[0]
@@ -89,10 +90,11 @@ def test_replica_domain_matches_a_brute_force_oracle(catalog: Catalog, demand: f
     """Two whole-node deployments (H100 TP8 at 1.6 req/s, A100 TP8 at 1.0 req/s): the cheapest replica
     counts with Σ cap·n ≥ D and Σ cap·n − r·(largest cap in use) ≥ D, enumerated."""
     cands = [{"gpu": "h100_sxm", "tp": 8, "cap": 1.6}, {"gpu": "a100_sxm_80gb", "tp": 8, "cap": 1.0}]
-    ctx, sol = _solve(catalog, _with_rule(demand, {"spare_replicas": spare}), cands)
+    ctx, sol = _solve(catalog, _with_rule(demand, {"spare_replicas": spare}, rent_providers=None), cands)
     price = {}
-    for opt in ctx.supply:
-        price[opt.gpu] = min(price.get(opt.gpu, float("inf")), opt.usd_per_unit_month)
+    for opt in ctx.supply:  # a TP8 replica holds 8 GPUs: a whole node, or 8 cards billed per card
+        per_replica = opt.usd_per_unit_month * 8 / opt.unit_gpus
+        price[opt.gpu] = min(price.get(opt.gpu, float("inf")), per_replica)
     caps = [1.6, 1.0]
     unit = [price["h100_sxm"], price["a100_sxm_80gb"]]
     best = min(

@@ -74,7 +74,7 @@ def test_a_plan_with_warm_caches_is_the_plan_made_cold(catalog: Catalog) -> None
 
     def plan_json() -> str:
         data = plan(catalog, scenario, with_alternatives=True).to_json()
-        data.pop("solve_seconds"), data.pop("total_seconds")
+        data.pop("solve_seconds"), data.pop("total_seconds"), data.pop("optimizer_seconds")
         return json.dumps(data, sort_keys=True)
 
     candidate_cache.clear()
