@@ -1,8 +1,6 @@
 """Candidate table: every (workload, model, format, KV format, GPU, TP, PP, site) evaluated with the ledgers.
 
-Two pandas DataFrames come out (columns carry units):
-
-``candidates`` — one row per candidate ``cand`` (infeasible ones kept with ``reason``):
+Two pandas DataFrames (columns carry units): ``candidates``, one row per candidate (infeasible ones kept):
     cand, workload, role (colocated | prefill | decode, candidates_pd.py), model, quantization, kv_dtype, gpu, tp,
     pp, ep (expert parallel, attention DP = EP; 1 for dense models), site, placement, gpus (tp·ep·pp·share_frac),
     share_frac (share of one GPU, planner.performance.sharing), quality_tier,
@@ -14,16 +12,12 @@ Two pandas DataFrames come out (columns carry units):
 ``points`` — one row per SLO-feasible operating point (cand, batch):
     cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
     ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb,
-    sync_ratio (exposed communication / decode step; points above the workload's max_sync_ratio are left
-    out, a candidate with none left gets the reason "sync ratio 0.41 > 0.30 …").
+    sync_ratio (exposed communication / decode step; points above max_sync_ratio are left out).
 
-Per replica the engine scheduler runs at an offered load λ (planner/performance/load.py, the same function
-``planner predict --requests-per-s`` calls): every step carries the decode tokens of the B = λ·G·T running
-sequences and the c = λ·P·T prompt tokens that arrived meanwhile (chunked prefill, one weight pass per step);
-TPOT = T, TTFT = M/D/1 wait for the chunk budget + ⌈P/(C − B)⌉ chunk steps + T/2 + RTT + upload.
-The capacity at the SLO λ* is the largest load with TPOT ≤ SLO and TTFT ≤ SLO that fits memory (bisection);
-the operating points are the loads max_utilization_frac·λ*·f for f in LOAD_FRACTIONS, each reported with
-TTFT/TPOT/batch/memory at that load.
+Per replica the engine scheduler (planner/performance/load.py, also behind ``planner predict
+--requests-per-s``) gives TTFT/TPOT at an offered load; the capacity at the SLO λ* is the largest load
+meeting both SLOs in memory (bisection); the operating points are max_utilization_frac·λ*·f for f in
+LOAD_FRACTIONS, each with TTFT/TPOT/batch/memory at that load.
 """
 
 from __future__ import annotations
