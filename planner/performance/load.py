@@ -10,7 +10,7 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
 
     B = λ·G·T                     (Little's law: a request decodes for G steps)
     c = λ·P·T                     (prompt tokens arriving per step, processed in the same step)
-    T = T_mixed(B, c)             (fixed point, solved by monotone iteration from T_mixed(0, 0))
+    T = T_mixed(B, c)             (smallest fixed point above T_mixed(0, 0): secant / regula falsi)
 
     TPOT = T                      (every running sequence gets one token per step)
     TTFT = W_q + k·T_k + T/2 + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
@@ -36,12 +36,15 @@ from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
-NEWTON_ITERATIONS = 30
+"""Rounds of :func:`fixed_point_s` at most (a handful are used: secant and regula falsi converge fast)."""
 BISECTION_ITERATIONS = 40
+MULTISECTION_BITS: tuple[tuple[float, int], ...] = ((256, 4), (4096, 2), (float("inf"), 1))
+"""Bits of the bracket resolved per round of :func:`largest_ok_load`, by array size."""
 SETTLED_REL = 1e-12
-"""The iteration stops once no element moves by more than this relative step (the fixed point to float
-precision); elements converging slowly near a replica's limit are finished by :func:`_newton_from_below`."""
+"""An element is settled once |f(T) − T| or its last step is at most this share of T (float precision)."""
 CONVERGED_REL = 1e-6
+STEP_CAP_S = 1e3
+"""A step time this long means the load has no fixed point (the replica cannot keep up)."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +75,8 @@ def _steady_step_s(
     terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num,
     opt: LoadOptimizations | None = None,
 ) -> tuple[Num, Num]:
-    """Smallest fixed point T = T_mixed(λGT, λPT) by monotone iteration, finished by Newton steps where it
-    converges slowly (:func:`_newton_from_below`); (T, converged)."""
+    """Smallest fixed point T = T_mixed(λGT, λPT) above the zero-load step (:func:`fixed_point_s`);
+    (T, converged)."""
 
     def f(step: Num) -> Num:
         return round_s(
@@ -85,37 +88,67 @@ def _steady_step_s(
             prompt_tokens=input_tokens,
         )
 
-    t = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
-                prompt_tokens=input_tokens)
+    t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
+                 prompt_tokens=input_tokens)
+    shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
+    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape))
+
+
+def fixed_point_s(f: Callable[[Num], Num], t0: Num) -> tuple[Any, Any]:
+    """Smallest root T ≥ T₀ of g(T) = f(T) − T for a non-decreasing step function f with f(T₀) ≥ T₀,
+    element-wise; (T, converged).
+
+    Below the root g > 0. Each round moves every unsettled element once, from its latest two iterates:
+    - a secant step on g where g falls (a convex g: lands at or below the root; a concave one may pass it);
+    - where g still rises, T ← max(f(T), 2T) (the plain iteration f(T) while no slope is known yet): a
+      convex g has no root ahead, a concave one is bracketed by the first point past its root;
+    - once a point with g < 0 is known, regula falsi inside [last T with g > 0, last T with g < 0], halving
+      the retained end's g when one end is kept twice (Illinois), bisection if a step leaves the bracket.
+    Settled at |g| ≤ :data:`SETTLED_REL`·T or a step below that; no fixed point ("hopeless") where T reaches
+    :data:`STEP_CAP_S` with g > 0.
+    Converged = not hopeless and |g| ≤ :data:`CONVERGED_REL`·T at the returned T.
+    """
+    t = np.minimum(np.array(t0, dtype=float), STEP_CAP_S)
+    g = f(t) - t
+    lo, g_lo = t.copy(), g.copy()
+    hi, g_hi = np.full_like(t, np.inf), np.zeros_like(t)
+    t_prev, g_prev = t.copy(), g.copy()
+    kept_lo = np.zeros_like(t)  # rounds in a row the low / high end of the bracket was kept
+    kept_hi = np.zeros_like(t)
+    done = np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)
+    hopeless = np.zeros_like(done)
     for _ in range(FIXED_POINT_ITERATIONS):
-        t_next = np.minimum(f(t), 1e3)
-        settled = np.all(np.abs(t_next - t) <= SETTLED_REL * t_next)
-        t = t_next
-        if settled:
-            break  # every element at its fixed point to float precision; slow ones are left to Newton
-
-    def close(step: Num) -> Num:
-        return np.abs(f(step) - step) <= CONVERGED_REL * np.maximum(step, 1e-9) + 1e-9
-
-    done = close(t)
-    if not np.all(done):
-        t = np.where(done, t, _newton_from_below(f, t))
-    return t, close(t)
-
-
-def _newton_from_below(f: Callable[[Num], Num], t: Num) -> Num:
-    """Finish a slowly converging monotone iteration T ← f(T) (slope of f near 1: a load close to the
-    replica's limit) with Newton steps on f(T) − T = 0 from below, the slope from a backward difference;
-    steps are taken only where f(T) > T and the slope is below 1 (else no fixed point lies ahead)."""
-    for _ in range(NEWTON_ITERATIONS):
-        ft = f(t)
-        h = np.maximum(t * 1e-4, 1e-12)
-        slope = (ft - f(t - h)) / h
-        ahead = (ft > t + CONVERGED_REL * np.maximum(t, 1e-9)) & (slope < 1.0) & (t < 1e3)
-        if not np.any(ahead):
+        active = ~(done | hopeless)
+        if not np.any(active):
             break
-        t = np.minimum(np.where(ahead, t + (ft - t) / np.maximum(1.0 - slope, 1e-12), t), 1e3)
-    return t
+        dt = t - t_prev
+        bracketed = np.isfinite(hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(dt != 0.0, (g - g_prev) / dt, np.nan)
+            g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
+            g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)
+            falsi = lo + g_lo_eff * (hi - lo) / (g_lo_eff - g_hi_eff)
+            secant = t - g / slope
+        rising = ~(slope < 0.0)  # rising, flat or unknown (nan) slope
+        # where g rises, at least double T: no root lies ahead for a convex g, and for a concave g the first
+        # point past the root starts the bracket
+        step = np.where(rising, t + np.where(np.isnan(slope), g, np.maximum(g, t)), secant)
+        step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
+        moved = active & ~hopeless
+        t_next = np.where(moved, np.minimum(step, STEP_CAP_S), t)
+        g_next = np.where(moved, f(t_next) - t_next, g)
+        still = np.abs(t_next - t) <= SETTLED_REL * np.maximum(t, 1e-12)
+        t_prev, g_prev = np.where(moved, t, t_prev), np.where(moved, g, g_prev)
+        t, g = t_next, g_next
+        above, below = moved & (g < 0.0), moved & (g > 0.0)
+        kept_lo = np.where(above & bracketed, kept_lo + 1.0, np.where(below, 0.0, kept_lo))
+        kept_hi = np.where(below & bracketed, kept_hi + 1.0, np.where(above, 0.0, kept_hi))
+        hi, g_hi = np.where(above, t, hi), np.where(above, g, g_hi)
+        lo, g_lo = np.where(below, t, lo), np.where(below, g, g_lo)
+        done |= moved & ((np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)) | still)
+        hopeless |= moved & (t >= STEP_CAP_S) & (g > 0.0)
+    converged = ~hopeless & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
+    return t, converged
 
 
 def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
@@ -236,12 +269,28 @@ are taken at them (planner.performance.tail).
 
 def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
     """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
-    no positive load is ok. Element-wise on arrays."""
+    no positive load is ok. Element-wise on arrays.
+
+    :data:`BISECTION_ITERATIONS` halvings: one plain halving, then b at a time: each round asks ``ok`` at the
+    2^b − 1 inner points of the bracket at once (a new leading axis) and keeps the sub-interval after the
+    last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small arrays (a call costs
+    about the same for 1 and 15 points), 1 for tables where each point is real work."""
     hi = np.asarray(hi, dtype=float)
     lo = np.zeros_like(hi)
-    for _ in range(BISECTION_ITERATIONS):
-        mid = (lo + hi) / 2.0
-        good = ok(mid)
-        lo = np.where(good, mid, lo)
-        hi = np.where(good, hi, mid)
+    bits = next(b for limit, b in MULTISECTION_BITS if hi.size <= limit)
+    left = BISECTION_ITERATIONS
+    while left > 0:
+        # the first round is a plain halving: ok may broadcast λ against wider terms, which fixes the shape
+        b = 1 if left == BISECTION_ITERATIONS else min(bits, left)
+        parts = 2**b
+        inner = (np.arange(1, parts, dtype=float) / parts).reshape((parts - 1,) + (1,) * hi.ndim)
+        width = hi - lo
+        good = np.asarray(ok(lo + width * inner[0] if b == 1 else lo + width * inner))
+        good = good[None] if b == 1 else good
+        shape = np.broadcast_shapes(hi.shape, good.shape[1:])
+        good = np.broadcast_to(good, (parts - 1,) + shape)
+        lo, width = np.broadcast_to(lo, shape), np.broadcast_to(width, shape)
+        leading = np.cumprod(good, axis=0).sum(axis=0)  # inner points ok before the first that is not
+        lo, hi = lo + width * leading / parts, lo + width * (leading + 1) / parts
+        left -= b
     return np.where(ok(lo) & (lo > 0), lo, 0.0)
