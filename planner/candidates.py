@@ -34,7 +34,6 @@ from planner.candidates_pd import (
     LOAD_FRACTIONS,
     ZERO_LOAD_REQUESTS_PER_S,
     add_pd_rows,
-    inherit_sync_limit,
     pd_operating_points,
 )
 from planner.candidates_shared import shared_configs
@@ -280,7 +279,6 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
             pending.append((row, cfg, site))
     pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
     point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
-    pd_pending = inherit_sync_limit(pending, pd_pending)
     for role in ("prefill", "decode"):
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:
@@ -293,8 +291,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     candidates = pd.DataFrame(cand_rows)
     columns = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
                "memory_per_gpu_gb", "sync_ratio"]
-    # prefill/decode pool points carry no sync ratio yet (planner/candidates_pd.py): 0, not limited
-    points = pd.DataFrame(point_rows, columns=columns).fillna({"sync_ratio": 0.0})
+    points = pd.DataFrame(point_rows, columns=columns)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
 

@@ -14,6 +14,8 @@ Per replica (planner/performance/pools.py):
 - prefill: capacity = the largest prompts/s with TTFT = queueing + chunk steps + T/2 + RTT + upload +
   KV handoff ≤ SLO; TPOT columns are 0 (not its stage);
 - decode: capacity = the largest requests/s with TPOT ≤ SLO and B = λ·G·T within memory; TTFT columns 0;
+- ``sync_ratio`` of the pool's own step (prefill step of the prompts it runs at once / decode step at its
+  batch, planner/performance/sync.py), points above ``max_sync_ratio`` dropped like co-located ones;
 - ``kv_bytes_per_request`` V_KV (memory ledger, the prompt's KV) and ``kv_link_gb_per_s`` the replica's
   scale-out bandwidth (GPUs × per-GPU link, per direction) that bounds the KV traffic in the MILP.
 The KV handoff always uses the scale-out link (a prefill and a decode replica of the same GPU type sharing a
@@ -89,19 +91,6 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[s
     return keep, pd_rows
 
 
-def inherit_sync_limit(pending: list[Pending], pd_rows: list[Pending]) -> list[Pending]:
-    """The pool rows still to evaluate: a pool runs its configuration's TP all-reduces, so one whose
-    co-located twin (the same config) was refused by ``max_sync_ratio`` is refused with the same reason."""
-    refused = {id(cfg): row["reason"] for row, cfg, _site in pending if str(row["reason"]).startswith("sync ratio")}
-    keep: list[Pending] = []
-    for row, cfg, site in pd_rows:
-        if id(cfg) in refused:
-            row["reason"] = refused[id(cfg)]
-        else:
-            keep.append((row, cfg, site))
-    return keep
-
-
 def _column(values: list[float]) -> Any:
     return np.array(values, dtype=float)[:, None]
 
@@ -148,6 +137,7 @@ def pd_operating_points(
         batch = np.maximum(np.ceil(at.prefill_tokens_per_step / in_tok - 1e-9), 1.0)
         memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=in_tok, workspace_bytes=workspace)
         bare = 0.0 * batch
+        sync = perf.sync_ratio(perf.prefill_step(terms, prompt_tokens=in_tok, batch=batch))
     else:
         cap = decode_capacity_at_slo(
             terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, slo_tpot_s=slo_tpot
@@ -160,9 +150,8 @@ def pd_operating_points(
             max_batch=limit,
         )
         batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
-        bare = perf.decode_step(
-            terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok)
-        ).total_s
+        step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
+        bare, sync = step.total_s, perf.sync_ratio(step)
         memory = perf.memory_per_gpu_bytes(
             terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace
         )
@@ -189,7 +178,13 @@ def pd_operating_points(
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             )
             continue
-        for j in range(len(LOAD_FRACTIONS)):
+        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
+        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[r, j] <= limit + 1e-12]
+        row["sync_ratio"] = float(sync[r, kept[-1]] if kept else sync[r].min())
+        if not kept:
+            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit, step="prefill" if prefill else "decode")
+            continue
+        for j in kept:
             points.append(
                 {
                     "cand": row["cand"],
@@ -199,6 +194,7 @@ def pd_operating_points(
                     "ttft_ms": float(at.ttft_s[r, j]) * 1e3 if prefill else 0.0,
                     "capacity_requests_per_s": float(cap[r, 0] * fractions[0, j]),
                     "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
+                    "sync_ratio": float(sync[r, j]),
                 }
             )
         row["best_batch"] = points[-1]["batch"]

@@ -4,6 +4,8 @@
 
 measured on the bare decode step at the operating batch (the step every output token waits for; the
 prefill chunks a loaded step also carries only add compute, so this is the larger of the two ratios).
+A prefill pool replica (disaggregation) is measured on its prefill step of the prompts it runs at once, a
+decode pool replica on its decode step, each against the same limit.
 The book gives no threshold (reference ledgers.md, "Two things the book does not provide"); the planner's
 default limit 0.30 is the user's ``max_sync_ratio``.
 """
@@ -23,6 +25,6 @@ def sync_ratio(step: StepBreakdown) -> Num:
     return sync_ratio_frac(comm, step_s=step.total_s)
 
 
-def sync_limit_reason(best_ratio: float, limit: float) -> str:
+def sync_limit_reason(best_ratio: float, limit: float, *, step: str = "decode") -> str:
     """Reason a candidate is not offered: its least sync ratio is above the limit ("sync ratio 0.41 > 0.30")."""
-    return f"sync ratio {best_ratio:.2f} > {limit:.2f} (exposed TP/PP communication / decode step; max_sync_ratio)"
+    return f"sync ratio {best_ratio:.2f} > {limit:.2f} (exposed TP/PP communication / {step} step; max_sync_ratio)"

@@ -91,8 +91,8 @@ def test_max_sync_ratio_refuses_candidates_with_the_reason(catalog: Catalog) -> 
     loose = build_candidates(catalog, _example(catalog, max_sync_ratio=1.0))
     default = build_candidates(catalog, _example(catalog))
     lc, dc = loose.candidates.set_index("cand"), default.candidates.set_index("cand")
-    rack = lc[(lc["gpu"] == "gb200_nvl72") & lc["feasible"] & (lc["role"] == "colocated")]  # pools inherit it
-    assert set(rack["tp"]) >= {8, 16, 32}  # allowed inside the rack when the limit is loose
+    rack = lc[(lc["gpu"] == "gb200_nvl72") & lc["feasible"]]
+    assert set(rack[rack["role"] == "colocated"]["tp"]) >= {8, 16, 32}  # allowed inside the rack when loose
     for k in rack.index:
         best = loose.points[loose.points["cand"] == k]["sync_ratio"].min()
         kept = default.points[default.points["cand"] == k]
@@ -105,6 +105,9 @@ def test_max_sync_ratio_refuses_candidates_with_the_reason(catalog: Catalog) -> 
             assert dc.loc[k, "reason"].startswith(f"sync ratio {best:.2f} > 0.30")
     # the workload-level limit overrides the scenario's
     scenario = _example(catalog, max_sync_ratio=1.0)
+    assert build_candidates(catalog, scenario.model_copy(update={"max_sync_ratio": 0.30})).points[
+        "sync_ratio"
+    ].max() <= 0.30 + 1e-12
     tight = scenario.model_copy(
         update={"workloads": [scenario.workloads[0].model_copy(update={"max_sync_ratio": 0.30})]}
     )
@@ -135,3 +138,22 @@ def test_alternatives_say_why_a_node_cannot_hold_the_model(catalog: Catalog) -> 
     why = closest_miss(rows, scenario.workloads[0].slo)
     assert why.startswith("does not fit in memory at any TP inside the NVLink domain")
     assert "TP16 leaves the 8-GPU NVLink domain of h100_sxm" in why
+
+
+def test_pools_carry_the_sync_ratio_of_their_own_step(catalog: Catalog) -> None:
+    """A prefill pool replica is measured on its prefill step, a decode pool replica on its decode step
+    (planner/performance/sync.py): TP16 in the rack exposes 0.26 of a prefill step — kept under 0.30 —
+    while the same configuration co-located (decode-bound steps) is refused."""
+    table = build_candidates(catalog, _example(catalog))
+    c, pts = table.candidates.set_index("cand"), table.points
+    tp16 = c[(c["gpu"] == "gb200_nvl72") & (c["tp"] == 16)]
+    by_role = {role: tp16[tp16["role"] == role].iloc[0] for role in ("colocated", "prefill", "decode")}
+    assert not by_role["colocated"]["feasible"] and by_role["colocated"]["sync_ratio"] > 0.30
+    prefill = by_role["prefill"]
+    assert prefill["feasible"] and 0.2 < prefill["sync_ratio"] <= 0.30
+    assert 0.0 < pts[pts["cand"] == prefill.name]["sync_ratio"].max() <= 0.30 + 1e-12
+    decode = by_role["decode"]
+    assert not decode["feasible"] and decode["reason"].startswith("sync ratio")
+    assert "decode step" in decode["reason"]
+    pools = c[(c["role"] != "colocated") & (c["tp"] > 1) & c["feasible"]]
+    assert (pts[pts["cand"].isin(pools.index)]["sync_ratio"] > 0).all()  # TP > 1 always communicates
