@@ -54,6 +54,7 @@ def test_economics_plan_is_the_same_under_load() -> None:
     a process spinning on every core, give byte-identical JSON (timing fields aside)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     hogs = [subprocess.Popen([sys.executable, "-c", CPU_HOG]) for _ in range(os.cpu_count() or 1)]
+    runs: list[subprocess.Popen[bytes]] = []
     try:
         code = RUN_ECONOMICS.format(timing=TIMING_KEYS)
         runs = [
@@ -62,9 +63,9 @@ def test_economics_plan_is_the_same_under_load() -> None:
         ]
         outputs = [run.communicate(timeout=600)[0] for run in runs]
     finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+        for proc in hogs + runs:  # also the runs, when one timed out: nothing outlives the test
+            proc.kill()
+            proc.wait()
     assert all(run.returncode == 0 for run in runs)
     assert outputs[0] == outputs[1]
     data = json.loads(outputs[0])
