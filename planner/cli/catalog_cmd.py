@@ -90,7 +90,9 @@ def show_records(kind: str, record_id: str | None, as_json: bool, json_out: Path
 
 
 def price_rows(catalog: Any, gpu: str | None) -> list[dict[str, Any]]:
-    """One row per (GPU, provider, regions): the newest quote of each rental kind in USD per GPU-hour.
+    """One row per (GPU, provider, regions): the newest quote of each rental kind in USD per GPU-hour and
+    the instance sizes sold (``gpus_per_instance``: GPUs per rented instance; a quote that lists none is
+    sold by the whole node, ``gpus_per_node`` of the accelerator).
 
     Regions are the quote's sites, or every catalog cloud site the provider serves ("any" when none lists it).
     """
@@ -103,8 +105,12 @@ def price_rows(catalog: Any, gpu: str | None) -> list[dict[str, Any]]:
         )
         row = rows.setdefault(
             (p.gpu, p.provider, regions),
-            {"gpu": p.gpu, "provider": p.provider, "regions": list(regions) or ["any"], "as_of": p.as_of},
+            {"gpu": p.gpu, "provider": p.provider, "regions": list(regions) or ["any"], "as_of": p.as_of,
+             "gpus_per_instance": []},
         )
+        node = catalog.accelerators[p.gpu].gpus_per_node if p.gpu in catalog.accelerators else 1
+        sizes = set(row["gpus_per_instance"]) | set(p.gpus_per_instance or (node,))
+        row["gpus_per_instance"] = sorted(sizes)
         key = f"{p.kind}_usd_per_gpu_hour"
         if key not in row or str(p.as_of) >= str(row[f"{p.kind}_as_of"]):
             row[key] = p.usd_per_gpu_hour
@@ -134,12 +140,13 @@ def catalog_prices(
     if emit(rows, as_json, json_out):
         return
     t = Table(title=f"rental prices, USD per GPU-hour ({len(rows)} rows)")
-    for c in ("gpu", "provider", "regions", *RENTAL_KINDS, "as of"):
+    for c in ("gpu", "provider", "regions", "GPUs per instance", *RENTAL_KINDS, "as of"):
         t.add_column(c, justify="right" if c in RENTAL_KINDS else "left")
     for r in rows:
         kinds = (_money(r.get(f"{k}_usd_per_gpu_hour")) for k in RENTAL_KINDS)
         t.add_row(
-            text(r["gpu"]), text(r["provider"]), text(", ".join(r["regions"])), *kinds, text(r["as_of"])
+            text(r["gpu"]), text(r["provider"]), text(", ".join(r["regions"])),
+            text(", ".join(str(n) for n in r["gpus_per_instance"])), *kinds, text(r["as_of"]),
         )
     show(t)
 

@@ -185,6 +185,11 @@ def test_catalog_prices_per_provider_and_region() -> None:
     aws = [r for r in rows if r["provider"] == "aws"]
     assert aws and all(r["regions"] for r in aws)
     assert any("on_demand_usd_per_gpu_hour" in r for r in rows)
+    # instance sizes as sold: per-card instances where a quote lists them, else the whole 8-GPU node
+    sizes = {tuple(r["gpus_per_instance"]) for r in rows}
+    assert (8,) in sizes and any(1 in s for s in sizes)
+    table = runner.invoke(app, ["catalog", "prices", "h100_sxm"])
+    assert table.exit_code == 0 and "GPUs per" in table.stdout
     assert runner.invoke(app, ["catalog", "prices", "h100sxm"]).exit_code == 2
 
 
