@@ -13,18 +13,27 @@ def gpus_cell(d: dict[str, Any]) -> str:
 
 
 def sharing_lines(data: dict[str, Any]) -> list[str]:
-    """One line per deployment that shares GPUs or runs on instances smaller than a node."""
-    out = []
+    """One line per GPU type and site whose GPUs are shared by several models, and one per GPU type and site
+    rented as instances smaller than a node, e.g.
+    ``l40s at us_east shared: helpdesk (qwen3_8b) 0.5 + summarizer (llama_3_1_8b) 0.5 of a GPU per replica``."""
+    shared: dict[tuple[str, str], dict[str, float]] = {}
+    sized: dict[tuple[str, str], dict[str, list[int]]] = {}
     # supply ids of instances smaller than a node end in ':x<GPUs>' (planner.problem.supply.SupplyOption.id)
     instances = {(s["gpu"], s["site"]) for s in data.get("supply", []) if ":x" in s["id"]}
     for d in data["deployments"]:
-        who = f"{d['workload']} ({d['model']})"
+        who, where = f"{d['workload']} ({d['model']})", (d["gpu"], d["site"])
         if d.get("shares_gpu_with"):
-            out.append(
-                f"{who} holds {d['gpu_share_frac']:g} of a {d['gpu']} per replica, "
-                f"sharing it with {', '.join(d['shares_gpu_with'])}"
-            )
-        sizes = d.get("instance_gpus") or []
-        if (d["gpu"], d["site"]) in instances:
-            out.append(f"{who} runs on {'/'.join(str(s) for s in sizes)}-GPU {d['gpu']} instances")
-    return list(dict.fromkeys(out))  # one line per workload and model, however many operating points
+            shared.setdefault(where, {})[who] = d["gpu_share_frac"]
+        if where in instances:
+            sized.setdefault(where, {}).setdefault(who, []).extend(d.get("instance_gpus") or [])
+    out = [
+        f"{gpu} at {site} shared: " + " + ".join(f"{who} {frac:g}" for who, frac in users.items())
+        + " of a GPU per replica"
+        for (gpu, site), users in shared.items()
+    ]
+    for (gpu, site), users in sized.items():
+        sizes = sorted({n for ns in users.values() for n in ns})
+        out.append(
+            f"{gpu} at {site} rented as {'/'.join(str(n) for n in sizes)}-GPU instances: {', '.join(users)}"
+        )
+    return out
