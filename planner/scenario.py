@@ -62,7 +62,7 @@ class Workload(Strict):
     )
     engine: Id = Field(
         "vllm",
-        description="Serving engine (catalogs/engines.yaml: vllm, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
+        description="Serving engine (catalogs/engines.yaml: vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
     )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
