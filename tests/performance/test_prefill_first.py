@@ -135,6 +135,9 @@ def test_formulas_match_a_discrete_event_simulation(a: float, b: float, tpot_rel
     if b == 0:
         assert (s, tau, batch, ttft) == (pytest.approx(0.0175), pytest.approx(0.025), pytest.approx(7.5),
                                          pytest.approx(0.2516, abs=1e-4))
+    # the module docstring's worked example: T_d = 10 ms + 1 ms·B gives the same s, τ, B as 17.5 ms constant
+    s_lin = 0.010 / (1 - 0.001 * lam / (1 - u) * g)
+    assert (s_lin, lam * g * s_lin / (1 - u)) == (pytest.approx(0.0175), pytest.approx(7.5))
     sim_ttft, sim_tpot, sim_batch = _simulate(lam, prefill_s=t_p, a=a, b=b, output=g, requests=8000, seed=7)
     assert sim_ttft == pytest.approx(ttft, rel=0.03)
     assert tau <= sim_tpot * 1.01
