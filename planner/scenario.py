@@ -351,6 +351,12 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
             raise ScenarioError(
                 f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
             )
+        engine = catalog.engines[w.engine]
+        if not engine.chunked_prefill and w.input_tokens > engine.chunked_prefill_tokens:
+            raise ScenarioError(
+                f"{path}: {loc}.engine: {w.engine} has no chunked prefill and prefills at most "
+                f"{engine.chunked_prefill_tokens:,} tokens per pass, input_tokens is {w.input_tokens:,} (use vllm)"
+            )
         _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
         check_optimizations(path, loc, models=w.models, prefix=w.prefix_cache, spec=w.speculative,
                             input_tokens=w.input_tokens, catalog=catalog)

@@ -6,18 +6,23 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import fields
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from planner import performance as perf
 from planner.catalog.loader import Catalog
+from planner.errors import ScenarioError
 from planner.performance.load import LoadPoint, serve_at_load
 from planner.performance.stack import stack_terms
 from planner.performance.steps import mixed_step
 from planner.performance.tail import md1_wait_quantile_s
 from planner.performance.terms import with_efficiency
+from planner.scenario import parse_scenario, validate_against_catalog
 
+ROOT = Path(__file__).resolve().parents[2]
 P_TOK, G_TOK = 8192.0, 1025.0
 CONTEXT = P_TOK + G_TOK / 2.0
 
@@ -173,3 +178,13 @@ def test_ttft_percentile_is_the_md1_tail_of_the_prefill_passes(catalog: Catalog)
     expected = float(md1_wait_quantile_s(u, service_s=t_p, percentile=99)) + t_p + decode / 2
     assert float(p99.ttft_s) == pytest.approx(expected, rel=1e-6)
     assert float(p99.tpot_s) > float(mean.tpot_s) > decode
+
+
+def test_a_prompt_longer_than_one_prefill_pass_is_refused(catalog: Catalog) -> None:
+    """vllm_v0 prefills a prompt in one pass of at most 32,768 tokens: a longer input is bad input (exit 2)."""
+    data = yaml.safe_load((ROOT / "examples/pd_card8/scenario.yaml").read_text())
+    data["workloads"][0]["input_tokens"] = 40_000
+    with pytest.raises(ScenarioError, match=r"engine: vllm_v0 has no chunked prefill .* 32,768 .*\(use vllm\)"):
+        validate_against_catalog(parse_scenario(data), catalog)
+    data["workloads"][0]["engine"] = "vllm"
+    validate_against_catalog(parse_scenario(data), catalog)
