@@ -15,7 +15,7 @@ import yaml
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.errors import ScenarioError
-from planner.performance.load import LoadPoint, serve_at_load
+from planner.performance.load import LoadPoint, capacity_at_slo, serve_at_load
 from planner.performance.stack import stack_terms
 from planner.performance.steps import mixed_step
 from planner.performance.tail import md1_wait_quantile_s
@@ -188,3 +188,29 @@ def test_a_prompt_longer_than_one_prefill_pass_is_refused(catalog: Catalog) -> N
         validate_against_catalog(parse_scenario(data), catalog)
     data["workloads"][0]["engine"] = "vllm"
     validate_against_catalog(parse_scenario(data), catalog)
+
+
+def _llama8b(catalog: Catalog, gpu: str, engine: str) -> perf.DeploymentTerms:
+    return perf.deployment_terms(
+        catalog, model=catalog.model("llama_3_1_8b"), gpu=catalog.accelerators[gpu],
+        weight_format=catalog.format("bf16"), kv_format=catalog.format("bf16"), engine=engine,
+    )
+
+
+@pytest.mark.parametrize(("gpu", "p_tok", "g_tok"), [("h100_sxm", 200, 200), ("h100_sxm", 4000, 500),
+                                                     ("h100_sxm", 16000, 300), ("l40s", 1000, 200)])
+def test_chunking_never_loses_capacity_and_percentiles_never_raise_it(
+    catalog: Catalog, gpu: str, p_tok: int, g_tok: int
+) -> None:
+    """At the same SLO the prefill-first engine serves less than the chunked one (prefill and decode add
+    instead of sharing a weight pass), and its p99 capacity is at most its mean one."""
+    caps = {}
+    for engine, pct in (("vllm", None), ("vllm_v0", None), ("vllm_v0", 99)):
+        terms = _llama8b(catalog, gpu, engine)
+        limit = float(perf.max_batch(terms, context_tokens=p_tok + g_tok, workspace_bytes=2 * 2**30))
+        caps[engine, pct] = float(capacity_at_slo(
+            terms, input_tokens=float(p_tok), output_tokens=float(g_tok), max_batch=limit, network_s=0.0,
+            slo_ttft_s=2.0, slo_tpot_s=0.05, ttft_percentile=pct, tpot_percentile=pct,
+        ))
+    assert 0 < caps["vllm_v0", None] < caps["vllm", None]
+    assert caps["vllm_v0", 99] <= caps["vllm_v0", None]
