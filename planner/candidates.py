@@ -263,7 +263,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 "speculative": cfg.speculative,
                 "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
                 "speculative_why": (cfg.why or {}).get("speculative", ""),
-                "chunk_tokens": float(cfg.terms.chunk_tokens) if cfg.terms is not None else np.nan,
+                "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
             }
             cand_rows.append(row)
             if row["reason"]:

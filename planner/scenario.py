@@ -62,7 +62,7 @@ class Workload(Strict):
     )
     engine: Id = Field(
         "vllm",
-        description="Serving engine (catalogs/engines.yaml: vllm, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
+        description="Serving engine (catalogs/engines.yaml: vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
     )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
@@ -350,6 +350,12 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         if w.engine not in catalog.engines:
             raise ScenarioError(
                 f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
+            )
+        engine = catalog.engines[w.engine]
+        if not engine.chunked_prefill and w.input_tokens > engine.chunked_prefill_tokens:
+            raise ScenarioError(
+                f"{path}: {loc}.engine: {w.engine} has no chunked prefill and prefills at most "
+                f"{engine.chunked_prefill_tokens:,} tokens per pass, input_tokens is {w.input_tokens:,} (use vllm)"
             )
         _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
         check_optimizations(path, loc, models=w.models, prefix=w.prefix_cache, spec=w.speculative,

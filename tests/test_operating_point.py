@@ -3,15 +3,18 @@ and the same numbers from ``planner predict --requests-per-s`` and the candidate
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+import yaml
 
 from planner import performance as perf
 from planner.candidates import build_candidates
 from planner.catalog.loader import Catalog, default_catalog
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.steps import mixed_step
-from planner.scenario import load_scenario
+from planner.scenario import parse_scenario
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +124,14 @@ def test_eager_engine_pays_launches_per_layer_and_per_collective(catalog: Catalo
     assert float(eager.total_s - graphs.total_s) == pytest.approx(host_gap + collective_gap, rel=1e-9)
 
 
-def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog) -> None:
-    """The candidate table's operating point and ``planner predict --requests-per-s`` agree for one deployment."""
-    scenario = load_scenario("examples/chat_70b_cloud/scenario.yaml", catalog)
+@pytest.mark.parametrize("engine", ["vllm", "vllm_v0"])
+def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog, engine: str) -> None:
+    """The candidate table's operating point and ``planner predict --requests-per-s`` agree for one deployment,
+    with a chunked-prefill engine and with a prefill-first one (vllm_v0, planner/performance/prefill_first.py)."""
+    data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
+    for w in data["workloads"]:
+        w["engine"] = engine
+    scenario = parse_scenario(data)
     table = build_candidates(catalog, scenario)
     feasible = table.feasible.iloc[0]
     point = table.points[table.points["cand"] == feasible["cand"]].iloc[-1]
@@ -134,8 +142,12 @@ def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog) -> None:
         output_tokens=w.output_tokens, workspace_gib=scenario.workspace_gib, engine=str(feasible["engine"]),
         requests_per_s=float(point["capacity_requests_per_s"]),
     )
+    assert feasible["engine"] == engine
     at = perf.predict(catalog, request).to_json()["at_load"]
     assert at is not None and at["stable"]
+    # the printed TTFT parts add up: queue wait + prefill (chunks, or one pass) + the step in flight
+    parts = at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["half_step_wait_ms"]
+    assert at["ttft_ms"] == pytest.approx(parts, rel=1e-9)
     assert at["tpot_ms"] == pytest.approx(float(point["tpot_ms"]), rel=1e-9)
     # the plan's TTFT adds the site's RTT and the prompt upload (the candidate's network_ms)
     assert at["ttft_ms"] + float(feasible["network_ms"]) == pytest.approx(float(point["ttft_ms"]), rel=1e-9)

@@ -323,7 +323,8 @@ class Engine(Sourced):
 
     Host time per step: T_host = host_step_ms + L·host_per_layer_us + B·host_per_sequence_us (L layers per
     pipeline stage, B running sequences); each TP collective pays ``collective_launch_us`` on top of the
-    link's per-hop start-up; prefill is chunked into steps of at most ``chunked_prefill_tokens`` tokens.
+    link's per-hop start-up; prefill is chunked into steps of at most ``chunked_prefill_tokens`` tokens, or
+    (``chunked_prefill: false``) runs prompt by prompt ahead of the decode steps.
     """
 
     id: Id
@@ -341,7 +342,12 @@ class Engine(Sourced):
     overlaps_collectives: bool
     """Whether TP all-reduces overlap the next GEMM (only the part longer than the GEMM is exposed)."""
     chunked_prefill_tokens: Annotated[int, Field(ge=16)]
-    """Token budget of one scheduler step (prefill chunks + decode tokens): max_num_batched_tokens."""
+    """Token budget of one scheduler step (prefill chunks + decode tokens): max_num_batched_tokens. Without
+    chunked prefill, the most prompt tokens one prefill pass holds (a longer prompt cannot be served)."""
+    chunked_prefill: bool = True
+    """Whether prompts are split into chunks that share steps with decode tokens. False: a prefill-first
+    scheduler runs each prompt's prefill as its own pass while every running sequence waits
+    (planner/performance/prefill_first.py)."""
     max_running_sequences: Annotated[int, Field(ge=1)]
     """Largest number of sequences one step runs (max_num_seqs)."""
     notes: str = ""

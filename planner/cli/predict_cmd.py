@@ -79,7 +79,7 @@ def predict(
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
     workspace_gib: Annotated[float, typer.Option(help="Per-GPU workspace reservation, GiB.", min=0)] = 2.0,
     engine: Annotated[
-        str, typer.Option(help="Serving engine id (catalogs/engines.yaml): vllm, vllm_eager, sglang, trtllm, llamacpp.")
+        str, typer.Option(help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp.")
     ] = "vllm",
     requests_per_s: Annotated[
         float | None,

@@ -19,6 +19,8 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
 
 The load is sustainable (``stable``) when the fixed point exists, B ≤ the memory / engine batch limit and
 ρ < 1. :func:`capacity_at_slo` bisects λ for the largest sustainable load meeting TPOT and TTFT SLOs.
+Engines without chunked prefill (vLLM V0) run prompts in passes of their own ahead of the decode steps:
+:func:`serve_at_load` hands their rows to planner/performance/prefill_first.py (prefill and decode add).
 Every function is plain arithmetic over numpy arrays (one row per deployment).
 """
 
@@ -180,8 +182,17 @@ def serve_at_load(
     planner/performance/optimizations.py) makes P the new prompt tokens P − h·S and G the rounds G/E[N],
     and TPOT = T/E[N]. Works on arrays.
     ``max_running_sequences`` caps it too. Works on arrays. ``ttft_s`` / ``tpot_s`` are means, or the
-    given percentiles (planner.performance.tail; None or nan = the mean).
+    given percentiles (planner.performance.tail; None or nan = the mean). Rows whose engine has no chunked
+    prefill (``terms.prefill_first`` = 1) follow the prefill-first schedule (planner.performance.prefill_first).
     """
+    if np.any(np.asarray(terms.prefill_first) > 0):  # engines without chunked prefill: prefill_first.py
+        from planner.performance.prefill_first import serve_prefill_first  # it builds on this module
+
+        return serve_prefill_first(
+            terms, requests_per_s=requests_per_s, input_tokens=input_tokens, output_tokens=output_tokens,
+            max_batch=max_batch, network_s=network_s, opt=opt, ttft_percentile=ttft_percentile,
+            tpot_percentile=tpot_percentile,
+        )
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     g_out = np.asarray(output_tokens, dtype=float)
     context = np.asarray(input_tokens, dtype=float) + g_out / 2.0

@@ -17,6 +17,7 @@ with TTFT ≤ SLO (prefill) or TPOT ≤ SLO (decode). Plain numpy arithmetic, on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,9 +51,14 @@ def prefill_at_load(
     handoff_s: Num,
 ) -> LoadPoint:
     """A prefill-only replica at ``requests_per_s`` prompts/s: the scheduler with no decode tokens (G = 0);
-    its TTFT includes the network (RTT + upload) and the KV handoff."""
+    its TTFT includes the network (RTT + upload) and the KV handoff.
+
+    Always the batched schedule (prompt tokens of up to C = ``chunk_tokens`` per step), also for engines
+    without chunked prefill: with no decode steps to hold back, a prefill-first engine differs only in not
+    splitting a prompt, and it batches the waiting prompts up to the same budget (vLLM V0
+    max_num_batched_tokens), which is what T = T_mixed(0, λ·P·T) describes for P ≤ C."""
     return serve_at_load(
-        terms,
+        replace(terms, prefill_first=0.0),
         requests_per_s=requests_per_s,
         input_tokens=input_tokens,
         output_tokens=np.zeros_like(np.asarray(input_tokens, dtype=float)),

@@ -24,6 +24,7 @@ from planner.performance.steps import (
     mean_decode_context_tokens,
     prefill_step,
 )
+from planner.performance.tail import step_phase_s
 from planner.performance.terms import DEFAULT_ENGINE, DeploymentTerms, deployment_terms, engine_fields
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
@@ -258,8 +259,9 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "chunk_steps": float(pt.chunk_steps),
         "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
         "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
-        # TTFT = queue_wait + chunk_steps · chunk_step + step/2 (arrival mid-step) + network (0 here)
+        # TTFT = queue_wait + chunk_steps · chunk_step + step/2 (arrival mid-step; the decode step's half
+        # with a prefill-first engine, tail.step_phase_s) + network (0 here)
         "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
-        "half_step_wait_ms": float(pt.step_s) / 2.0 * 1e3,
+        "half_step_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
         "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
     }

@@ -15,6 +15,11 @@ utilisation ρ (load.py). For M/G/1, P(W > t) ≈ C·exp(−θ·t) with θ the p
     TTFT_p = w_p + s + T/2 + network    (prefill service, step phase and network at their means;
                                          for p ≥ 90 at least the mean TTFT, which counts the mean wait)
 
+A prefill-first engine (no chunked prefill, planner/performance/prefill_first.py) is the same queue with
+s = T_p (one prompt per pass), ρ = u = λ·T_p and the step phase T_d/2 of the decode step in flight
+(:func:`step_phase_s`); its TPOT tail below is the same cluster model with m = u (each prefill pass of T_p
+stretches the window by T_p, during which λ·T_p = u more prompts arrive).
+
 TPOT — prompt interference over a request's decode window: per-request TPOT (vLLM's benchmark metric,
 (e2e − TTFT) / (G − 1)) is the mean of the G steps it decodes in. Each step costs T_dec = T_mixed(B, 0)
 plus the prefill tokens it carries, and T − T_dec on average. The prompts prefilled during one request's
@@ -111,6 +116,15 @@ def tpot_quantile_s(*, step_s: Num, decode_only_step_s: Num, running_batch: Num,
     return t - prefill_part + prefill_part * ratio
 
 
+def step_phase_s(point: Any, terms: DeploymentTerms) -> Any:
+    """Mean wait of an arriving prompt for the step in flight, s: T/2 with chunked prefill; with a
+    prefill-first engine (terms.prefill_first = 1) the residual of the decode step T_d/2, T_d = T·(1 − u)
+    (planner/performance/prefill_first.py, u = prefill_utilization_frac)."""
+    step = np.asarray(point.step_s, dtype=float)
+    decode = step * (1.0 - np.asarray(point.prefill_utilization_frac, dtype=float))
+    return np.where(np.asarray(terms.prefill_first) > 0, decode, step) / 2.0
+
+
 def at_percentiles(
     point: Point,
     terms: DeploymentTerms,
@@ -134,7 +148,7 @@ def at_percentiles(
         service = pt.chunk_steps * pt.chunk_step_s
         wait = md1_wait_quantile_s(pt.prefill_utilization_frac, service_s=service, percentile=np.nan_to_num(p, nan=50.0))
         wait = np.where(pt.stable, wait, np.inf)
-        tail = wait + service + pt.step_s / 2.0 + network_s
+        tail = wait + service + step_phase_s(pt, terms) + network_s
         tail = np.where(p >= 90, np.maximum(tail, pt.ttft_s), tail)  # a p ≥ 90 tail is never below the mean
         changes["ttft_s"] = np.where(np.isnan(p), pt.ttft_s, tail)
     if tpot_percentile is not None:
@@ -161,6 +175,7 @@ __all__ = [
     "cluster_count_quantile",
     "md1_decay_rate_x",
     "md1_wait_quantile_s",
-        "tpot_quantile_s",
+    "step_phase_s",
+    "tpot_quantile_s",
     "z_of",
 ]

@@ -73,6 +73,8 @@ class DeploymentTerms:
     """1 when the engine overlaps TP all-reduces with the next GEMM, else 0."""
     chunk_tokens: Num = 8192.0
     """The engine's chunked-prefill token budget per step."""
+    prefill_first: Num = 0.0
+    """1 when the engine has no chunked prefill (each prompt's prefill is its own pass, decode waits), else 0."""
     max_running_sequences: Num = 1e9
     """The engine's limit on sequences per step (max_num_seqs)."""
     # mixture of experts (planner/performance/moe.py; all neutral for dense models and EP 1)
@@ -294,6 +296,7 @@ def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
         "collective_launch_us": cost * engine.collective_launch_us,
         "collectives_overlap": 1.0 if engine.overlaps_collectives else 0.0,
         "chunk_tokens": float(engine.chunked_prefill_tokens),
+        "prefill_first": 0.0 if engine.chunked_prefill else 1.0,
         "max_running_sequences": float(engine.max_running_sequences),
     }
 

@@ -2,7 +2,8 @@
 
 ``prefix_cache`` and ``speculative`` appear when the workload states them (the candidate variant says
 whether it is on and why, from its break-even rule); ``kv_quantization`` and ``chunked_prefill`` are always
-listed: the KV format the plan chose among the allowed ones, and the engine's chunked-prefill budget.
+listed: the KV format the plan chose among the allowed ones, and the engine's chunked-prefill budget (off,
+budget 0, for an engine without chunked prefill).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ def deployment_optimizations(cand: Any, workload: Workload, *, engine: str) -> l
     out.append({"name": "kv_quantization", "on": quantized, "why": why})
     chunk = float(cand.get("chunk_tokens", math.nan))
     if math.isnan(chunk):
+        return out
+    if chunk == 0:  # the candidate table's chunk budget of an engine without chunked prefill
+        why = f"engine {engine} has no chunked prefill: each prompt is prefilled in a pass of its own while decoding waits"
+        out.append({"name": "chunked_prefill", "on": False, "why": why})
         return out
     out.append(
         {

@@ -1,5 +1,6 @@
 """Prefill/decode disaggregation (issue 13 item 1): the card-8 worked example through the performance model
-and the ledgers, the card-8 design case through the optimizer, a brute-force oracle for the PD choice,
+and the ledgers, the card-8 design case through the optimizer (co-located on the book's prefill-first engine
+and on a chunked-prefill one), a brute-force oracle for the PD choice,
 "auto never costs more than off", and the JSON fields."""
 
 from __future__ import annotations
@@ -77,24 +78,53 @@ def _card8(catalog: Catalog, **workload: object) -> Scenario:
 
 @pytest.fixture(scope="module")
 def card8_plans(catalog: Catalog) -> dict[str, dict[str, object]]:
-    """The card-8 design case (max throughput of the owned 4 × A100 + 4 × H20), auto and off."""
-    return {
-        mode: plan(catalog, _card8(catalog, disaggregation=mode), with_alternatives=False).to_json()
-        for mode in ("auto", "off")
-    }
+    """The card-8 design case (max throughput of the owned 4 × A100 + 4 × H20): auto and off on the
+    example's prefill-first engine (vllm_v0), and off on the chunked-prefill engine (vllm)."""
+    runs = {"auto": {"disaggregation": "auto"}, "off": {"disaggregation": "off"},
+            "off_chunked": {"disaggregation": "off", "engine": "vllm"}}
+    return {name: plan(catalog, _card8(catalog, **wl), with_alternatives=False).to_json() for name, wl in runs.items()}
+
+
+def _served(result: dict[str, object]) -> float:
+    return float(result["served_requests_per_s"]["design_case"])  # type: ignore[index]
 
 
 def test_card8_design_case_through_the_optimizer(card8_plans: dict[str, dict[str, object]]) -> None:
-    """auto: ≥ 4.4 req/s with prefill on the A100s and decode on the H20s (book 4.55); off: co-located
-    3.41 req/s in the planner's chunked-prefill model (book 3.02, which charges decode steps separately)."""
-    auto, off = card8_plans["auto"], card8_plans["off"]
-    served_auto = auto["served_requests_per_s"]["design_case"]  # type: ignore[index]
-    served_off = off["served_requests_per_s"]["design_case"]  # type: ignore[index]
-    assert served_auto >= 4.4
-    assert served_off == pytest.approx(3.41, abs=0.05)
+    """auto: ≥ 4.4 req/s with prefill on the A100s and decode on the H20s (book 4.55). off, on the book's
+    prefill-first engine (vllm_v0): 2.57 req/s under the scenario's SLOs (TTFT 3 s binds on the H20s, whose
+    1.8 s prefills queue; TPOT 60 ms on the A100s) — the book's 3.02 has no SLO (see the next test). The
+    chunked-prefill engine (vllm) serves more co-located, 3.44: chunking never loses capacity here."""
+    auto, off, chunked = card8_plans["auto"], card8_plans["off"], card8_plans["off_chunked"]
+    assert _served(auto) >= 4.4
+    assert _served(off) == pytest.approx(2.57, abs=0.03)
+    assert _served(chunked) == pytest.approx(3.44, abs=0.05)
+    assert _served(chunked) > _served(off)
     roles = {(d["role"], d["gpu"]): d["gpus"] for d in auto["deployments"]}  # type: ignore[attr-defined]
     assert roles == {("prefill", "a100_sxm_80gb"): 4, ("decode", "h20"): 4}
-    assert {d["role"] for d in off["deployments"]} == {"colocated"}  # type: ignore[attr-defined]
+    for result in (off, chunked):
+        assert {d["role"] for d in result["deployments"]} == {"colocated"}  # type: ignore[attr-defined]
+    chunking = [o for d in off["deployments"] for o in d["optimizations"] if o["name"] == "chunked_prefill"]  # type: ignore[attr-defined]
+    assert chunking and not any(o["on"] for o in chunking)
+
+
+def test_card8_engine_chunking_and_the_books_co_located_rate(catalog: Catalog) -> None:
+    """With the SLOs lifted (the book states none) the prefill-first co-located capacity of 4 A100 + 4 H20
+    is the book's 3.02 within 5 % (3.05: memory allows a decode batch above the book's 32). The pools run
+    prefill-only / decode-only passes, so the engine's chunking does not move them: decode capacities are
+    equal, prefill within 0.1 % (V0 batches waiting prompts up to 32,768 tokens, V1 up to 8,192). Per GPU,
+    chunked prefill serves more co-located than prefill-first."""
+    caps = {}
+    for engine in ("vllm_v0", "vllm"):
+        scenario = _card8(catalog, engine=engine, slo={"ttft_ms": 3.5e6, "tpot_ms": 3.5e6})
+        table = build_candidates(catalog, scenario).feasible
+        caps[engine] = table.groupby(["role", "gpu"])["best_capacity_requests_per_s"].max().to_dict()
+    v0, v1 = caps["vllm_v0"], caps["vllm"]
+    co_located = 4 * v0[("colocated", "a100_sxm_80gb")] + 4 * v0[("colocated", "h20")]
+    assert co_located == pytest.approx(3.02, rel=0.05)
+    for gpu in ("a100_sxm_80gb", "h20"):
+        assert v0[("decode", gpu)] == pytest.approx(v1[("decode", gpu)], rel=1e-12)
+        assert v0[("prefill", gpu)] == pytest.approx(v1[("prefill", gpu)], rel=1e-3)
+        assert v1[("colocated", gpu)] > v0[("colocated", gpu)]
 
 
 def test_pd_json_fields(card8_plans: dict[str, dict[str, object]]) -> None:
