@@ -91,13 +91,13 @@ def _served(result: dict[str, object]) -> float:
 
 def test_card8_design_case_through_the_optimizer(card8_plans: dict[str, dict[str, object]]) -> None:
     """auto: ≥ 4.4 req/s with prefill on the A100s and decode on the H20s (book 4.55). off, on the book's
-    prefill-first engine (vllm_v0): 2.57 req/s under the scenario's SLOs (TTFT 3 s binds on the H20s, whose
-    1.8 s prefills queue; TPOT 60 ms on the A100s) — the book's 3.02 has no SLO (see the next test). The
-    chunked-prefill engine (vllm) serves more co-located, 3.44: chunking never loses capacity here."""
+    prefill-first engine (vllm_v0): ≈ 3.0 req/s (book 3.02) under the example's SLOs (TPOT 100 ms binds:
+    the book's co-located point runs 82–84 ms per token). The chunked-prefill engine (vllm) serves more
+    co-located, 3.47: chunking never loses capacity here."""
     auto, off, chunked = card8_plans["auto"], card8_plans["off"], card8_plans["off_chunked"]
     assert _served(auto) >= 4.4
-    assert _served(off) == pytest.approx(2.57, abs=0.03)
-    assert _served(chunked) == pytest.approx(3.44, abs=0.05)
+    assert _served(off) == pytest.approx(3.02, rel=0.03)
+    assert _served(chunked) == pytest.approx(3.47, abs=0.05)
     assert _served(chunked) > _served(off)
     roles = {(d["role"], d["gpu"]): d["gpus"] for d in auto["deployments"]}  # type: ignore[attr-defined]
     assert roles == {("prefill", "a100_sxm_80gb"): 4, ("decode", "h20"): 4}
@@ -111,7 +111,8 @@ def test_card8_engine_chunking_and_the_books_co_located_rate(catalog: Catalog) -
     """With the SLOs lifted (the book states none) the prefill-first co-located capacity of 4 A100 + 4 H20
     is the book's 3.02 within 5 % (3.05: memory allows a decode batch above the book's 32). The pools run
     prefill-only / decode-only passes, so the engine's chunking does not move them: decode capacities are
-    equal, prefill within 0.1 % (V0 batches waiting prompts up to 32,768 tokens, V1 up to 8,192). Per GPU,
+    equal; prefill within 2 % and never lower on V0 (at saturation V0 batches waiting prompts into steps of
+    up to 32,768 tokens, V1 up to 8,192: bigger steps, slightly higher efficiency). Per GPU,
     chunked prefill serves more co-located than prefill-first."""
     caps = {}
     for engine in ("vllm_v0", "vllm"):
@@ -123,7 +124,7 @@ def test_card8_engine_chunking_and_the_books_co_located_rate(catalog: Catalog) -
     assert co_located == pytest.approx(3.02, rel=0.05)
     for gpu in ("a100_sxm_80gb", "h20"):
         assert v0[("decode", gpu)] == pytest.approx(v1[("decode", gpu)], rel=1e-12)
-        assert v0[("prefill", gpu)] == pytest.approx(v1[("prefill", gpu)], rel=1e-3)
+        assert v1[("prefill", gpu)] <= v0[("prefill", gpu)] <= 1.02 * v1[("prefill", gpu)]
         assert v1[("colocated", gpu)] > v0[("colocated", gpu)]
 
 
