@@ -151,7 +151,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                 for kv in w.kv_dtypes:
                     kfmt = catalog.formats[kv]
                     for gpu in gpus:
-                        for tp, ep in moe_layouts(model, scenario.hardware.tp):
+                        for tp, ep in moe_layouts(model, scenario.hardware.tp, scenario.hardware.ep):
                             for pp in scenario.hardware.pp:
                                 reason = ""
                                 terms = None

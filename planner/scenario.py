@@ -113,6 +113,9 @@ class HardwareSpace(Strict):
     pp: list[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
     )
+    ep: list[Degree] | None = Field(
+        None, min_length=1, max_length=16, description="EP degrees > 1 MoE models may use ([1]: TP only); default all."
+    )
     efficiency: dict[Id, EfficiencyOverride] = Field(
         default_factory=dict,
         max_length=MAX_LIST,

@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -182,6 +183,11 @@ def test_dense_models_never_get_ep(catalog: Catalog) -> None:
     assert moe.moe_layouts(catalog.models["mixtral_8x22b"], [1, 2, 4, 8]) == [
         (1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (2, 2), (2, 4), (4, 1), (4, 2), (8, 1)
     ]
+    # hardware.ep limits the EP degrees > 1; [1] is tensor parallelism only
+    assert moe.moe_layouts(catalog.models["mixtral_8x22b"], [1, 2, 4, 8], [4]) == [
+        (1, 1), (1, 4), (2, 1), (2, 4), (4, 1), (8, 1)
+    ]
+    assert {e for _, e in moe.moe_layouts(catalog.models["deepseek_v3"], [1, 2, 4, 8], [1])} == {1}
     dense = load_scenario("examples/assistant_8b_edge/scenario.yaml", catalog)
     table = build_candidates(catalog, dense)
     assert set(table.candidates["ep"]) == {1}
@@ -209,6 +215,25 @@ def test_moe_plan_picks_ep_and_reports_it(catalog: Catalog, tmp_path: Path) -> N
     ep_served = sum(d["served_requests_per_s"] for d in deps if d["ep"] > 1)
     assert deps and ep_served > 0.5 * sum(d["served_requests_per_s"] for d in deps)
     assert all(d["gpus"] == d["replicas"] * d["tp"] * d["ep"] * d["pp"] for d in deps)
+
+
+def test_moe_example_ep_never_costs_more_than_tp_only(catalog: Catalog) -> None:
+    """examples/moe_ep: allowing EP (default) is never dearer than ``hardware.ep: [1]``; DeepSeek-V3 needs
+    fewer GPUs on EP (5 × TP2·EP4 = 40) than tensor-parallel (48), so the plan is strictly cheaper."""
+    from planner.plan import plan
+
+    scenario = load_scenario("examples/moe_ep/scenario.yaml", catalog)
+    tp_only = scenario.model_copy(update={"hardware": scenario.hardware.model_copy(update={"ep": [1]})})
+    with_ep, without = (plan(catalog, s, with_alternatives=False).to_json() for s in (scenario, tp_only))
+    assert all(d["ep"] == 1 for d in without["deployments"])
+    assert with_ep["total_cost_usd"] < without["total_cost_usd"]
+
+    def gpus(result: dict[str, Any], workload: str) -> int:
+        return sum(d["gpus"] for d in result["deployments"] if d["workload"] == workload)
+
+    deepseek = [d for d in with_ep["deployments"] if d["workload"] == "deepseek_chat"]
+    assert all(d["ep"] > 1 for d in deepseek)
+    assert gpus(with_ep, "deepseek_chat") < gpus(without, "deepseek_chat")
 
 
 def test_predict_cli_takes_ep() -> None:

@@ -67,11 +67,16 @@ def ep_choices(experts_routed: int | None, *, tp: int, widths: list[int] | tuple
     return out
 
 
-def moe_layouts(model: Any, tps: list[int] | tuple[int, ...]) -> list[tuple[int, int]]:
+def moe_layouts(
+    model: Any, tps: list[int] | tuple[int, ...], eps: list[int] | tuple[int, ...] | None = None
+) -> list[tuple[int, int]]:
     """(attention TP, EP) pairs of a model: every (t, 1) for t in ``tps``, plus (t, e) from
-    :func:`ep_choices` for MoE models (t·e GPUs per stage, a width the scenario allows)."""
+    :func:`ep_choices` for MoE models (t·e GPUs per stage, a width the scenario allows), e restricted to
+    ``eps`` when given (the scenario's ``hardware.ep``; [1] = tensor parallelism only)."""
     experts = model.moe.experts_routed if model.moe is not None else None
-    return [(t, e) for t in tps for e in ep_choices(experts, tp=t, widths=tps)]
+    return [
+        (t, e) for t in tps for e in ep_choices(experts, tp=t, widths=tps) if eps is None or e == 1 or e in eps
+    ]
 
 
 def layout_name(tp: int, pp: int, ep: int = 1) -> str:
