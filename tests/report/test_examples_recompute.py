@@ -113,7 +113,7 @@ def _calendar_units(result: PlanResult, per_period: list[float]) -> list[float]:
 def test_the_examples_are_all_here() -> None:
     assert {"assistant_8b_edge", "buy_vs_rent", "chat_70b_cloud", "long_context_rag", "mixed_fleet"} <= set(
         EXAMPLE_NAMES
-    ) and len(EXAMPLE_NAMES) == 10
+    ) and len(EXAMPLE_NAMES) == 11
 
 
 @pytest.mark.parametrize("name", NAMES)
