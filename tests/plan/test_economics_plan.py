@@ -9,7 +9,8 @@ import pytest
 from planner.catalog import Catalog
 from planner.compare import compare
 from planner.plan import plan
-from planner.scenario import Budget, load_scenario
+from planner.readout import PlanResult
+from planner.scenario import Budget, Scenario, load_scenario
 from tests.plan.helpers import PEAK_PROFILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,9 +21,20 @@ def scenario(catalog: Catalog):  # type: ignore[no-untyped-def]
     return load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
 
 
+_PLANS: dict[str, PlanResult] = {}
+
+
+def _plan(catalog: Catalog, scenario: Scenario) -> PlanResult:
+    """``plan`` without alternatives, solved once per distinct scenario in this module (several tests
+    read the same buy_vs_rent plans; each solve is deterministic)."""
+    key = scenario.model_dump_json()
+    if key not in _PLANS:
+        _PLANS[key] = plan(catalog, scenario, with_alternatives=False)
+    return _PLANS[key]
+
+
 def test_hybrid_buys_base_load_and_rents_the_rest(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
-    result = plan(catalog, scenario, with_alternatives=False)
-    data = result.to_json()
+    data = _plan(catalog, scenario).to_json()
     assert data["status"] == "optimal" and data["capex_usd"] > 0
     bought = [row["bought_gpus"] for row in data["schedule"]]
     lead = max(s["available_from_month"] for s in data["supply"] if s["kind"] == "buy")
@@ -37,8 +49,8 @@ def test_hybrid_buys_base_load_and_rents_the_rest(catalog: Catalog, scenario) ->
 
 
 def test_rent_only_costs_more_than_hybrid(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
-    rent = plan(catalog, scenario.model_copy(update={"procurement": ["rent"]}), with_alternatives=False)
-    hybrid = plan(catalog, scenario, with_alternatives=False)
+    rent = _plan(catalog, scenario.model_copy(update={"procurement": ["rent"]}))
+    hybrid = _plan(catalog, scenario)
     assert hybrid.total_cost_usd <= rent.total_cost_usd + 1e-6
 
 
@@ -46,7 +58,7 @@ def test_rent_only_costs_more_than_hybrid(catalog: Catalog, scenario) -> None:  
 def test_higher_rent_never_increases_rented_gpus(catalog: Catalog, scenario, scale: float) -> None:  # type: ignore[no-untyped-def]
     def rented(factor: float) -> int:
         econ = scenario.economics.model_copy(update={"rent_price_scale": factor})
-        result = plan(catalog, scenario.model_copy(update={"economics": econ}), with_alternatives=False)
+        result = _plan(catalog, scenario.model_copy(update={"economics": econ}))
         return sum(sum(row["rented_gpus"].values()) for row in result.to_json()["schedule"])
 
     assert rented(scale * 1.5) <= rented(scale)
