@@ -20,6 +20,7 @@ from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.explain import closest_miss
 from planner.optimize.restricted_optimum import carried_optimum
+from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.scenario import Scenario
@@ -179,20 +180,21 @@ def alternatives(
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
-    for column in ("gpu", "site"):
-        for value in sorted(set(table.candidates[column])):
-            left_s = None if deadline is None else deadline - time.perf_counter()
-            if left_s is not None and left_s <= overhead_s:
-                items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
-                continue
-            began = time.perf_counter()
-            record, solved = alternative(
-                catalog, scenario, table, solver, column=column, value=value,
-                time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
-            )
-            solver_s = 0.0 if solved is None else solved[0].solve_seconds
-            overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
-            items.append(record)
-            if solved is not None and solved[0].cost_usd < cheapest_usd:
-                cheaper, cheapest_usd = solved, solved[0].cost_usd
+    with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
+        for column in ("gpu", "site"):
+            for value in sorted(set(table.candidates[column])):
+                left_s = None if deadline is None else deadline - time.perf_counter()
+                if left_s is not None and left_s <= overhead_s:
+                    items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
+                    continue
+                began = time.perf_counter()
+                record, solved = alternative(
+                    catalog, scenario, table, solver, column=column, value=value,
+                    time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
+                )
+                solver_s = 0.0 if solved is None else solved[0].solve_seconds
+                overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
+                items.append(record)
+                if solved is not None and solved[0].cost_usd < cheapest_usd:
+                    cheaper, cheapest_usd = solved, solved[0].cost_usd
     return AlternativeSet(items, cheaper)
