@@ -106,3 +106,21 @@ def test_split_replica_rule_keeps_the_optimum(catalog: Catalog, monkeypatch: pyt
     without, _ = solve(unsplit, "highs", None)
     assert with_rule.status == without.status == "optimal"
     assert with_rule.cost_usd == pytest.approx(without.cost_usd, rel=1e-9)
+
+
+def test_plan_reports_build_and_alternatives_seconds(catalog: Catalog) -> None:
+    """The bench's split of a plan: build, solve and alternatives seconds are measured and fit inside the
+    optimizer's seconds, which fit inside the total."""
+    from planner.cli.bench import plan_split
+    from planner.plan import plan
+
+    scenario = load_scenario(ROOT / "examples/nvl72_rack/scenario.yaml", catalog)
+    result = plan(catalog, scenario, with_alternatives=True)
+    assert result.build_seconds is not None and result.build_seconds > 0
+    assert result.alternatives_seconds is not None and result.alternatives_seconds > 0
+    assert result.optimizer_seconds is not None
+    inside = result.build_seconds + result.solve_seconds + result.alternatives_seconds
+    assert inside <= result.optimizer_seconds <= result.total_seconds
+    parts = [float(x) for x in plan_split(result).split(" / ")]
+    assert len(parts) == 4 and parts[0] == pytest.approx(result.total_seconds - result.optimizer_seconds, abs=0.01)
+    assert plan(catalog, scenario, with_alternatives=False).alternatives_seconds is None
