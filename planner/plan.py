@@ -106,8 +106,12 @@ def plan(
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, table, sol.solve_seconds, start, why)
-    deadline = None if time_limit_s is None else opt_start + time_limit_s
-    alts = alternatives(catalog, scenario, table, sol.cost_usd, solver, deadline=deadline) if with_alternatives else None
+    deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
+    alts = (
+        alternatives(catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx))
+        if with_alternatives
+        else None
+    )
     optimizer_seconds = time.perf_counter() - opt_start
     read = _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd
@@ -136,6 +140,8 @@ def plan(
         served_from_month=None if served_scale is None else first_supply_month(ctx.supply),
         time_limit_s=time_limit_s,
         optimizer_seconds=optimizer_seconds,
+        build_seconds=sol.build_seconds,
+        alternatives_seconds=None if alts is None else optimizer_seconds - (alts_start - opt_start),
     )
 
 

@@ -19,6 +19,8 @@ from planner.catalog.loader import Catalog
 from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.explain import closest_miss
+from planner.optimize.restricted_optimum import carried_optimum
+from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.scenario import Scenario
@@ -101,16 +103,20 @@ def alternative(
     column: str,
     value: str,
     time_limit_s: float | None = None,
+    main: tuple[Solution, BuildContext] | None = None,
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
-    filled by :func:`rank`), and its solved problem (None when it has no plan)."""
+    filled by :func:`rank`), and its solved problem (None when it has no plan). With the solved plan
+    ``main``: when that plan is an optimum of the restriction too (planner.optimize.restricted_optimum),
+    it is the answer and nothing is solved."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = set(table.feasible[column]) - {value}
     ctx = build_context(catalog, scenario, table, exclude={column: others})
+    carried = None if main is None else carried_optimum(main[1], main[0], ctx)
     try:
-        sol, ctx = solve(ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
+        sol, ctx = carried or solve(ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
@@ -162,30 +168,33 @@ def alternatives(
     solver: SolverName,
     *,
     deadline: float | None = None,
+    main: tuple[Solution, BuildContext] | None = None,
 ) -> AlternativeSet:
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
     plan). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
     gets the time left less the largest build time seen so far, and one that would not get any is skipped
-    ("not solved: --time-limit reached"), so the last build does not run past the limit."""
+    ("not solved: --time-limit reached"), so the last build does not run past the limit. ``main``: the
+    solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`)."""
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
-    for column in ("gpu", "site"):
-        for value in sorted(set(table.candidates[column])):
-            left_s = None if deadline is None else deadline - time.perf_counter()
-            if left_s is not None and left_s <= overhead_s:
-                items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
-                continue
-            began = time.perf_counter()
-            record, solved = alternative(
-                catalog, scenario, table, solver, column=column, value=value,
-                time_limit_s=None if left_s is None else left_s - overhead_s,
-            )
-            solver_s = 0.0 if solved is None else solved[0].solve_seconds
-            overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
-            items.append(record)
-            if solved is not None and solved[0].cost_usd < cheapest_usd:
-                cheaper, cheapest_usd = solved, solved[0].cost_usd
+    with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
+        for column in ("gpu", "site"):
+            for value in sorted(set(table.candidates[column])):
+                left_s = None if deadline is None else deadline - time.perf_counter()
+                if left_s is not None and left_s <= overhead_s:
+                    items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
+                    continue
+                began = time.perf_counter()
+                record, solved = alternative(
+                    catalog, scenario, table, solver, column=column, value=value,
+                    time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
+                )
+                solver_s = 0.0 if solved is None else solved[0].solve_seconds
+                overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
+                items.append(record)
+                if solved is not None and solved[0].cost_usd < cheapest_usd:
+                    cheaper, cheapest_usd = solved, solved[0].cost_usd
     return AlternativeSet(items, cheaper)

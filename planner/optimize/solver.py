@@ -182,6 +182,8 @@ class Solution:
     bound_usd: float | None = None
     """Proven lower bound on the objective of every plan (None when the solver reports none); equals the
     objective when optimal."""
+    build_seconds: float = 0.0
+    """Wall seconds spent building the PuLP problem before the solve (0 where not measured)."""
 
     @property
     def cost_usd(self) -> float:
@@ -223,6 +225,7 @@ def solve_context(
     """Build and solve; map the solver status to optimal / feasible (a limit reached, with gap) /
     infeasible (proven). A stop at ``time_limit_s`` or ``max_nodes`` before any plan is found is not an
     infeasibility: it raises :class:`~planner.errors.SolverError` (exit 4) naming the limit."""
+    built = time.perf_counter()
     build_problem(ctx)
     start = time.perf_counter()
     made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes)
@@ -232,9 +235,11 @@ def solve_context(
         proven = status in ("Infeasible", "Undefined", "Unbounded") or status.startswith("Infeasible")
         # CBC stopped by its time limit (during preprocessing) may write "Infeasible": not a proof
         if proven and not (solver == "cbc" and time_limit_s is not None and elapsed >= time_limit_s):
-            return Solution("infeasible", float("nan"), None, elapsed)
+            return Solution("infeasible", float("nan"), None, elapsed, build_seconds=start - built)
         raise SolverError(no_plan_message(solver, status, time_limit_s, max_nodes))
-    return read_solution(ctx, optimal=optimal, elapsed=elapsed)
+    sol = read_solution(ctx, optimal=optimal, elapsed=elapsed)
+    sol.build_seconds = start - built
+    return sol
 
 
 def no_plan_message(solver: SolverName, status: str, time_limit_s: float | None, max_nodes: int | None) -> str:

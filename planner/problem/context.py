@@ -18,7 +18,12 @@ import pulp
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
-from planner.problem.dominance import prune_dominated, prune_dominated_points, prune_dominated_sites
+from planner.problem.dominance import (
+    prune_dominated,
+    prune_dominated_points,
+    prune_dominated_sites,
+    prune_split_replicas,
+)
 from planner.problem.instances import bound_small_instances, group_sizes, useful_instances
 from planner.problem.supply import SupplyKind, SupplyOption, supply_options
 from planner.problem.time_slices import time_slices
@@ -162,6 +167,7 @@ def build_context(
         cands = cands[~cands[column].isin(values)]
     if prune and not cands.empty:
         cands = prune_dominated(prune_dominated_sites(cands, catalog, scenario, table.sites))
+        cands = prune_split_replicas(cands, catalog, scenario)
     points = table.points[table.points["cand"].isin(cands.index)]
     if prune and not points.empty:
         points = prune_dominated_points(points)

@@ -115,3 +115,42 @@ def prune_dominated_points(points: pd.DataFrame) -> pd.DataFrame:
     """
     ordered = points.sort_values(["cand", "capacity_requests_per_s", "batch"], ascending=[True, False, True])
     return ordered.drop_duplicates("cand", keep="first").sort_values(["cand", "batch"])
+
+
+SPLIT_SAME = ("workload", "gpu", "site", "model", "quantization", "kv_dtype")
+"""Columns a co-located candidate and the smaller replicas that replace it share (:func:`prune_split_replicas`)."""
+
+
+def prune_split_replicas(cands: pd.DataFrame, catalog: Catalog, scenario: Scenario) -> pd.DataFrame:
+    """Drop a co-located candidate k of n_k GPUs when m = n_k / n_k' whole replicas of a smaller co-located
+    candidate k' (same workload, GPU type, site, model and formats) use the same GPUs and serve at least as
+    much: m · cap_k' ≥ cap_k.
+
+    Exact (keeps an optimal plan): replace each replica of k by m replicas of k'. The GPUs, hence every
+    supply, site, power, budget and spot row, are unchanged (m · footprint(n_k') ≤ footprint(n_k)); the
+    smaller groups fit every instance k's fit (instance_packing) and pack into whole nodes because n_k'
+    divides the node (node_packing); k' has no worse quality tier, the same formats (quantization policy)
+    and meets the TTFT SLO's network + prefill test (placement_rtt), and its capacity rows carry the flow. Workloads with a
+    ``redundancy`` rule are left alone: a node failure takes out more capacity of the denser replicas.
+    Best capacities in requests/s (``best_capacity_requests_per_s``), replica sizes in GPUs (``gpus``)."""
+    guarded = {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.spare_replicas > 0}
+    roles = cands["role"] if "role" in cands.columns else pd.Series("colocated", index=cands.index)
+    ttft_ms = {w.name: w.slo.ttft_ms for w in scenario.workloads}
+    cols = [*SPLIT_SAME, "gpus", "quality_tier", "best_capacity_requests_per_s", "prefill_ms", "network_ms"]
+    groups: dict[tuple[Any, ...], list[tuple[int, float, int, float, bool]]] = defaultdict(list)
+    for (cand, *key, gpus, tier, cap, prefill, network), role in zip(
+        cands[cols].itertuples(name=None), roles, strict=True
+    ):
+        if role == "colocated" and str(key[0]) not in guarded and float(gpus) >= 1:
+            in_time = float(network) + float(prefill) < ttft_ms[str(key[0])]  # placement_rtt's time test
+            groups[tuple(key)].append((int(cand), float(gpus), int(tier), float(cap), in_time))
+    drop: set[int] = set()
+    for key, rows in groups.items():
+        node = catalog.accelerators[str(key[1])].gpus_per_node
+        for k, gpus, tier, cap, _in_time in rows:
+            for _k2, gpus2, tier2, cap2, in_time2 in rows:
+                whole = gpus2 < gpus and int(gpus) % int(gpus2) == 0 and node % int(gpus2) == 0
+                if whole and in_time2 and tier2 <= tier and cap2 * (gpus // gpus2) >= cap:
+                    drop.add(k)
+                    break
+    return cands.drop(index=sorted(drop))

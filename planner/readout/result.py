@@ -52,6 +52,10 @@ class PlanResult:
     """The ``--time-limit`` the optimizer ran under (None: none)."""
     optimizer_seconds: float | None = None
     """Wall seconds of every solve (plan, decomposition, alternatives): the part ``--time-limit`` caps."""
+    build_seconds: float | None = None
+    """Wall seconds building the plan's MILP (not in ``to_json``; ``make bench`` reads it)."""
+    alternatives_seconds: float | None = None
+    """Wall seconds of the alternatives (builds and solves; not in ``to_json``; ``make bench`` reads it)."""
 
     @property
     def feasible(self) -> bool:

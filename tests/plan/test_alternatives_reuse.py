@@ -1,0 +1,126 @@
+"""Alternatives the plan already answers are carried over (planner.optimize.restricted_optimum) and equal
+the rebuilt-and-solved alternatives; the split-replica dominance rule keeps the optimum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from planner.candidate_cache import candidates_for
+from planner.catalog import Catalog
+from planner.optimize import solve
+from planner.optimize.alternatives import alternative
+from planner.problem.context import build_context
+from planner.problem.dominance import prune_split_replicas
+from planner.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("example", ["long_context_rag", "assistant_8b_edge"])
+def test_carried_alternatives_equal_rebuilt_ones(catalog: Catalog, example: str) -> None:
+    """Every alternative with the solved plan handed in (carried where the plan is its optimum) has the
+    status and cost (1e-9 relative) of the alternative rebuilt and solved from scratch; at least one is
+    carried (no solver time), and a carried one is the plan's cost."""
+    scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    main = solve(build_context(catalog, scenario, table), "highs", None)
+    carried = 0
+    for column in ("gpu", "site"):
+        for value in sorted(set(table.candidates[column])):
+            old, _ = alternative(catalog, scenario, table, "highs", column=column, value=value)
+            new, solved = alternative(catalog, scenario, table, "highs", column=column, value=value, main=main)
+            assert new.status == old.status, (column, value)
+            if old.total_cost_usd is None:
+                assert new.total_cost_usd is None
+                continue
+            assert new.total_cost_usd == pytest.approx(old.total_cost_usd, rel=1e-9, abs=1e-9), (column, value)
+            assert solved is not None
+            if solved[0].solve_seconds == 0.0:
+                carried += 1
+                assert new.total_cost_usd == pytest.approx(main[0].cost_usd, rel=1e-9)
+    assert carried >= 1
+
+
+def test_plan_with_several_gpu_types_is_not_carried(catalog: Catalog) -> None:
+    """chat_70b_cloud's plan mixes GPU types: no GPU alternative may be answered by it."""
+    scenario = load_scenario(ROOT / "examples/chat_70b_cloud/scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    main = solve(build_context(catalog, scenario, table), "highs", None)
+    used = {str(main[1].cands.at[k, "gpu"]) for (k, _j, _t), n in main[0].values["n_rep"].items() if n > 0}
+    assert len(used) > 1
+    for gpu in sorted(used):
+        record, solved = alternative(catalog, scenario, table, "highs", column="gpu", value=gpu, main=main)
+        assert solved is not None and solved[0].solve_seconds > 0.0
+        assert record.total_cost_usd is not None and record.total_cost_usd > main[0].cost_usd
+
+
+def _cands(rows: list[tuple[int, float, float, float]], workload: str = "chat") -> pd.DataFrame:
+    """Co-located h100 candidates at one site: (id, GPUs, best capacity req/s, prefill ms)."""
+    return pd.DataFrame(
+        [
+            {
+                "cand": k,
+                "workload": workload,
+                "role": "colocated",
+                "gpu": "h100_sxm",
+                "site": "us_east",
+                "model": "llama_3_1_70b",
+                "quantization": "fp8",
+                "kv_dtype": "bf16",
+                "gpus": gpus,
+                "quality_tier": 1,
+                "best_capacity_requests_per_s": cap,
+                "prefill_ms": prefill,
+                "network_ms": 20.0,
+            }
+            for k, gpus, cap, prefill in rows
+        ]
+    ).set_index("cand", drop=False)
+
+
+def test_split_replicas_drop_only_what_smaller_replicas_replace(catalog: Catalog) -> None:
+    """TP4 at 8.4 req/s is replaced by 2 × TP2 (10.4), TP8 at 20 by 4 × TP2 (20.8); TP8 at 25 stays (more
+    than 4 × TP2 or 2 × TP4 serve); a TP2 too slow for the TTFT SLO (placement_rtt) replaces nothing."""
+    scenario = load_scenario(ROOT / "examples/chat_70b_cloud/scenario.yaml", catalog)
+    ttft_ms = scenario.workloads[0].slo.ttft_ms
+    name = scenario.workloads[0].name
+    cands = _cands([(0, 2, 5.2, 100.0), (1, 4, 8.4, 80.0), (2, 8, 20.0, 60.0), (3, 8, 25.0, 60.0)], name)
+    assert list(prune_split_replicas(cands, catalog, scenario).index) == [0, 3]
+    slow = _cands([(0, 2, 5.2, ttft_ms), (1, 4, 8.4, 80.0)], name)
+    assert list(prune_split_replicas(slow, catalog, scenario).index) == [0, 1]
+
+
+def test_split_replica_rule_keeps_the_optimum(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mixed_fleet solved with and without the rule (the other pruning kept): the same cost."""
+    scenario = load_scenario(ROOT / "examples/mixed_fleet/scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    ctx = build_context(catalog, scenario, table)
+    before = len(ctx.cands)
+    monkeypatch.setattr("planner.problem.context.prune_split_replicas", lambda cands, _catalog, _scenario: cands)
+    unsplit = build_context(catalog, scenario, table)
+    assert len(unsplit.cands) > before  # the rule dropped something here
+    with_rule, _ = solve(ctx, "highs", None)
+    without, _ = solve(unsplit, "highs", None)
+    assert with_rule.status == without.status == "optimal"
+    assert with_rule.cost_usd == pytest.approx(without.cost_usd, rel=1e-9)
+
+
+def test_plan_reports_build_and_alternatives_seconds(catalog: Catalog) -> None:
+    """The bench's split of a plan: build, solve and alternatives seconds are measured and fit inside the
+    optimizer's seconds, which fit inside the total."""
+    from planner.cli.bench import plan_split
+    from planner.plan import plan
+
+    scenario = load_scenario(ROOT / "examples/nvl72_rack/scenario.yaml", catalog)
+    result = plan(catalog, scenario, with_alternatives=True)
+    assert result.build_seconds is not None and result.build_seconds > 0
+    assert result.alternatives_seconds is not None and result.alternatives_seconds > 0
+    assert result.optimizer_seconds is not None
+    inside = result.build_seconds + result.solve_seconds + result.alternatives_seconds
+    assert inside <= result.optimizer_seconds <= result.total_seconds
+    parts = [float(x) for x in plan_split(result).split(" / ")]
+    assert len(parts) == 4 and parts[0] == pytest.approx(result.total_seconds - result.optimizer_seconds, abs=0.01)
+    assert plan(catalog, scenario, with_alternatives=False).alternatives_seconds is None
