@@ -180,8 +180,7 @@ def serve_at_load(
     ``max_batch`` is the largest number of running sequences memory holds; the engine's
     ``max_running_sequences`` caps it too. ``opt`` (prefix cache, speculation;
     planner/performance/optimizations.py) makes P the new prompt tokens P − h·S and G the rounds G/E[N],
-    and TPOT = T/E[N]. Works on arrays.
-    ``max_running_sequences`` caps it too. Works on arrays. ``ttft_s`` / ``tpot_s`` are means, or the
+    and TPOT = T/E[N]. Works on arrays. ``ttft_s`` / ``tpot_s`` are means, or the
     given percentiles (planner.performance.tail; None or nan = the mean). Rows whose engine has no chunked
     prefill (``terms.prefill_first`` = 1) follow the prefill-first schedule (planner.performance.prefill_first).
     """
