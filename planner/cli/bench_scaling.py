@@ -101,23 +101,30 @@ def instance_scenario(inst: Instance) -> Any:
 
 
 def _enumerate_single_configurations(ctx: Any) -> float:
-    """Cheapest single-configuration plan of a one-workload, one-slice rent problem, USD over the horizon."""
+    """Cheapest single-configuration plan of a one-workload, one-slice rent problem, USD over the horizon.
+
+    Every (candidate, operating point, rent option of its GPU type and site): ⌈demand / capacity⌉ replicas,
+    each replica's GPUs inside one rented unit (⌊unit GPUs / replica GPUs⌋ replicas per unit). Co-located
+    candidates only (a prefill or decode pool serves nothing alone); those with no rent option where they run
+    are skipped (the MILP cannot use them either)."""
     (workload,) = {w.name for w in ctx.scenario.workloads}
     (t,) = ctx.periods
     demand = ctx.demand[(workload, t)]
-    price: dict[tuple[str, str], tuple[float, int]] = {}
+    options: dict[tuple[str, str], list[tuple[float, int]]] = {}
     for opt in ctx.supply:
-        key = (opt.gpu, opt.site)
-        if key not in price or opt.usd_per_unit_month / opt.unit_gpus < price[key][0] / price[key][1]:
-            price[key] = (opt.usd_per_unit_month, opt.unit_gpus)
+        options.setdefault((opt.gpu, opt.site), []).append((opt.usd_per_unit_month, opt.unit_gpus))
     best = math.inf
     for k in ctx.cands.index:
+        if ctx.cands.at[k, "role"] != "colocated":
+            continue
         key = (str(ctx.cands.at[k, "gpu"]), str(ctx.cands.at[k, "site"]))
         gpus = float(ctx.cands.at[k, "gpus"])
         for p in ctx.points_of(int(k)):
             replicas = math.ceil(demand / float(p.capacity_requests_per_s) - 1e-9)
-            usd, unit = price[key]
-            best = min(best, usd * math.ceil(replicas * gpus / unit) * ctx.months[t])
+            for usd, unit in options.get(key, []):
+                per_unit = math.floor(unit / gpus + 1e-9)
+                if per_unit >= 1:
+                    best = min(best, usd * math.ceil(replicas / per_unit) * ctx.months[t])
     return best
 
 
