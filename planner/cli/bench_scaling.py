@@ -157,7 +157,7 @@ def measure(inst: Instance) -> Measured:
     return Measured(
         candidates=len(table.candidates),
         variables=len(built.prob.variables()),
-        rows=len(built.prob.constraints),
+        rows=len(built.row_constraints),
         evaluation_s=evaluation_s,
         build_s=build_s,
         solve_s=sol.solve_seconds,
