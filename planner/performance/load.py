@@ -27,7 +27,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -184,18 +184,50 @@ def serve_at_load(
     given percentiles (planner.performance.tail; None or nan = the mean). Rows whose engine has no chunked
     prefill (``terms.prefill_first`` = 1) follow the prefill-first schedule (planner.performance.prefill_first).
     """
-    if np.any(np.asarray(terms.prefill_first) > 0):  # engines without chunked prefill: prefill_first.py
-        from planner.performance.prefill_first import serve_prefill_first  # it builds on this module
-
-        return serve_prefill_first(
-            terms, requests_per_s=requests_per_s, input_tokens=input_tokens, output_tokens=output_tokens,
-            max_batch=max_batch, network_s=network_s, opt=opt, ttft_percentile=ttft_percentile,
-            tpot_percentile=tpot_percentile,
-        )
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     g_out = np.asarray(output_tokens, dtype=float)
     context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
     p_tok, g_tok, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
+    first = np.asarray(terms.prefill_first) > 0
+    point: LoadPoint | None = None
+    if not np.all(first):
+        point = _chunked_at_load(
+            terms, lam, prompt_tokens=p_tok, decode_rounds=g_tok, tokens_per_round=per_round, output_tokens=g_out,
+            context_tokens=context, max_batch=max_batch, network_s=network_s, opt=opt,
+        )
+    if np.any(first):  # engines without chunked prefill
+        from planner.performance.prefill_first import prefill_first_at_load  # it builds on this module
+
+        pf = prefill_first_at_load(
+            terms, requests_per_s=lam, prompt_tokens=p_tok, decode_rounds=g_tok, tokens_per_round=per_round,
+            output_tokens=g_out, context_tokens=context, max_batch=max_batch, network_s=network_s, opt=opt,
+        )
+        point = pf if point is None else LoadPoint(
+            **{f.name: np.where(first, getattr(pf, f.name), getattr(point, f.name)) for f in fields(LoadPoint)}
+        )
+    assert point is not None  # every row is chunked or prefill-first
+    return at_percentiles(
+        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
+        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
+    )
+
+
+def _chunked_at_load(
+    terms: DeploymentTerms,
+    lam: Any,
+    *,
+    prompt_tokens: Any,
+    decode_rounds: Any,
+    tokens_per_round: Any,
+    output_tokens: Any,
+    context_tokens: Any,
+    max_batch: Num,
+    network_s: Num,
+    opt: LoadOptimizations | None,
+) -> LoadPoint:
+    """Mean TTFT, TPOT and throughput of the chunked-prefill schedule (module docstring) at λ = ``lam``;
+    P = ``prompt_tokens`` new tokens, G = ``decode_rounds`` rounds of ``tokens_per_round`` tokens."""
+    p_tok, g_tok, context = prompt_tokens, decode_rounds, context_tokens
     step, converged = _steady_step_s(
         terms, lam, input_tokens=p_tok, output_tokens=g_tok, context_tokens=context, opt=opt
     )
@@ -218,7 +250,7 @@ def serve_at_load(
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     ttft = wait + service_s + step / 2.0 + network_s
-    point = LoadPoint(
+    return LoadPoint(
         requests_per_s=lam,
         step_s=step,
         running_batch=batch,
@@ -228,13 +260,9 @@ def serve_at_load(
         chunk_step_s=chunk_s,
         queue_wait_s=wait,
         ttft_s=ttft,
-        tpot_s=step / per_round,
-        output_tokens_per_s=lam * g_out,
+        tpot_s=step / tokens_per_round,
+        output_tokens_per_s=lam * output_tokens,
         stable=stable,
-    )
-    return at_percentiles(
-        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
-        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
     )
 
 

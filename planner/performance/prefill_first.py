@@ -39,15 +39,15 @@ TTFT = 0.3·0.2/(2·0.7) + 0.2 + 0.00875 = 0.2516 s.
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
-from planner.performance.load import LoadPoint, _new_tokens_and_rounds, _steady_step_s, serve_at_load
+from planner.performance.load import LoadPoint, _steady_step_s
 from planner.performance.optimizations import LoadOptimizations, round_s
-from planner.performance.tail import at_percentiles, step_phase_s
+from planner.performance.tail import step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
 
@@ -113,43 +113,3 @@ def prefill_first_at_load(
     )
     ttft = wait + t_p + step_phase_s(point, terms) + network_s
     return replace(point, ttft_s=ttft)
-
-
-def serve_prefill_first(
-    terms: DeploymentTerms,
-    *,
-    requests_per_s: Num,
-    input_tokens: Num,
-    output_tokens: Num,
-    max_batch: Num,
-    network_s: Num = 0.0,
-    opt: LoadOptimizations | None = None,
-    ttft_percentile: Num | None = None,
-    tpot_percentile: Num | None = None,
-) -> LoadPoint:
-    """:func:`planner.performance.load.serve_at_load` for terms with prefill-first rows (same arguments).
-
-    Rows with ``terms.prefill_first`` = 1 get :func:`prefill_first_at_load`; any other rows of a stacked
-    table get the chunked schedule; then the percentiles (planner.performance.tail) of both at once.
-    """
-    lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
-    g_out = np.asarray(output_tokens, dtype=float)
-    context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
-    p_tok, g_tok, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
-    point = prefill_first_at_load(
-        terms, requests_per_s=lam, prompt_tokens=p_tok, decode_rounds=g_tok, tokens_per_round=per_round,
-        output_tokens=g_out, context_tokens=context, max_batch=max_batch, network_s=network_s, opt=opt,
-    )
-    first = np.asarray(terms.prefill_first) > 0
-    if not np.all(first):
-        chunked = serve_at_load(
-            replace(terms, prefill_first=0.0), requests_per_s=lam, input_tokens=input_tokens,
-            output_tokens=output_tokens, max_batch=max_batch, network_s=network_s, opt=opt,
-        )
-        point = LoadPoint(
-            **{f.name: np.where(first, getattr(point, f.name), getattr(chunked, f.name)) for f in fields(LoadPoint)}
-        )
-    return at_percentiles(
-        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
-        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
-    )
