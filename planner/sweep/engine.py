@@ -5,15 +5,19 @@ receive the :class:`~planner.sweep.task.SweepContext` once (pool initializer), o
 ``Client.get_executor`` whose workers receive it once (``Client.scatter(..., broadcast=True)``). The driver
 submits :func:`~planner.sweep.task.solve_variant` for every variant not already done, gathers rows as they
 complete and calls ``on_row`` for each. A task lost with its worker (a killed process, a Dask worker gone)
-is submitted again on a fresh executor, up to ``retries`` times; after that its row is an error.
+is submitted again on a fresh executor, up to ``retries`` times; after that its row is an error. A Dask
+scheduler without any worker for :data:`DASK_NO_WORKER_S` (none joined, or all went away and none came
+back) ends the sweep's remaining variants as error rows instead of waiting for ever.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
+import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +30,14 @@ from planner.sweep.task import SweepContext, error_row, install_context, solve_v
 
 DASK_CONNECT_TIMEOUT_S = 10.0
 """How long ``--dask ADDRESS`` waits for the scheduler before giving up (exit 2)."""
+DASK_NO_WORKER_S = 120.0
+"""How long a Dask sweep waits while the scheduler has no worker before the variants left become error rows."""
+WAIT_POLL_S = 1.0
+"""How often the driver looks at the workers while no row arrives."""
+
+
+class NoWorkers(RuntimeError):
+    """The Dask scheduler had no worker for longer than the engine's patience."""
 
 
 class Engine(Protocol):
@@ -80,6 +92,7 @@ class DaskEngine:
     address: str
     retries: int = 2
     connect_timeout_s: float = DASK_CONNECT_TIMEOUT_S
+    no_worker_s: float = DASK_NO_WORKER_S
 
     @property
     def name(self) -> str:
@@ -100,11 +113,22 @@ class DaskEngine:
                 "`dask scheduler` and `dask worker ADDRESS`, or use --workers N for local processes"
             ) from None
         try:
-            shared = client.scatter(context, broadcast=True, hash=False)
+            try:
+                shared = client.scatter(context, broadcast=True, hash=False, timeout=self.no_worker_s)
+            except TimeoutError:
+                raise NoWorkers(f"no Dask worker at {self.address} for {self.no_worker_s:g} s") from None
             executor = client.get_executor(retries=self.retries, pure=False)
             yield executor, shared
         finally:
             client.close()
+
+    def workers_alive(self, executor: Any) -> bool:
+        """Whether the scheduler has at least one worker (``executor`` is the session's client executor)."""
+        client = getattr(executor, "_client", None)  # distributed's ClientExecutor keeps its client there
+        try:
+            return client is None or bool(client.scheduler_info().get("workers"))
+        except Exception:  # noqa: BLE001 - a scheduler that does not answer has no usable worker either
+            return False
 
 
 def _lost_errors() -> tuple[type[BaseException], ...]:
@@ -137,22 +161,18 @@ def run_variants(
     for attempt in range(retries + 1):
         if not todo:
             break
-        lost: list[Variant] = []
-        with engine.session(context) as (executor, shared):
-            futures: dict[Future[SweepRow], Variant] = {
-                executor.submit(solve_variant, shared, v): v for v in todo
-            }
-            for future in as_completed(futures):
-                variant = futures[future]
-                try:
-                    row = future.result()
-                except lost_errors:
-                    lost.append(variant)
-                    continue
-                except Exception as exc:  # e.g. a result that could not travel back
-                    row = error_row(variant, exc, 0.0)
+        try:
+            with engine.session(context) as (executor, shared):
+                futures: dict[Future[SweepRow], Variant] = {
+                    executor.submit(solve_variant, shared, v): v for v in todo
+                }
+                lost = _gather(engine, executor, futures, rows, on_row, lost_errors)
+        except NoWorkers as exc:
+            for variant in sorted(todo, key=lambda v: v.index):
+                row = error_row(variant, exc, 0.0)
                 rows.append(row)
                 on_row(row)
+            return rows
         todo = sorted(lost, key=lambda v: v.index)
         if todo and attempt == retries:
             for variant in todo:
@@ -160,3 +180,44 @@ def run_variants(
                 rows.append(row)
                 on_row(row)
     return rows
+
+
+def _gather(
+    engine: Engine,
+    executor: Executor,
+    futures: dict[Future[SweepRow], Variant],
+    rows: list[SweepRow],
+    on_row: Callable[[SweepRow], None],
+    lost_errors: tuple[type[BaseException], ...],
+) -> list[Variant]:
+    """Collect the rows of ``futures`` as they complete (``on_row`` for each); the variants lost with their
+    worker, or still pending after the engine had no worker for its ``no_worker_s``."""
+    lost: list[Variant] = []
+    waiting = set(futures)
+    alive = getattr(engine, "workers_alive", None)
+    patience = float(getattr(engine, "no_worker_s", math.inf))
+    idle_since: float | None = None
+    while waiting:
+        done, waiting = wait(waiting, timeout=WAIT_POLL_S, return_when=FIRST_COMPLETED)
+        if not done:
+            if alive is None or alive(executor):
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= patience:
+                for future in waiting:
+                    future.cancel()
+                return lost + [futures[f] for f in waiting]
+            continue
+        for future in sorted(done, key=lambda f: futures[f].index):
+            variant = futures[future]
+            try:
+                row = future.result()
+            except lost_errors:
+                lost.append(variant)
+                continue
+            except Exception as exc:  # e.g. a result that could not travel back
+                row = error_row(variant, exc, 0.0)
+            rows.append(row)
+            on_row(row)
+    return lost

@@ -147,3 +147,13 @@ def test_no_scheduler_at_the_address_is_one_input_error(catalog: Catalog) -> Non
     engine = DaskEngine(f"tcp://127.0.0.1:{_free_port()}", connect_timeout_s=2.0)
     with pytest.raises(InputError, match="no Dask scheduler answered"):
         run_sweep(catalog, sweep, engine)
+
+
+def test_a_scheduler_without_workers_gives_error_rows_not_a_hang(catalog: Catalog) -> None:
+    """No worker ever joins: after the engine's patience every variant is an error row naming the cause."""
+    with distributed.LocalCluster(n_workers=0, processes=True, dashboard_address=None, host="127.0.0.1") as cluster:
+        start = time.perf_counter()
+        result = run_sweep(catalog, chat_sweep(catalog), DaskEngine(cluster.scheduler_address, no_worker_s=2.0))
+        assert time.perf_counter() - start < 60
+    assert len(result.rows) == 8
+    assert all(r.status == "error" and "no Dask worker" in (r.error or "") for r in result.rows)
