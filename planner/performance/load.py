@@ -27,7 +27,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,8 @@ MULTISECTION_BITS: tuple[tuple[float, int], ...] = ((256, 4), (4096, 2), (float(
 SETTLED_REL = 1e-12
 """An element is settled once |f(T) − T| or its last step is at most this share of T (float precision)."""
 CONVERGED_REL = 1e-6
+COMPACT_MIN_ROWS = 512
+"""Tables with at least this many rows evaluate the fixed point's f on the still-moving rows only."""
 STEP_CAP_S = 1e3
 """A step time this long means the load has no fixed point (the replica cannot keep up)."""
 
@@ -93,10 +95,48 @@ def _steady_step_s(
     t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
                  prompt_tokens=input_tokens)
     shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
-    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape))
+
+    def on_rows(rows: Any) -> Callable[[Num], Num]:
+        """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
+        n = shape[0]
+        sub_terms, sub_opt = _terms_rows(terms, rows, n), _optimizations_rows(opt, rows, n)
+        sub_lam, p_tok, g_tok, ctx = (_rows(x, rows, n) for x in (lam, input_tokens, output_tokens, context_tokens))
+
+        def f_rows(step: Num) -> Num:
+            return round_s(
+                sub_terms, sub_opt, decode_batch=sub_lam * g_tok * step, decode_context_tokens=ctx,
+                prefill_tokens=sub_lam * p_tok * step, prompt_tokens=p_tok,
+            )
+
+        return f_rows
+
+    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows)
 
 
-def fixed_point_s(f: Callable[[Num], Num], t0: Num) -> tuple[Any, Any]:
+def _rows(x: Any, rows: Any, n: int) -> Any:
+    """Rows ``rows`` of an array stacked over ``n`` deployments; scalars and broadcast rows as they are."""
+    return x[rows] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == n else x
+
+
+def _terms_rows(terms: DeploymentTerms, rows: Any, n: int) -> DeploymentTerms:
+    """The deployments ``rows`` of stacked terms (fields that are not stacked stay as they are)."""
+    e = terms.efficiency
+    sub_eff = replace(e, **{f.name: _rows(getattr(e, f.name), rows, n) for f in fields(e)})
+    values = {f.name: _rows(getattr(terms, f.name), rows, n) for f in fields(terms) if f.name != "efficiency"}
+    return replace(terms, **values, efficiency=sub_eff)
+
+
+def _optimizations_rows(opt: LoadOptimizations | None, rows: Any, n: int) -> LoadOptimizations | None:
+    if opt is None:
+        return None
+    values = {f.name: _rows(getattr(opt, f.name), rows, n) for f in fields(opt) if f.name != "draft"}
+    draft = None if opt.draft is None else _terms_rows(opt.draft, rows, n)
+    return replace(opt, **values, draft=draft)
+
+
+def fixed_point_s(
+    f: Callable[[Num], Num], t0: Num, *, on_rows: Callable[[Any], Callable[[Num], Num]] | None = None
+) -> tuple[Any, Any]:
     """Smallest root T ≥ T₀ of g(T) = f(T) − T for a non-decreasing step function f with f(T₀) ≥ T₀,
     element-wise; (T, converged).
 
@@ -109,6 +149,9 @@ def fixed_point_s(f: Callable[[Num], Num], t0: Num) -> tuple[Any, Any]:
     Settled at |g| ≤ :data:`SETTLED_REL`·T or a step below that; no fixed point ("hopeless") where T reaches
     :data:`STEP_CAP_S` with g > 0.
     Converged = not hopeless and |g| ≤ :data:`CONVERGED_REL`·T at the returned T.
+
+    ``on_rows(rows)`` (optional) gives f of the rows ``rows`` (axis 0) only: on a large table, once at most
+    half of its rows still move, f is evaluated on those rows alone (f is element-wise: same numbers).
     """
     t = np.minimum(np.array(t0, dtype=float), STEP_CAP_S)
     g = f(t) - t
@@ -138,7 +181,7 @@ def fixed_point_s(f: Callable[[Num], Num], t0: Num) -> tuple[Any, Any]:
         step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
         moved = active & ~hopeless
         t_next = np.where(moved, np.minimum(step, STEP_CAP_S), t)
-        g_next = np.where(moved, f(t_next) - t_next, g)
+        g_next = np.where(moved, _g(f, on_rows, t_next, moved), g)
         still = np.abs(t_next - t) <= SETTLED_REL * np.maximum(t, 1e-12)
         t_prev, g_prev = np.where(moved, t, t_prev), np.where(moved, g, g_prev)
         t, g = t_next, g_next
@@ -151,6 +194,19 @@ def fixed_point_s(f: Callable[[Num], Num], t0: Num) -> tuple[Any, Any]:
         hopeless |= moved & (t >= STEP_CAP_S) & (g > 0.0)
     converged = ~hopeless & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
     return t, converged
+
+
+def _g(f: Callable[[Num], Num], on_rows: Callable[[Any], Callable[[Num], Num]] | None, t: Any, moved: Any) -> Any:
+    """g = f(T) − T where it is needed (``moved``): on the moving rows alone when they are few (see
+    :func:`fixed_point_s`), elsewhere g is not read."""
+    n = t.shape[0] if t.ndim >= 1 else 0
+    if on_rows is not None and n >= COMPACT_MIN_ROWS:
+        rows = np.flatnonzero(np.reshape(moved, (n, -1)).any(axis=1))
+        if rows.size <= n // 2:
+            g = np.zeros_like(t)
+            g[rows] = on_rows(rows)(t[rows]) - t[rows]
+            return g
+    return f(t) - t
 
 
 def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
