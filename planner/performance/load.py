@@ -34,6 +34,7 @@ import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.optimizations import LoadOptimizations, round_s
+from planner.performance.stack import take_terms
 from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -99,7 +100,7 @@ def _steady_step_s(
     def on_rows(rows: Any) -> Callable[[Num], Num]:
         """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
         n = shape[0]
-        sub_terms, sub_opt = _terms_rows(terms, rows, n), _optimizations_rows(opt, rows, n)
+        sub_terms, sub_opt = take_terms(terms, rows), _optimizations_rows(opt, rows, n)
         sub_lam, p_tok, g_tok, ctx = (_rows(x, rows, n) for x in (lam, input_tokens, output_tokens, context_tokens))
 
         def f_rows(step: Num) -> Num:
@@ -118,19 +119,11 @@ def _rows(x: Any, rows: Any, n: int) -> Any:
     return x[rows] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == n else x
 
 
-def _terms_rows(terms: DeploymentTerms, rows: Any, n: int) -> DeploymentTerms:
-    """The deployments ``rows`` of stacked terms (fields that are not stacked stay as they are)."""
-    e = terms.efficiency
-    sub_eff = replace(e, **{f.name: _rows(getattr(e, f.name), rows, n) for f in fields(e)})
-    values = {f.name: _rows(getattr(terms, f.name), rows, n) for f in fields(terms) if f.name != "efficiency"}
-    return replace(terms, **values, efficiency=sub_eff)
-
-
 def _optimizations_rows(opt: LoadOptimizations | None, rows: Any, n: int) -> LoadOptimizations | None:
     if opt is None:
         return None
     values = {f.name: _rows(getattr(opt, f.name), rows, n) for f in fields(opt) if f.name != "draft"}
-    draft = None if opt.draft is None else _terms_rows(opt.draft, rows, n)
+    draft = None if opt.draft is None else take_terms(opt.draft, rows)
     return replace(opt, **values, draft=draft)
 
 

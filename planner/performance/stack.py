@@ -27,8 +27,13 @@ def stack_terms(rows: list[DeploymentTerms]) -> DeploymentTerms:
 
 
 def take_terms(terms: DeploymentTerms, idx: np.ndarray) -> DeploymentTerms:
-    """Rows ``idx`` of a stacked DeploymentTerms (columns stay (n, 1))."""
-    values = {f.name: getattr(terms, f.name)[idx] for f in fields(DeploymentTerms) if f.name != "efficiency"}
+    """Rows ``idx`` of a stacked DeploymentTerms (columns stay (n, 1)); a field that is a plain number (one
+    deployment's terms broadcast over a table of loads) stays as it is."""
+    values = {f.name: _take(getattr(terms, f.name), idx) for f in fields(DeploymentTerms) if f.name != "efficiency"}
     e = terms.efficiency
-    eff_values = {f.name: getattr(e, f.name)[idx] for f in fields(EfficiencyTerms)}
+    eff_values = {f.name: _take(getattr(e, f.name), idx) for f in fields(EfficiencyTerms)}
     return DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
+
+
+def _take(value: Any, idx: np.ndarray) -> Any:
+    return value[idx] if isinstance(value, np.ndarray) and value.ndim >= 1 else value
