@@ -13,7 +13,7 @@ break-even (6,144-token prefix: recompute 310 ms vs 14.2 ms over pcie_gen5)".
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -180,20 +180,6 @@ def stack_optimizations(
         draft_tokens=col("draft_tokens"),
         tokens_per_round=col("tokens_per_round"),
     )
-
-
-def take_optimizations(
-    opt: LoadOptimizations | None,
-    idx: np.ndarray,
-    take_terms: Callable[[perf.DeploymentTerms, np.ndarray], perf.DeploymentTerms],
-) -> LoadOptimizations | None:
-    """Rows ``idx`` of stacked optimizations (None stays None)."""
-    if opt is None:
-        return None
-    values = {f.name: getattr(opt, f.name) for f in fields(LoadOptimizations)}
-    out: dict[str, Any] = {k: (v[idx] if isinstance(v, np.ndarray) else v) for k, v in values.items()}
-    out["draft"] = take_terms(opt.draft, idx) if opt.draft is not None else None
-    return LoadOptimizations(**out)
 
 
 def deployment_load_optimizations(

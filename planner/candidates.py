@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from planner import performance as perf
-from planner.candidate_optimizations import config_variants, stack_optimizations, take_optimizations
+from planner.candidate_optimizations import config_variants, stack_optimizations
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
     ZERO_LOAD_REQUESTS_PER_S,
@@ -47,7 +47,7 @@ from planner.performance.optimizations import (
     optimized_max_batch,
     optimized_memory_per_gpu_bytes,
 )
-from planner.performance.stack import stack_terms, take_terms
+from planner.performance.stack import stack_terms, take_optimizations, take_terms
 from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
@@ -323,7 +323,7 @@ def _operating_points(
     """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     terms = take_terms(ev["terms"], idx)
-    opt = take_optimizations(ev["opt"], idx, take_terms)
+    opt = take_optimizations(ev["opt"], idx)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]

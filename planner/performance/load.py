@@ -27,14 +27,14 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.optimizations import LoadOptimizations, round_s
-from planner.performance.stack import take_terms
+from planner.performance.stack import take_optimizations, take_terms
 from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -82,6 +82,26 @@ def _steady_step_s(
 ) -> tuple[Num, Num]:
     """Smallest fixed point T = T_mixed(λGT, λPT) above the zero-load step (:func:`fixed_point_s`);
     (T, converged)."""
+    t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
+                 prompt_tokens=input_tokens)
+    shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
+    inputs = (lam, input_tokens, output_tokens, context_tokens)
+
+    def on_rows(rows: Any) -> Callable[[Num], Num]:
+        """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
+        sub = (_rows(x, rows, shape[0]) for x in inputs)
+        return _step_of(take_terms(terms, rows), take_optimizations(opt, rows), *sub)
+
+    f = _step_of(terms, opt, *inputs)
+    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows)
+
+
+def _step_of(
+    terms: DeploymentTerms, opt: LoadOptimizations | None, lam: Num, input_tokens: Num, output_tokens: Num,
+    context_tokens: Num,
+) -> Callable[[Num], Num]:
+    """f(T) = T_mixed(λGT, λPT): the engine round when a step of T lets λGT sequences decode and λPT prompt
+    tokens arrive."""
 
     def f(step: Num) -> Num:
         return round_s(
@@ -93,38 +113,12 @@ def _steady_step_s(
             prompt_tokens=input_tokens,
         )
 
-    t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
-                 prompt_tokens=input_tokens)
-    shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
-
-    def on_rows(rows: Any) -> Callable[[Num], Num]:
-        """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
-        n = shape[0]
-        sub_terms, sub_opt = take_terms(terms, rows), _optimizations_rows(opt, rows, n)
-        sub_lam, p_tok, g_tok, ctx = (_rows(x, rows, n) for x in (lam, input_tokens, output_tokens, context_tokens))
-
-        def f_rows(step: Num) -> Num:
-            return round_s(
-                sub_terms, sub_opt, decode_batch=sub_lam * g_tok * step, decode_context_tokens=ctx,
-                prefill_tokens=sub_lam * p_tok * step, prompt_tokens=p_tok,
-            )
-
-        return f_rows
-
-    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows)
+    return f
 
 
 def _rows(x: Any, rows: Any, n: int) -> Any:
     """Rows ``rows`` of an array stacked over ``n`` deployments; scalars and broadcast rows as they are."""
     return x[rows] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == n else x
-
-
-def _optimizations_rows(opt: LoadOptimizations | None, rows: Any, n: int) -> LoadOptimizations | None:
-    if opt is None:
-        return None
-    values = {f.name: _rows(getattr(opt, f.name), rows, n) for f in fields(opt) if f.name != "draft"}
-    draft = None if opt.draft is None else take_terms(opt.draft, rows)
-    return replace(opt, **values, draft=draft)
 
 
 def fixed_point_s(
@@ -360,8 +354,8 @@ def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
 
     :data:`BISECTION_ITERATIONS` halvings: one plain halving, then b at a time: each round asks ``ok`` at the
     2^b − 1 inner points of the bracket at once (a new leading axis) and keeps the sub-interval after the
-    last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small arrays (a call costs
-    about the same for 1 and 15 points), 1 for tables where each point is real work."""
+    last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small
+    arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work."""
     hi = np.asarray(hi, dtype=float)
     lo = np.zeros_like(hi)
     bits = next(b for limit, b in MULTISECTION_BITS if hi.size <= limit)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from planner.ledgers.efficiency import EfficiencyTerms
+from planner.performance.optimizations import LoadOptimizations
 from planner.performance.terms import DeploymentTerms
 
 
@@ -33,6 +34,14 @@ def take_terms(terms: DeploymentTerms, idx: np.ndarray) -> DeploymentTerms:
     e = terms.efficiency
     eff_values = {f.name: _take(getattr(e, f.name), idx) for f in fields(EfficiencyTerms)}
     return DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
+
+
+def take_optimizations(opt: LoadOptimizations | None, idx: np.ndarray) -> LoadOptimizations | None:
+    """Rows ``idx`` of stacked optimizations (None stays None; plain-number fields stay as they are)."""
+    if opt is None:
+        return None
+    values = {f.name: _take(getattr(opt, f.name), idx) for f in fields(LoadOptimizations) if f.name != "draft"}
+    return LoadOptimizations(**values, draft=None if opt.draft is None else take_terms(opt.draft, idx))
 
 
 def _take(value: Any, idx: np.ndarray) -> Any:
