@@ -14,21 +14,23 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    month of use (:func:`bound_problem`): that relaxes only what ties periods together (purchases
    persisting, reserved terms, a total budget), so the sum of the periods' dual bounds is a proven lower
    bound on every plan of the full MILP — far above the LP's, which pays fractions of nodes and replicas.
-3. **Seed: what to buy and reserve when** (:func:`solve_seed`). The whole-horizon fluid problem on every
-   allowed triple, with bought nodes persisting from delivery and reserved terms held. It is a relaxation
-   too, so its dual bound raises the period bounds' when higher.
-4. **Plan, period by period** (:func:`solve_by_period`). The seed's candidates with flow plus, on each
-   of their triples, the candidate with the most capacity per GPU of every replica size
-   (:func:`~planner.optimize.selection.shortlist`). With the seed's purchases and reserved terms held (:func:`held_commitments`)
-   nothing else ties periods together (owned and edge units are held over the hour blocks of one
-   period, which are solved together), so each representative period is an exact small MILP with integer
-   replicas. The assembled plan is checked against every row of the whole-horizon problem (a total budget
-   couples periods). When that fails — or the seed found no plan — the whole-horizon shortlist MILP is
-   solved instead (:func:`_incumbent`), purchases free.
+3. **Purchases, from the bounds' solutions** (:func:`~planner.optimize.held.purchase_plans`). Each
+   period's bound solution names the nodes it would own; taken as the horizon's purchases, it agrees with
+   the periods that own exactly those nodes delivered by their month. The plans with the most agreeing
+   periods are tried (:data:`~planner.optimize.held.PURCHASE_PLANS`) (reserved terms: the fewest units each term window's periods rent).
+4. **Plan, period by period** (:func:`solve_by_period`), on the bound problems' candidates. With the
+   purchases and reserved terms held nothing else ties periods together (owned and edge units are held
+   over the hour blocks of one period, which are solved together), so each representative period is an
+   exact small MILP with integer replicas — and a period whose bound solution already owns exactly the held
+   nodes with whole operating points keeps that solution, the best plan of its period
+   (:func:`~planner.optimize.held.keeps_held`). The assembled plan is checked against every row of the
+   whole-horizon problem (a total budget couples periods); the cheapest plan wins. When none assembles,
+   the seed (:func:`solve_seed`: the whole-horizon fluid problem, bought nodes persisting, reserved terms
+   held) decides the purchases instead, and failing that the whole-horizon shortlist MILP is solved
+   (:func:`_incumbent`), purchases free.
 
 Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), one thread each, fixed seed: the same
-input gives the same plan under any machine load (the whole fluid MILP's root would raise the bound ~4
-points but takes 20 s on the bench economics scenario). ``--time-limit`` is an outer wall-clock cap on top.
+input gives the same plan under any machine load. ``--time-limit`` is an outer wall-clock cap on top.
 Period problems run on :data:`PERIOD_WORKERS` threads. "optimal" only when the cost meets the bound, else
 "feasible" with gap = (cost − bound) / cost."""
 
@@ -39,6 +41,7 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from constraints import families_with
@@ -46,11 +49,17 @@ from planner.errors import SolverError
 from planner.optimize.build import (
     TIE_BREAK,
     build_problem,
-    fix_variable,
     relax_point_selection,
     relax_replicas,
     set_cost_objective,
     set_upper_bound,
+)
+from planner.optimize.held import (
+    held_commitments,
+    hold,
+    keeps_held,
+    purchase_plans,
+    with_purchases,
 )
 from planner.optimize.selection import flowing, most_capacity_per_gpu, shortlist
 from planner.optimize.solver import (
@@ -64,7 +73,6 @@ from planner.optimize.solver import (
     restore,
     snapshot,
     solve_built,
-    value,
     violated_rows,
 )
 from planner.problem.context import BuildContext
@@ -190,11 +198,26 @@ def bound_problem(
     return part
 
 
+@dataclass
+class PeriodBounds:
+    """What :func:`period_bounds` found: the lower bound, the candidates its problems ran on, and per
+    representative period the solved problem (only those that found a solution)."""
+
+    bound_usd: float
+    keep: set[int]
+    solved: dict[int, BuildContext]
+
+    @property
+    def used(self) -> set[int]:
+        """Candidates with flow in any period's solution."""
+        return set().union(*(flowing(part) for part in self.solved.values()))
+
+
 def period_bounds(
     ctx: BuildContext, solver: SolverName, allowed: set[int], deadline: float | None
-) -> tuple[float, set[int]]:
-    """Σ over representative periods of the bounds of :func:`bound_problem`, and the candidates with flow in
-    any of them.
+) -> PeriodBounds:
+    """Σ over representative periods of the bounds of :func:`bound_problem`, the candidates they ran on and
+    their solved problems.
 
     Per (workload, gpu, site, replica size) only the allowed candidate with the most capacity per replica
     is kept (:func:`~planner.optimize.selection.most_capacity_per_gpu`): it serves whatever another of the same size serves, on the
@@ -208,10 +231,9 @@ def period_bounds(
         periods, lambda t: bound_problem(ctx, keep, t, usable), solver, BOUND_MAX_NODES, deadline
     )
     if any(part_bound == math.inf for _part, _has, _optimal, part_bound in solved):
-        return math.inf, set()
+        return PeriodBounds(math.inf, keep, {})
     bound = sum(max(0.0, part_bound) for _part, _has, _optimal, part_bound in solved)
-    used = set().union(*(flowing(part) for part, has, _optimal, _bound in solved if has))
-    return bound, used
+    return PeriodBounds(bound, keep, {t: part for t, (part, has, _o, _b) in zip(periods, solved, strict=True) if has})
 
 
 def solve_seed(
@@ -226,29 +248,6 @@ def solve_seed(
     seed = fluid_problem(ctx, allowed)
     has, _optimal, bound = _solve(seed, solver, SEED_MAX_NODES, deadline)
     return (seed if has and flowing(seed) else None), bound
-
-
-def held_commitments(solved: BuildContext) -> dict[tuple[Any, ...], int]:
-    """The decisions of a solved problem that tie periods together: nodes bought per buy option (key: its
-    id) and reserved units per slice (key: its id and the slice)."""
-    held: dict[tuple[Any, ...], int] = {}
-    for i, opt in enumerate(solved.supply):
-        if opt.kind is SupplyKind.BUY:
-            held[(opt.id,)] = round(value(solved, "bought", i))
-        elif opt.kind.term_months is not None:
-            for t in solved.periods:
-                held[(opt.id, t)] = round(value(solved, "units", (i, t)))
-    return held
-
-
-def _hold(ctx: BuildContext, held: dict[tuple[Any, ...], int]) -> None:
-    """Fix the bought and reserved units of the built problem ``ctx`` to ``held`` (none where absent)."""
-    for i, opt in enumerate(ctx.supply):
-        if opt.kind is SupplyKind.BUY:
-            fix_variable(ctx, "bought", i, held.get((opt.id,), 0))
-        elif opt.kind.term_months is not None:
-            for t in ctx.periods:
-                fix_variable(ctx, "units", (i, t), held.get((opt.id, t), 0))
 
 
 def period_problem(ctx: BuildContext, keep: set[int], period: int) -> BuildContext:
@@ -287,22 +286,29 @@ def solve_by_period(
     keep: set[int],
     held: dict[tuple[Any, ...], int],
     deadline: float | None,
+    reuse: dict[int, BuildContext] | None = None,
 ) -> BuildContext | None:
     """The whole-horizon problem on ``keep``, its variables set from one exact MILP per representative
     period with the purchases and reserved terms ``held``; None when a period finds no plan in time or the
-    assembled plan breaks a row of the whole-horizon problem (a total budget, a point selector)."""
+    assembled plan breaks a row of the whole-horizon problem (a total budget, a point selector).
+
+    ``reuse``: solved period bound problems on the same candidates ``keep`` (:func:`period_bounds`); a
+    period whose bound solution already holds ``held`` (:func:`keeps_held`) takes it instead of a solve."""
+    kept = {t: with_purchases(part, held) for t, part in (reuse or {}).items() if keeps_held(part, held)}
 
     def build(period: int) -> BuildContext:
         part = period_problem(ctx, keep, period)
-        _hold(part, held)
+        hold(part, held)
         return part
 
-    solved = _solve_each_period(sorted(ctx.slices_of), build, solver, PLAN_MAX_NODES, deadline)
+    todo = [t for t in sorted(ctx.slices_of) if t not in kept]
+    solved = _solve_each_period(todo, build, solver, PLAN_MAX_NODES, deadline)
     if not all(has for _part, has, _optimal, _bound in solved):
         return None
     whole = ctx.restricted(keep)
     build_problem(whole)
-    assemble(whole, [part for part, _has, _optimal, _bound in solved])  # same ids: a part's keys are the whole's
+    # same ids: a part's keys are the whole's
+    assemble(whole, [*kept.values(), *(part for part, _has, _optimal, _bound in solved)])
     return None if violated_rows(whole) else whole
 
 
@@ -326,6 +332,23 @@ def _incumbent(
     return first
 
 
+def _seeded_plan(
+    ctx: BuildContext, solver: SolverName, allowed: set[int], bounds: PeriodBounds, deadline: float | None
+) -> BuildContext | None:
+    """The fallback when no purchase plan of the period bounds assembles a plan (a total budget couples the
+    periods): the seed's purchases held period by period, else the whole-horizon shortlist MILP; None when
+    neither finds a plan."""
+    seed, _seed_bound = solve_seed(ctx, solver, allowed, deadline)
+    if seed is not None:
+        sub = solve_by_period(ctx, solver, bounds.keep, held_commitments(seed), deadline, bounds.solved)
+        if sub is not None:
+            return sub
+    seeded = bounds.used if seed is None else flowing(seed)
+    sub = ctx.restricted(shortlist(ctx, allowed, seeded))
+    build_problem(sub)
+    return None if _incumbent(sub, solver, seeded, deadline) is None else sub
+
+
 def solve_large(
     ctx: BuildContext, *, solver: SolverName = "highs", time_limit_s: float | None = None
 ) -> tuple[Solution, BuildContext]:
@@ -335,23 +358,23 @@ def solve_large(
     start = time.perf_counter()
     deadline = None if time_limit_s is None else start + time_limit_s
     allowed = set(int(k) for k in ctx.cands.index) - forbidden_candidates(ctx)
-    bound, used = period_bounds(ctx, solver, allowed, deadline)
-    if bound == math.inf:
+    bounds = period_bounds(ctx, solver, allowed, deadline)
+    if bounds.bound_usd == math.inf:
         return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
-    seed, seed_bound = solve_seed(ctx, solver, allowed, deadline)
-    if seed_bound == math.inf:
-        return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
-    bound = max(bound, seed_bound)
-    seeded = used if seed is None else flowing(seed)
-    keep = shortlist(ctx, allowed, seeded)
-    sub = None if seed is None else solve_by_period(ctx, solver, keep, held_commitments(seed), deadline)
+    bound = bounds.bound_usd
+    sub = None
+    for rank, proposal in enumerate(purchase_plans(ctx, bounds.solved)):
+        if not proposal.worth_trying(rank, len(bounds.solved)):
+            break
+        planned = solve_by_period(ctx, solver, bounds.keep, proposal.held, deadline, bounds.solved)
+        if planned is not None and (sub is None or objective_usd(planned) < objective_usd(sub)):
+            sub = planned
     if sub is None:
-        sub = ctx.restricted(keep)
-        build_problem(sub)
-        if _incumbent(sub, solver, seeded, deadline) is None:
+        sub = _seeded_plan(ctx, solver, allowed, bounds, deadline)
+        if sub is None:
             if deadline is not None:
                 raise SolverError(no_plan_message(solver, "TimeLimit", time_limit_s, None))
-            return Solution("infeasible", math.nan, None, time.perf_counter() - start), sub
+            return Solution("infeasible", math.nan, None, time.perf_counter() - start), ctx
     sol = read_solution(sub, optimal=False, elapsed=0.0)
     cost = sol.cost_usd
     bound = min(bound, cost)

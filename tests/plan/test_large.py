@@ -11,9 +11,11 @@ import pytest
 import planner.optimize.decompose as decompose
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
-from planner.optimize.solver import Solution, read_solution, solve_context
+from planner.optimize.held import keeps_held, purchase_plans
+from planner.optimize.solver import Solution, read_solution, solve_context, value
 from planner.plan import plan
 from planner.problem.context import BuildContext, build_context
+from planner.problem.supply import SupplyKind
 from planner.scenario import Budget, Scenario, load_scenario
 from tests.plan.helpers import PEAK_PROFILE
 
@@ -119,12 +121,13 @@ def test_violated_rows_names_the_rows_a_plan_breaks(catalog: Catalog) -> None:
     assert all(family == "demand_coverage" for family, _key in broken)
 
 
-def test_large_path_falls_back_to_the_shortlist_milp_without_a_seed(
+def test_large_path_falls_back_to_the_shortlist_milp_without_purchase_plans_or_seed(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
     exact, _ctx = _exact(catalog, scenario)
     monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)
+    monkeypatch.setattr(decompose, "purchase_plans", lambda *args: [])  # as if no plan assembled
     monkeypatch.setattr(decompose, "solve_seed", lambda *args: (None, -math.inf))
     periods_used: list[bool] = []
     real = decompose.solve_by_period
@@ -144,9 +147,10 @@ def test_period_bounds_never_exceed_the_exact_optimum(catalog: Catalog, profile:
     scenario = _buy_vs_rent(catalog, profile, horizon_months=36, period_months=6)
     exact, ctx = _exact(catalog, scenario)
     allowed = {int(k) for k in ctx.cands.index} - decompose.forbidden_candidates(ctx)
-    bound, used = decompose.period_bounds(ctx, "highs", allowed, deadline=None)
-    assert 0.5 * _cost(exact) < bound <= _cost(exact) * (1 + 1e-6)
-    assert used and used <= allowed
+    bounds = decompose.period_bounds(ctx, "highs", allowed, deadline=None)
+    assert 0.5 * _cost(exact) < bounds.bound_usd <= _cost(exact) * (1 + 1e-6)
+    assert bounds.used and bounds.used <= bounds.keep <= allowed
+    assert sorted(bounds.solved) == sorted(ctx.slices_of)
 
 
 def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Catalog) -> None:
@@ -155,5 +159,57 @@ def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Cata
     crowded = {k: v * 1000 for k, v in ctx.demand.items()}  # far beyond what dc1 (buy only) can power
     ctx.demand = crowded
     dc1_only = {int(k) for k in ctx.cands.index[ctx.cands["site"] == "dc1"]}
-    bound, used = decompose.period_bounds(ctx, "highs", dc1_only, deadline=None)
-    assert bound == float("inf") and not used
+    bounds = decompose.period_bounds(ctx, "highs", dc1_only, deadline=None)
+    assert bounds.bound_usd == float("inf") and not bounds.used
+
+
+# -- purchases read off the period bounds (planner.optimize.held) ---------------------------------------
+
+def _bounds(catalog: Catalog) -> tuple[Solution, BuildContext, decompose.PeriodBounds]:
+    exact, ctx = _exact(catalog, _buying(catalog, horizon_months=36, period_months=6))
+    allowed = {int(k) for k in ctx.cands.index} - decompose.forbidden_candidates(ctx)
+    return exact, ctx, decompose.period_bounds(ctx, "highs", allowed, deadline=None)
+
+
+def test_periods_whose_bound_solution_holds_the_purchases_keep_it(catalog: Catalog) -> None:
+    """Oracle: a period keeping its bound solution (held.keeps_held) costs what solving it again costs."""
+    _exact_sol, ctx, bounds = _bounds(catalog)
+    first = purchase_plans(ctx, bounds.solved)[0]
+    kept = [t for t, part in bounds.solved.items() if keeps_held(part, first.held)]
+    assert len(kept) == first.agreeing_periods >= 1  # the plan agrees with some period: reuse happens
+    reused = decompose.solve_by_period(ctx, "highs", bounds.keep, first.held, None, bounds.solved)
+    solved = decompose.solve_by_period(ctx, "highs", bounds.keep, first.held, None)
+    assert reused is not None and solved is not None
+    cost_reused = _cost(read_solution(reused, optimal=False, elapsed=0.0))
+    assert cost_reused == pytest.approx(_cost(read_solution(solved, optimal=False, elapsed=0.0)), rel=1e-6)
+
+
+def test_purchase_plans_rank_by_agreeing_periods_and_hold_what_bounds_bought(catalog: Catalog) -> None:
+    _exact_sol, ctx, bounds = _bounds(catalog)
+    plans = purchase_plans(ctx, bounds.solved)
+    agreeing = [p.agreeing_periods for p in plans]
+    assert agreeing == sorted(agreeing, reverse=True) and sum(agreeing) >= len(bounds.solved)
+    buy = {o.id: i for i, o in enumerate(ctx.supply) if o.kind is SupplyKind.BUY}
+    owned = {  # buy options some period's bound solution uses
+        oid for part in bounds.solved.values() for oid, i in buy.items() for t in part.periods
+        if value(part, "units", (i, t)) > 0.5
+    }
+    assert owned  # rent at 1.25x: the bounds buy, so the plans hold real purchases
+    assert len({tuple(sorted(p.held.items())) for p in plans}) == len(plans)  # distinct
+    for p in plans:
+        assert {k[0] for k, n in p.held.items() if k[0] in buy and n} <= owned
+        assert sum(keeps_held(part, p.held) for part in bounds.solved.values()) == p.agreeing_periods
+
+
+def test_large_path_meets_the_exact_optimum_on_the_buying_scenario(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 36-month buying variant planned by the large path: the bounds' purchase plan is the exact
+    optimum's (same cost); the gap (5.3 %) is the period bounds' own."""
+    scenario = _buying(catalog, horizon_months=36, period_months=6)
+    exact, _ctx = _exact(catalog, scenario)
+    monkeypatch.setattr(decompose, "LARGE_INTEGER_VARIABLES", 0)
+    large = plan(catalog, scenario, with_alternatives=False)
+    assert large.total_cost_usd == pytest.approx(_cost(exact), rel=1e-6)
+    assert large.gap is not None and 0.0 <= large.gap < 0.06
+    assert large.total_cost_usd * (1 - large.gap) <= _cost(exact) * (1 + 1e-6)  # a proven bound
