@@ -30,9 +30,9 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations
+from planner.candidate_rows import colocated_curves, column_rows, distinct_rows
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
-    ZERO_LOAD_REQUESTS_PER_S,
     add_pd_rows,
     pd_operating_points,
 )
@@ -40,12 +40,10 @@ from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
-from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
-    optimized_memory_per_gpu_bytes,
 )
 from planner.performance.stack import stack_terms, take_optimizations, take_terms
 from planner.performance.terms import with_efficiency
@@ -322,8 +320,6 @@ def _operating_points(
 ) -> list[dict[str, Any]]:
     """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    terms = take_terms(ev["terms"], idx)
-    opt = take_optimizations(ev["opt"], idx)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
@@ -331,29 +327,17 @@ def _operating_points(
     slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
     pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
-    limit = np.maximum(fit, 1)[:, None].astype(float)
-    lone = serve_at_load(
-        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
-        max_batch=limit, network_s=net, opt=opt,
-    )
-    cap = capacity_at_slo(
-        terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
-        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, opt=opt, **pct,
-    )
-    loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
-    at = serve_at_load(
-        terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
-        network_s=net, opt=opt, **pct,
-    )
-    batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
-    step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
-    bare, sync = step.total_s, perf.sync_ratio(step)
-    memory = optimized_memory_per_gpu_bytes(
-        terms, opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
+    first, where = distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
+    c = colocated_curves(
+        take_terms(ev["terms"], idx[first]), take_optimizations(ev["opt"], idx[first]), input_tokens=in_tok[first],
+        output_tokens=out_tok[first], max_batch=fit[first], network_s=net[first], slo_ttft_s=slo_ttft[first],
+        slo_tpot_s=slo_tpot[first], percentiles={k: column_rows(v, first) for k, v in pct.items()},
+        max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
+        workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
     points: list[dict[str, Any]] = []
     for r, (row, cfg, _site) in enumerate(pending):
-        w = cfg.workload
+        w, k = cfg.workload, where[r]
         row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
         row["max_batch"] = int(fit[r])
         row["prefill_ms"] = float(ev["prefill_s"][idx[r]]) * 1e3
@@ -361,19 +345,19 @@ def _operating_points(
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        row["tpot_floor_ms"] = float(lone.tpot_s[r, 0]) * 1e3
-        if cap[r, 0] <= 0:
+        row["tpot_floor_ms"] = float(c.lone_tpot_s[k, 0]) * 1e3
+        if c.capacity_requests_per_s[k, 0] <= 0:
             if row["tpot_floor_ms"] > w.slo.tpot_ms:
                 row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             else:
                 row["reason"] = (
-                    f"TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f"TTFT floor {float(c.lone_ttft_s[k, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
         limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[r, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(sync[r, kept[-1]] if kept else sync[r].min())
+        kept = [j for j in range(len(LOAD_FRACTIONS)) if c.sync_ratio[k, j] <= limit + 1e-12]
+        row["sync_ratio"] = float(c.sync_ratio[k, kept[-1]] if kept else c.sync_ratio[k].min())
         if not kept:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
             continue
@@ -381,16 +365,16 @@ def _operating_points(
             points.append(
                 {
                     "cand": row["cand"],
-                    "batch": int(batch[r, j]),
-                    "tpot_ms": float(at.tpot_s[r, j]) * 1e3,
-                    "decode_step_ms": float(bare[r, j]) * 1e3,
-                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3,
-                    "capacity_requests_per_s": float(loads[r, j]),
-                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
-                    "sync_ratio": float(sync[r, j]),
+                    "batch": int(c.batch[k, j]),
+                    "tpot_ms": float(c.tpot_s[k, j]) * 1e3,
+                    "decode_step_ms": float(c.decode_step_s[k, j]) * 1e3,
+                    "ttft_ms": float(c.ttft_s[k, j]) * 1e3,
+                    "capacity_requests_per_s": float(c.loads_requests_per_s[k, j]),
+                    "memory_per_gpu_gb": float(c.memory_per_gpu_bytes[k, j]) / BYTES_PER_GB,
+                    "sync_ratio": float(c.sync_ratio[k, j]),
                 }
             )
-        row["best_batch"] = int(batch[r, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(loads[r, kept[-1]])
+        row["best_batch"] = int(c.batch[k, kept[-1]])
+        row["best_capacity_requests_per_s"] = float(c.loads_requests_per_s[k, kept[-1]])
         row["feasible"] = True
     return points

@@ -321,12 +321,13 @@ def capacity_at_slo(
     opt: LoadOptimizations | None = None,
     ttft_percentile: Num | None = None,
     tpot_percentile: Num | None = None,
+    schedule_size: int | None = None,
 ) -> Any:
     """Largest λ (requests/s) one replica sustains with TTFT ≤ SLO and TPOT ≤ SLO; 0 where none does.
 
     Bisection on λ between 0 and the decode-bound ceiling max_batch / (G·T_mixed(1, 0)); the SLO checks
     are monotone in λ because T_mixed and the M/D/1 wait grow with the load. With percentiles, TTFT / TPOT
-are taken at them (planner.performance.tail).
+are taken at them (planner.performance.tail). ``schedule_size``: see :func:`largest_ok_load`.
     """
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
@@ -345,20 +346,24 @@ are taken at them (planner.performance.tail).
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 
-    return largest_ok_load(ok, hi)
+    return largest_ok_load(ok, hi, schedule_size=schedule_size)
 
 
-def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
+def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | None = None) -> Any:
     """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
     no positive load is ok. Element-wise on arrays.
 
     :data:`BISECTION_ITERATIONS` halvings: one plain halving, then b at a time: each round asks ``ok`` at the
     2^b − 1 inner points of the bracket at once (a new leading axis) and keeps the sub-interval after the
     last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small
-    arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work."""
+    arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work.
+    ``schedule_size`` (default ``hi.size``) picks b instead: a caller that solves each distinct row of a
+    table once (planner/candidate_rows.py) passes the table's size, so every row gets the rounds, and
+    therefore the floating-point numbers, it gets in the whole table."""
     hi = np.asarray(hi, dtype=float)
     lo = np.zeros_like(hi)
-    bits = next(b for limit, b in MULTISECTION_BITS if hi.size <= limit)
+    size = hi.size if schedule_size is None else schedule_size
+    bits = next(b for limit, b in MULTISECTION_BITS if size <= limit)
     left = BISECTION_ITERATIONS
     while left > 0:
         # the first round is a plain halving: ok may broadcast λ against wider terms, which fixes the shape
