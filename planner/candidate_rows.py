@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from planner import performance as perf
 from planner.performance.load import capacity_at_slo, serve_at_load
@@ -31,6 +32,9 @@ from planner.performance.stack import take_optimizations, take_terms
 
 ZERO_LOAD_REQUESTS_PER_S = 1e-9
 """Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
+POINT_COLUMNS = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
+                 "memory_per_gpu_gb", "sync_ratio"]
+"""Columns of the points table (planner.candidates module docstring)."""
 
 
 def distinct_rows(keys: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
@@ -134,3 +138,24 @@ def colocated_curves(
         sync_ratio=spread(perf.sync_ratio(step), rows, n),
         memory_per_gpu_bytes=spread(memory, rows, n),
     )
+
+
+def point_columns(picks: list[tuple[int, int, int]], **values: Any) -> dict[str, np.ndarray]:
+    """Columns of operating points, one per pick (candidate id, row k, load fraction j): ``cand``, then each
+    of ``values`` (an (n, J) array, or a number for every point) at [k, j]; ``batch`` as integers."""
+    pick = np.array(picks, dtype=np.int64).reshape(-1, 3)
+    k, j = pick[:, 1], pick[:, 2]
+    out = {"cand": pick[:, 0]}
+    for name, value in values.items():
+        column = np.asarray(value, dtype=float)
+        out[name] = column[k, j] if column.ndim else np.full(len(pick), float(column))
+    out["batch"] = out["batch"].astype(np.int64)
+    return out
+
+
+def points_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    """The points table of the column blocks ``parts`` (in order; :data:`POINT_COLUMNS`)."""
+    parts = [p for p in parts if len(p["cand"])]
+    if not parts:
+        return pd.DataFrame([], columns=POINT_COLUMNS)
+    return pd.DataFrame({name: np.concatenate([p[name] for p in parts]) for name in POINT_COLUMNS})

@@ -30,7 +30,8 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations
-from planner.candidate_rows import colocated_curves, column_rows, distinct_rows
+from planner.candidate_rows import colocated_curves, column_rows, distinct_rows, point_columns, points_frame
+from planner.candidate_terms import TermsMemo
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
     add_pd_rows,
@@ -46,7 +47,6 @@ from planner.performance.optimizations import (
     optimized_max_batch,
 )
 from planner.performance.stack import stack_terms, take_optimizations, take_terms
-from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -141,6 +141,7 @@ class _Config:
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
     configs: list[_Config] = []
+    terms_of = TermsMemo(catalog, scenario.hardware.efficiency)
     for w in scenario.workloads:
         for model_id in w.models:
             model = catalog.models[model_id]
@@ -157,23 +158,8 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                 if tier > w.max_quality_tier:
                                     reason = f"format quality tier {tier} above the workload's max_quality_tier {w.max_quality_tier}"
                                 else:
-                                    try:
-                                        terms = perf.deployment_terms(
-                                            catalog,
-                                            model=model,
-                                            gpu=gpu,
-                                            weight_format=fmt,
-                                            kv_format=kfmt,
-                                            tp=tp,
-                                            pp=pp,
-                                            engine=w.engine,
-                                            ep=ep,
-                                        )
-                                    except perf.UnsupportedDeployment as exc:
-                                        reason = str(exc)
-                                stated = scenario.hardware.efficiency.get(gpu.id)
-                                if terms is not None and stated is not None:
-                                    terms = with_efficiency(terms, **stated.model_dump())
+                                    terms, reason = terms_of(model_id=model_id, gpu=gpu, quantization=q, kv_dtype=kv,
+                                                             tp=tp, pp=pp, ep=ep, engine=w.engine)
                                 if terms is None:
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms, ep=ep))
                                     continue
@@ -276,20 +262,18 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 continue
             pending.append((row, cfg, site))
     pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
-    point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
+    point_rows = [_operating_points(pending, scenario, ev, index_of)] if pending else []
     for role in ("prefill", "decode"):
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
-            point_rows += pd_operating_points(
+            point_rows.append(pd_operating_points(
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
-            )
+            ))
 
     candidates = pd.DataFrame(cand_rows)
-    columns = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
-               "memory_per_gpu_gb", "sync_ratio"]
-    points = pd.DataFrame(point_rows, columns=columns)
+    points = points_frame(point_rows)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
 
@@ -317,8 +301,8 @@ def _operating_points(
     scenario: Scenario,
     ev: dict[str, Any],
     index_of: dict[int, int],
-) -> list[dict[str, Any]]:
-    """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
+) -> dict[str, np.ndarray]:
+    """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
@@ -335,7 +319,7 @@ def _operating_points(
         max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
         workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
-    points: list[dict[str, Any]] = []
+    picks: list[tuple[int, int, int]] = []
     for r, (row, cfg, _site) in enumerate(pending):
         w, k = cfg.workload, where[r]
         row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
@@ -361,20 +345,12 @@ def _operating_points(
         if not kept:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
             continue
-        for j in kept:
-            points.append(
-                {
-                    "cand": row["cand"],
-                    "batch": int(c.batch[k, j]),
-                    "tpot_ms": float(c.tpot_s[k, j]) * 1e3,
-                    "decode_step_ms": float(c.decode_step_s[k, j]) * 1e3,
-                    "ttft_ms": float(c.ttft_s[k, j]) * 1e3,
-                    "capacity_requests_per_s": float(c.loads_requests_per_s[k, j]),
-                    "memory_per_gpu_gb": float(c.memory_per_gpu_bytes[k, j]) / BYTES_PER_GB,
-                    "sync_ratio": float(c.sync_ratio[k, j]),
-                }
-            )
+        picks += [(row["cand"], k, j) for j in kept]
         row["best_batch"] = int(c.batch[k, kept[-1]])
         row["best_capacity_requests_per_s"] = float(c.loads_requests_per_s[k, kept[-1]])
         row["feasible"] = True
-    return points
+    return point_columns(
+        picks, batch=c.batch, tpot_ms=c.tpot_s * 1e3, decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
+        capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
+        sync_ratio=c.sync_ratio,
+    )

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
-from planner.candidate_rows import ZERO_LOAD_REQUESTS_PER_S, distinct_rows, spread
+from planner.candidate_rows import ZERO_LOAD_REQUESTS_PER_S, distinct_rows, point_columns, spread
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.performance.pools import (
@@ -103,8 +103,8 @@ def pd_operating_points(
     terms: perf.DeploymentTerms,
     fit_batch: Any,
     net_s: Any,
-) -> list[dict[str, Any]]:
-    """Capacity at the SLO and the load-fraction points of PD rows of ONE role (the caller groups them); fills
+) -> dict[str, np.ndarray]:
+    """Capacity at the SLO and the load-fraction points (columns) of PD rows of ONE role (the caller groups them); fills
     the rows like planner.candidates._operating_points. Each distinct (configuration, network time) is solved
     once, and its capacity and points only where one sequence fits (planner/candidate_rows.py)."""
     first, where = distinct_rows(
@@ -170,8 +170,9 @@ def pd_operating_points(
     n = len(distinct)
     cap, batch, bare, sync, memory = (spread(x, rows, n) for x in (cap, batch, bare, sync, memory))
     at_tpot, at_ttft = spread(at.tpot_s, rows, n), spread(at.ttft_s, rows, n)
+    capacity = cap * fractions  # (n, J) requests/s of the operating points
 
-    points: list[dict[str, Any]] = []
+    picks: list[tuple[int, int, int]] = []
     for r, (row, cfg, _site) in enumerate(pending):
         w, k = cfg.workload, where[r]
         row["weights_per_gpu_gb"] = float(np.ravel(weights)[k]) / BYTES_PER_GB
@@ -198,20 +199,12 @@ def pd_operating_points(
         if not kept:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit, step="prefill" if prefill else "decode")
             continue
-        for j in kept:
-            points.append(
-                {
-                    "cand": row["cand"],
-                    "batch": int(batch[k, j]),
-                    "tpot_ms": 0.0 if prefill else float(at_tpot[k, j]) * 1e3,
-                    "decode_step_ms": float(bare[k, j]) * 1e3,
-                    "ttft_ms": float(at_ttft[k, j]) * 1e3 if prefill else 0.0,
-                    "capacity_requests_per_s": float(cap[k, 0] * fractions[0, j]),
-                    "memory_per_gpu_gb": float(memory[k, j]) / BYTES_PER_GB,
-                    "sync_ratio": float(sync[k, j]),
-                }
-            )
-        row["best_batch"] = points[-1]["batch"]
-        row["best_capacity_requests_per_s"] = points[-1]["capacity_requests_per_s"]
+        picks += [(row["cand"], k, j) for j in kept]
+        row["best_batch"] = int(batch[k, kept[-1]])
+        row["best_capacity_requests_per_s"] = float(capacity[k, kept[-1]])
         row["feasible"] = True
-    return points
+    return point_columns(
+        picks, batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
+        ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
+        memory_per_gpu_gb=memory / BYTES_PER_GB, sync_ratio=sync,
+    )
