@@ -23,7 +23,7 @@ LOAD_FRACTIONS, each with TTFT/TPOT/batch/memory at that load.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -283,14 +283,21 @@ def network_s(workload: Workload, site: Site) -> float:
     return site.rtt_ms / 1e3 + upload_s
 
 
-def slo_percentiles(workload: Workload) -> dict[str, float | None]:
+class SloPercentiles(TypedDict):
+    """Keywords of serve_at_load / capacity_at_slo: the SLO percentiles (None = the mean)."""
+
+    ttft_percentile: float | None
+    tpot_percentile: float | None
+
+
+def slo_percentiles(workload: Workload) -> SloPercentiles:
     """The workload's SLO percentiles as keywords of serve_at_load / capacity_at_slo (None = the mean)."""
     return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
 
 
 def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key: str) -> Any:
     """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
-    values = [slo_percentiles(cfg.workload)[key] for _, cfg, _ in pending]
+    values = [getattr(cfg.workload.slo, key) for _, cfg, _ in pending]  # key: a field of SloPercentiles
     if all(v is None for v in values):
         return None
     return np.array([np.nan if v is None else float(v) for v in values])[:, None]

@@ -156,6 +156,13 @@ def fixed_point_s(
     return t, converged
 
 
+def _rows_of(
+    on_rows: Callable[[Any], Callable[[Num], Num]], rows: np.ndarray
+) -> Callable[[Any], Callable[[Num], Num]]:
+    """``on_rows`` of a table made of the rows ``rows`` of the table ``on_rows`` serves."""
+    return lambda sub: on_rows(rows[sub])
+
+
 def _fixed_point_rounds(
     st: dict[str, Any], f: Callable[[Num], Num], on_rows: Callable[[Any], Callable[[Num], Num]] | None, rounds: int
 ) -> None:
@@ -171,7 +178,7 @@ def _fixed_point_rounds(
             rows = np.flatnonzero(np.reshape(active, (n, -1)).any(axis=1))
             if rows.size <= n // 2:
                 sub = {key: value[rows] for key, value in st.items()}
-                _fixed_point_rounds(sub, on_rows(rows), lambda r, rows=rows: on_rows(rows[r]), rounds - done_rounds)
+                _fixed_point_rounds(sub, on_rows(rows), _rows_of(on_rows, rows), rounds - done_rounds)
                 for key, value in sub.items():
                     st[key][rows] = value
                 return
