@@ -207,9 +207,10 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     pending: list[tuple[dict[str, Any], _Config, Site]] = []
     usable_cache: dict[tuple[str, str], str] = {}
     quote_cache: dict[tuple[str, str], float] = {}
+    sites_of = {w.name: workload_sites(w, sites) for w in scenario.workloads}
     for cfg in configs:
         w = cfg.workload
-        for site in workload_sites(w, sites):
+        for site in sites_of[w.name]:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]

@@ -95,6 +95,16 @@ def _column(values: list[float]) -> Any:
     return np.array(values, dtype=float)[:, None]
 
 
+def _pool_key(cfg: Any, net_s: float, prefill: bool) -> tuple[Any, ...]:
+    """What a pool row's numbers read: its deployment's terms (one object per deployment, shared by the
+    workloads serving it: planner/candidate_terms.py; they fix the GPU and TP of the KV link), the workload's
+    tokens (memory limit, KV handoff) and the SLO of its stage — TTFT and network for a prefill pool, TPOT for
+    a decode pool. Workloads that differ only in the other stage's SLO (or in demand) share their pool rows."""
+    w = cfg.workload
+    shape = (id(cfg.terms), w.input_tokens, w.output_tokens)
+    return (*shape, w.slo.ttft_ms, net_s) if prefill else (*shape, w.slo.tpot_ms)
+
+
 def pd_operating_points(
     catalog: Catalog,
     pending: list[Pending],
@@ -105,10 +115,11 @@ def pd_operating_points(
     net_s: Any,
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of PD rows of ONE role (the caller groups them); fills
-    the rows like planner.candidates._operating_points. Each distinct (configuration, network time) is solved
-    once, and its capacity and points only where one sequence fits (planner/candidate_rows.py)."""
+    the rows like planner.candidates._operating_points. Each distinct row (:func:`_pool_key`) is solved once,
+    and its capacity and points only where one sequence fits (planner/candidate_rows.py)."""
+    prefill = pending[0][0]["role"] == "prefill"
     first, where = distinct_rows(
-        [(id(cfg), float(x)) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
+        [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
     )
     distinct = [pending[i] for i in first]
     terms = take_terms(terms, first)
@@ -129,7 +140,6 @@ def pd_operating_points(
     rows = np.flatnonzero(fit >= 1)  # the distinct rows whose capacity and points are solved
     t_fit, in_fit, lim_fit = take_terms(terms, rows), in_tok[rows], limit[rows]
 
-    prefill = pending[0][0]["role"] == "prefill"
     if prefill:
         cap = prefill_capacity_at_slo(
             t_fit, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows], handoff_s=hand[rows],

@@ -92,7 +92,8 @@ def _rows_of(table: CandidateTable, workload: str) -> tuple[pd.DataFrame, pd.Dat
 def test_a_workload_evaluates_the_same_beside_a_copy_of_itself(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The copy shares every deployment's terms (evaluated once, TermsMemo) and leaves the workload's rows as
+    """The copy shares every deployment's terms (evaluated once, TermsMemo) and the prefill pools' load curves
+    (planner.candidates_pd._pool_key), and leaves the workload's rows as
     they are alone — to the bisection's resolution: the copy doubles the table, and a table of another size
     may get another multisection schedule (planner.performance.load.largest_ok_load), so the last bits of a
     capacity can move."""
@@ -104,12 +105,23 @@ def test_a_workload_evaluates_the_same_beside_a_copy_of_itself(
         return evaluate(self, *args)
 
     monkeypatch.setattr(candidate_terms.TermsMemo, "_evaluate", counting)
+    pools: list[tuple[int, int]] = []
+
+    def recording(keys: Any) -> tuple[np.ndarray, np.ndarray]:
+        first, where = candidate_rows.distinct_rows(keys)
+        pools.append((len(keys), len(first)))
+        return first, where
+
+    monkeypatch.setattr(candidates_pd, "distinct_rows", recording)
     scenario = load_scenario(CHAT, catalog)
     alone = build_candidates(catalog, scenario)
     once = len(calls)
     calls.clear()
     both = build_candidates(catalog, _copy_of(scenario))
     assert len(calls) == once > 50
+    # prefill pools (same TTFT SLO) are shared by the copy; decode pools (another TPOT SLO) are not
+    (prefill, decode), (prefill2, decode2) = pools[:2], pools[2:]
+    assert prefill2 == (2 * prefill[0], prefill[1]) and decode2 == (2 * decode[0], 2 * decode[1])
     name = scenario.workloads[0].name
     for a, b in zip(_rows_of(alone, name), _rows_of(both, name), strict=True):
         pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-9)
