@@ -143,24 +143,16 @@ def fixed_point_s(
     """
     t = np.minimum(np.array(t0, dtype=float), STEP_CAP_S)
     g = f(t) - t
-    state = {
+    state = {  # kept_lo / kept_hi: rounds in a row the low / high end of the bracket was kept; row: its table row
         "t": t, "g": g, "lo": t.copy(), "g_lo": g.copy(), "hi": np.full_like(t, np.inf), "g_hi": np.zeros_like(t),
-        "t_prev": t.copy(), "g_prev": g.copy(),
-        "kept_lo": np.zeros_like(t),  # rounds in a row the low / high end of the bracket was kept
-        "kept_hi": np.zeros_like(t),
+        "t_prev": t.copy(), "g_prev": g.copy(), "kept_lo": np.zeros_like(t), "kept_hi": np.zeros_like(t),
         "done": np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12), "hopeless": np.zeros(np.shape(t), dtype=bool),
+        "row": np.arange(t.shape[0] if t.ndim else 1),
     }
     _fixed_point_rounds(state, f, on_rows, FIXED_POINT_ITERATIONS)
     t, g = state["t"], state["g"]
     converged = ~state["hopeless"] & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
     return t, converged
-
-
-def _rows_of(
-    on_rows: Callable[[Any], Callable[[Num], Num]], rows: np.ndarray
-) -> Callable[[Any], Callable[[Num], Num]]:
-    """``on_rows`` of a table made of the rows ``rows`` of the table ``on_rows`` serves."""
-    return lambda sub: on_rows(rows[sub])
 
 
 def _fixed_point_rounds(
@@ -178,7 +170,7 @@ def _fixed_point_rounds(
             rows = np.flatnonzero(np.reshape(active, (n, -1)).any(axis=1))
             if rows.size <= n // 2:
                 sub = {key: value[rows] for key, value in st.items()}
-                _fixed_point_rounds(sub, on_rows(rows), _rows_of(on_rows, rows), rounds - done_rounds)
+                _fixed_point_rounds(sub, on_rows(sub["row"]), on_rows, rounds - done_rounds)
                 for key, value in sub.items():
                     st[key][rows] = value
                 return
