@@ -127,3 +127,22 @@ def test_a_workload_evaluates_the_same_beside_a_copy_of_itself(
         pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-9)
     copy_rows, _ = _rows_of(both, f"{name}_copy")
     assert len(copy_rows) == len(alone.candidates)
+
+
+def test_catalog_terms_are_kept_across_tables_of_one_catalog(catalog: Catalog) -> None:
+    """A second table of the same catalog (another SLO: a new shape) reuses the deployments' terms objects; a
+    table of another catalog object does not."""
+    from planner.catalog import default_catalog
+
+    scenario = load_scenario(CHAT, catalog)
+    args = {"model_id": scenario.workloads[0].models[0], "gpu": catalog.accelerators["h100_sxm"],
+            "quantization": "fp8", "kv_dtype": "fp8", "tp": 4, "pp": 1, "ep": 1, "engine": "vllm"}
+    build_candidates(catalog, scenario)
+    first, _ = candidate_terms.catalog_terms(catalog, **args)
+    build_candidates(catalog, _copy_of(scenario))
+    again, _ = candidate_terms.catalog_terms(catalog, **args)
+    assert first is not None and again is first
+    other = default_catalog.__wrapped__()  # a second load: equal records, another object
+    assert other is not catalog
+    fresh, _ = candidate_terms.catalog_terms(other, **args)
+    assert fresh is not first and fresh == first
