@@ -23,16 +23,17 @@ LOAD_FRACTIONS, each with TTFT/TPOT/batch/memory at that load.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations
+from planner.candidate_rows import colocated_curves, column_rows, distinct_rows, point_columns, points_frame
+from planner.candidate_terms import TermsMemo
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
-    ZERO_LOAD_REQUESTS_PER_S,
     add_pd_rows,
     pd_operating_points,
 )
@@ -40,15 +41,12 @@ from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
-from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
-    optimized_memory_per_gpu_bytes,
 )
 from planner.performance.stack import stack_terms, take_optimizations, take_terms
-from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -143,6 +141,7 @@ class _Config:
 
 def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator]) -> list[_Config]:
     configs: list[_Config] = []
+    terms_of = TermsMemo(catalog, scenario.hardware.efficiency)
     for w in scenario.workloads:
         for model_id in w.models:
             model = catalog.models[model_id]
@@ -159,23 +158,8 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                 if tier > w.max_quality_tier:
                                     reason = f"format quality tier {tier} above the workload's max_quality_tier {w.max_quality_tier}"
                                 else:
-                                    try:
-                                        terms = perf.deployment_terms(
-                                            catalog,
-                                            model=model,
-                                            gpu=gpu,
-                                            weight_format=fmt,
-                                            kv_format=kfmt,
-                                            tp=tp,
-                                            pp=pp,
-                                            engine=w.engine,
-                                            ep=ep,
-                                        )
-                                    except perf.UnsupportedDeployment as exc:
-                                        reason = str(exc)
-                                stated = scenario.hardware.efficiency.get(gpu.id)
-                                if terms is not None and stated is not None:
-                                    terms = with_efficiency(terms, **stated.model_dump())
+                                    terms, reason = terms_of(model_id=model_id, gpu=gpu, quantization=q, kv_dtype=kv,
+                                                             tp=tp, pp=pp, ep=ep, engine=w.engine)
                                 if terms is None:
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms, ep=ep))
                                     continue
@@ -223,9 +207,10 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     pending: list[tuple[dict[str, Any], _Config, Site]] = []
     usable_cache: dict[tuple[str, str], str] = {}
     quote_cache: dict[tuple[str, str], float] = {}
+    sites_of = {w.name: workload_sites(w, sites) for w in scenario.workloads}
     for cfg in configs:
         w = cfg.workload
-        for site in workload_sites(w, sites):
+        for site in sites_of[w.name]:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
@@ -278,20 +263,18 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 continue
             pending.append((row, cfg, site))
     pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
-    point_rows = _operating_points(pending, scenario, ev, index_of) if pending else []
+    point_rows = [_operating_points(pending, scenario, ev, index_of)] if pending else []
     for role in ("prefill", "decode"):
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
-            point_rows += pd_operating_points(
+            point_rows.append(pd_operating_points(
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
-            )
+            ))
 
     candidates = pd.DataFrame(cand_rows)
-    columns = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
-               "memory_per_gpu_gb", "sync_ratio"]
-    points = pd.DataFrame(point_rows, columns=columns)
+    points = points_frame(point_rows)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
 
@@ -301,14 +284,21 @@ def network_s(workload: Workload, site: Site) -> float:
     return site.rtt_ms / 1e3 + upload_s
 
 
-def slo_percentiles(workload: Workload) -> dict[str, float | None]:
+class SloPercentiles(TypedDict):
+    """Keywords of serve_at_load / capacity_at_slo: the SLO percentiles (None = the mean)."""
+
+    ttft_percentile: float | None
+    tpot_percentile: float | None
+
+
+def slo_percentiles(workload: Workload) -> SloPercentiles:
     """The workload's SLO percentiles as keywords of serve_at_load / capacity_at_slo (None = the mean)."""
     return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
 
 
 def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key: str) -> Any:
     """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
-    values = [slo_percentiles(cfg.workload)[key] for _, cfg, _ in pending]
+    values = [getattr(cfg.workload.slo, key) for _, cfg, _ in pending]  # key: a field of SloPercentiles
     if all(v is None for v in values):
         return None
     return np.array([np.nan if v is None else float(v) for v in values])[:, None]
@@ -319,11 +309,9 @@ def _operating_points(
     scenario: Scenario,
     ev: dict[str, Any],
     index_of: dict[int, int],
-) -> list[dict[str, Any]]:
-    """Capacity at the SLO and the load-fraction points of every pending row at once; fill the rows."""
+) -> dict[str, np.ndarray]:
+    """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    terms = take_terms(ev["terms"], idx)
-    opt = take_optimizations(ev["opt"], idx)
     net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
     in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
     out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
@@ -331,29 +319,17 @@ def _operating_points(
     slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
     pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
-    limit = np.maximum(fit, 1)[:, None].astype(float)
-    lone = serve_at_load(
-        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
-        max_batch=limit, network_s=net, opt=opt,
+    first, where = distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
+    c = colocated_curves(
+        take_terms(ev["terms"], idx[first]), take_optimizations(ev["opt"], idx[first]), input_tokens=in_tok[first],
+        output_tokens=out_tok[first], max_batch=fit[first], network_s=net[first], slo_ttft_s=slo_ttft[first],
+        slo_tpot_s=slo_tpot[first], percentiles={k: column_rows(v, first) for k, v in pct.items()},
+        max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
+        workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
-    cap = capacity_at_slo(
-        terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, network_s=net,
-        slo_ttft_s=slo_ttft, slo_tpot_s=slo_tpot, opt=opt, **pct,
-    )
-    loads = scenario.max_utilization_frac * cap * np.array(LOAD_FRACTIONS)[None, :]
-    at = serve_at_load(
-        terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit,
-        network_s=net, opt=opt, **pct,
-    )
-    batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
-    step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
-    bare, sync = step.total_s, perf.sync_ratio(step)
-    memory = optimized_memory_per_gpu_bytes(
-        terms, opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB
-    )
-    points: list[dict[str, Any]] = []
+    picks: list[tuple[int, int, int]] = []
     for r, (row, cfg, _site) in enumerate(pending):
-        w = cfg.workload
+        w, k = cfg.workload, where[r]
         row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
         row["max_batch"] = int(fit[r])
         row["prefill_ms"] = float(ev["prefill_s"][idx[r]]) * 1e3
@@ -361,36 +337,28 @@ def _operating_points(
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        row["tpot_floor_ms"] = float(lone.tpot_s[r, 0]) * 1e3
-        if cap[r, 0] <= 0:
+        row["tpot_floor_ms"] = float(c.lone_tpot_s[k, 0]) * 1e3
+        if c.capacity_requests_per_s[k, 0] <= 0:
             if row["tpot_floor_ms"] > w.slo.tpot_ms:
                 row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             else:
                 row["reason"] = (
-                    f"TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f"TTFT floor {float(c.lone_ttft_s[k, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
         limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[r, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(sync[r, kept[-1]] if kept else sync[r].min())
+        kept = [j for j in range(len(LOAD_FRACTIONS)) if c.sync_ratio[k, j] <= limit + 1e-12]
+        row["sync_ratio"] = float(c.sync_ratio[k, kept[-1]] if kept else c.sync_ratio[k].min())
         if not kept:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
             continue
-        for j in kept:
-            points.append(
-                {
-                    "cand": row["cand"],
-                    "batch": int(batch[r, j]),
-                    "tpot_ms": float(at.tpot_s[r, j]) * 1e3,
-                    "decode_step_ms": float(bare[r, j]) * 1e3,
-                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3,
-                    "capacity_requests_per_s": float(loads[r, j]),
-                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
-                    "sync_ratio": float(sync[r, j]),
-                }
-            )
-        row["best_batch"] = int(batch[r, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(loads[r, kept[-1]])
+        picks += [(row["cand"], k, j) for j in kept]
+        row["best_batch"] = int(c.batch[k, kept[-1]])
+        row["best_capacity_requests_per_s"] = float(c.loads_requests_per_s[k, kept[-1]])
         row["feasible"] = True
-    return points
+    return point_columns(
+        picks, batch=c.batch, tpot_ms=c.tpot_s * 1e3, decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
+        capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
+        sync_ratio=c.sync_ratio,
+    )

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
+from planner.candidate_rows import ZERO_LOAD_REQUESTS_PER_S, distinct_rows, point_columns, spread
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.performance.pools import (
@@ -39,6 +40,7 @@ from planner.performance.pools import (
     prefill_at_load,
     prefill_capacity_at_slo,
 )
+from planner.performance.stack import take_terms
 from planner.scenario import Scenario
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 
@@ -46,8 +48,6 @@ PD_ROLES = ("prefill", "decode")
 LOAD_FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 """Operating points per candidate (every role, planner.candidates too): these fractions of its capacity at the
 SLO (× max_utilization_frac)."""
-ZERO_LOAD_REQUESTS_PER_S = 1e-9
-"""Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
 
 Pending = tuple[dict[str, Any], Any, Site]
 """(candidate row, its planner.candidates._Config, site)."""
@@ -95,6 +95,16 @@ def _column(values: list[float]) -> Any:
     return np.array(values, dtype=float)[:, None]
 
 
+def _pool_key(cfg: Any, net_s: float, prefill: bool) -> tuple[Any, ...]:
+    """What a pool row's numbers read: its deployment's terms (one object per deployment, shared by the
+    workloads serving it: planner/candidate_terms.py; they fix the GPU and TP of the KV link), the workload's
+    tokens (memory limit, KV handoff) and the SLO of its stage — TTFT and network for a prefill pool, TPOT for
+    a decode pool. Workloads that differ only in the other stage's SLO (or in demand) share their pool rows."""
+    w = cfg.workload
+    shape = (id(cfg.terms), w.input_tokens, w.output_tokens)
+    return (*shape, w.slo.ttft_ms, net_s) if prefill else (*shape, w.slo.tpot_ms)
+
+
 def pd_operating_points(
     catalog: Catalog,
     pending: list[Pending],
@@ -103,101 +113,108 @@ def pd_operating_points(
     terms: perf.DeploymentTerms,
     fit_batch: Any,
     net_s: Any,
-) -> list[dict[str, Any]]:
-    """Capacity at the SLO and the load-fraction points of PD rows of ONE role (the caller groups them); fills
-    the rows like planner.candidates._operating_points."""
-    links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in pending]
+) -> dict[str, np.ndarray]:
+    """Capacity at the SLO and the load-fraction points (columns) of PD rows of ONE role (the caller groups them); fills
+    the rows like planner.candidates._operating_points. Each distinct row (:func:`_pool_key`) is solved once,
+    and its capacity and points only where one sequence fits (planner/candidate_rows.py)."""
+    prefill = pending[0][0]["role"] == "prefill"
+    first, where = distinct_rows(
+        [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
+    )
+    distinct = [pending[i] for i in first]
+    terms = take_terms(terms, first)
+    links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in distinct]
     link_gb_per_s = _column([gb for gb, _ in links])
     latency_us = _column([us for _, us in links])
-    in_tok = _column([cfg.workload.input_tokens for _, cfg, _ in pending])
-    out_tok = _column([cfg.workload.output_tokens for _, cfg, _ in pending])
-    slo_ttft = _column([cfg.workload.slo.ttft_ms / 1e3 for _, cfg, _ in pending])
-    slo_tpot = _column([cfg.workload.slo.tpot_ms / 1e3 for _, cfg, _ in pending])
-    net = np.asarray(net_s, dtype=float)[:, None]
-    fit = np.asarray(fit_batch).astype(int)
+    in_tok = _column([cfg.workload.input_tokens for _, cfg, _ in distinct])
+    out_tok = _column([cfg.workload.output_tokens for _, cfg, _ in distinct])
+    slo_ttft = _column([cfg.workload.slo.ttft_ms / 1e3 for _, cfg, _ in distinct])
+    slo_tpot = _column([cfg.workload.slo.tpot_ms / 1e3 for _, cfg, _ in distinct])
+    net = np.asarray(net_s, dtype=float)[first][:, None]
+    fit = np.asarray(fit_batch).astype(int)[first]
     limit = np.maximum(fit, 1)[:, None].astype(float)
     kv = kv_bytes_per_request(terms, input_tokens=in_tok)
     hand = handoff_s(kv, link_gb_per_s=link_gb_per_s, latency_us=latency_us)
     fractions = scenario.max_utilization_frac * np.array(LOAD_FRACTIONS)[None, :]
     workspace = scenario.workspace_gib * BYTES_PER_GIB
+    rows = np.flatnonzero(fit >= 1)  # the distinct rows whose capacity and points are solved
+    t_fit, in_fit, lim_fit = take_terms(terms, rows), in_tok[rows], limit[rows]
 
-    prefill = pending[0][0]["role"] == "prefill"
     if prefill:
         cap = prefill_capacity_at_slo(
-            terms, input_tokens=in_tok, max_batch=limit, network_s=net, handoff_s=hand, slo_ttft_s=slo_ttft
+            t_fit, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows], handoff_s=hand[rows],
+            slo_ttft_s=slo_ttft[rows], schedule_size=len(pending),
         )
         at = prefill_at_load(
-            terms, requests_per_s=cap * fractions, input_tokens=in_tok, max_batch=limit, network_s=net,
-            handoff_s=hand,
+            t_fit, requests_per_s=cap * fractions, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows],
+            handoff_s=hand[rows],
         )
         lone = prefill_at_load(
             terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, max_batch=limit, network_s=net,
             handoff_s=hand,
         )
-        batch = np.maximum(np.ceil(at.prefill_tokens_per_step / in_tok - 1e-9), 1.0)
-        memory = perf.memory_per_gpu_bytes(terms, batch=batch, context_tokens=in_tok, workspace_bytes=workspace)
+        batch = np.maximum(np.ceil(at.prefill_tokens_per_step / in_fit - 1e-9), 1.0)
+        memory = perf.memory_per_gpu_bytes(t_fit, batch=batch, context_tokens=in_fit, workspace_bytes=workspace)
         bare = 0.0 * batch
-        sync = perf.sync_ratio(perf.prefill_step(terms, prompt_tokens=in_tok, batch=batch))
+        sync = perf.sync_ratio(perf.prefill_step(t_fit, prompt_tokens=in_fit, batch=batch))
     else:
+        out_fit = out_tok[rows]
         cap = decode_capacity_at_slo(
-            terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit, slo_tpot_s=slo_tpot
+            t_fit, input_tokens=in_fit, output_tokens=out_fit, max_batch=lim_fit, slo_tpot_s=slo_tpot[rows],
+            schedule_size=len(pending),
         )
         at = decode_at_load(
-            terms, requests_per_s=cap * fractions, input_tokens=in_tok, output_tokens=out_tok, max_batch=limit
+            t_fit, requests_per_s=cap * fractions, input_tokens=in_fit, output_tokens=out_fit, max_batch=lim_fit
         )
         lone = decode_at_load(
             terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=in_tok, output_tokens=out_tok,
             max_batch=limit,
         )
         batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
-        step = perf.decode_step(terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
+        step = perf.decode_step(t_fit, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_fit, out_fit))
         bare, sync = step.total_s, perf.sync_ratio(step)
         memory = perf.memory_per_gpu_bytes(
-            terms, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace
+            t_fit, batch=batch, context_tokens=in_fit + out_fit, workspace_bytes=workspace
         )
     weights = perf.weights_bytes_per_gpu(terms)
+    n = len(distinct)
+    cap, batch, bare, sync, memory = (spread(x, rows, n) for x in (cap, batch, bare, sync, memory))
+    at_tpot, at_ttft = spread(at.tpot_s, rows, n), spread(at.ttft_s, rows, n)
+    capacity = cap * fractions  # (n, J) requests/s of the operating points
 
-    points: list[dict[str, Any]] = []
+    picks: list[tuple[int, int, int]] = []
     for r, (row, cfg, _site) in enumerate(pending):
-        w = cfg.workload
-        row["weights_per_gpu_gb"] = float(np.ravel(weights)[r]) / BYTES_PER_GB
-        row["max_batch"] = int(fit[r])
-        row["kv_bytes_per_request"] = float(kv[r, 0])
-        row["kv_link_gb_per_s"] = float(link_gb_per_s[r, 0])
-        row["prefill_ms"] = float(lone.chunk_steps[r, 0] * lone.chunk_step_s[r, 0]) * 1e3 if prefill else 0.0
-        row["network_ms"] = float(net[r, 0] + hand[r, 0]) * 1e3 if prefill else 0.0
-        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[r, 0]) * 1e3
-        if fit[r] < 1:
+        w, k = cfg.workload, where[r]
+        row["weights_per_gpu_gb"] = float(np.ravel(weights)[k]) / BYTES_PER_GB
+        row["max_batch"] = int(fit[k])
+        row["kv_bytes_per_request"] = float(kv[k, 0])
+        row["kv_link_gb_per_s"] = float(link_gb_per_s[k, 0])
+        row["prefill_ms"] = float(lone.chunk_steps[k, 0] * lone.chunk_step_s[k, 0]) * 1e3 if prefill else 0.0
+        row["network_ms"] = float(net[k, 0] + hand[k, 0]) * 1e3 if prefill else 0.0
+        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[k, 0]) * 1e3
+        if fit[k] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        if cap[r, 0] <= 0:
+        if cap[k, 0] <= 0:
             row["reason"] = (
-                f"prefill pool: TTFT floor {float(lone.ttft_s[r, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
+                f"prefill pool: TTFT floor {float(lone.ttft_s[k, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
                 f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
                 if prefill
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             )
             continue
         limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[r, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(sync[r, kept[-1]] if kept else sync[r].min())
+        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[k, j] <= limit + 1e-12]
+        row["sync_ratio"] = float(sync[k, kept[-1]] if kept else sync[k].min())
         if not kept:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit, step="prefill" if prefill else "decode")
             continue
-        for j in kept:
-            points.append(
-                {
-                    "cand": row["cand"],
-                    "batch": int(batch[r, j]),
-                    "tpot_ms": 0.0 if prefill else float(at.tpot_s[r, j]) * 1e3,
-                    "decode_step_ms": float(bare[r, j]) * 1e3,
-                    "ttft_ms": float(at.ttft_s[r, j]) * 1e3 if prefill else 0.0,
-                    "capacity_requests_per_s": float(cap[r, 0] * fractions[0, j]),
-                    "memory_per_gpu_gb": float(memory[r, j]) / BYTES_PER_GB,
-                    "sync_ratio": float(sync[r, j]),
-                }
-            )
-        row["best_batch"] = points[-1]["batch"]
-        row["best_capacity_requests_per_s"] = points[-1]["capacity_requests_per_s"]
+        picks += [(row["cand"], k, j) for j in kept]
+        row["best_batch"] = int(batch[k, kept[-1]])
+        row["best_capacity_requests_per_s"] = float(capacity[k, kept[-1]])
         row["feasible"] = True
-    return points
+    return point_columns(
+        picks, batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
+        ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
+        memory_per_gpu_gb=memory / BYTES_PER_GB, sync_ratio=sync,
+    )

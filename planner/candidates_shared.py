@@ -22,26 +22,36 @@ def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> li
     replica sees (planner.performance.sharing.shared_accelerator); appended after the whole-GPU configs so
     those keep their candidate ids."""
     out: list[C] = []
+    done: dict[tuple[Any, ...], Any] = {}  # one slice evaluation per deployment, shared by workloads
     for frac in scenario.hardware.gpu_share_fracs:
         for c in configs:
             cfg: Any = c
             if cfg.terms is None or cfg.tp * cfg.pp * cfg.ep != 1 or cfg.prefix_cache or cfg.speculative:
                 continue
-            try:
-                whole_slice = perf.deployment_terms(
-                    catalog,
-                    model=catalog.models[cfg.model],
-                    gpu=shared_accelerator(cfg.gpu, frac),
-                    weight_format=catalog.formats[cfg.quantization],
-                    kv_format=catalog.formats[cfg.kv_dtype],
-                    tp=1,
-                    pp=1,
-                    engine=cfg.workload.engine,
-                )
-            except perf.UnsupportedDeployment:
-                continue
-            stated = scenario.hardware.efficiency.get(cfg.gpu.id)
-            if stated is not None:
-                whole_slice = with_efficiency(whole_slice, **stated.model_dump())
-            out.append(dataclasses.replace(cfg, terms=shared_terms(whole_slice, frac), share_frac=frac))
+            key = (frac, cfg.model, cfg.gpu.id, cfg.quantization, cfg.kv_dtype, cfg.workload.engine)
+            if key not in done:
+                done[key] = _slice_terms(catalog, scenario, cfg, frac)
+            if done[key] is not None:
+                out.append(dataclasses.replace(cfg, terms=done[key], share_frac=frac))
     return out
+
+
+def _slice_terms(catalog: Catalog, scenario: Scenario, cfg: Any, frac: float) -> Any:
+    """The terms of ``cfg``'s deployment on a ``frac`` share of its GPU (None if it cannot run there)."""
+    try:
+        whole_slice = perf.deployment_terms(
+            catalog,
+            model=catalog.models[cfg.model],
+            gpu=shared_accelerator(cfg.gpu, frac),
+            weight_format=catalog.formats[cfg.quantization],
+            kv_format=catalog.formats[cfg.kv_dtype],
+            tp=1,
+            pp=1,
+            engine=cfg.workload.engine,
+        )
+    except perf.UnsupportedDeployment:
+        return None
+    stated = scenario.hardware.efficiency.get(cfg.gpu.id)
+    if stated is not None:
+        whole_slice = with_efficiency(whole_slice, **stated.model_dump())
+    return shared_terms(whole_slice, frac)

@@ -137,26 +137,49 @@ def fixed_point_s(
     :data:`STEP_CAP_S` with g > 0.
     Converged = not hopeless and |g| ≤ :data:`CONVERGED_REL`·T at the returned T.
 
-    ``on_rows(rows)`` (optional) gives f of the rows ``rows`` (axis 0) only: on a large table, once at most
-    half of its rows still move, f is evaluated on those rows alone (f is element-wise: same numbers).
+    ``on_rows(rows)`` (optional) gives f of the rows ``rows`` (axis 0) only: on a table of at least
+    :data:`COMPACT_MIN_ROWS` rows, once at most half of its rows still move, the rounds go on with those
+    rows alone — their state and f (every step is element-wise: the same numbers as on the whole table).
     """
     t = np.minimum(np.array(t0, dtype=float), STEP_CAP_S)
     g = f(t) - t
-    lo, g_lo = t.copy(), g.copy()
-    hi, g_hi = np.full_like(t, np.inf), np.zeros_like(t)
-    t_prev, g_prev = t.copy(), g.copy()
-    kept_lo = np.zeros_like(t)  # rounds in a row the low / high end of the bracket was kept
-    kept_hi = np.zeros_like(t)
-    done = np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)
-    hopeless = np.zeros_like(done)
-    for _ in range(FIXED_POINT_ITERATIONS):
+    state = {  # kept_lo / kept_hi: rounds in a row the low / high end of the bracket was kept; row: its table row
+        "t": t, "g": g, "lo": t.copy(), "g_lo": g.copy(), "hi": np.full_like(t, np.inf), "g_hi": np.zeros_like(t),
+        "t_prev": t.copy(), "g_prev": g.copy(), "kept_lo": np.zeros_like(t), "kept_hi": np.zeros_like(t),
+        "done": np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12), "hopeless": np.zeros(np.shape(t), dtype=bool),
+        "row": np.arange(t.shape[0] if t.ndim else 1),
+    }
+    _fixed_point_rounds(state, f, on_rows, FIXED_POINT_ITERATIONS)
+    t, g = state["t"], state["g"]
+    converged = ~state["hopeless"] & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
+    return t, converged
+
+
+def _fixed_point_rounds(
+    st: dict[str, Any], f: Callable[[Num], Num], on_rows: Callable[[Any], Callable[[Num], Num]] | None, rounds: int
+) -> None:
+    """Up to ``rounds`` rounds of :func:`fixed_point_s` on the state ``st`` (updated in place); hands the
+    still-moving rows of a large table to a call on those rows alone (its docstring)."""
+    for done_rounds in range(rounds):
+        t, g, done, hopeless = st["t"], st["g"], st["done"], st["hopeless"]
         active = ~(done | hopeless)
         if not np.any(active):
-            break
-        dt = t - t_prev
+            return
+        n = t.shape[0] if t.ndim >= 1 else 0
+        if on_rows is not None and n >= COMPACT_MIN_ROWS:
+            rows = np.flatnonzero(np.reshape(active, (n, -1)).any(axis=1))
+            if rows.size <= n // 2:
+                sub = {key: value[rows] for key, value in st.items()}
+                _fixed_point_rounds(sub, on_rows(sub["row"]), on_rows, rounds - done_rounds)
+                for key, value in sub.items():
+                    st[key][rows] = value
+                return
+        dt = t - st["t_prev"]
+        lo, hi, g_lo, g_hi = st["lo"], st["hi"], st["g_lo"], st["g_hi"]
+        kept_lo, kept_hi = st["kept_lo"], st["kept_hi"]
         bracketed = np.isfinite(hi)
         with np.errstate(divide="ignore", invalid="ignore"):
-            slope = np.where(dt != 0.0, (g - g_prev) / dt, np.nan)
+            slope = np.where(dt != 0.0, (g - st["g_prev"]) / dt, np.nan)
             g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
             g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)
             falsi = lo + g_lo_eff * (hi - lo) / (g_lo_eff - g_hi_eff)
@@ -168,32 +191,18 @@ def fixed_point_s(
         step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
         moved = active & ~hopeless
         t_next = np.where(moved, np.minimum(step, STEP_CAP_S), t)
-        g_next = np.where(moved, _g(f, on_rows, t_next, moved), g)
+        g_next = np.where(moved, f(t_next) - t_next, g)
         still = np.abs(t_next - t) <= SETTLED_REL * np.maximum(t, 1e-12)
-        t_prev, g_prev = np.where(moved, t, t_prev), np.where(moved, g, g_prev)
+        st["t_prev"], st["g_prev"] = np.where(moved, t, st["t_prev"]), np.where(moved, g, st["g_prev"])
         t, g = t_next, g_next
         above, below = moved & (g < 0.0), moved & (g > 0.0)
-        kept_lo = np.where(above & bracketed, kept_lo + 1.0, np.where(below, 0.0, kept_lo))
-        kept_hi = np.where(below & bracketed, kept_hi + 1.0, np.where(above, 0.0, kept_hi))
-        hi, g_hi = np.where(above, t, hi), np.where(above, g, g_hi)
-        lo, g_lo = np.where(below, t, lo), np.where(below, g, g_lo)
-        done |= moved & ((np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)) | still)
-        hopeless |= moved & (t >= STEP_CAP_S) & (g > 0.0)
-    converged = ~hopeless & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
-    return t, converged
-
-
-def _g(f: Callable[[Num], Num], on_rows: Callable[[Any], Callable[[Num], Num]] | None, t: Any, moved: Any) -> Any:
-    """g = f(T) − T where it is needed (``moved``): on the moving rows alone when they are few (see
-    :func:`fixed_point_s`), elsewhere g is not read."""
-    n = t.shape[0] if t.ndim >= 1 else 0
-    if on_rows is not None and n >= COMPACT_MIN_ROWS:
-        rows = np.flatnonzero(np.reshape(moved, (n, -1)).any(axis=1))
-        if rows.size <= n // 2:
-            g = np.zeros_like(t)
-            g[rows] = on_rows(rows)(t[rows]) - t[rows]
-            return g
-    return f(t) - t
+        st["kept_lo"] = np.where(above & bracketed, kept_lo + 1.0, np.where(below, 0.0, kept_lo))
+        st["kept_hi"] = np.where(below & bracketed, kept_hi + 1.0, np.where(above, 0.0, kept_hi))
+        st["hi"], st["g_hi"] = np.where(above, t, hi), np.where(above, g, g_hi)
+        st["lo"], st["g_lo"] = np.where(below, t, lo), np.where(below, g, g_lo)
+        st["t"], st["g"] = t, g
+        st["done"] = done | (moved & ((np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)) | still))
+        st["hopeless"] = hopeless | (moved & (t >= STEP_CAP_S) & (g > 0.0))
 
 
 def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
@@ -321,12 +330,13 @@ def capacity_at_slo(
     opt: LoadOptimizations | None = None,
     ttft_percentile: Num | None = None,
     tpot_percentile: Num | None = None,
+    schedule_size: int | None = None,
 ) -> Any:
     """Largest λ (requests/s) one replica sustains with TTFT ≤ SLO and TPOT ≤ SLO; 0 where none does.
 
     Bisection on λ between 0 and the decode-bound ceiling max_batch / (G·T_mixed(1, 0)); the SLO checks
     are monotone in λ because T_mixed and the M/D/1 wait grow with the load. With percentiles, TTFT / TPOT
-are taken at them (planner.performance.tail).
+are taken at them (planner.performance.tail). ``schedule_size``: see :func:`largest_ok_load`.
     """
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
@@ -345,20 +355,24 @@ are taken at them (planner.performance.tail).
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s) & (pt.tpot_s <= slo_tpot_s)
 
-    return largest_ok_load(ok, hi)
+    return largest_ok_load(ok, hi, schedule_size=schedule_size)
 
 
-def largest_ok_load(ok: Callable[[Num], Num], hi: Num) -> Any:
+def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | None = None) -> Any:
     """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
     no positive load is ok. Element-wise on arrays.
 
     :data:`BISECTION_ITERATIONS` halvings: one plain halving, then b at a time: each round asks ``ok`` at the
     2^b − 1 inner points of the bracket at once (a new leading axis) and keeps the sub-interval after the
     last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small
-    arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work."""
+    arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work.
+    ``schedule_size`` (default ``hi.size``) picks b instead: a caller that solves each distinct row of a
+    table once (planner/candidate_rows.py) passes the table's size, so every row gets the rounds, and
+    therefore the floating-point numbers, it gets in the whole table."""
     hi = np.asarray(hi, dtype=float)
     lo = np.zeros_like(hi)
-    bits = next(b for limit, b in MULTISECTION_BITS if hi.size <= limit)
+    size = hi.size if schedule_size is None else schedule_size
+    bits = next(b for limit, b in MULTISECTION_BITS if size <= limit)
     left = BISECTION_ITERATIONS
     while left > 0:
         # the first round is a plain halving: ok may broadcast λ against wider terms, which fixes the shape

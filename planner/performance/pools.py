@@ -35,10 +35,8 @@ def kv_bytes_per_request(terms: DeploymentTerms, *, input_tokens: Num) -> Num:
 
 
 def handoff_s(kv_bytes: Num, *, link_gb_per_s: Num, latency_us: Num) -> Num:
-    """T_handoff = α + V_KV / B_link, s (ledgers.distributed.kv_handoff_s, element-wise)."""
-    return np.vectorize(
-        lambda v, b, a: kv_handoff_s(float(v), latency_us=float(a), link_gb_per_s=float(b)), otypes=[float]
-    )(kv_bytes, link_gb_per_s, latency_us)
+    """T_handoff = α + V_KV / B_link, s (ledgers.distributed.kv_handoff_s, on whole arrays)."""
+    return np.asarray(kv_handoff_s(kv_bytes, latency_us=latency_us, link_gb_per_s=link_gb_per_s), dtype=float)
 
 
 def prefill_at_load(
@@ -75,8 +73,10 @@ def prefill_capacity_at_slo(
     network_s: Num,
     handoff_s: Num,
     slo_ttft_s: Num,
+    schedule_size: int | None = None,
 ) -> Any:
     """Largest prompts/s one prefill replica sustains with TTFT ≤ SLO; 0 where none does.
+    (``schedule_size``: planner.performance.load.largest_ok_load.)
 
     Upper end of the bisection: the prompt tokens per step c = λ·P·T stay below the chunk budget C with
     T ≥ T_mixed(0, min(P, C)), so λ < max(C, P) / (P · T_mixed(0, min(P, C))).
@@ -95,7 +95,7 @@ def prefill_capacity_at_slo(
         )
         return pt.stable & (pt.ttft_s <= slo_ttft_s)
 
-    return largest_ok_load(ok, hi)
+    return largest_ok_load(ok, hi, schedule_size=schedule_size)
 
 
 def decode_at_load(
@@ -131,9 +131,11 @@ def decode_at_load(
 
 
 def decode_capacity_at_slo(
-    terms: DeploymentTerms, *, input_tokens: Num, output_tokens: Num, max_batch: Num, slo_tpot_s: Num
+    terms: DeploymentTerms, *, input_tokens: Num, output_tokens: Num, max_batch: Num, slo_tpot_s: Num,
+    schedule_size: int | None = None,
 ) -> Any:
     """Largest requests/s one decode replica sustains with TPOT ≤ SLO within memory; 0 where none does.
+    (``schedule_size``: planner.performance.load.largest_ok_load.)
 
     Upper end: B = λ·G·T ≤ limit with T ≥ T_mixed(1, 0), so λ ≤ limit / (G · T_mixed(1, 0)).
     """
@@ -150,4 +152,4 @@ def decode_capacity_at_slo(
         pt = decode_at_load(terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch)
         return pt.stable & (pt.tpot_s <= slo_tpot_s)
 
-    return largest_ok_load(ok, hi)
+    return largest_ok_load(ok, hi, schedule_size=schedule_size)

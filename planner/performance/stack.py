@@ -14,7 +14,13 @@ from planner.performance.terms import DeploymentTerms
 
 
 def stack_terms(rows: list[DeploymentTerms]) -> DeploymentTerms:
-    """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row."""
+    """One DeploymentTerms whose fields are (N, 1) columns, for broadcasting against a (1, J) batch row.
+    Rows that are the same object (a deployment shared by workloads or variants) are read once."""
+    index: dict[int, int] = {}
+    where = np.array([index.setdefault(id(r), len(index)) for r in rows], dtype=int)
+    if len(index) < len(rows):
+        unique = {id(r): r for r in rows}
+        return take_terms(stack_terms(list(unique.values())), where)
     values: dict[str, Any] = {}
     for f in fields(DeploymentTerms):
         if f.name == "efficiency":

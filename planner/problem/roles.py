@@ -48,9 +48,12 @@ def pd_groups(cands: pd.DataFrame, workload: str) -> dict[str, dict[Role, list[i
     """PD groups of ``workload`` → {prefill: [...], decode: [...]} candidate ids (empty without PD rows)."""
     out: dict[str, dict[Role, list[int]]] = {}
     for role in ("prefill", "decode"):
-        for k in cands_with_role(cands, workload, role):
-            row = cands.loc[k]
-            group = pd_group_id(str(row["model"]), str(row["quantization"]), str(row["kv_dtype"]))
+        ids = cands_with_role(cands, workload, role)
+        if not ids:
+            continue
+        rows = cands.loc[ids, ["model", "quantization", "kv_dtype"]]  # one column read, not one row per id
+        for k, model, quant, kv in zip(ids, rows["model"], rows["quantization"], rows["kv_dtype"], strict=True):
+            group = pd_group_id(str(model), str(quant), str(kv))
             out.setdefault(group, {"prefill": [], "decode": []})[role].append(k)
     return out
 

@@ -49,13 +49,14 @@ def _gpus_in_use(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[st
     return out
 
 
-def _served(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[str, float]:
-    """Requests/s served per workload, averaged over the day (hours-weighted over ``slices``)."""
+def _served(ctx: BuildContext, sol: Solution, slices: list[int], serving: dict[str, list[int]]) -> dict[str, float]:
+    """Requests/s served per workload (its serving candidates: :func:`_serving`), averaged over the day
+    (hours-weighted over ``slices``)."""
     weight = sum(ctx.hours_frac[s] for s in slices)
     return {
         w.name: sum(
             ctx.hours_frac[s] * sol.values["flow"][(int(k), s)]
-            for k in serving_cands(ctx.cands, w.name)
+            for k in serving[w.name]
             for s in slices
         )
         / weight
@@ -63,11 +64,17 @@ def _served(ctx: BuildContext, sol: Solution, slices: list[int]) -> dict[str, fl
     }
 
 
+def _serving(ctx: BuildContext) -> dict[str, list[int]]:
+    """Workload → candidates whose flows count its served requests (planner.problem.roles.serving_cands)."""
+    return {w.name: serving_cands(ctx.cands, w.name) for w in ctx.scenario.workloads}
+
+
 def schedule(ctx: BuildContext, sol: Solution) -> list[ScheduleEntry]:
     """Per period of the horizon: GPUs ordered (capex paid), bought (delivered), rented and owned in use at
     the day's peak, and requests/s served (the daily mean); with hourly profiles also each hour block."""
     rows = []
     pm = ctx.scenario.period_months
+    serving = _serving(ctx)  # read from the candidate table once, not per period
     for t in range(ctx.scenario.periods):
         slices = _slices_of_period(ctx, t)
         months = list(range(t * pm, (t + 1) * pm))
@@ -79,7 +86,7 @@ def schedule(ctx: BuildContext, sol: Solution) -> list[ScheduleEntry]:
                 ordered[key] = ordered.get(key, 0) + bought * opt.unit_gpus
         blocks = (
             [
-                HourBlock(ctx.hours_frac[s] * 24, _gpus_in_use(ctx, sol, [s])["rented_gpus"], _served(ctx, sol, [s]))
+                HourBlock(ctx.hours_frac[s] * 24, _gpus_in_use(ctx, sol, [s])["rented_gpus"], _served(ctx, sol, [s], serving))
                 for s in slices
             ]
             if len(slices) > 1
@@ -93,7 +100,7 @@ def schedule(ctx: BuildContext, sol: Solution) -> list[ScheduleEntry]:
                 representative_period=ctx.representative_of[t],
                 ordered_gpus=ordered,
                 **_gpus_in_use(ctx, sol, slices),
-                served_requests_per_s=_served(ctx, sol, slices),
+                served_requests_per_s=_served(ctx, sol, slices, serving),
                 hour_blocks=blocks,
             )
         )

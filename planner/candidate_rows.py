@@ -1,0 +1,161 @@
+"""The load curves of the candidate table, solved once per distinct row (planner.candidates).
+
+A pending co-located candidate is a (configuration, site) pair. Its load curve — the floors at zero load,
+the capacity at the SLO λ* (bisection), the operating points at max_utilization_frac·λ*·f — reads the
+configuration's stacked terms and optimizations, its workload's tokens, SLOs and percentiles (fixed by the
+configuration) and the site's network time (RTT + prompt upload), nothing else of the site. Sites with the
+same RTT and uplink (the catalog's cloud regions) therefore give identical rows: :func:`distinct_rows`
+keeps one per (configuration, network time), the curves are solved for those and copied to the others.
+
+Rows that do not fit one sequence in memory (max batch < 1) are reported as such and read none of the
+curve; only their zero-load floors are solved (the prefill/decode pools report them, candidates_pd.py).
+
+Same numbers as solving every row: each function evaluated is element-wise over rows (a row's result does
+not depend on which rows are solved with it); the one exception, the bisection's multisection schedule
+(planner.performance.load.largest_ok_load picks its bits per round by array size), is given the size of
+the whole table (``schedule_size``). tests/plan/test_candidate_rows.py compares the two on a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from planner import performance as perf
+from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.optimizations import LoadOptimizations, optimized_memory_per_gpu_bytes
+from planner.performance.stack import take_optimizations, take_terms
+
+ZERO_LOAD_REQUESTS_PER_S = 1e-9
+"""Load at which the floors (TPOT and TTFT of a lone request) are evaluated."""
+POINT_COLUMNS = ["cand", "batch", "tpot_ms", "decode_step_ms", "ttft_ms", "capacity_requests_per_s",
+                 "memory_per_gpu_gb", "sync_ratio"]
+"""Columns of the points table (planner.candidates module docstring)."""
+
+
+def distinct_rows(keys: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+    """(first, where): ``first`` the positions of the first row of each distinct key (in order), ``where[r]``
+    the index in ``first`` of row r's key."""
+    seen: dict[Hashable, int] = {}
+    first: list[int] = []
+    where = np.empty(len(keys), dtype=int)
+    for r, key in enumerate(keys):
+        k = seen.get(key)
+        if k is None:
+            k = seen[key] = len(first)
+            first.append(r)
+        where[r] = k
+    return np.array(first, dtype=int), where
+
+
+def spread(values: Any, rows: np.ndarray, n: int) -> np.ndarray:
+    """An (n, …) float array holding ``values`` at ``rows`` and nan elsewhere."""
+    values = np.asarray(values, dtype=float)
+    out = np.full((n,) + values.shape[1:], np.nan)
+    out[rows] = values
+    return out
+
+
+def column_rows(value: Any, rows: np.ndarray) -> Any:
+    """Rows ``rows`` of an (N, …) column; None stays None."""
+    return None if value is None else np.asarray(value)[rows]
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Load curves of co-located rows: (n, 1) floors and capacity, (n, J) operating points at the load
+    fractions (s, requests/s, sequences, B; nan where not solved)."""
+
+    lone_tpot_s: np.ndarray
+    lone_ttft_s: np.ndarray
+    capacity_requests_per_s: np.ndarray
+    loads_requests_per_s: np.ndarray
+    tpot_s: np.ndarray
+    ttft_s: np.ndarray
+    batch: np.ndarray
+    decode_step_s: np.ndarray
+    sync_ratio: np.ndarray
+    memory_per_gpu_bytes: np.ndarray
+
+
+def colocated_curves(
+    terms: perf.DeploymentTerms,
+    opt: LoadOptimizations | None,
+    *,
+    input_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    max_batch: np.ndarray,
+    network_s: np.ndarray,
+    slo_ttft_s: np.ndarray,
+    slo_tpot_s: np.ndarray,
+    percentiles: dict[str, Any],
+    max_utilization_frac: float,
+    load_fractions: Sequence[float],
+    workspace_bytes: float,
+    schedule_size: int,
+) -> Curves:
+    """Floors, capacity at the SLO and operating points (planner.candidates module docstring) of distinct
+    rows: ``terms``/``opt`` and every (n, 1) column hold those rows only; ``max_batch`` (n,) is the memory
+    limit (rows below 1 get floors only); the operating points at max_utilization_frac·λ*·f for f in ``load_fractions``;
+    ``schedule_size`` the whole table's row count (module docstring)."""
+    n = len(max_batch)
+    limit = np.maximum(max_batch, 1)[:, None].astype(float)
+    lone = serve_at_load(
+        terms, requests_per_s=ZERO_LOAD_REQUESTS_PER_S, input_tokens=input_tokens,
+        output_tokens=output_tokens, max_batch=limit, network_s=network_s, opt=opt,
+    )
+    rows = np.flatnonzero(max_batch >= 1)
+    fit_terms, fit_opt = take_terms(terms, rows), take_optimizations(opt, rows)
+    in_tok, out_tok, net, fit_limit = input_tokens[rows], output_tokens[rows], network_s[rows], limit[rows]
+    pct = {key: column_rows(value, rows) for key, value in percentiles.items()}
+    cap = capacity_at_slo(
+        fit_terms, input_tokens=in_tok, output_tokens=out_tok, max_batch=fit_limit, network_s=net,
+        slo_ttft_s=slo_ttft_s[rows], slo_tpot_s=slo_tpot_s[rows], opt=fit_opt, schedule_size=schedule_size, **pct,
+    )
+    loads = max_utilization_frac * cap * np.array(load_fractions)[None, :]
+    at = serve_at_load(
+        fit_terms, requests_per_s=loads, input_tokens=in_tok, output_tokens=out_tok, max_batch=fit_limit,
+        network_s=net, opt=fit_opt, **pct,
+    )
+    batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
+    step = perf.decode_step(fit_terms, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_tok, out_tok))
+    memory = optimized_memory_per_gpu_bytes(
+        fit_terms, fit_opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace_bytes
+    )
+    return Curves(
+        lone_tpot_s=np.asarray(lone.tpot_s, dtype=float),
+        lone_ttft_s=np.asarray(lone.ttft_s, dtype=float),
+        capacity_requests_per_s=spread(cap, rows, n),
+        loads_requests_per_s=spread(loads, rows, n),
+        tpot_s=spread(at.tpot_s, rows, n),
+        ttft_s=spread(at.ttft_s, rows, n),
+        batch=spread(batch, rows, n),
+        decode_step_s=spread(step.total_s, rows, n),
+        sync_ratio=spread(perf.sync_ratio(step), rows, n),
+        memory_per_gpu_bytes=spread(memory, rows, n),
+    )
+
+
+def point_columns(picks: list[tuple[int, int, int]], **values: Any) -> dict[str, np.ndarray]:
+    """Columns of operating points, one per pick (candidate id, row k, load fraction j): ``cand``, then each
+    of ``values`` (an (n, J) array, or a number for every point) at [k, j]; ``batch`` as integers."""
+    pick = np.array(picks, dtype=np.int64).reshape(-1, 3)
+    k, j = pick[:, 1], pick[:, 2]
+    out = {"cand": pick[:, 0]}
+    for name, value in values.items():
+        column = np.asarray(value, dtype=float)
+        out[name] = column[k, j] if column.ndim else np.full(len(pick), float(column))
+    out["batch"] = out["batch"].astype(np.int64)
+    return out
+
+
+def points_frame(parts: list[dict[str, np.ndarray]]) -> pd.DataFrame:
+    """The points table of the column blocks ``parts`` (in order; :data:`POINT_COLUMNS`)."""
+    parts = [p for p in parts if len(p["cand"])]
+    if not parts:
+        return pd.DataFrame([], columns=POINT_COLUMNS)
+    return pd.DataFrame({name: np.concatenate([p[name] for p in parts]) for name in POINT_COLUMNS})
