@@ -13,3 +13,20 @@ def test_one_workload_one_month_matches_exhaustive_enumeration() -> None:
     assert measured.status == "optimal"
     assert measured.enumeration.endswith("same optimum"), measured.enumeration
     assert measured.candidates > 1000 and measured.variables > 0
+
+
+def test_peak_memory_of_a_spawned_instance_is_its_own() -> None:
+    """A spawned child reports its own peak, not the peak of the process that forked it (ru_maxrss would)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from planner.cli.bench_scaling import peak_rss_mb
+
+    ballast = bytearray(400 * 2**20)  # 400 MB, touched below so that it is resident
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    parent_mb = peak_rss_mb()
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        child_mb = pool.submit(peak_rss_mb).result()
+    assert parent_mb > 400
+    assert child_mb < parent_mb - 300
+    del ballast
