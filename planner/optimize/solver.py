@@ -21,6 +21,7 @@ import pulp
 from constraints import names_with
 from planner.errors import SolverError
 from planner.optimize.build import TIE_BREAK, build_problem
+from planner.optimize.components import parts, solve_parts
 from planner.problem.context import BuildContext
 
 PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
@@ -228,6 +229,9 @@ def solve_context(
     built = time.perf_counter()
     build_problem(ctx)
     start = time.perf_counter()
+    split = parts(ctx) if solver == "highs" else None
+    if split is not None:  # independent parts (e.g. the slices of a rent-only plan): solved one by one
+        return _solve_split(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, build_s=start - built)
     made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes)
     status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
@@ -239,6 +243,25 @@ def solve_context(
         raise SolverError(no_plan_message(solver, status, time_limit_s, max_nodes))
     sol = read_solution(ctx, optimal=optimal, elapsed=elapsed)
     sol.build_seconds = start - built
+    return sol
+
+
+def _solve_split(
+    ctx: BuildContext, split: list[list[int]], *, time_limit_s: float | None, max_nodes: int | None, build_s: float
+) -> Solution:
+    """:func:`solve_context` for a problem of independent parts (planner.optimize.components)."""
+    with quiet_stdout():
+        outcome = solve_parts(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes)
+    if outcome.status == "infeasible":
+        return Solution("infeasible", float("nan"), None, outcome.seconds, build_seconds=build_s)
+    if outcome.status == "no_plan":
+        raise SolverError(no_plan_message("highs", "NotSolved", time_limit_s, max_nodes))
+    sol = read_solution(ctx, optimal=outcome.status == "optimal", elapsed=outcome.seconds)
+    if sol.status == "feasible":
+        sol.bound_usd = outcome.bound if math.isfinite(outcome.bound) else None
+        if sol.bound_usd is not None:
+            sol.gap = max(0.0, sol.objective_usd - sol.bound_usd) / max(1e-9, abs(sol.objective_usd))
+    sol.build_seconds = build_s
     return sol
 
 
