@@ -19,12 +19,12 @@ depend on machine load. Only HiGHS (through highspy): other solvers solve the wh
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
-import highspy
 import numpy as np
 import pulp
 
@@ -45,7 +45,7 @@ class PartsOutcome:
     seconds: float
 
 
-def _columns(ctx: BuildContext) -> tuple[list[Any], dict[str, int]]:
+def columns(ctx: BuildContext) -> tuple[list[Any], dict[str, int]]:
     """Every variable of the rows and the objective, once, and its position by name."""
     cols: list[Any] = []
     index: dict[str, int] = {}
@@ -53,7 +53,7 @@ def _columns(ctx: BuildContext) -> tuple[list[Any], dict[str, int]]:
     for expr in exprs:
         if expr is None:
             continue
-        for v in expr.keys():
+        for v in expr:
             if v.name not in index:
                 index[v.name] = len(cols)
                 cols.append(v)
@@ -61,12 +61,12 @@ def _columns(ctx: BuildContext) -> tuple[list[Any], dict[str, int]]:
 
 
 def parts(ctx: BuildContext) -> list[list[int]] | None:
-    """Column positions (:func:`_columns`) of each part of the built problem of ``ctx`` that holds an
+    """Column positions (:func:`columns`) of each part of the built problem of ``ctx`` that holds an
     integer variable (continuous-only parts are merged into the first part); None when there are fewer
     than :data:`MIN_PARTS` such parts, a row without variables or a maximization (left to the solver)."""
     if ctx.prob.sense != pulp.LpMinimize:
         return None
-    cols, index = _columns(ctx)
+    cols, index = columns(ctx)
     in_rows: set[int] = set()
     parent = list(range(len(cols)))
 
@@ -77,7 +77,7 @@ def parts(ctx: BuildContext) -> list[list[int]] | None:
         return i
 
     for expr in ctx.row_constraints.values():
-        ids = [index[v.name] for v in expr.keys()]
+        ids = [index[v.name] for v in expr]
         if not ids:
             return None
         in_rows.update(ids)
@@ -99,16 +99,22 @@ def parts(ctx: BuildContext) -> list[list[int]] | None:
     return integer
 
 
+def _highspy() -> Any:
+    """The highspy module, imported on first use (it is optional: CBC solves without it)."""
+    return importlib.import_module("highspy")
+
+
 def _bound(v: Any, low: bool) -> float:
     b = v.lowBound if low else v.upBound
     if b is None:
-        return -highspy.kHighsInf if low else highspy.kHighsInf
+        return -math.inf if low else math.inf
     return float(b)
 
 
 def _part_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int]) -> Any:
     """A highspy model of one part: its columns, the rows on them and its objective terms (minimized; the
     objective's constant is left out)."""
+    highspy = _highspy()
     local = {i: n for n, i in enumerate(part)}
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -125,8 +131,12 @@ def _part_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part:
         for i in part
     ]
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.array(integrality))
-    lower, upper, starts, idx, vals = [], [], [], [], []
-    inf = highspy.kHighsInf
+    lower: list[float] = []
+    upper: list[float] = []
+    starts: list[int] = []
+    idx: list[int] = []
+    vals: list[float] = []
+    inf = math.inf
     for expr in ctx.row_constraints.values():
         items = list(expr.items())
         if local.get(index[items[0][0].name]) is None:
@@ -159,10 +169,13 @@ def solve_parts(
     time_limit_s: float | None,
     gap_rel: float = 1e-6,
     max_nodes: int | None = None,
+    restarts: bool = True,
 ) -> PartsOutcome:
     """Solve each part of the built ``ctx`` (``split`` from :func:`parts`) with HiGHS and set every variable
-    of ``ctx`` to its part's solution (variables in no row and not in the objective: 0)."""
-    cols, index = _columns(ctx)
+    of ``ctx`` to its part's solution (variables in no row and not in the objective: 0). ``restarts``: HiGHS's
+    ``mip_allow_restart``."""
+    highspy = _highspy()
+    cols, index = columns(ctx)
     began = time.perf_counter()
     for table in ctx.variables.values():
         for v in table.values():
@@ -174,6 +187,7 @@ def solve_parts(
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
         h.setOptionValue("mip_rel_gap", gap_rel)
+        h.setOptionValue("mip_allow_restart", restarts)
         if time_limit_s is not None:
             h.setOptionValue("time_limit", max(1e-3, time_limit_s - (time.perf_counter() - began)))
         if max_nodes is not None:
