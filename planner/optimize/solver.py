@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -231,12 +231,15 @@ def solve_context(
     solver: SolverName = "highs",
     time_limit_s: float | None = None,
     max_nodes: int | None = None,
+    extra_rows: Callable[[BuildContext], None] | None = None,
 ) -> Solution:
-    """Build and solve; map the solver status to optimal / feasible (a limit reached, with gap) /
+    """Build (then add ``extra_rows``, e.g. a probe's restriction) and solve; map the solver status to optimal / feasible (a limit reached, with gap) /
     infeasible (proven). A stop at ``time_limit_s`` or ``max_nodes`` before any plan is found is not an
     infeasibility: it raises :class:`~planner.errors.SolverError` (exit 4) naming the limit."""
     built = time.perf_counter()
     build_problem(ctx)
+    if extra_rows is not None:
+        extra_rows(ctx)
     start = time.perf_counter()
     split = parts(ctx) if solver == "highs" else None
     if split is not None:  # independent parts (e.g. the slices of a rent-only plan): solved one by one
