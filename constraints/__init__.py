@@ -23,6 +23,7 @@ from typing import Literal
 from constraints.budget_max import add_budget_max
 from constraints.commitments import add_commitments
 from constraints.demand_coverage import add_demand_coverage
+from constraints.gpu_floor import add_gpu_floor
 from constraints.gpu_supply import add_gpu_supply
 from constraints.instance_packing import add_instance_packing
 from constraints.memory_fit import add_memory_fit
@@ -54,6 +55,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("demand_coverage", add_demand_coverage, "coupling"),
     Family("pd_flow", add_pd_flow, "coupling"),
     Family("slo_operating_point", add_slo_operating_point, "capacity"),
+    Family("gpu_floor", add_gpu_floor, "capacity"),
     Family("memory_fit", add_memory_fit, "forbid"),
     Family("node_packing", add_node_packing, "forbid"),
     Family("gpu_supply", add_gpu_supply, "resource"),

@@ -31,7 +31,7 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.compare_breakeven import reserved_breakeven
-from planner.flip_probe import buying_surely_cheaper
+from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
@@ -222,7 +222,8 @@ def _line_flip(
         if not lo <= crossing <= hi:
             return None
         past = crossing * (1 + 1e-6) if k_p > k_r else crossing * (1 - 1e-6)
-        sol, _ = _solve(catalog, _what_if(hybrid, parameter, past), solver)
+        sol = cheapest_buying_plan(catalog, _what_if(hybrid, parameter, past), solver)  # or the hybrid optimum
+        sol = sol if sol is not None else _solve(catalog, _what_if(hybrid, parameter, past), solver)[0]
         buys = sol.status != "infeasible" and sum(sol.values.get("bought", {}).values()) > 0.5
         if not buys or sol.cost_usd >= (a_r + k_r * past) * (1 - TIE_REL):
             return crossing

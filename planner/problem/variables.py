@@ -23,15 +23,24 @@ MAX_SCALE = 10.0
 """max_throughput serves at most 10× the stated demand (bounds the replica counts)."""
 
 
-def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: float) -> int:
-    """Data bound on replicas of one point: ceil((peak demand + spare) / capacity) (the big-M of the point
-    selector); spare = the capacity a ``redundancy`` rule holds in reserve (planner.problem.spare); a prefill
-    or decode replica counts at most what its KV link carries (B_k / V_KV)."""
-    workload = ctx.cands.at[cand, "workload"]
+def peak_with_spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
+    """Peak demand of ``workload`` over the slices (× MAX_SCALE for max_throughput) + the capacity its
+    ``redundancy`` rule holds in reserve (planner.problem.spare), req/s."""
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
     if ctx.scenario.objective == "max_throughput":
         peak *= MAX_SCALE
-    peak += spare_requests_per_s(ctx, str(workload))
+    return peak + spare_requests_per_s(ctx, workload)
+
+
+def replica_upper_bound(
+    ctx: BuildContext, cand: int, capacity_requests_per_s: float, peak_requests_per_s: float | None = None
+) -> int:
+    """Data bound on replicas of one point: ceil((peak demand + spare) / capacity) (the big-M of the point
+    selector); spare = the capacity a ``redundancy`` rule holds in reserve (planner.problem.spare); a prefill
+    or decode replica counts at most what its KV link carries (B_k / V_KV). ``peak_requests_per_s``: the
+    candidate's workload's :func:`peak_with_spare_requests_per_s` when already known."""
+    workload = str(ctx.cands.at[cand, "workload"])
+    peak = peak_with_spare_requests_per_s(ctx, workload) if peak_requests_per_s is None else peak_requests_per_s
     capacity = min(capacity_requests_per_s, kv_link_requests_per_s(ctx.cands, cand))
     return max(1, math.ceil(peak / capacity - 1e-9))
 
@@ -39,9 +48,11 @@ def replica_upper_bound(ctx: BuildContext, cand: int, capacity_requests_per_s: f
 def create_variables(ctx: BuildContext) -> None:
     """Register every variable family of the module docstring."""
     counts = ctx.points["cand"].value_counts()
+    workload_of = {int(k): str(w) for k, w in ctx.cands["workload"].items()}
+    peaks = {w: peak_with_spare_requests_per_s(ctx, w) for w in set(workload_of.values())}
     for row in ctx.points.itertuples():
         cand, point = int(row.cand), int(row.point)
-        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s))
+        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s), peaks[workload_of[cand]])
         if counts[cand] > 1:
             ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
         for t in ctx.periods:

@@ -33,6 +33,7 @@ TESTED = {
     "spot_share",
     "pd_flow",
     "redundancy",
+    "gpu_floor",
 }
 
 
@@ -93,6 +94,20 @@ def test_slo_operating_point_uses_one_point_per_candidate(catalog: Catalog) -> N
     chosen = {j for (k, j), v in sol.values["y"].items() if v > 0.5}
     assert len(chosen) == 1
     assert _replicas(sol, 0) == 2
+
+
+def test_gpu_floor_rounds_up_the_gpus_a_workload_needs(catalog: Catalog) -> None:
+    scen = scenario(requests_per_s=4.5)
+    # 1-GPU replicas of 1 req/s and 2-GPU replicas of 2.5 req/s: at best 0.8 GPU per req/s, 3.6 GPUs -> 4
+    cands = [{"gpu": "l4", "cap": 1.0}, {"gpu": "l4", "tp": 2, "gpus": 2, "cap": 2.5}]
+    points = [{"cand": 0, "cap": 1.0}, {"cand": 1, "cap": 2.5}]
+    ctx = build_context(catalog, scen, table(catalog, scen, cands, points), prune=False)
+    sol = solve_context(ctx)
+    t = ctx.periods[0]
+    floors = {key: -ctx.row_constraints[name].constant for name, (fam, key) in ctx.rows.items() if fam == "gpu_floor"}
+    assert floors == {("w", t): 4, ("supply", t): 4}
+    assert _replicas(sol, 0) + 2 * _replicas(sol, 1) >= 4
+    assert _replicas(sol, 0) + 2.5 * _replicas(sol, 1) >= 4.5
 
 
 def test_memory_fit_forbids_points_that_do_not_fit(catalog: Catalog) -> None:

@@ -1,0 +1,106 @@
+"""A built MILP of independent parts is solved part by part (planner.optimize.components), exactly.
+
+- a rent-only buy_vs_rent (12 quarterly slices, nothing across slices) splits into one part per slice, and the
+  parts' optima add up to the optimum of the whole problem solved as one MILP by HiGHS;
+- allowed to buy, the same scenario splits only into the first quarter (before any delivery) and the rest (a
+  bought node serves every slice after its delivery);
+- one infeasible part makes the whole problem infeasible; a part stopped by its node limit keeps a plan and
+  the sum of the parts' dual bounds is reported as the bound.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulp
+import pytest
+
+from planner.candidate_cache import candidates_for
+from planner.catalog import Catalog
+from planner.optimize.build import build_problem
+from planner.optimize.components import columns, parts, solve_parts
+from planner.optimize.solver import make_solver, objective_usd, solve_context, solve_status
+from planner.problem.context import BuildContext, build_context
+from planner.scenario import load_scenario
+
+BUY_VS_RENT = Path("examples/buy_vs_rent/scenario.yaml")
+
+
+def _context(catalog: Catalog, procurement: list[str]) -> BuildContext:
+    scenario = load_scenario(BUY_VS_RENT, catalog).model_copy(update={"procurement": procurement})
+    return build_context(catalog, scenario, candidates_for(catalog, scenario))
+
+
+def test_rent_only_plan_splits_by_slice_and_matches_the_whole_milp(catalog: Catalog) -> None:
+    by_parts = _context(catalog, ["rent"])
+    sol = solve_context(by_parts)
+    split = parts(by_parts)
+    assert split is not None and len(split) == len(by_parts.periods) == 12
+    cols, _ = columns(by_parts)
+    slice_of = {var.name: key[2] for key, var in by_parts.variables["n_rep"].items()}
+    slices_of_part = [{slice_of[cols[i].name] for i in part if cols[i].name in slice_of} for part in split]
+    assert sorted(min(s) for s in slices_of_part) == by_parts.periods  # one slice's replicas per part
+    assert all(len(s) == 1 for s in slices_of_part)
+    whole = _context(catalog, ["rent"])
+    build_problem(whole)
+    status, has, optimal = solve_status(whole.prob, make_solver("highs", time_limit_s=None))
+    assert has and optimal
+    assert sol.status == "optimal"
+    assert sol.objective_usd == pytest.approx(objective_usd(whole), rel=1e-6)
+    assert sol.cost_usd == pytest.approx(751_636.8, rel=1e-6)  # the rent-only option of `planner compare`
+
+
+def test_buying_couples_the_slices_after_the_first_delivery(catalog: Catalog) -> None:
+    ctx = _context(catalog, ["rent", "buy"])
+    build_problem(ctx)
+    split = parts(ctx)
+    assert split is not None and len(split) == 2
+    cols, _ = columns(ctx)
+    slice_of = {var.name: key[2] for key, var in ctx.variables["n_rep"].items()}
+    first, rest = ({slice_of[cols[i].name] for i in part if cols[i].name in slice_of} for part in split)
+    # the first quarter is served before any bought node arrives (lead times 2-3 months): rent only
+    assert first == {0} and rest == set(ctx.periods[1:])
+
+
+def test_an_infeasible_part_makes_the_problem_infeasible(catalog: Catalog) -> None:
+    ctx = _context(catalog, ["rent"])
+    build_problem(ctx)
+    split = parts(ctx)
+    assert split is not None
+    # the last slice may use no GPU at all: its demand can no longer be served
+    t = ctx.periods[-1]
+    units = [ctx.variables["units"][(i, t)] for i in range(len(ctx.supply))]
+    ctx.add_row("test", ("no_supply", t), pulp.lpSum(units) <= 0)
+    assert solve_parts(ctx, split, time_limit_s=None).status == "infeasible"
+
+
+def test_a_node_limit_keeps_the_plan_and_adds_the_bounds(catalog: Catalog) -> None:
+    ctx = _context(catalog, ["rent"])
+    build_problem(ctx)
+    split = parts(ctx)
+    assert split is not None
+    outcome = solve_parts(ctx, split, time_limit_s=None, max_nodes=1)
+    assert outcome.status in ("optimal", "feasible")
+    objective = float(pulp.value(ctx.prob.objective))
+    assert objective >= 751_636.8 * (1 - 1e-6)  # a plan, no better than the optimum
+    assert outcome.bound <= objective * (1 + 1e-9)
+    assert outcome.bound > 0.8 * 751_636.8  # the parts' LP bounds at least, added up
+
+
+def test_cheapest_buying_plan_answers_the_price_flip_question(catalog: Catalog) -> None:
+    """planner.flip_probe.cheapest_buying_plan: at catalog prices buying wins and the cheapest buying plan is
+    the hybrid optimum (674,222.75 USD, the compare example's hybrid option); just below the rent flip
+    (0.82×) every buying plan costs more than renting only (0.82 × 751,636.80); without buy options none."""
+    from planner.flip_probe import cheapest_buying_plan
+
+    base = load_scenario(BUY_VS_RENT, catalog)
+    sol = cheapest_buying_plan(catalog, base, "highs")
+    assert sol is not None and sol.status == "optimal"
+    assert sol.cost_usd == pytest.approx(674_222.75, rel=1e-6)
+    assert sum(sol.values["bought"].values()) >= 1
+    cheap_rent = base.model_copy(update={"economics": base.economics.model_copy(update={"rent_price_scale": 0.82})})
+    below = cheapest_buying_plan(catalog, cheap_rent, "highs")
+    assert below is not None and below.cost_usd > 0.82 * 751_636.8
+    rent_only = base.model_copy(update={"procurement": ["rent"]})
+    none = cheapest_buying_plan(catalog, rent_only, "highs")
+    assert none is not None and none.status == "infeasible"
