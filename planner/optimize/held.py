@@ -128,7 +128,7 @@ def purchase_plans(ctx: BuildContext, solved: dict[int, BuildContext]) -> list[P
 
     Each period's bound solution names the nodes it would own (buy options delivered by then). Taken as
     the horizon's purchases, it agrees with every period whose solution owns exactly the nodes delivered
-    by that period's month; plans are ranked by how many periods agree (those keep their bound solution
+    by that period's month; plans are ranked by how many periods agree (those may keep their bound solution
     in :func:`solve_by_period`), ties to the earlier period. Reserved terms: :func:`_reserved_held`."""
     reserved = _reserved_held(ctx, solved)
     owned = {t: _bought_in(part) for t, part in solved.items()}
@@ -143,7 +143,7 @@ def purchase_plans(ctx: BuildContext, solved: dict[int, BuildContext]) -> list[P
             1
             for u, other in owned.items()
             if other
-            == {k: n for k, n in bought.items() if ctx.start_month[u] >= options[k[0]].available_from_month}
+            == {k: n for k, n in bought.items() if ctx.start_month[ctx.slices_of[u][0]] >= options[k[0]].available_from_month}
         )
         ranked.append((-agree, t, bought))
     return [PurchasePlan({**reserved, **bought}, -agree) for agree, _t, bought in sorted(ranked, key=lambda r: r[:2])]

@@ -165,15 +165,21 @@ def test_period_bounds_are_infinite_when_a_period_cannot_be_served(catalog: Cata
 
 # -- purchases read off the period bounds (planner.optimize.held) ---------------------------------------
 
-def _bounds(catalog: Catalog) -> tuple[Solution, BuildContext, decompose.PeriodBounds]:
-    exact, ctx = _exact(catalog, _buying(catalog, horizon_months=36, period_months=6))
+def _bounds(
+    catalog: Catalog, profile: list[float] | None = None
+) -> tuple[Solution, BuildContext, decompose.PeriodBounds]:
+    exact, ctx = _exact(catalog, _buying(catalog, profile, horizon_months=36, period_months=6))
     allowed = {int(k) for k in ctx.cands.index} - decompose.forbidden_candidates(ctx)
     return exact, ctx, decompose.period_bounds(ctx, "highs", allowed, deadline=None)
 
 
-def test_periods_whose_bound_solution_holds_the_purchases_keep_it(catalog: Catalog) -> None:
-    """Oracle: a period keeping its bound solution (held.keeps_held) costs what solving it again costs."""
-    _exact_sol, ctx, bounds = _bounds(catalog)
+@pytest.mark.parametrize("profile", [None, PEAK_PROFILE], ids=["flat", "hourly_profile"])
+def test_periods_whose_bound_solution_holds_the_purchases_keep_it(
+    catalog: Catalog, profile: list[float] | None
+) -> None:
+    """Oracle: a period keeping its bound solution (held.keeps_held) costs what solving it again costs; with
+    hour blocks a period is several slices (ids other than the period's)."""
+    _exact_sol, ctx, bounds = _bounds(catalog, profile)
     first = purchase_plans(ctx, bounds.solved)[0]
     kept = [t for t, part in bounds.solved.items() if keeps_held(part, first.held)]
     assert len(kept) == first.agreeing_periods >= 1  # the plan agrees with some period: reuse happens
@@ -184,8 +190,11 @@ def test_periods_whose_bound_solution_holds_the_purchases_keep_it(catalog: Catal
     assert cost_reused == pytest.approx(_cost(read_solution(solved, optimal=False, elapsed=0.0)), rel=1e-6)
 
 
-def test_purchase_plans_rank_by_agreeing_periods_and_hold_what_bounds_bought(catalog: Catalog) -> None:
-    _exact_sol, ctx, bounds = _bounds(catalog)
+@pytest.mark.parametrize("profile", [None, PEAK_PROFILE], ids=["flat", "hourly_profile"])
+def test_purchase_plans_rank_by_agreeing_periods_and_hold_what_bounds_bought(
+    catalog: Catalog, profile: list[float] | None
+) -> None:
+    _exact_sol, ctx, bounds = _bounds(catalog, profile)
     plans = purchase_plans(ctx, bounds.solved)
     agreeing = [p.agreeing_periods for p in plans]
     assert agreeing == sorted(agreeing, reverse=True) and sum(agreeing) >= len(bounds.solved)
