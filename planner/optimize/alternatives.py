@@ -114,7 +114,8 @@ def alternative(
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = set(table.feasible[column]) - {value}
     ctx = build_context(catalog, scenario, table, exclude={column: others})
-    carried = None if main is None else carried_optimum(main[1], main[0], ctx)
+    twin_site = value if column == "site" else None
+    carried = None if main is None else carried_optimum(main[1], main[0], ctx, site=twin_site)
     try:
         sol, ctx = carried or solve(ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     except SolverError:

@@ -8,39 +8,92 @@ the unpruned P). If the optimal plan x* of P, carried into R_v by key, breaks no
 what it costs in P, then opt(R_v) ≤ cost(x*) = opt(P): x* is an optimal plan of R_v. The carried plan is
 checked row by row (planner.optimize.solver.violated_rows), so the shortcut never relies on R_v and P
 sharing anything beyond what the check sees. HiGHS then only has to prove what is already proven.
+
+A site restriction R_s also takes a plan that deploys at other sites, carried to its *twins* at s: each
+deployed candidate is replaced by the candidate of R_s with the same configuration (:data:`TWIN_KEY`: all
+but the site), its points by batch, and each supply option by the option at s that is equal but for the
+site (same kind, unit and prices). Replicas, flows and units of candidates or options that meet on one
+twin add up, selectors take the larger value. The carried plan then passes the same row check and the
+same cost test as above, so it is an optimum of R_s exactly when it is taken (site alternatives that tie
+with the plan on sites with equal prices, e.g. us_east and us_west, without a solve).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from planner.optimize.build import build_problem
 from planner.optimize.solver import Solution, read_solution, violated_rows
 from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyOption
 
 SUPPLY_KEYED = ("units", "bought", "rent_discount_usd_per_month")
 """Variable families whose key starts with a supply-option index (renumbered per problem; matched by id)."""
 
 POINT_KEYED = ("n_rep", "y")
+CAND_KEYED = ("flow", "redundancy_used")
+"""Variable families whose key starts with a candidate id (mapped to its twin at the restriction's site)."""
 """Variable families whose key holds (candidate, point id): point ids are renumbered per problem (matched by
 the candidate and the batch of the point)."""
+
+TWIN_KEY = (
+    "workload", "role", "engine", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "ep", "placement",
+    "gpus", "share_frac", "prefix_cache", "speculative", "chunk_tokens",
+)
+"""Candidate columns that make two candidates at different sites twins (every configuration column but the
+site; the site-dependent figures — network latency, capacities — are checked by the rows)."""
+
+SELECTORS = ("y", "redundancy_used")
+"""Binary families: where two carried variables meet on one twin, the twin takes the larger value."""
 
 COST_REL = 1e-9
 """Relative difference up to which the carried plan costs the same in both problems."""
 
 
-def _translate(main: BuildContext, sub: BuildContext) -> dict[str, Any]:
-    """Key maps from ``main``'s keys to ``sub``'s: supply index → index (by option id), point id → point id
-    (by candidate and batch)."""
-    sub_supply = {o.id: i for i, o in enumerate(sub.supply)}
-    supply = {i: sub_supply[o.id] for i, o in enumerate(main.supply) if o.id in sub_supply and o == sub.supply[sub_supply[o.id]]}
+def _option_key(o: SupplyOption, site: str | None) -> Any:
+    """A supply option's identity: its id, or with ``site`` the option moved to ``site`` with its quote
+    source blanked (an option at another site equal in all else is its twin)."""
+    return o.id if site is None else dataclasses.replace(o, site=site, source="")
+
+
+def _twin_cands(main: BuildContext, sub: BuildContext, used: set[int], site: str | None) -> dict[int, int] | None:
+    """Candidate map from ``main``'s to ``sub``'s: every candidate ``sub`` has to itself, and (``site``
+    given) each deployed one (``used``) it lacks to its unique twin at ``site`` (:data:`TWIN_KEY`); None
+    when a deployed one has neither."""
+    keep = {int(k) for k in sub.cands.index}
+    out = {int(k): int(k) for k in main.cands.index if int(k) in keep}
+    if used <= set(out):
+        return out
+    if site is None or not set(TWIN_KEY) <= set(sub.cands.columns):
+        return None
+    by_key: dict[Any, list[int]] = {}
+    for k, *key in sub.cands[["cand", *TWIN_KEY]].itertuples(index=False, name=None):
+        by_key.setdefault(tuple(key), []).append(int(k))
+    for k in used - set(out):
+        twins = by_key.get(tuple(main.cands.loc[k, list(TWIN_KEY)]), [])
+        if len(twins) != 1:
+            return None
+        out[k] = twins[0]
+    return out
+
+
+def _translate(main: BuildContext, sub: BuildContext, cands: dict[int, int], site: str | None) -> dict[str, Any]:
+    """Key maps from ``main``'s keys to ``sub``'s: candidate → candidate (``cands``), supply index → index
+    (by option id, or by twin option at ``site``), point id → point id (by mapped candidate and batch)."""
+    sub_supply = {_option_key(o, site): i for i, o in enumerate(sub.supply)}
+    supply = {}
+    for i, o in enumerate(main.supply):
+        j = sub_supply.get(_option_key(o, site))
+        if j is not None and (site is not None or o == sub.supply[j]):
+            supply[i] = j
     sub_points = {(int(c), int(b)): int(j) for c, b, j in sub.points[["cand", "batch", "point"]].itertuples(index=False)}
     points = {
-        int(j): sub_points[(int(c), int(b))]
+        int(j): sub_points[(cands[int(c)], int(b))]
         for c, b, j in main.points[["cand", "batch", "point"]].itertuples(index=False)
-        if (int(c), int(b)) in sub_points
+        if int(c) in cands and (cands[int(c)], int(b)) in sub_points
     }
-    return {"supply": supply, "points": points}
+    return {"supply": supply, "points": points, "cands": cands}
 
 
 def _carried_key(family: str, key: Any, maps: dict[str, Any]) -> Any:
@@ -51,27 +104,32 @@ def _carried_key(family: str, key: Any, maps: dict[str, Any]) -> Any:
         return None if i is None else (i if rest is None else (i, *rest))
     if family in POINT_KEYED:
         j = maps["points"].get(key[1])
-        return None if j is None else (key[0], j, *key[2:])
+        return None if j is None else (maps["cands"][int(key[0])], j, *key[2:])
+    if family in CAND_KEYED:
+        k = maps["cands"].get(int(key[0]))
+        return None if k is None else (k, *key[1:])
     return key
 
 
 def carried_optimum(
-    main: BuildContext, main_sol: Solution, sub: BuildContext
+    main: BuildContext, main_sol: Solution, sub: BuildContext, *, site: str | None = None
 ) -> tuple[Solution, BuildContext] | None:
     """``main_sol`` (optimal for ``main``) as the optimal solution of the unbuilt restriction ``sub``
     (module docstring), and the built copy of ``sub`` it was read from; None when it is not one (``sub``
-    stays unbuilt: solve it as usual)."""
+    stays unbuilt: solve it as usual). ``site``: ``sub`` is the restriction to that site (the plan is
+    carried to its twins there)."""
     same_slices = main.periods == sub.periods and main.months == sub.months and main.demand == sub.demand
     if main_sol.status != "optimal" or main.scenario.objective != "min_cost" or not same_slices:
         return None
     if main.scale_floor is not None or main.elastic or sub.elastic:
         return None
-    used = {int(key[0]) for key, v in main_sol.values.get("n_rep", {}).items() if v > 0}
-    if not used <= {int(k) for k in sub.cands.index}:
-        return None  # the plan deploys a candidate the restriction lacks
+    used = {int(key[0]) for f in (*POINT_KEYED, *CAND_KEYED) for key, v in main_sol.values.get(f, {}).items() if v}
+    cands = _twin_cands(main, sub, used, site)
+    if cands is None:
+        return None  # the plan deploys a candidate the restriction lacks (and has no twin of)
     trial = sub.restricted({int(k) for k in sub.cands.index})  # built here; ``sub`` stays unbuilt
     build_problem(trial)
-    maps = _translate(main, trial)
+    maps = _translate(main, trial, cands, site)
     carried: dict[str, dict[Any, float]] = {}
     for family, table in main_sol.values.items():
         for key, v in table.items():
@@ -80,7 +138,8 @@ def carried_optimum(
             to = _carried_key(family, key, maps)
             if to is None or to not in trial.variables.get(family, {}):
                 return None  # the plan uses something the restriction lacks
-            carried.setdefault(family, {})[to] = v
+            into = carried.setdefault(family, {})
+            into[to] = max(into.get(to, 0.0), v) if family in SELECTORS else into.get(to, 0.0) + v
     for family, registry in trial.variables.items():
         for key, var in registry.items():
             var.varValue = carried.get(family, {}).get(key, 0.0)
