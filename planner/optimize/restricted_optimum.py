@@ -11,16 +11,20 @@ sharing anything beyond what the check sees. HiGHS then only has to prove what i
 
 A site restriction R_s also takes a plan that deploys at other sites, carried to its *twins* at s: each
 deployed candidate is replaced by the candidate of R_s with the same configuration (:data:`TWIN_KEY`: all
-but the site), its points by batch, and each supply option by the option at s that is equal but for the
-site (same kind, unit and prices). Replicas, flows and units of candidates or options that meet on one
+but the site), its points by batch, and each supply option by the option of the same GPU type, kind and
+unit at s (its prices may differ). Replicas, flows and units of candidates or options that meet on one
 twin add up, selectors take the larger value. The carried plan then passes the same row check and the
-same cost test as above, so it is an optimum of R_s exactly when it is taken (site alternatives that tie
-with the plan on sites with equal prices, e.g. us_east and us_west, without a solve).
+same cost test (at R_s's prices) as above, so it is an optimum of R_s exactly when it is taken (site
+alternatives that tie with the plan, e.g. us_east and us_west at equal prices, need no solve). A carried
+plan that passes the rows at a higher cost is still a feasible plan of R_s: it is handed to the solver of
+R_s as its starting incumbent (:class:`Carried`), which changes the work to prove the optimum, not the
+optimum.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from planner.optimize.build import build_problem
@@ -51,10 +55,10 @@ COST_REL = 1e-9
 """Relative difference up to which the carried plan costs the same in both problems."""
 
 
-def _option_key(o: SupplyOption, site: str | None) -> Any:
-    """A supply option's identity: its id, or with ``site`` the option moved to ``site`` with its quote
-    source blanked (an option at another site equal in all else is its twin)."""
-    return o.id if site is None else dataclasses.replace(o, site=site, source="")
+def _option_key(o: SupplyOption, site: str | None) -> str:
+    """A supply option's identity: its id, or with ``site`` the id it has moved to ``site`` (the option of
+    the same GPU type, kind and unit there is its twin; prices may differ: the cost test decides)."""
+    return o.id if site is None else dataclasses.replace(o, site=site).id
 
 
 def _twin_cands(main: BuildContext, sub: BuildContext, used: set[int], site: str | None) -> dict[int, int] | None:
@@ -111,6 +115,16 @@ def _carried_key(family: str, key: Any, maps: dict[str, Any]) -> Any:
     return key
 
 
+@dataclass
+class Carried:
+    """The plan carried into a restriction: its optimum (when the carried plan is one, module docstring)
+    or else a feasible start for its solve (values by (family, key); None when the carried plan breaks a
+    row of the restriction)."""
+
+    optimum: tuple[Solution, BuildContext] | None = None
+    start: dict[tuple[str, Any], float] | None = None
+
+
 def carried_optimum(
     main: BuildContext, main_sol: Solution, sub: BuildContext, *, site: str | None = None
 ) -> tuple[Solution, BuildContext] | None:
@@ -118,15 +132,22 @@ def carried_optimum(
     (module docstring), and the built copy of ``sub`` it was read from; None when it is not one (``sub``
     stays unbuilt: solve it as usual). ``site``: ``sub`` is the restriction to that site (the plan is
     carried to its twins there)."""
+    return carry(main, main_sol, sub, site=site).optimum
+
+
+def carry(main: BuildContext, main_sol: Solution, sub: BuildContext, *, site: str | None = None) -> Carried:
+    """``main_sol`` carried into the unbuilt restriction ``sub`` (to the twins at ``site`` when given):
+    :class:`Carried` — the optimum of ``sub`` when the carried plan is feasible there at the plan's cost,
+    else a feasible start when it is feasible at a higher cost (``sub`` stays unbuilt in both cases)."""
     same_slices = main.periods == sub.periods and main.months == sub.months and main.demand == sub.demand
     if main_sol.status != "optimal" or main.scenario.objective != "min_cost" or not same_slices:
-        return None
+        return Carried()
     if main.scale_floor is not None or main.elastic or sub.elastic:
-        return None
+        return Carried()
     used = {int(key[0]) for f in (*POINT_KEYED, *CAND_KEYED) for key, v in main_sol.values.get(f, {}).items() if v}
     cands = _twin_cands(main, sub, used, site)
     if cands is None:
-        return None  # the plan deploys a candidate the restriction lacks (and has no twin of)
+        return Carried()  # the plan deploys a candidate the restriction lacks (and has no twin of)
     trial = sub.restricted({int(k) for k in sub.cands.index})  # built here; ``sub`` stays unbuilt
     build_problem(trial)
     maps = _translate(main, trial, cands, site)
@@ -137,18 +158,18 @@ def carried_optimum(
                 continue
             to = _carried_key(family, key, maps)
             if to is None or to not in trial.variables.get(family, {}):
-                return None  # the plan uses something the restriction lacks
+                return Carried()  # the plan uses something the restriction lacks
             into = carried.setdefault(family, {})
             into[to] = max(into.get(to, 0.0), v) if family in SELECTORS else into.get(to, 0.0) + v
     for family, registry in trial.variables.items():
         for key, var in registry.items():
             var.varValue = carried.get(family, {}).get(key, 0.0)
     if not _within_bounds(trial) or violated_rows(trial):
-        return None
+        return Carried()
     sol = read_solution(trial, optimal=True, elapsed=0.0)
     if abs(sol.cost_usd - main_sol.cost_usd) > COST_REL * max(1.0, abs(main_sol.cost_usd)):
-        return None
-    return sol, trial
+        return Carried(start={(f, k): v for f, values in carried.items() for k, v in values.items()})
+    return Carried(optimum=(sol, trial))
 
 
 def _within_bounds(ctx: BuildContext, tol: float = 1e-9) -> bool:
