@@ -113,7 +113,7 @@ def alternative(
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
-    others = set(table.feasible[column]) - {value}
+    others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
     ctx = build_context(catalog, scenario, table, exclude={column: others})
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
@@ -185,7 +185,7 @@ def alternatives(
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
     with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
         for column in ("gpu", "site"):
-            for value in sorted(set(table.candidates[column])):
+            for value in sorted(str(v) for v in table.candidates[column].unique()):
                 left_s = None if deadline is None else deadline - time.perf_counter()
                 if left_s is not None and left_s <= overhead_s:
                     items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
