@@ -118,7 +118,7 @@ def alternative(
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(
-            ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES, start=carried.start
+            ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES, start=carried.start, built=carried.built
         )
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None

@@ -123,6 +123,9 @@ class Carried:
 
     optimum: tuple[Solution, BuildContext] | None = None
     start: dict[tuple[str, Any], float] | None = None
+    built: BuildContext | None = None
+    """The built copy of the restriction the plan was carried into (when one was built): the same problem,
+    ready to solve."""
 
 
 def carried_optimum(
@@ -158,17 +161,18 @@ def carry(main: BuildContext, main_sol: Solution, sub: BuildContext, *, site: st
                 continue
             to = _carried_key(family, key, maps)
             if to is None or to not in trial.variables.get(family, {}):
-                return Carried()  # the plan uses something the restriction lacks
+                return Carried(built=trial)  # the plan uses something the restriction lacks
             into = carried.setdefault(family, {})
             into[to] = max(into.get(to, 0.0), v) if family in SELECTORS else into.get(to, 0.0) + v
     for family, registry in trial.variables.items():
         for key, var in registry.items():
             var.varValue = carried.get(family, {}).get(key, 0.0)
     if not _within_bounds(trial) or violated_rows(trial):
-        return Carried()
+        return Carried(built=trial)
     sol = read_solution(trial, optimal=True, elapsed=0.0)
     if abs(sol.cost_usd - main_sol.cost_usd) > COST_REL * max(1.0, abs(main_sol.cost_usd)):
-        return Carried(start={(f, k): v for f, values in carried.items() for k, v in values.items()})
+        start = {(f, k): v for f, values in carried.items() for k, v in values.items()}
+        return Carried(start=start, built=trial)
     return Carried(optimum=(sol, trial))
 
 
