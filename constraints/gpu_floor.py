@@ -68,7 +68,7 @@ def add_gpu_floor(ctx: BuildContext) -> None:
     floors = {t: 0 for t in ctx.periods}
     for w in ctx.scenario.workloads:
         cands = list(ctx.cands_of_workload(w.name))
-        gpus = {k: float(ctx.cands.at[k, "gpus"]) for k in cands}
+        gpus = {k: float(ctx.column("gpus")[k]) for k in cands}
         if not cands or any(g < 1 or g != int(g) for g in gpus.values()):
             continue
         cap = {k: max((float(p.capacity_requests_per_s) for p in ctx.points_of(k)), default=0.0) for k in cands}

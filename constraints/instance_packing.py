@@ -30,11 +30,12 @@ def add_instance_packing(ctx: BuildContext) -> None:
         opts = options.get((str(gpu_id), str(site)), [])
         size_of = {i: instance_gpus(ctx.supply[i], node) for i in opts}
         smallest = min(size_of.values(), default=node)
-        group = {int(k): packing_size(float(ctx.cands.at[k, "gpus"]), node) for k in cands}
+        gpus_of = ctx.column("gpus")
+        group = {int(k): packing_size(float(gpus_of[int(k)]), node) for k in cands}
         for sigma in sorted({g for g in group.values() if g > smallest}):
             for t in ctx.periods:
                 used = pulp.lpSum(
-                    float(ctx.cands.at[k, "gpus"]) * ctx.replicas(k, t) for k, g in group.items() if g >= sigma
+                    float(gpus_of[k]) * ctx.replicas(k, t) for k, g in group.items() if g >= sigma
                 )
                 hosts = pulp.lpSum(
                     ctx.supply[i].effective_gpus_frac * ctx.supply[i].unit_gpus * ctx.variables["units"][(i, t)]

@@ -36,6 +36,6 @@ def add_pd_flow(ctx: BuildContext) -> None:
                     served = pulp.lpSum(flow[(k, t)] for k in cands)
                     ctx.add_row("pd_flow", (role, w.name, group, t), served - pdf == 0)  # (1), (2)
                     link = pulp.lpSum(
-                        float(ctx.cands.at[k, "kv_link_gb_per_s"]) * ctx.replicas(k, t) for k in cands
+                        float(ctx.column("kv_link_gb_per_s")[k]) * ctx.replicas(k, t) for k in cands
                     )
                     ctx.add_row("pd_flow", (f"kv_link_{role}", w.name, group, t), v_gb * pdf - link <= 0)  # (3), (4)

@@ -19,7 +19,7 @@ from planner.catalog.loader import Catalog
 from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.explain import closest_miss
-from planner.optimize.restricted_optimum import carried_optimum
+from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
 from planner.problem.context import BuildContext, build_context
@@ -107,16 +107,19 @@ def alternative(
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
     filled by :func:`rank`), and its solved problem (None when it has no plan). With the solved plan
-    ``main``: when that plan is an optimum of the restriction too (planner.optimize.restricted_optimum),
-    it is the answer and nothing is solved."""
+    ``main``: when that plan (carried to the twins at the site of a site alternative) is an optimum of the
+    restriction too (planner.optimize.restricted_optimum), it is the answer and nothing is solved; when it
+    is only feasible there, it is the solver's first incumbent."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
-    others = set(table.feasible[column]) - {value}
+    others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
     ctx = build_context(catalog, scenario, table, exclude={column: others})
-    carried = None if main is None else carried_optimum(main[1], main[0], ctx)
+    carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
-        sol, ctx = carried or solve(ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
+        sol, ctx = carried.optimum or solve(
+            ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES, start=carried.start, built=carried.built
+        )
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
@@ -182,7 +185,7 @@ def alternatives(
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
     with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
         for column in ("gpu", "site"):
-            for value in sorted(set(table.candidates[column])):
+            for value in sorted(str(v) for v in table.candidates[column].unique()):
                 left_s = None if deadline is None else deadline - time.perf_counter()
                 if left_s is not None and left_s <= overhead_s:
                     items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))

@@ -232,19 +232,26 @@ def solve_context(
     time_limit_s: float | None = None,
     max_nodes: int | None = None,
     extra_rows: Callable[[BuildContext], None] | None = None,
+    warm_start: dict[tuple[str, Any], float] | None = None,
+    prebuilt: bool = False,
 ) -> Solution:
     """Build (then add ``extra_rows``, e.g. a probe's restriction) and solve; map the solver status to optimal / feasible (a limit reached, with gap) /
     infeasible (proven). A stop at ``time_limit_s`` or ``max_nodes`` before any plan is found is not an
-    infeasibility: it raises :class:`~planner.errors.SolverError` (exit 4) naming the limit."""
+    infeasibility: it raises :class:`~planner.errors.SolverError` (exit 4) naming the limit. ``warm_start``: a
+    feasible plan by (family, key) handed to HiGHS as its first incumbent (others: ignored; unlisted
+    variables 0). ``prebuilt``: ``ctx`` is already built (by :func:`~planner.optimize.build.build_problem`):
+    solve it as it is."""
     built = time.perf_counter()
-    build_problem(ctx)
+    if not prebuilt:
+        build_problem(ctx)
     if extra_rows is not None:
         extra_rows(ctx)
     start = time.perf_counter()
     split = parts(ctx) if solver == "highs" else None
     if split is not None:  # independent parts (e.g. the slices of a rent-only plan): solved one by one
         return _solve_split(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, build_s=start - built)
-    made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS)
+    named = None if warm_start is None else {ctx.variables[f][k].name: v for (f, k), v in warm_start.items()}
+    made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
     status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
     if not has_solution:

@@ -106,6 +106,15 @@ class BuildContext:
 
     # -- index helpers --------------------------------------------------------------------------
     _points_by_cand: dict[int, list[Any]] = field(default_factory=dict)
+    _columns: dict[str, dict[int, Any]] = field(default_factory=dict)
+
+    def column(self, name: str) -> dict[int, Any]:
+        """Candidate id → its value in column ``name`` of ``cands`` (read once per context: a dict lookup
+        instead of a ``cands.at`` per candidate and row)."""
+        if name not in self._columns:
+            ids = [int(k) for k in self.cands.index.to_numpy()]
+            self._columns[name] = dict(zip(ids, self.cands[name].to_numpy().tolist(), strict=True))
+        return self._columns[name]
 
     def points_of(self, cand: int) -> list[Any]:
         """Operating points of candidate ``cand`` (itertuples rows of ``points``)."""

@@ -17,6 +17,11 @@ from planner.costs import instance_sizes, rent_quote
 from planner.scenario import Scenario
 
 
+def _values(column: pd.Series) -> list[Any]:
+    """A column's values as a list, read through numpy (a string column's own iteration boxes every cell)."""
+    return list(column.to_numpy().tolist())
+
+
 def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     """Drop candidates dominated within (workload, role, gpu, site): another one uses no more GPUs, has no worse
     quality tier and at least the same best capacity (ties keep the lower candidate id); for prefill and decode
@@ -24,8 +29,9 @@ def prune_dominated(cands: pd.DataFrame) -> pd.DataFrame:
     keep: list[int] = []
     groups: dict[tuple[str, str, str, str], list[tuple[int, float, int, float]]] = defaultdict(list)
     roles = cands["role"] if "role" in cands.columns else pd.Series("colocated", index=cands.index)
-    cols = cands[["workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]]
-    for (cand, workload, gpu, site, gpus, tier, cap), role in zip(cols.itertuples(name=None), roles, strict=True):
+    names = ["cand", "workload", "gpu", "site", "gpus", "quality_tier", "best_capacity_requests_per_s"]
+    cols = zip(cands.index.tolist(), *(_values(cands[c]) for c in names[1:]), _values(roles), strict=True)
+    for cand, workload, gpu, site, gpus, tier, cap, role in cols:  # column lists: no per-cell pandas boxing
         key = (str(workload), str(role), str(gpu), str(site))
         # gpus is fractional for a share of one GPU (planner.performance.sharing)
         groups[key].append((int(cand), float(gpus), int(tier), float(cap)))
@@ -82,8 +88,9 @@ def prune_dominated_sites(
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
     if "share_frac" not in cands:  # tables built without GPU sharing
         cands = cands.assign(share_frac=1.0)
-    cols = cands[[*key_cols, "site", "best_capacity_requests_per_s"]]
-    for k, *key, site, cap in cols.itertuples(name=None):
+    names = [*key_cols, "site", "best_capacity_requests_per_s"]
+    rows_of = zip(cands.index.tolist(), *(_values(cands[c]) for c in names), strict=True)
+    for k, *key, site, cap in rows_of:  # column lists: no per-cell pandas boxing
         if not unlimited(str(site)):
             continue
         gpu = str(key[4])

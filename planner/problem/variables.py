@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import kv_link_requests_per_s, pd_groups
+from planner.problem.roles import kv_link_rates, kv_link_requests_per_s, pd_groups
 from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
@@ -33,15 +33,22 @@ def peak_with_spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
 
 
 def replica_upper_bound(
-    ctx: BuildContext, cand: int, capacity_requests_per_s: float, peak_requests_per_s: float | None = None
+    ctx: BuildContext,
+    cand: int,
+    capacity_requests_per_s: float,
+    peak_requests_per_s: float | None = None,
+    link_requests_per_s: float | None = None,
 ) -> int:
     """Data bound on replicas of one point: ceil((peak demand + spare) / capacity) (the big-M of the point
     selector); spare = the capacity a ``redundancy`` rule holds in reserve (planner.problem.spare); a prefill
     or decode replica counts at most what its KV link carries (B_k / V_KV). ``peak_requests_per_s``: the
-    candidate's workload's :func:`peak_with_spare_requests_per_s` when already known."""
-    workload = str(ctx.cands.at[cand, "workload"])
-    peak = peak_with_spare_requests_per_s(ctx, workload) if peak_requests_per_s is None else peak_requests_per_s
-    capacity = min(capacity_requests_per_s, kv_link_requests_per_s(ctx.cands, cand))
+    candidate's workload's :func:`peak_with_spare_requests_per_s` when already known, ``link_requests_per_s``
+    its KV link rate (planner.problem.roles.kv_link_requests_per_s) likewise."""
+    peak = peak_requests_per_s
+    if peak is None:
+        peak = peak_with_spare_requests_per_s(ctx, str(ctx.cands.at[cand, "workload"]))
+    link = kv_link_requests_per_s(ctx.cands, cand) if link_requests_per_s is None else link_requests_per_s
+    capacity = min(capacity_requests_per_s, link)
     return max(1, math.ceil(peak / capacity - 1e-9))
 
 
@@ -50,9 +57,10 @@ def create_variables(ctx: BuildContext) -> None:
     counts = ctx.points["cand"].value_counts()
     workload_of = {int(k): str(w) for k, w in ctx.cands["workload"].items()}
     peaks = {w: peak_with_spare_requests_per_s(ctx, w) for w in set(workload_of.values())}
+    links = kv_link_rates(ctx.cands)
     for row in ctx.points.itertuples():
         cand, point = int(row.cand), int(row.point)
-        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s), peaks[workload_of[cand]])
+        bound = replica_upper_bound(ctx, cand, float(row.capacity_requests_per_s), peaks[workload_of[cand]], links[cand])
         if counts[cand] > 1:
             ctx.var("y", (cand, point), low=0, up=1, cat="Integer")
         for t in ctx.periods:

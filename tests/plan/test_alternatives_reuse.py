@@ -124,3 +124,57 @@ def test_plan_reports_build_and_alternatives_seconds(catalog: Catalog) -> None:
     parts = [float(x) for x in plan_split(result).split(" / ")]
     assert len(parts) == 4 and parts[0] == pytest.approx(result.total_seconds - result.optimizer_seconds, abs=0.01)
     assert plan(catalog, scenario, with_alternatives=False).alternatives_seconds is None
+
+
+@pytest.mark.parametrize("example", ["chat_p99_redundant", "mixed_fleet"])
+def test_twin_carried_site_alternatives_equal_rebuilt_ones(
+    catalog: Catalog, example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A site alternative at a site the plan does not deploy on is answered by the plan carried to its twins
+    there (no solve) when that ties, or solved from the carried plan as a start when it only fits; either
+    way its status, cost and worst latencies are those of the alternative rebuilt and solved cold."""
+    import planner.optimize.alternatives as alts
+    from planner.optimize.restricted_optimum import carry
+
+    scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    main = solve(build_context(catalog, scenario, table), "highs", None)
+    plan_sites = {str(main[1].cands.at[k, "site"]) for (k, _j, _t), n in main[0].values["n_rep"].items() if n > 0}
+    outcomes: dict[str, str] = {}
+
+    def spy(*args: object, site: str | None = None) -> object:
+        got = carry(*args, site=site)  # type: ignore[arg-type]
+        if site is not None:
+            outcomes[site] = "optimum" if got.optimum else "start" if got.start else "none"
+        return got
+
+    monkeypatch.setattr(alts, "carry", spy)
+    for site in sorted(set(table.candidates["site"])):
+        old, _ = alternative(catalog, scenario, table, "highs", column="site", value=site)
+        new, solved = alternative(catalog, scenario, table, "highs", column="site", value=site, main=main)
+        assert (new.status, new.max_tpot_ms, new.max_ttft_ms) == (old.status, old.max_tpot_ms, old.max_ttft_ms)
+        assert new.total_cost_usd == pytest.approx(old.total_cost_usd, rel=1e-9), site
+        if outcomes.get(site) == "optimum":
+            assert solved is not None and solved[0].solve_seconds == 0.0
+            assert new.total_cost_usd == pytest.approx(main[0].cost_usd, rel=1e-9)
+    twins = [s for s, how in outcomes.items() if how == "optimum" and s not in plan_sites]
+    assert twins, (outcomes, plan_sites)  # a site the plan does not use, answered without a solve
+
+
+def test_warm_start_keeps_the_optimum(catalog: Catalog) -> None:
+    """mixed_fleet's ap_northeast alternative solved cold and from a start (its optimal plan, by family and
+    key, into a fresh build of the same problem): the same status and cost; a start naming a variable the
+    problem lacks is refused (KeyError), never silently dropped."""
+    from planner.optimize.solver import solve_context
+
+    scenario = load_scenario(ROOT / "examples/mixed_fleet/scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    others = set(table.feasible["site"]) - {"ap_northeast"}
+    cold_ctx = build_context(catalog, scenario, table, exclude={"site": others})
+    cold = solve_context(cold_ctx, max_nodes=2000)
+    start = {(f, k): v for f, values in cold.values.items() for k, v in values.items() if v}
+    warm = solve_context(build_context(catalog, scenario, table, exclude={"site": others}), warm_start=start)
+    assert cold.status == warm.status == "optimal"
+    assert warm.cost_usd == pytest.approx(cold.cost_usd, rel=1e-9)
+    with pytest.raises(KeyError):
+        solve_context(build_context(catalog, scenario, table, exclude={"site": others}), warm_start={("n_rep", (-1, 0, 0)): 1.0})
