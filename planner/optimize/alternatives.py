@@ -18,6 +18,7 @@ from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
 from planner.optimize import solve
+from planner.optimize.decompose import is_large
 from planner.optimize.explain import closest_miss
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
@@ -104,12 +105,14 @@ def alternative(
     value: str,
     time_limit_s: float | None = None,
     main: tuple[Solution, BuildContext] | None = None,
+    decompose: bool = False,
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
     filled by :func:`rank`), and its solved problem (None when it has no plan). With the solved plan
     ``main``: when that plan (carried to the twins at the site of a site alternative) is an optimum of the
     restriction too (planner.optimize.restricted_optimum), it is the answer and nothing is solved; when it
-    is only feasible there, it is the solver's first incumbent."""
+    is only feasible there, it is the solver's first incumbent. ``decompose``: solved by the large-problem
+    method (planner.optimize.decompose), as the plan was."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
@@ -118,7 +121,8 @@ def alternative(
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(
-            ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES, start=carried.start, built=carried.built
+            ctx, solver, time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES, start=carried.start, built=carried.built,
+            decompose=decompose,
         )
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
@@ -178,7 +182,9 @@ def alternatives(
     plan). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
     gets the time left less the largest build time seen so far, and one that would not get any is skipped
     ("not solved: --time-limit reached"), so the last build does not run past the limit. ``main``: the
-    solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`)."""
+    solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
+    solved by the large-problem method has its alternatives solved by it too."""
+    decompose = main is not None and is_large(main[1])
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
@@ -194,6 +200,7 @@ def alternatives(
                 record, solved = alternative(
                     catalog, scenario, table, solver, column=column, value=value,
                     time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
+                    decompose=decompose,
                 )
                 solver_s = 0.0 if solved is None else solved[0].solve_seconds
                 overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)

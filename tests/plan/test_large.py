@@ -222,3 +222,23 @@ def test_large_path_meets_the_exact_optimum_on_the_buying_scenario(
     assert large.total_cost_usd == pytest.approx(_cost(exact), rel=1e-6)
     assert large.gap is not None and 0.0 <= large.gap < 0.06
     assert large.total_cost_usd * (1 - large.gap) <= _cost(exact) * (1 + 1e-6)  # a proven bound
+
+
+@pytest.mark.parametrize("decomposed", [True, False])
+def test_alternatives_of_a_decomposed_plan_are_decomposed_too(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, decomposed: bool
+) -> None:
+    """A plan the large-problem method solved has its alternatives solved by it (an exact multi-period MILP
+    per GPU type took up to 3 min each on the bench economics scenario); an exact plan's stay exact."""
+    import planner.optimize as optimize
+    import planner.optimize.alternatives as alternatives_module
+
+    scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
+    monkeypatch.setattr(alternatives_module, "is_large", lambda ctx: decomposed)
+    calls: list[int] = []
+    real = optimize.solve_large
+    monkeypatch.setattr(optimize, "solve_large", lambda ctx, **kw: calls.append(1) or real(ctx, **kw))
+    result = plan(catalog, scenario, with_alternatives=True)
+    solved = [a for a in result.alternatives if a.total_cost_usd is not None]
+    assert solved and all(a.total_cost_usd >= result.total_cost_usd * (1 - 1e-6) for a in solved)
+    assert (len(calls) > 0) is decomposed
