@@ -46,9 +46,10 @@ def keeps_held(part: BuildContext, held: dict[tuple[Any, ...], int]) -> bool:
     period with the purchases and reserved terms ``held``: it uses exactly the held units in every slice
     and every operating-point selector is whole.
 
-    Then it is also the best such plan: with purchases paid per use, the bound problem's optimum minimises
-    the other costs plus a term that is constant at the held units, over more plans than the period's
-    plan problem has — one of which it is."""
+    Then, when the bound problem was solved to optimality, it is also the best such plan: with purchases
+    paid per use, its optimum minimises the other costs plus a term that is constant at the held units,
+    over more plans than the period's plan problem has — one of which it is. (One stopped at its node
+    limit is still a plan of the period, as good as that search found.)"""
     for i, opt in enumerate(part.supply):
         for t in part.periods:
             if opt.kind is SupplyKind.BUY:
