@@ -17,7 +17,8 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
 3. **Purchases, from the bounds' solutions** (:func:`~planner.optimize.held.purchase_plans`). Each
    period's bound solution names the nodes it would own; taken as the horizon's purchases, it agrees with
    the periods that own exactly those nodes delivered by their month. The plans with the most agreeing
-   periods are tried (:data:`~planner.optimize.held.PURCHASE_PLANS`) (reserved terms: the fewest units each term window's periods rent).
+   periods are tried (:data:`~planner.optimize.held.PURCHASE_PLANS`); reserved terms hold the fewest units
+   each term window's periods rent.
 4. **Plan, period by period** (:func:`solve_by_period`), on the bound problems' candidates. With the
    purchases and reserved terms held nothing else ties periods together (owned and edge units are held
    over the hour blocks of one period, which are solved together), so each representative period is an
@@ -59,7 +60,7 @@ from planner.optimize.held import (
     hold,
     keeps_held,
     purchase_plans,
-    with_purchases,
+    set_purchases,
 )
 from planner.optimize.selection import flowing, most_capacity_per_gpu, shortlist
 from planner.optimize.solver import (
@@ -294,7 +295,7 @@ def solve_by_period(
 
     ``reuse``: solved period bound problems on the same candidates ``keep`` (:func:`period_bounds`); a
     period whose bound solution already holds ``held`` (:func:`keeps_held`) takes it instead of a solve."""
-    kept = {t: with_purchases(part, held) for t, part in (reuse or {}).items() if keeps_held(part, held)}
+    kept = {t: part for t, part in (reuse or {}).items() if keeps_held(part, held)}
 
     def build(period: int) -> BuildContext:
         part = period_problem(ctx, keep, period)
@@ -309,6 +310,7 @@ def solve_by_period(
     build_problem(whole)
     # same ids: a part's keys are the whole's
     assemble(whole, [*kept.values(), *(part for part, _has, _optimal, _bound in solved)])
+    set_purchases(whole, held)  # a kept bound solution bought per period; the plan buys once
     return None if violated_rows(whole) else whole
 
 

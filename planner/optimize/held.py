@@ -63,13 +63,12 @@ def keeps_held(part: BuildContext, held: dict[tuple[Any, ...], int]) -> bool:
     return all(abs(v - round(v)) <= INTEGRAL_TOL for v in (float(y.varValue or 0.0) for y in part.variables["y"].values()))
 
 
-def with_purchases(part: BuildContext, held: dict[tuple[Any, ...], int]) -> BuildContext:
-    """``part`` with its purchase decisions set to ``held`` (a bound problem buys per period; the plan's
-    purchases are one decision for the horizon)."""
-    for i, opt in enumerate(part.supply):
+def set_purchases(whole: BuildContext, held: dict[tuple[Any, ...], int]) -> None:
+    """Set the purchase decisions of the assembled ``whole`` to ``held`` (a period bound solution it took buys
+    per period; the plan's purchases are one decision for the horizon)."""
+    for i, opt in enumerate(whole.supply):
         if opt.kind is SupplyKind.BUY:
-            part.variables["bought"][i].varValue = float(held.get((opt.id,), 0))
-    return part
+            whole.variables["bought"][i].varValue = float(held.get((opt.id,), 0))
 
 
 PURCHASE_PLANS = 2
