@@ -141,11 +141,51 @@ def infeasible_heading(source: Path | None) -> str:
     return f"{text(str(source))}: [bold red]infeasible[/]" if source is not None else "[bold red]infeasible[/]"
 
 
+PIPED_COLUMN_MAX_WIDTH = 60
+"""Widest a wrapping column (prose: quotes, reasons) is printed when stdout is a file or pipe."""
+
+
 def show(renderable: Any) -> None:
-    """Print a table or text on stdout."""
-    out.print(renderable)
+    """Print a table or text on stdout. Piped or redirected, a table is printed at its natural width, prose
+    columns wrapped at PIPED_COLUMN_MAX_WIDTH (a file has no right margin: squeezed to a guessed width the
+    columns would wrap into many lines and lose their headers)."""
+    if out.is_terminal:
+        out.print(renderable)
+        return
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    if isinstance(renderable, Table):
+        for column in renderable.columns:
+            if column.max_width is None and not column.no_wrap:
+                column.max_width = PIPED_COLUMN_MAX_WIDTH
+    page_width = out.width
+    natural = Measurement.get(out, out.options.update_width(10_000), renderable).maximum
+    out.width = max(page_width, natural)
+    try:
+        out.print(renderable)
+    finally:
+        out.width = page_width
 
 
 def usage_error(message: str) -> NoReturn:
     """Exit 2 with one line naming the problem (for option checks done in the CLI)."""
     fail(InputError(message))
+
+
+def finite_float(minimum: float) -> Callable[[str], float]:
+    """A command-line parser for a finite number ≥ ``minimum``: "nan", "inf" and values below the minimum are
+    usage errors that name the option (the option layer checks them, so no NaN reaches a model)."""
+
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise typer.BadParameter(f"{raw!r} is not a number") from None
+        if not math.isfinite(value):
+            raise typer.BadParameter(f"must be a finite number, not {raw!r}")
+        if value < minimum:
+            raise typer.BadParameter(f"must be at least {minimum:g}, not {raw}")
+        return value
+
+    return parse

@@ -14,6 +14,7 @@ from planner.cli.common import (
     check_output_path,
     emit,
     err,
+    finite_float,
     infeasible_heading,
     note,
     run_guarded,
@@ -31,7 +32,12 @@ OutputXlsx = Annotated[
     typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx) or an HTML report (.html)."),
 ]
 SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
-TimeLimit = Annotated[float | None, typer.Option("--time-limit", help="Solver time limit, seconds.", min=0.1)]
+TimeLimit = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit", help="Solver time limit, seconds.", parser=finite_float(0.1), metavar="SECONDS"
+    ),
+]
 PlotsDir = Annotated[
     Path | None, typer.Option("--plots", help="Also write the charts as PNG files to this folder.")
 ]
@@ -212,6 +218,8 @@ def _print_optimizations(data: dict[str, Any]) -> None:
         for o in d["optimizations"]:
             t.add_row(text(name), text(o["name"]), "on" if o["on"] else "off", text(o["why"]))
     show(t)
+
+
 def _print_disaggregation(data: dict[str, Any]) -> None:
     """One line per prefill/decode group: P:D ratio (GPUs and replicas), served req/s and the KV link load."""
     for g in data.get("disaggregation", []):
@@ -357,13 +365,18 @@ def plan(
 def budget(
     scenario_path: ScenarioArg,
     capex_usd: Annotated[
-        float | None, typer.Option("--capex-usd", help="Capital budget, USD.", min=0)
+        float | None,
+        typer.Option("--capex-usd", help="Capital budget, USD.", parser=finite_float(0), metavar="USD"),
     ] = None,
     opex_usd_per_month: Annotated[
-        float | None, typer.Option("--opex-usd-per-month", help="Monthly budget, USD.", min=0)
+        float | None,
+        typer.Option(
+            "--opex-usd-per-month", help="Monthly budget, USD.", parser=finite_float(0), metavar="USD"
+        ),
     ] = None,
     total_usd: Annotated[
-        float | None, typer.Option("--total-usd", help="Horizon budget, USD.", min=0)
+        float | None,
+        typer.Option("--total-usd", help="Horizon budget, USD.", parser=finite_float(0), metavar="USD"),
     ] = None,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
@@ -419,7 +432,11 @@ def print_budget(data: dict[str, Any]) -> None:
         return
     total = data["served_requests_per_s"].get("total", 0)
     since = data.get("served_from_month") or 0
-    when = f" from month {since:g} (the first delivery of a purchase; earlier months serve what they can)" if since else ""
+    when = (
+        f" from month {since:g} (the first delivery of a purchase; earlier months serve what they can)"
+        if since
+        else ""
+    )
     show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s{when}")
     used = data["budget_used"]
     for key, limit in used["limits"].items():

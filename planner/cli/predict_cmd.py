@@ -11,7 +11,18 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, err, fail, run_guarded, show, text
+from planner.cli.common import (
+    JsonFlag,
+    JsonOut,
+    check_output_path,
+    emit,
+    err,
+    fail,
+    finite_float,
+    run_guarded,
+    show,
+    text,
+)
 from planner.errors import InfeasiblePlan
 
 KEYS = (
@@ -77,7 +88,9 @@ def predict(
     batch: Annotated[int, typer.Option(help="Concurrent sequences.", min=1)] = 1,
     input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request.", min=1)] = 2048,
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
-    workspace_gib: Annotated[float, typer.Option(help="Per-GPU workspace reservation, GiB.", min=0)] = 2.0,
+    workspace_gib: Annotated[
+        float, typer.Option(help="Per-GPU workspace reservation, GiB.", parser=finite_float(0), metavar="GIB")
+    ] = 2.0,
     engine: Annotated[
         str, typer.Option(help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp.")
     ] = "vllm",
@@ -85,6 +98,8 @@ def predict(
         float | None,
         typer.Option(
             "--requests-per-s",
+            parser=finite_float(0),
+            metavar="REQ/S",
             help="Offered load of one replica, requests/s: TTFT/TPOT/throughput under the engine scheduler "
             "(the numbers planner plan reports for this deployment at that load).",
         ),

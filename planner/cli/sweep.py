@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner.cli.common import emit, err, run_guarded, show, wrote
+from planner.cli.common import emit, err, finite_float, run_guarded, show, wrote
 
 if TYPE_CHECKING:
     from planner.sweep import Engine, SweepResult, SweepRow
@@ -151,7 +151,13 @@ def sweep(
         ),
     ] = None,
     time_limit: Annotated[
-        float | None, typer.Option("--time-limit", help="Solver time limit per variant, seconds.", min=0.1)
+        float | None,
+        typer.Option(
+            "--time-limit",
+            help="Solver time limit per variant, seconds.",
+            parser=finite_float(0.1),
+            metavar="SECONDS",
+        ),
     ] = None,
 ) -> None:
     """One plan per variant (--vary PATH=V1,V2,...): cost, capex, opex, $/Mtok, GPUs, choices and binding constraints per row."""

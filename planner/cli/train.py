@@ -19,6 +19,7 @@ from planner.cli.common import (
     emit,
     err,
     fail,
+    finite_float,
     infeasible_heading,
     out,
     run_guarded,
@@ -139,7 +140,9 @@ def predict_train(
         str, typer.Option(help="Pipeline schedule: 1f1b, interleaved or fill_drain.")
     ] = "1f1b",
     precision: Annotated[str, typer.Option(help="Matmul precision: bf16 or fp8.")] = "bf16",
-    tokens: Annotated[float, typer.Option(help="Training tokens (for days).", min=1)] = 1e11,
+    tokens: Annotated[
+        float, typer.Option(help="Training tokens (for days).", parser=finite_float(1), metavar="TOKENS")
+    ] = 1e11,
     force: Annotated[
         bool, typer.Option("--force", help="Show the numbers even when the layout does not fit.")
     ] = False,

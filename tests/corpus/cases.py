@@ -452,8 +452,8 @@ OPTION_CASES = [
     Case("scenario-missing", ("scenario file not found",), options=("--scenario-missing",)),
     Case("scenario-directory", ("is a directory",), options=("--scenario-directory",)),
     Case("budget-no-limits", ("give at least one of",), command="budget"),
-    Case("budget-total-inf", ("total_usd", "finite"), command="budget", options=("--total-usd", "inf")),
-    Case("budget-capex-nan", ("--capex-usd",), command="budget", options=("--capex-usd", "nan")),
+    Case("budget-total-inf", ("--total-usd", "finite"), command="budget", options=("--total-usd", "inf")),
+    Case("budget-capex-nan", ("--capex-usd", "finite"), command="budget", options=("--capex-usd", "nan")),
     Case(
         "budget-negative", ("--opex-usd-per-month",), command="budget", options=("--opex-usd-per-month", "-5")
     ),

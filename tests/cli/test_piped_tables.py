@@ -1,0 +1,43 @@
+"""Tables printed to a pipe or file (issue 16: a wide plan wrapped into blank lines and truncated headers
+such as "p…", "r…" when stdout was not a terminal): natural width, one line per row, whole headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from planner.cli.common import PIPED_COLUMN_MAX_WIDTH
+from planner.cli.main import app
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def _table_rows(lines: list[str], header_word: str) -> tuple[str, list[str]]:
+    """The header line holding ``header_word`` and the body lines of that table."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("┃") and header_word in line)
+    body_start = next(i for i in range(start, len(lines)) if lines[i].startswith("┡")) + 1
+    end = next(i for i in range(body_start, len(lines)) if lines[i].startswith("└"))
+    return lines[start], lines[body_start:end]
+
+
+def test_piped_plan_table_has_whole_headers_and_one_line_per_deployment() -> None:
+    res = runner.invoke(app, ["plan", str(ROOT / "examples/buy_vs_rent/scenario.yaml"), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    header, rows = _table_rows(res.stdout.splitlines(), "workload")
+    for name in ("placement", "batch", "TTFT/SLO ms", "req/s cap", "$/month", "replicas per period"):
+        assert f" {name} " in header, header
+    assert "…" not in header
+    assert len(rows) == 5  # chat on H100 and H200, two prefill pools, one decode pool: no continuation lines
+    assert all(row.startswith("│ chat") for row in rows), rows
+    assert "0 4×3 2 4 3×2 4 3×2 4" in rows[1]  # the H200 replicas per period, whole on its line
+
+
+def test_piped_prose_column_wraps_at_its_cap_instead_of_widening_the_table() -> None:
+    res = runner.invoke(app, ["plan", str(ROOT / "examples/buy_vs_rent/scenario.yaml"), "--no-alternatives"])
+    header, rows = _table_rows(res.stdout.splitlines(), "quote")
+    quote_width = len(header.split("┃")[-2]) - 2  # the last column, less its padding
+    assert quote_width == PIPED_COLUMN_MAX_WIDTH
+    assert len(rows) > 2  # two rentals, their quotes wrapped over several lines
+    assert max(len(line) for line in res.stdout.splitlines()) < 240
