@@ -400,30 +400,18 @@ def budget(
         with working(f"largest demand within the budget of {scenario.name}"):
             return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)
 
+    from planner.readout.budget import budget_use
+
     result = run_guarded(go)
     data = result.to_json()
-    limits = {"capex_usd": capex_usd, "opex_usd_per_month": opex_usd_per_month, "total_usd": total_usd}
-    data["budget_used"] = budget_used(data, limits)
+    use = budget_use(result)
+    data["budget_used"] = use.to_json() if use is not None else None
     if not emit(data, as_json, json_out, failed=result.status == "infeasible"):
         print_plan(result, scenario_path)
         print_budget(data)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     write_workbook(result, output, None)
-
-
-def budget_used(data: dict[str, Any], limits: dict[str, float | None]) -> dict[str, Any]:
-    """Spent vs limit per budget line; ``binding`` names the limits used to ≥ 99.9 %."""
-    spent = {
-        "capex_usd": data["capex_usd"],
-        "opex_usd_per_month": data["opex_usd_per_month"],
-        "total_usd": data["total_cost_usd"],
-    }
-    used = {
-        k: (spent[k] / v if v and spent[k] is not None else None) for k, v in limits.items() if v is not None
-    }
-    binding = sorted(k for k, frac in used.items() if frac is not None and frac >= 0.999)
-    return {**spent, "limits": limits, "used_frac": used, "binding": binding}
 
 
 def print_budget(data: dict[str, Any]) -> None:
@@ -439,13 +427,11 @@ def print_budget(data: dict[str, Any]) -> None:
     )
     show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s{when}")
     used = data["budget_used"]
+    if used is None:
+        return
     for key, limit in used["limits"].items():
         if limit is None:
             continue
         mark = " (binding)" if key in used["binding"] else ""
         show(f"{key}: {used[key]:,.0f} of {limit:,.0f} ({used['used_frac'][key]:.1%}){mark}")
-    if not used["binding"]:
-        families = sorted({str(b["family"]) for b in data["binding_constraints"]})
-        show(f"binding limit: no budget line — {text(', '.join(families) or '—')}")
-    else:
-        show(f"binding limit: {text(', '.join(used['binding']))}")
+    show(f"binding limit: {text(used['binding_limit'])}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from planner.readout.budget import budget_use
 from planner.report.formatting import INT_FORMAT, MAX_COLUMN_WIDTH, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT
 from planner.report.workbook_costs import HORIZON_NAME, KIND_NAMES, SUPPLY_HEADERS, TOKENS_NAME, TOTAL_NAME
 from planner.report.workbook_tables import SLO_HEADERS
@@ -71,16 +72,16 @@ def recommendation_text(result: PlanResult) -> str:
 
 
 BUDGET_LINES = (
-    ("capex_usd", "Capex budget (USD)", f"{KIND_NAMES['capex']}", "capex_usd"),
-    ("opex_usd_per_month", "Opex budget (USD/month)", OPEX_FORMULA.lstrip("="), "opex_usd_per_month"),
-    ("total_usd", "Total budget (USD, present value)", TOTAL_NAME, "total_cost_usd"),
+    ("capex_usd", "Capex budget (USD)", f"{KIND_NAMES['capex']}"),
+    ("opex_usd_per_month", "Opex budget (USD/month)", OPEX_FORMULA.lstrip("=")),
+    ("total_usd", "Total budget (USD, present value)", TOTAL_NAME),
 )
-"""(budget field, label, live formula of the amount spent, plan JSON key of the amount spent)."""
+"""(budget field, label, live formula of the amount spent)."""
 
 
 def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
     """For a budget plan (``planner budget``): served scale and req/s, each limit with the share used
-    (live), and the binding limit (used to >= 99.9 %, else what else stopped the scale)."""
+    (live), and the binding limit in words (planner.readout.budget)."""
     if result.served_scale is None:
         return []
     served = data.get("served_requests_per_s") or {}
@@ -88,19 +89,16 @@ def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any
         ("Served scale (x stated demand)", result.served_scale, NUMBER_FORMAT),
         ("Served (req/s, total)", served.get("total", 0.0), NUMBER_FORMAT),
     ]
-    budget = getattr(result.scenario, "budget", None)
-    binding = []
-    for field, label, spent, key in BUDGET_LINES:
-        limit = getattr(budget, field, None) if budget is not None else None
+    use = budget_use(result)
+    if use is None:
+        return rows
+    for field, label, spent in BUDGET_LINES:
+        limit = use.limits[field]
         if not limit:
             continue
         rows.append((label, limit, USD_FORMAT))
         rows.append((f"{label.split(' (')[0]} used (%)", Formula(f"=({spent})/{limit}"), PERCENT_FORMAT))
-        if (data.get(key) or 0.0) >= 0.999 * limit:
-            binding.append(label.split(" (")[0].lower())
-    families = sorted({str(b.get("family")) for b in result.binding_constraints})
-    limit_text = ", ".join(binding) if binding else "no budget line: " + (", ".join(families) or "—")
-    rows.append(("Binding limit", limit_text, None))
+    rows.append(("Binding limit", use.binding_limit, None))
     return rows
 
 

@@ -26,6 +26,9 @@ POINTS_PER_LINE = 15
 NOTE_CHARS_PER_LINE = 120
 WIDE_TEXT_CHARS = 60
 """Width of wrapped text columns (sources, descriptions, notes)."""
+PRINT_CHARS_PER_PAGE = 190
+"""Characters of column width one landscape page prints legibly: about 130 at 100 % (Letter or A4 less
+margins), 190 at the ~70 % scale still read comfortably on paper. A wider sheet prints over more pages."""
 
 
 @dataclass(frozen=True)
@@ -97,10 +100,26 @@ def finish_sheet(ws: Any, *, freeze: str | None, widths: dict[str, int] | None =
     _fit_wrapped_rows(ws, final)
     if freeze:
         ws.freeze_panes = freeze
+    _print_layout(ws, sum(final.values()), freeze)
+
+
+def _print_layout(ws: Any, width_chars: int, freeze: str | None) -> None:
+    """Landscape, as many pages wide as keep the text at a readable scale (``PRINT_CHARS_PER_PAGE`` columns
+    of characters per page), rows and columns frozen on screen repeated on every printed page."""
+    from openpyxl.utils.cell import coordinate_from_string, get_column_letter
+
     ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToWidth = max(1, -(-width_chars // PRINT_CHARS_PER_PAGE))
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
+    if not freeze:
+        return
+    column, row = coordinate_from_string(freeze)
+    if row > 1:
+        ws.print_title_rows = f"1:{row - 1}"
+    first_unfrozen = ws[f"{column}1"].column
+    if first_unfrozen > 1 and ws.page_setup.fitToWidth > 1:
+        ws.print_title_cols = f"A:{get_column_letter(first_unfrozen - 1)}"
 
 
 def _fit_wrapped_rows(ws: Any, widths: dict[int, int]) -> None:

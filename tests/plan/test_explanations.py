@@ -3,6 +3,7 @@ and `planner budget` with buy-only procurement measuring the served scale from t
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,8 @@ import pandas as pd
 from planner.catalog import Catalog
 from planner.optimize.explain import closest_miss
 from planner.plan import plan
+from planner.readout import PlanResult
+from planner.readout.budget import budget_use
 from planner.scenario import Budget, Scenario, load_scenario
 from planner.scenario_base import Slo
 
@@ -81,6 +84,29 @@ def test_budget_with_buy_only_serves_from_the_first_delivery(catalog: Catalog) -
     assert result.capex_usd <= 1.6e6
     before = [e for e in result.schedule if e.start_month < lead_months]
     assert before and all(sum(e.served_requests_per_s.values()) == 0 for e in before)
+    _check_budget_use(result)
+
+
+def _check_budget_use(result: PlanResult) -> None:
+    """The capex line has money left (it said "no budget line"), but less than one more node of the cheapest
+    kind the plan buys: it binds in whole units, and the sentence names the node and both amounts."""
+    bought = [s for s in result.supply if s.procurement == "buy"]
+    node = min(bought, key=lambda s: s.capex_usd / s.units)
+    node_usd = node.capex_usd / node.units
+    left = 1.6e6 - result.capex_usd
+    assert 0 < left < node_usd
+    use = budget_use(result)
+    assert use is not None and use.binding == [] and use.used_frac == {"capex_usd": result.capex_usd / 1.6e6}
+    assert use.binding_limit == (
+        f"capex_usd in whole units: the ${left:,.0f} left is less than one {node.unit_gpus}-GPU {node.gpu} node "
+        f"at {node.site} (${node_usd:,.0f})"
+    )
+    spent_in_full = replace(
+        result, scenario=result.scenario.model_copy(update={"budget": Budget(capex_usd=result.capex_usd)})
+    )
+    assert budget_use(spent_in_full).binding_limit == "capex_usd"  # type: ignore[union-attr]
+    ample = replace(result, scenario=result.scenario.model_copy(update={"budget": Budget(capex_usd=1e9)}))
+    assert budget_use(ample).binding_limit.startswith("no budget line: ")  # type: ignore[union-attr]
 
 
 def _buy_only(catalog: Catalog, **update: object) -> Scenario:

@@ -37,6 +37,7 @@ from planner.report.workbook_summary import (
     TOTAL_LABEL,
 )
 from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS, SLO_HEADERS
+from planner.report.xlsx import PRINT_CHARS_PER_PAGE
 from tests.report import synthetic_plan as syn
 from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute, soffice
 
@@ -214,6 +215,22 @@ def test_formatting_tables_and_print_setup(written: Path) -> None:
     assert wb["SLOs"]["J2"].number_format == "0.0%"
     assert len(wb["SLOs"].conditional_formatting) == 2
     assert wb["Costs"].row_dimensions[1].height > 15  # wrapped headers get their lines
+
+
+def test_wide_sheets_print_over_several_pages_at_a_legible_scale(written: Path) -> None:
+    """A sheet squeezed onto one page width printed unreadably small (issue 16): each sheet prints over as
+    many landscape pages as keep PRINT_CHARS_PER_PAGE characters of columns per page, and a sheet printed
+    over several pages repeats its frozen header rows and key columns on each."""
+    wb = load_workbook(written)
+    for ws in wb:
+        width_chars = sum(d.width for d in ws.column_dimensions.values() if d.width)
+        pages = ws.page_setup.fitToWidth
+        assert pages >= 1 and width_chars / pages <= PRINT_CHARS_PER_PAGE, (ws.title, width_chars, pages)
+        assert pages == 1 or width_chars / (pages - 1) > PRINT_CHARS_PER_PAGE, (ws.title, width_chars, pages)
+    dep = wb["Deployments"]
+    assert dep.page_setup.fitToWidth >= 2
+    assert dep.print_title_rows == "$1:$1" and dep.print_title_cols == "$A:$B"
+    assert wb["Summary"].page_setup.fitToWidth == 1 and wb["Summary"].print_title_cols is None
 
 
 def test_native_charts_present(written: Path) -> None:
