@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
 from planner.report.workbook_summary import recommendation_text
@@ -89,6 +90,13 @@ def build_html(result: PlanResult) -> str:
     ]
     if result.served_scale is not None:
         summary.append(["Served scale (x stated demand)", result.served_scale])
+    use = budget_use(result)
+    if use is not None:
+        for key, limit in use.limits.items():
+            if limit is not None:
+                spent = f"{use.spent[key]:,.0f} of {limit:,.0f} ({use.used_frac[key] or 0.0:.1%})"
+                summary.append([f"Budget {key}: spent of limit", spent])
+        summary.append(["Binding limit", use.binding_limit])
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
         [d["workload"], d["model"], d["quantization"], d["kv_dtype"], d["gpu"], d["site"], d["placement"],

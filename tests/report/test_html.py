@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from planner.cli.main import app
 from planner.report.html import build_html, write_plan_html
+from planner.scenario import Budget
 from tests.report import synthetic_plan as syn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,3 +61,14 @@ def test_chromium_renders_a_page_that_is_not_blank(tmp_path: Path) -> None:
     image = Image.open(shot).convert("L")
     dark = image.point(lambda v: 255 if v < 128 else 0).histogram()[255] / (image.width * image.height)
     assert dark > 0.01, f"only {dark:.2%} of the screenshot is drawn"
+
+
+def test_html_summary_shows_the_budget_lines_and_the_binding_limit() -> None:
+    plain = syn.plan_result()
+    scenario = syn.scenario().model_copy(update={"budget": Budget(capex_usd=plain.capex_usd)})
+    result = syn.plan_result(scenario=scenario)
+    page = build_html(result)
+    spent = f"{result.capex_usd:,.0f} of {result.capex_usd:,.0f} (100.0%)"
+    assert f"<td>Budget capex_usd: spent of limit</td><td>{spent}</td>" in page
+    assert "<td>Binding limit</td><td>capex_usd</td>" in page
+    assert "Binding limit" not in build_html(plain)
