@@ -96,7 +96,7 @@ def _run(
         TimeElapsedColumn(),
         TextColumn("{task.description}"),
         console=err,
-        disable=quiet,
+        disable=quiet or not err.is_terminal,  # a log or pipe gets the table, not a bar
         transient=False,
     )
     with progress:

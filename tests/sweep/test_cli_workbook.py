@@ -69,6 +69,7 @@ def test_same_sweep_twice_gives_the_same_json(run: tuple[dict[str, Any], Path]) 
     again = _invoke(*VARY, "--workers", "1", "--json")
     assert again.exit_code == 0
     assert _untimed(json.loads(again.stdout)) == _untimed(data)
+    assert "last:" not in again.stderr  # no progress bar when stderr is not a terminal (a log or a pipe)
 
 
 @pytest.mark.parametrize(
