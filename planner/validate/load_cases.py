@@ -77,34 +77,23 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
                       output_tokens: float, max_batch: float) -> LoadPoint:
     """The replica under ``concurrency`` clients: λ = N / (TTFT + (G − 1)·TPOT), damped fixed point.
 
-    TTFT is the one an arriving request sees (:func:`_arrival_ttft_s`): the arrival theorem of closed
+    TTFT is the one an arriving request sees: the arrival theorem of closed
     queueing networks (mean value analysis) — a client's request finds the replica as it is with the other
     N − 1 clients, i.e. at λ·(N − 1)/N. One client (N = 1) finds the engine idle.
     """
     cap = SATURATED_FRAC * capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
     )
-    common = {"input_tokens": input_tokens, "output_tokens": output_tokens, "max_batch": max_batch}
-    lam = cap
-    pt = serve_at_load(terms, requests_per_s=lam, **common)
-    lam = min(concurrency / (output_tokens * float(pt.tpot_s)), cap)
-    seen = (concurrency - 1.0) / concurrency
+
+    def at(lam: float) -> LoadPoint:
+        return serve_at_load(
+            terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
+        )
+
+    lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
+    seen = (concurrency - 1.0) / concurrency  # share of the load a request finds: the other N − 1 clients'
     for _ in range(CLOSED_LOOP_ITERATIONS):
-        pt = serve_at_load(terms, requests_per_s=lam, **common)
-        ttft = _arrival_ttft_s(terms, lam * seen, **common)
-        latency = ttft + (output_tokens - 1.0) * float(pt.tpot_s)
+        latency = float(at(lam * seen).ttft_s) + (output_tokens - 1.0) * float(at(lam).tpot_s)
         target = min(concurrency / latency, cap) if math.isfinite(latency) and latency > 0 else cap / 2.0
         lam = 0.5 * lam + 0.5 * target
-    pt = serve_at_load(terms, requests_per_s=lam, **common)
-    return replace(pt, ttft_s=_arrival_ttft_s(terms, lam * seen, **common))
-
-
-def _arrival_ttft_s(terms: DeploymentTerms, others_requests_per_s: float, *, input_tokens: float,
-                    output_tokens: float, max_batch: float) -> float:
-    """TTFT of a request that arrives while the other clients load the replica at ``others_requests_per_s``."""
-    return float(
-        serve_at_load(
-            terms, requests_per_s=others_requests_per_s, input_tokens=input_tokens, output_tokens=output_tokens,
-            max_batch=max_batch,
-        ).ttft_s
-    )
+    return replace(at(lam), ttft_s=at(lam * seen).ttft_s)
