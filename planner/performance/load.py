@@ -14,8 +14,8 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
 
     TPOT = T                      (every running sequence gets one token per step)
     TTFT = W_q + k·T_k + W_phase + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
-    W_phase = (1 − e^(−B))·(n_s/2 + L)·T   (wait for the scheduler: tail.step_phase_s; T/2 for a plain
-                                          engine that is busy)
+    W_phase = (1 − e^(−N))·(n_s/2 + L)·T,  N = B + λ·k·T_k   (wait for the scheduler to admit the prompt:
+                                          tail.step_phase_s; T/2 for a busy engine without multi-step or lookahead)
     W_q  = ρ·s / (2(1 − ρ)),  s = k·T_k,  ρ = c / (C − B)       (M/D/1 wait for the prefill budget)
     throughput = λ·G output tokens/s
 
