@@ -3,6 +3,7 @@ engine variants that set it (multi-step vLLM V0, SGLang's overlap scheduler) and
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -10,9 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from planner import performance as perf
 from planner.catalog.loader import Catalog, default_catalog
+from planner.cli.main import app
 from planner.performance.load import LoadPoint, serve_at_load
 from planner.performance.tail import busy_frac, step_phase_s
 
@@ -116,3 +119,22 @@ def test_more_bandwidth_or_flops_never_slower(catalog: Catalog, engine: str, p_t
         assert bool(fast_pt.stable)
         assert float(fast_pt.ttft_s) <= float(slow_pt.ttft_s) * (1.0 + 1e-9)
         assert float(fast_pt.tpot_s) <= float(slow_pt.tpot_s) * (1.0 + 1e-9)
+
+
+def test_predict_explain_shows_the_scheduler_wait() -> None:
+    """``planner predict --requests-per-s X --explain`` prints the admission wait and its factors, and the JSON
+    TTFT is the sum of its printed parts."""
+    args = ["predict", "--model", "llama_3_3_70b", "--gpu", "h100_sxm", "--tp", "4", "--engine",
+            "vllm_v0_multistep", "--requests-per-s", "4"]
+    runner = CliRunner()
+    shown = runner.invoke(app, [*args, "--explain"])
+    assert shown.exit_code == 0, shown.output
+    for term in ("scheduler_wait_ms", "engine_busy_frac", "scheduler_steps", "scheduler_lookahead_steps"):
+        assert term in shown.output
+    res = runner.invoke(app, [*args, "--json"])
+    at = json.loads(res.stdout)["at_load"]
+    assert at["scheduler_steps"] == 10.0 and at["scheduler_lookahead_steps"] == 0.0
+    assert at["ttft_ms"] == pytest.approx(at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["scheduler_wait_ms"])
+    # a busy prefill-first engine: the wait is P(busy)·n_s/2 decode steps (the decode step is τ·(1 − u))
+    decode_ms = at["tpot_ms"] * (1.0 - at["prefill_utilization_frac"])
+    assert at["scheduler_wait_ms"] == pytest.approx(at["engine_busy_frac"] * 5.0 * decode_ms, rel=1e-9)
