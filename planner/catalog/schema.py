@@ -350,6 +350,12 @@ class Engine(Sourced):
     (planner/performance/prefill_first.py)."""
     max_running_sequences: Annotated[int, Field(ge=1)]
     """Largest number of sequences one step runs (max_num_seqs)."""
+    scheduler_steps: Annotated[int, Field(ge=1)] = 1
+    """Decode steps the scheduler runs per call (vLLM V0 ``--num-scheduler-steps``): a new prompt is admitted
+    only between blocks of this many steps (planner/performance/tail.step_phase_s)."""
+    scheduler_lookahead_steps: Annotated[int, Field(ge=0, le=4)] = 0
+    """Steps the scheduler prepares ahead of the GPU (SGLang's overlap scheduler: 1): a prompt that arrives
+    during step k is scheduled after step k + 1 is already queued, so it also waits for that step."""
     notes: str = ""
 
 

@@ -13,7 +13,9 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
     T = T_mixed(B, c)             (smallest fixed point above T_mixed(0, 0): secant / regula falsi)
 
     TPOT = T                      (every running sequence gets one token per step)
-    TTFT = W_q + k·T_k + T/2 + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
+    TTFT = W_q + k·T_k + W_phase + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
+    W_phase = (1 − e^(−N))·(n_s/2 + L)·T,  N = B + λ·k·T_k   (wait for the scheduler to admit the prompt:
+                                          tail.step_phase_s; T/2 for a busy engine without multi-step or lookahead)
     W_q  = ρ·s / (2(1 − ρ)),  s = k·T_k,  ρ = c / (C − B)       (M/D/1 wait for the prefill budget)
     throughput = λ·G output tokens/s
 
@@ -27,7 +29,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +37,7 @@ import numpy as np
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.optimizations import LoadOptimizations, round_s
 from planner.performance.stack import take_optimizations, take_terms
-from planner.performance.tail import at_percentiles
+from planner.performance.tail import at_percentiles, step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
 FIXED_POINT_ITERATIONS = 80
@@ -301,8 +303,7 @@ def _chunked_at_load(
     stable = converged & (batch <= limit) & (rho < 1.0) & (batch < terms.chunk_tokens)
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
-    ttft = wait + service_s + step / 2.0 + network_s
-    return LoadPoint(
+    point = LoadPoint(
         requests_per_s=lam,
         step_s=step,
         running_batch=batch,
@@ -311,11 +312,12 @@ def _chunked_at_load(
         chunk_steps=k,
         chunk_step_s=chunk_s,
         queue_wait_s=wait,
-        ttft_s=ttft,
+        ttft_s=wait,
         tpot_s=step / tokens_per_round,
         output_tokens_per_s=lam * output_tokens,
         stable=stable,
     )
+    return replace(point, ttft_s=wait + service_s + step_phase_s(point, terms) + network_s)
 
 
 def capacity_at_slo(

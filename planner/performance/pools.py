@@ -4,7 +4,8 @@ A disaggregated request is prefilled by a prefill replica, its KV cache is hande
 pools, and a decode replica generates the remaining tokens:
 
     prefill pool  :func:`planner.performance.load.serve_at_load` with G = 0 (no decode sequences share the
-                  steps): T = T_mixed(0, λ·P·T); TTFT = W_q + k·T_k + T/2 + RTT + upload + T_handoff
+                  steps): T = T_mixed(0, λ·P·T); TTFT = W_q + k·T_k + W_phase + RTT + upload + T_handoff
+                  (W_phase = (1 − e^(−λ·k·T_k))·T/2: performance.tail.step_phase_s)
     KV handoff    V_KV = KV bytes of the P prompt tokens (memory ledger); T_handoff = α + V_KV / B_link
                   (ledgers.distributed.kv_handoff_s; B_link = the GPUs' scale-out links of the replica)
     decode pool   T = T_mixed(λ·G·T, 0): the fixed point of :mod:`planner.performance.load` without prompt

@@ -24,7 +24,7 @@ from planner.performance.steps import (
     mean_decode_context_tokens,
     prefill_step,
 )
-from planner.performance.tail import step_phase_s
+from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DEFAULT_ENGINE, DeploymentTerms, deployment_terms, engine_fields
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
@@ -259,9 +259,12 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "chunk_steps": float(pt.chunk_steps),
         "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
         "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
-        # TTFT = queue_wait + chunk_steps · chunk_step + step/2 (arrival mid-step; the decode step's half
-        # with a prefill-first engine, tail.step_phase_s) + network (0 here)
+        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network (0 here); scheduler_wait =
+        # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
         "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
-        "half_step_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
+        "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
+        "engine_busy_frac": float(busy_frac(pt)),
+        "scheduler_steps": float(terms.scheduler_steps),
+        "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),
         "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
     }

@@ -13,9 +13,11 @@ and G output tokens on one replica:
     ⇔ s = T_d(λ′·G·s) with s = τ·(1 − u), λ′ = λ / (1 − u): the decode-only fixed point at the load λ′
       (load._steady_step_s with no prompt tokens, as a decode pool), then τ = s / (1 − u), B = λ′·G·s
     TPOT   = τ
-    TTFT   = W_q + T_p + T_d/2 + network,  W_q = u·T_p / (2(1 − u))
+    TTFT   = W_q + T_p + W_phase + network,  W_q = u·T_p / (2(1 − u))
       (Cobham's non-preemptive priority wait R / (1 − u) with R = u·T_p/2 + (1 − u)·T_d/2: the M/D/1 wait
-       behind earlier prompts plus the residual of the decode step in flight, tail.step_phase_s)
+       behind earlier prompts plus the residual of the decode step in flight, tail.step_phase_s:
+       W_phase = (1 − e^(−N))·(n_s/2 + L)·T_d, N = B + u requests in service; T_d/2 for a busy engine that
+       admits prompts every step)
     stable ⇔ u < 1, the fixed point exists, B ≤ the batch limit, P ≤ the engine's prefill token budget
 
 Choice: one prompt per prefill pass. V0 batches the prompts waiting at a step boundary up to its token
@@ -34,7 +36,7 @@ At the book's card-8 operating point the fixed point reproduces μ_co: B = 32 at
 
 Worked example (tests/performance/test_prefill_first.py): T_p = 0.2 s, T_d(B) = 10 ms + 1 ms·B, G = 200,
 λ = 1.5/s: u = 0.3, λ′ = 2.143/s, s = 10 ms + 1 ms·λ′·200·s → s = 17.5 ms, τ = 25 ms, B = 7.5,
-TTFT = 0.3·0.2/(2·0.7) + 0.2 + 0.00875 = 0.2516 s.
+TTFT = 0.3·0.2/(2·0.7) + 0.2 + (1 − e^(−7.8))·0.00875 = 0.2516 s.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ utilisation ρ (load.py). For M/G/1, P(W > t) ≈ C·exp(−θ·t) with θ the p
     ρ·(eˣ − 1) = x                      (decay rate, solved by Newton from x = 2·ln(1/ρ) + 1)
     C = (1 − ρ) / (ρ·eˣ − 1)            (exact asymptotic constant; C = ρ for M/M/1, C > ρ for M/D/1)
     w_p = max(0, ln(C / (1 − p)) / θ)   (p-quantile of the wait), w_p = 0 where ρ ≤ 1 − p (P(W > 0) = ρ)
-    TTFT_p = w_p + s + T/2 + network    (prefill service, step phase and network at their means;
+    TTFT_p = w_p + s + W_phase + network (prefill service, step phase and network at their means;
                                          for p ≥ 90 at least the mean TTFT, which counts the mean wait)
 
 A prefill-first engine (no chunked prefill, planner/performance/prefill_first.py) is the same queue with
@@ -116,13 +116,37 @@ def tpot_quantile_s(*, step_s: Num, decode_only_step_s: Num, running_batch: Num,
     return t - prefill_part + prefill_part * ratio
 
 
+def busy_frac(point: Any) -> Any:
+    """P(busy) = 1 − exp(−N), N = B + λ·k·T_k: the chance an arriving prompt finds the engine working.
+
+    N is the mean number of requests in service: B decoding plus λ·k·T_k prefilling (Little's law over the
+    k chunk steps of T_k a prefill takes). Below the batch limit every admitted request is served at once
+    (an M/G/∞ station), so the number in service is Poisson with mean N, and an arrival sees that time
+    average (PASTA). At N → 0 the engine is idle and the prompt starts at once; at N ≥ 3 the factor is
+    ≥ 0.95."""
+    n = np.asarray(point.running_batch, dtype=float) + np.asarray(point.requests_per_s, dtype=float) * np.asarray(
+        point.chunk_steps, dtype=float
+    ) * np.asarray(point.chunk_step_s, dtype=float)
+    return -np.expm1(-np.maximum(n, 0.0))
+
+
 def step_phase_s(point: Any, terms: DeploymentTerms) -> Any:
-    """Mean wait of an arriving prompt for the step in flight, s: T/2 with chunked prefill; with a
-    prefill-first engine (terms.prefill_first = 1) the residual of the decode step T_d/2, T_d = T·(1 − u)
-    (planner/performance/prefill_first.py, u = prefill_utilization_frac)."""
+    """Mean wait of an arriving prompt for the scheduler to admit it, s:
+
+        W_phase = (1 − e^(−B)) · (n_s/2 + L) · T_d
+
+    T_d: the step in flight (T with chunked prefill; the decode step T_d = T·(1 − u) with a prefill-first
+    engine, planner/performance/prefill_first.py, u = prefill_utilization_frac). The scheduler admits prompts
+    between blocks of n_s = ``terms.scheduler_steps`` decode steps (vLLM V0 multi-step; 1 otherwise): a
+    prompt arriving at a random time waits for the rest of the block, n_s·T_d/2 on average. An engine whose
+    scheduler runs L = ``terms.scheduler_lookahead_steps`` steps ahead of the GPU (SGLang's overlap
+    scheduler, L = 1) has already queued the next step, which the prompt also waits for. Only a busy engine
+    makes it wait: :func:`busy_frac`. Monotone: more load (λ, B, T) never shortens it."""
     step = np.asarray(point.step_s, dtype=float)
     decode = step * (1.0 - np.asarray(point.prefill_utilization_frac, dtype=float))
-    return np.where(np.asarray(terms.prefill_first) > 0, decode, step) / 2.0
+    in_flight = np.where(np.asarray(terms.prefill_first) > 0, decode, step)
+    steps = np.asarray(terms.scheduler_steps, dtype=float) / 2.0 + np.asarray(terms.scheduler_lookahead_steps, dtype=float)
+    return busy_frac(point) * steps * in_flight
 
 
 def at_percentiles(
@@ -172,6 +196,7 @@ __all__ = [
     "ALLOWED_PERCENTILES",
     "Z_OF_PERCENTILE",
     "at_percentiles",
+    "busy_frac",
     "cluster_count_quantile",
     "md1_decay_rate_x",
     "md1_wait_quantile_s",

@@ -77,6 +77,10 @@ class DeploymentTerms:
     """1 when the engine has no chunked prefill (each prompt's prefill is its own pass, decode waits), else 0."""
     max_running_sequences: Num = 1e9
     """The engine's limit on sequences per step (max_num_seqs)."""
+    scheduler_steps: Num = 1.0
+    """Decode steps per scheduler call n_s (vLLM V0 multi-step); prompts are admitted between blocks."""
+    scheduler_lookahead_steps: Num = 0.0
+    """Steps the scheduler runs ahead of the GPU (SGLang overlap scheduler: 1), else 0."""
     # mixture of experts (planner/performance/moe.py; all neutral for dense models and EP 1)
     attention_dp: Num = 1.0
     """Expert-parallel degree e = attention data-parallel ranks per stage (``tp`` is then t·e GPUs)."""
@@ -298,6 +302,8 @@ def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
         "chunk_tokens": float(engine.chunked_prefill_tokens),
         "prefill_first": 0.0 if engine.chunked_prefill else 1.0,
         "max_running_sequences": float(engine.max_running_sequences),
+        "scheduler_steps": float(engine.scheduler_steps),
+        "scheduler_lookahead_steps": float(engine.scheduler_lookahead_steps),
     }
 
 

@@ -13,12 +13,14 @@ plan is sized from.
   limit the engine then sits at).
 - Closed loop with N clients (``--max-concurrency N``, static concurrency sweeps): each client sends its next
   request when the last one ends, so λ = N / (TTFT + (G − 1)·TPOT) (Little's law over one request);
-  solved by damped fixed-point iteration from λ₀ = N / (G·T_decode(N)).
+  solved by damped fixed-point iteration from λ₀ = N / (G·T_decode(N)). A request sees the replica loaded
+  by the other N − 1 clients (arrival theorem), so its TTFT is taken at λ·(N − 1)/N.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from planner.performance.load import LoadPoint, capacity_at_slo, serve_at_load
 from planner.performance.steps import mean_decode_context_tokens, mixed_step
@@ -73,23 +75,25 @@ def open_loop_point(terms: DeploymentTerms, *, requests_per_s: float, input_toke
 
 def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_tokens: float,
                       output_tokens: float, max_batch: float) -> LoadPoint:
-    """The replica under ``concurrency`` clients: λ = N / (TTFT + (G − 1)·TPOT), damped fixed point."""
+    """The replica under ``concurrency`` clients: λ = N / (TTFT + (G − 1)·TPOT), damped fixed point.
+
+    TTFT is the one an arriving request sees: the arrival theorem of closed
+    queueing networks (mean value analysis) — a client's request finds the replica as it is with the other
+    N − 1 clients, i.e. at λ·(N − 1)/N. One client (N = 1) finds the engine idle.
+    """
     cap = SATURATED_FRAC * capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
     )
-    lam = cap
-    pt = serve_at_load(
-        terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
-    )
-    lam = min(concurrency / (output_tokens * float(pt.tpot_s)), cap)
-    for _ in range(CLOSED_LOOP_ITERATIONS):
-        pt = serve_at_load(
-            terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens,
-            max_batch=max_batch,
+
+    def at(lam: float) -> LoadPoint:
+        return serve_at_load(
+            terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
         )
-        latency = float(pt.ttft_s) + (output_tokens - 1.0) * float(pt.tpot_s)
+
+    lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
+    seen = (concurrency - 1.0) / concurrency  # share of the load a request finds: the other N − 1 clients'
+    for _ in range(CLOSED_LOOP_ITERATIONS):
+        latency = float(at(lam * seen).ttft_s) + (output_tokens - 1.0) * float(at(lam).tpot_s)
         target = min(concurrency / latency, cap) if math.isfinite(latency) and latency > 0 else cap / 2.0
         lam = 0.5 * lam + 0.5 * target
-    return serve_at_load(
-        terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
-    )
+    return replace(at(lam), ttft_s=at(lam * seen).ttft_s)

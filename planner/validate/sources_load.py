@@ -44,7 +44,7 @@ def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p
 def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
     src = "sglang_repo_benchmarks"
     for row in rows:
-        engine = "sglang" if row["engine"] == "SGLang" else "vllm"
+        engine = _sglang_repo_engine(row)
         tp = int(row["tp"])
         label = f"{row['model']} {row['gpu']} TP{tp} {row['engine']} {row['engine_version']} rate {row['request_rate_per_s']}"
         cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"].split(" ")[0],
@@ -62,6 +62,14 @@ def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
                    tput=_num(row, "output_tokens_per_s"), note=note)
         if engine == "vllm" and _num(row, "median_itl_ms") is not None:
             b.skip(src, label + " ITL", "vLLM multi-step (10 steps) ITL counts 10-token bursts; TPOT is used")
+
+
+def _sglang_repo_engine(row: dict[str, str]) -> str:
+    """Engine of a SGLang-vs-vLLM row: SGLang v0.3 (before the overlap scheduler), vLLM V0 multi-step where the
+    row states ``--num-scheduler-steps``, else the current entries."""
+    if row["engine"] == "SGLang":
+        return "sglang_v03" if row["engine_version"].startswith("v0.3") else "sglang"
+    return "vllm_v0_multistep" if "--num-scheduler-steps" in row["notes"] else "vllm"
 
 
 def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
