@@ -64,6 +64,30 @@ def test_summary_median_and_p90() -> None:
     assert summary.p90_pct == pytest.approx(28.0, rel=1e-9)  # linear interpolation: 20 + 0.8 * 10
 
 
+def test_issue_targets_per_metric_and_source_with_enough_rows() -> None:
+    """Leave-one-source-out targets hold per (metric, source) with >= 5 rows; smaller groups are not judged;
+    the calibrated medians are over all rows of the metric."""
+
+    def rows(source: str, metric: str, errors: tuple[float, ...]) -> list[v.ResultRow]:
+        return [v.ResultRow(source, metric, f"{source}{i}", "f", predicted=100 + e, measured=100.0) for i, e in enumerate(errors)]
+
+    held_out = rows("a", "tpot_itl", (5, 10, 15, 30, 40)) + rows("b", "tpot_itl", (50, 60, 70, 80))
+    held_out += rows("a", "ttft_or_prefill", (-20, 24, 26, 30, 40, 50))
+    calibrated = rows("a", "tpot_itl", (5, 10, 11, 12, 13)) + rows("a", "throughput", (20, 30, 40))
+    report = v.ValidationReport(rows=calibrated, skipped=[], held_out_rows=held_out)
+    targets = report.issue_targets()
+    assert [(t["metric"], t["source"], t["rows"], t["median_pct"], t["met"]) for t in targets["leave_one_source_out"]] == [
+        ("tpot_itl", "a", 5, pytest.approx(15.0), True),  # b has 4 rows: not judged
+        ("ttft_or_prefill", "a", 6, pytest.approx(28.0), False),  # target 25 %
+    ]
+    assert targets["calibrated"]["tpot_itl"] == {"median_pct": pytest.approx(11.0), "target_pct": 12.0, "met": True}
+    assert targets["calibrated"]["throughput"]["met"] is False
+    assert targets["calibrated"]["ttft_or_prefill"] == {"median_pct": None, "target_pct": 20.0, "met": False}
+    text = report.to_markdown()
+    assert "met on 1 of 2 source × metric groups" in text
+    assert "| ttft_or_prefill | a | 6 | 28.0 % | 25 % | NO |" in text
+
+
 @settings(deadline=None, max_examples=50)
 @given(
     p=st.floats(min_value=1e-3, max_value=1e6),

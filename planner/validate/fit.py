@@ -16,7 +16,7 @@ import numpy as np
 from planner.catalog.loader import Catalog
 from planner.validate.cases import TIME_METRICS, Case
 from planner.validate.predictions import case_efficiency, evaluate, predict_case
-from planner.validate.scores import ErrorSummary, summarize
+from planner.validate.scores import ResultRow
 
 FIT_PARAMETERS = ("decode_mbu_scale", "prefill_mfu_scale")
 MIN_FIT_ROWS = 3
@@ -140,12 +140,12 @@ def _uncalibrated_catalog(catalog: Catalog) -> Catalog:
     return catalog.model_copy(update={"calibration": calib})
 
 
-def leave_one_source_out(catalog: Catalog, cases: Sequence[Case]) -> list[ErrorSummary]:
-    """Error of each source's time/throughput rows under a fit that excludes that source."""
+def leave_one_source_out(catalog: Catalog, cases: Sequence[Case]) -> list[ResultRow]:
+    """Each source's time/throughput rows predicted under a fit that excludes that source (held out)."""
     base = _uncalibrated_catalog(catalog)
-    out = []
+    out: list[ResultRow] = []
     for src in sorted({c.source for c in cases if c.metric in TIME_METRICS}):
         fitted = fit_calibration(catalog, cases, exclude_source=src)
         held = [c for c in cases if c.source == src and c.metric in TIME_METRICS]
-        out.extend(summarize(evaluate(base, held, fitted), key=lambda r: r.source))
+        out.extend(evaluate(base, held, fitted))
     return out

@@ -27,5 +27,5 @@ def run_validation(
     )
     if cross_validate:
         report.fitted_parameters = fit_calibration(catalog, cases)
-        report.leave_one_source_out = leave_one_source_out(catalog, cases)
+        report.held_out_rows = leave_one_source_out(catalog, cases)
     return report
