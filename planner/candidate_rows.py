@@ -19,7 +19,7 @@ the whole table (``schedule_size``). tests/plan/test_candidate_rows.py compares 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,24 @@ def distinct_rows(keys: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
             first.append(r)
         where[r] = k
     return np.array(first, dtype=int), where
+
+
+def value_columns(n: int, terms: perf.DeploymentTerms, opt: LoadOptimizations | None) -> list[np.ndarray]:
+    """Every number a row of stacked ``terms`` and ``opt`` holds, as (n,) float columns (plain numbers broadcast)."""
+    values = list(terms.as_dict().values())
+    if opt is not None:
+        values += [getattr(opt, f.name) for f in fields(LoadOptimizations) if f.name != "draft"]
+        if opt.draft is not None:
+            values += list(opt.draft.as_dict().values())
+    return [np.broadcast_to(np.asarray(v, dtype=float).reshape(-1), (n,)) for v in values]
+
+
+def same_value_rows(columns: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`distinct_rows` of rows that hold the same bytes in every (n,) or (n, 1) column (None skipped):
+    two such rows give the same numbers out of every element-wise function (module docstring)."""
+    cols = [np.asarray(c, dtype=float).reshape(len(c), -1) for c in columns if c is not None]
+    table = np.ascontiguousarray(np.hstack(cols))
+    return distinct_rows([row.tobytes() for row in table])
 
 
 def spread(values: Any, rows: np.ndarray, n: int) -> np.ndarray:
@@ -83,6 +101,39 @@ class Curves:
 
 
 def colocated_curves(
+    terms: perf.DeploymentTerms,
+    opt: LoadOptimizations | None,
+    *,
+    input_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    max_batch: np.ndarray,
+    network_s: np.ndarray,
+    slo_ttft_s: np.ndarray,
+    slo_tpot_s: np.ndarray,
+    percentiles: dict[str, Any],
+    max_utilization_frac: float,
+    load_fractions: Sequence[float],
+    workspace_bytes: float,
+    schedule_size: int,
+) -> Curves:
+    """:func:`_solve_curves` of the rows with distinct values (:func:`same_value_rows`: configurations that
+    differ only in labels, e.g. two formats with the same bytes and efficiencies), copied to the others."""
+    n = len(max_batch)
+    columns = [*value_columns(n, terms, opt), input_tokens, output_tokens, max_batch, network_s, slo_ttft_s,
+               slo_tpot_s, *percentiles.values()]
+    first, where = same_value_rows(columns)
+    curves = _solve_curves(
+        take_terms(terms, first), take_optimizations(opt, first), input_tokens=input_tokens[first],
+        output_tokens=output_tokens[first], max_batch=max_batch[first], network_s=network_s[first],
+        slo_ttft_s=slo_ttft_s[first], slo_tpot_s=slo_tpot_s[first],
+        percentiles={k: column_rows(v, first) for k, v in percentiles.items()},
+        max_utilization_frac=max_utilization_frac, load_fractions=load_fractions, workspace_bytes=workspace_bytes,
+        schedule_size=schedule_size,
+    )
+    return Curves(**{f.name: getattr(curves, f.name)[where] for f in fields(Curves)})
+
+
+def _solve_curves(
     terms: perf.DeploymentTerms,
     opt: LoadOptimizations | None,
     *,

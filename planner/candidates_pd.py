@@ -29,7 +29,14 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
-from planner.candidate_rows import ZERO_LOAD_REQUESTS_PER_S, distinct_rows, point_columns, spread
+from planner.candidate_rows import (
+    ZERO_LOAD_REQUESTS_PER_S,
+    distinct_rows,
+    point_columns,
+    same_value_rows,
+    spread,
+    value_columns,
+)
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.performance.pools import (
@@ -105,6 +112,27 @@ def _pool_key(cfg: Any, net_s: float, prefill: bool) -> tuple[Any, ...]:
     return (*shape, w.slo.ttft_ms, net_s) if prefill else (*shape, w.slo.tpot_ms)
 
 
+def _same_values(
+    catalog: Catalog, pending: list[Pending], terms: perf.DeploymentTerms, first: np.ndarray, where: np.ndarray,
+    net_s: Any, fit_batch: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(first, where) of :func:`pd_operating_points` merged further over rows that hold the same numbers
+    (planner.candidate_rows.same_value_rows: e.g. two formats with the same bytes and efficiencies)."""
+    cfgs = [pending[i][1] for i in first]
+    links = [kv_link(catalog, cfg.gpu, cfg.tp) for cfg in cfgs]
+    columns = [
+        *value_columns(len(first), take_terms(terms, first), None),
+        np.asarray(net_s, dtype=float).reshape(-1)[first],
+        *(np.array(c, dtype=float) for c in zip(*links, strict=True)),
+        *(np.array([getattr(cfg.workload, name) for cfg in cfgs], dtype=float)
+          for name in ("input_tokens", "output_tokens")),
+        *(np.array([getattr(cfg.workload.slo, name) for cfg in cfgs], dtype=float) for name in ("ttft_ms", "tpot_ms")),
+        np.asarray(fit_batch).astype(int)[first].astype(float),
+    ]
+    same_first, same_where = same_value_rows(columns)
+    return first[same_first], same_where[where]
+
+
 def pd_operating_points(
     catalog: Catalog,
     pending: list[Pending],
@@ -121,6 +149,7 @@ def pd_operating_points(
     first, where = distinct_rows(
         [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
     )
+    first, where = _same_values(catalog, pending, terms, first, where, net_s, fit_batch)
     distinct = [pending[i] for i in first]
     terms = take_terms(terms, first)
     links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in distinct]

@@ -35,6 +35,7 @@ import numpy as np
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.optimizations import LoadOptimizations, round_s
 from planner.performance.stack import take_optimizations, take_terms
+from planner.performance.step_memo import zero_load_round_s
 from planner.performance.tail import at_percentiles
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -82,8 +83,7 @@ def _steady_step_s(
 ) -> tuple[Num, Num]:
     """Smallest fixed point T = T_mixed(λGT, λPT) above the zero-load step (:func:`fixed_point_s`);
     (T, converged)."""
-    t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
-                 prompt_tokens=input_tokens)
+    t0 = zero_load_round_s(terms, opt, context_tokens=context_tokens, prompt_tokens=input_tokens)
     shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
     inputs = (lam, input_tokens, output_tokens, context_tokens)
 

@@ -39,6 +39,13 @@ def handoff_s(kv_bytes: Num, *, link_gb_per_s: Num, latency_us: Num) -> Num:
     return np.asarray(kv_handoff_s(kv_bytes, latency_us=latency_us, link_gb_per_s=link_gb_per_s), dtype=float)
 
 
+def _batched(terms: DeploymentTerms) -> DeploymentTerms:
+    """``terms`` on the batched schedule (``prefill_first`` = 0); terms already made so are returned as they
+    are, so the prefill bisection asks one terms object at every load (planner/performance/step_memo.py)."""
+    first = terms.prefill_first
+    return terms if type(first) is float and first == 0.0 else replace(terms, prefill_first=0.0)
+
+
 def prefill_at_load(
     terms: DeploymentTerms,
     *,
@@ -56,7 +63,7 @@ def prefill_at_load(
     splitting a prompt, and it batches the waiting prompts up to the same budget (vLLM V0
     max_num_batched_tokens), which is what T = T_mixed(0, λ·P·T) describes for P ≤ C."""
     return serve_at_load(
-        replace(terms, prefill_first=0.0),
+        _batched(terms),
         requests_per_s=requests_per_s,
         input_tokens=input_tokens,
         output_tokens=np.zeros_like(np.asarray(input_tokens, dtype=float)),
@@ -82,6 +89,7 @@ def prefill_capacity_at_slo(
     T ≥ T_mixed(0, min(P, C)), so λ < max(C, P) / (P · T_mixed(0, min(P, C))).
     """
     p_tok = np.asarray(input_tokens, dtype=float)
+    terms = _batched(terms)  # the same terms object at every load of the bisection
     first = mixed_step(
         terms, decode_batch=0.0, decode_context_tokens=p_tok, prefill_tokens=np.minimum(p_tok, terms.chunk_tokens),
         prompt_tokens=p_tok,
