@@ -17,13 +17,15 @@ with TTFT ≤ SLO (prefill) or TPOT ≤ SLO (decode). Plain numpy arithmetic, on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from planner.ledgers.distributed import kv_handoff_s
-from planner.performance.load import LoadPoint, _steady_step_s, largest_ok_load, serve_at_load
+from planner.performance.fixed_point import GiveUp
+from planner.performance.load import LoadPoint, _steady_step_s, deciding, largest_ok_load, serve_at_load
 from planner.performance.memory import kv_bytes_per_sequence
 from planner.performance.steps import mean_decode_context_tokens, mixed_step
 from planner.performance.terms import DeploymentTerms, Num
@@ -106,6 +108,23 @@ def prefill_capacity_at_slo(
     return largest_ok_load(ok, hi, schedule_size=schedule_size)
 
 
+def _decode_batch(lam: Any, g_tok: Any, step: Any) -> Any:
+    """B = λ·G·T running sequences of a decode replica (grows with T)."""
+    return lam * g_tok * step
+
+
+def _over_limit_beyond(lam: Any, g_tok: Any, limit: Any) -> GiveUp | None:
+    """While a capacity bisection decides (planner.performance.load.largest_ok_load): give_up(take, lo) =
+    B above the limit at step lo (then at every step ≥ lo); None otherwise."""
+    if not deciding():
+        return None
+
+    def give_up(take: Callable[[Any], Any], lo: Any) -> Any:
+        return ~(_decode_batch(take(lam), take(g_tok), lo) <= take(limit))
+
+    return give_up
+
+
 def decode_at_load(
     terms: DeploymentTerms, *, requests_per_s: Num, input_tokens: Num, output_tokens: Num, max_batch: Num
 ) -> LoadPoint:
@@ -114,12 +133,12 @@ def decode_at_load(
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
+    limit = np.minimum(max_batch, terms.max_running_sequences)
     step, converged = _steady_step_s(
         terms, lam, input_tokens=np.zeros_like(p_tok), output_tokens=g_tok,
-        context_tokens=mean_decode_context_tokens(p_tok, g_tok),
+        context_tokens=mean_decode_context_tokens(p_tok, g_tok), give_up=_over_limit_beyond(lam, g_tok, limit),
     )
-    batch = lam * g_tok * step
-    limit = np.minimum(max_batch, terms.max_running_sequences)
+    batch = _decode_batch(lam, g_tok, step)
     stable = converged & (batch <= limit)
     zero = 0.0 * step
     return LoadPoint(

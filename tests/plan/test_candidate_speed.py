@@ -102,3 +102,60 @@ def test_the_zero_load_round_is_evaluated_once_per_table(catalog: Catalog, monke
     for name in ("ttft_s", "tpot_s", "running_batch"):
         assert np.array_equal(getattr(at, name), getattr(again, name), equal_nan=True)
     assert np.count_nonzero(kept > 0) > 5
+
+
+def test_loads_that_cannot_be_stable_stop_early_with_the_same_capacities(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a bisection decides, the fixed point gives up a load as soon as its low end already breaks the
+    batch limit, the chunk budget or ρ < 1 (planner.performance.load.fixed_point_s ``give_up``): fewer step
+    evaluations, the same table."""
+    from planner.performance import load, pools
+
+    steps: list[int] = []
+    round_of = optimizations.mixed_step
+
+    def counting(*a: Any, **k: Any) -> Any:
+        steps.append(int(np.broadcast(*(np.asarray(v) for v in k.values())).size))
+        return round_of(*a, **k)
+
+    monkeypatch.setattr(optimizations, "mixed_step", counting)
+    scenario = _scenario()
+    early = build_candidates(catalog, scenario)
+    with_give_up = sum(steps)
+    steps.clear()
+    monkeypatch.setattr(load, "deciding", lambda: False)
+    monkeypatch.setattr(pools, "deciding", lambda: False)
+    every = build_candidates(catalog, scenario)
+    pd.testing.assert_frame_equal(early.candidates, every.candidates, check_exact=True)
+    pd.testing.assert_frame_equal(early.points, every.points, check_exact=True)
+    assert with_give_up < 0.95 * sum(steps)
+
+
+def test_fixed_point_gives_up_only_where_asked_and_only_rising_elements() -> None:
+    from planner.performance.load import fixed_point_s
+
+    # f(T) = 1 + c·√T + a·T: roots ≈ 1.64, 5.83 and 102.0; none for a = 1.2; the last row starts above its
+    # root (g(T₀) < 0), where the iterates may fall below the low end: never given up
+    c = np.array([[0.5], [2.0], [10.0], [0.0], [0.5]])
+    a = np.array([[0.0], [0.0], [0.0], [1.2], [0.0]])
+    t0 = np.array([[1.0], [1.0], [1.0], [1.0], [30.0]])
+
+    def f(t: Any) -> Any:
+        return 1.0 + c * np.sqrt(t) + a * t
+
+    t, converged = fixed_point_s(f, t0)
+    assert converged.ravel().tolist()[:4] == [True, True, True, False]
+    assert t[2, 0] == pytest.approx(51 + np.sqrt(2600), rel=1e-9)  # √T = 5 + √26
+    lows: list[Any] = []
+
+    def give_up(take: Any, lo: Any) -> Any:
+        lows.append(lo)
+        return lo > 20.0
+
+    t2, converged2 = fixed_point_s(f, t0, give_up=give_up)
+    assert converged2.ravel().tolist() == [True, True, False, False, bool(converged[4, 0])]
+    for r in (0, 1, 4):
+        assert t2[r, 0] == t[r, 0]  # the same bits
+    assert 20.0 < t2[2, 0] < t[2, 0] and t2[3, 0] < t[3, 0]  # stopped on the way (the last at 1000 s otherwise)
+    assert len(lows) >= 3 and all(lo.shape == (5, 1) for lo in lows)
