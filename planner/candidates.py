@@ -327,36 +327,51 @@ def _operating_points(
         max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
         workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
-    picks: list[tuple[int, int, int]] = []
+    # the rows' numbers as Python lists (the same values as float(x) · 1e3 etc. row by row), then one pass over the rows
+    weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
+    prefill_ms = (ev["prefill_s"][idx] * 1e3).tolist()
+    network_ms = (net[:, 0] * 1e3).tolist()
+    tpot_floor_ms = (c.lone_tpot_s[where, 0] * 1e3).tolist()
+    serves = (c.capacity_requests_per_s[where, 0] > 0).tolist()
+    limits = np.array([scenario.max_sync_ratio if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
+                       for _, cfg, _ in pending], dtype=float)
+    sync = c.sync_ratio[where]
+    kept = sync <= limits[:, None] + 1e-12  # (rows, load fractions)
+    any_kept = kept.any(axis=1)
+    last = len(LOAD_FRACTIONS) - 1 - np.argmax(kept[:, ::-1], axis=1)  # the last kept load fraction
+    sync_of = np.where(any_kept, sync[np.arange(len(pending)), last], sync.min(axis=1)).tolist()
+    best_batch = c.batch[where, last].tolist()
+    best_capacity = c.loads_requests_per_s[where, last].tolist()
+    feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
-        w, k = cfg.workload, where[r]
-        row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
+        w = cfg.workload
+        row["weights_per_gpu_gb"] = weights_gb[r]
         row["max_batch"] = int(fit[r])
-        row["prefill_ms"] = float(ev["prefill_s"][idx[r]]) * 1e3
-        row["network_ms"] = float(net[r, 0]) * 1e3
+        row["prefill_ms"] = prefill_ms[r]
+        row["network_ms"] = network_ms[r]
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        row["tpot_floor_ms"] = float(c.lone_tpot_s[k, 0]) * 1e3
-        if c.capacity_requests_per_s[k, 0] <= 0:
+        row["tpot_floor_ms"] = tpot_floor_ms[r]
+        if not serves[r]:
             if row["tpot_floor_ms"] > w.slo.tpot_ms:
                 row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             else:
                 row["reason"] = (
-                    f"TTFT floor {float(c.lone_ttft_s[k, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f"TTFT floor {float(c.lone_ttft_s[where[r], 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
-        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if c.sync_ratio[k, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(c.sync_ratio[k, kept[-1]] if kept else c.sync_ratio[k].min())
-        if not kept:
-            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
+        row["sync_ratio"] = sync_of[r]
+        if not any_kept[r]:
+            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], float(limits[r]))
             continue
-        picks += [(row["cand"], k, j) for j in kept]
-        row["best_batch"] = int(c.batch[k, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(c.loads_requests_per_s[k, kept[-1]])
-        row["feasible"] = True
+        row["best_batch"] = int(best_batch[r])
+        row["best_capacity_requests_per_s"] = best_capacity[r]
+        row["feasible"] = feasible[r] = True
+    rows, js = np.nonzero(feasible[:, None] & kept)  # row by row, load fractions in order
+    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
+    picks = list(zip(cands[rows].tolist(), where[rows].tolist(), js.tolist(), strict=True))
     return point_columns(
         picks, batch=c.batch, tpot_ms=c.tpot_s * 1e3, decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
         capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,

@@ -211,20 +211,35 @@ def pd_operating_points(
     at_tpot, at_ttft = spread(at.tpot_s, rows, n), spread(at.ttft_s, rows, n)
     capacity = cap * fractions  # (n, J) requests/s of the operating points
 
-    picks: list[tuple[int, int, int]] = []
+    # per distinct row k: the numbers as Python lists (the same values as float(x) · 1e3 etc. row by row)
+    weights_gb = (np.ravel(weights) / BYTES_PER_GB).tolist()
+    fits, kv_bytes, link = fit.tolist(), kv[:, 0].tolist(), link_gb_per_s[:, 0].tolist()
+    prefill_ms = (lone.chunk_steps[:, 0] * lone.chunk_step_s[:, 0] * 1e3).tolist() if prefill else None
+    network_ms = ((net[:, 0] + hand[:, 0]) * 1e3).tolist() if prefill else None
+    tpot_floor_ms = None if prefill else (lone.tpot_s[:, 0] * 1e3).tolist()
+    serves = (cap[:, 0] > 0).tolist()
+    limits = np.array([scenario.max_sync_ratio if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
+                       for _, cfg, _ in pending], dtype=float)
+    row_sync = sync[where]  # per pending row
+    kept = row_sync <= limits[:, None] + 1e-12
+    any_kept = kept.any(axis=1)
+    last = len(LOAD_FRACTIONS) - 1 - np.argmax(kept[:, ::-1], axis=1)  # the last kept load fraction
+    sync_of = np.where(any_kept, row_sync[np.arange(len(pending)), last], row_sync.min(axis=1)).tolist()
+    best_batch, best_capacity = batch[where, last].tolist(), capacity[where, last].tolist()
+    feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
         w, k = cfg.workload, where[r]
-        row["weights_per_gpu_gb"] = float(np.ravel(weights)[k]) / BYTES_PER_GB
-        row["max_batch"] = int(fit[k])
-        row["kv_bytes_per_request"] = float(kv[k, 0])
-        row["kv_link_gb_per_s"] = float(link_gb_per_s[k, 0])
-        row["prefill_ms"] = float(lone.chunk_steps[k, 0] * lone.chunk_step_s[k, 0]) * 1e3 if prefill else 0.0
-        row["network_ms"] = float(net[k, 0] + hand[k, 0]) * 1e3 if prefill else 0.0
-        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[k, 0]) * 1e3
-        if fit[k] < 1:
+        row["weights_per_gpu_gb"] = weights_gb[k]
+        row["max_batch"] = fits[k]
+        row["kv_bytes_per_request"] = kv_bytes[k]
+        row["kv_link_gb_per_s"] = link[k]
+        row["prefill_ms"] = prefill_ms[k] if prefill_ms is not None else 0.0
+        row["network_ms"] = network_ms[k] if network_ms is not None else 0.0
+        row["tpot_floor_ms"] = tpot_floor_ms[k] if tpot_floor_ms is not None else 0.0
+        if fits[k] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        if cap[k, 0] <= 0:
+        if not serves[k]:
             row["reason"] = (
                 f"prefill pool: TTFT floor {float(lone.ttft_s[k, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
                 f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
@@ -232,16 +247,18 @@ def pd_operating_points(
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             )
             continue
-        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[k, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(sync[k, kept[-1]] if kept else sync[k].min())
-        if not kept:
-            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit, step="prefill" if prefill else "decode")
+        row["sync_ratio"] = sync_of[r]
+        if not any_kept[r]:
+            row["reason"] = perf.sync_limit_reason(
+                row["sync_ratio"], float(limits[r]), step="prefill" if prefill else "decode"
+            )
             continue
-        picks += [(row["cand"], k, j) for j in kept]
-        row["best_batch"] = int(batch[k, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(capacity[k, kept[-1]])
-        row["feasible"] = True
+        row["best_batch"] = int(best_batch[r])
+        row["best_capacity_requests_per_s"] = best_capacity[r]
+        row["feasible"] = feasible[r] = True
+    hits, js = np.nonzero(feasible[:, None] & kept)  # row by row, load fractions in order
+    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
+    picks = list(zip(cands[hits].tolist(), where[hits].tolist(), js.tolist(), strict=True))
     return point_columns(
         picks, batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
         ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
