@@ -210,46 +210,52 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     sites_of = {w.name: workload_sites(w, sites) for w in scenario.workloads}
     for cfg in configs:
         w = cfg.workload
+        base: dict[str, Any] = {  # the configuration's row; the site's fields (None here) are set per site
+            "cand": None,
+            "workload": w.name,
+            "role": "colocated",
+            "engine": w.engine,
+            "model": cfg.model,
+            "quantization": cfg.quantization,
+            "kv_dtype": cfg.kv_dtype,
+            "gpu": cfg.gpu.id,
+            "tp": cfg.tp,
+            "pp": cfg.pp,
+            "ep": cfg.ep,
+            "site": None,
+            "placement": None,
+            "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
+            "share_frac": cfg.share_frac,
+            "quality_tier": cfg.quality_tier,
+            "weights_per_gpu_gb": np.nan,
+            "max_batch": 0,
+            "prefill_ms": np.nan,
+            "network_ms": np.nan,
+            "tpot_floor_ms": np.nan,
+            "best_batch": 0,
+            "best_capacity_requests_per_s": 0.0,
+            "sync_ratio": np.nan,
+            "usd_per_hour": None,
+            "feasible": False,
+            "reason": None,
+            "prefix_cache": cfg.prefix_cache,
+            "speculative": cfg.speculative,
+            "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
+            "speculative_why": (cfg.why or {}).get("speculative", ""),
+            "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
+        }
         for site in sites_of[w.name]:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
                 quote = rent_quote(catalog, cfg.gpu, site, "on_demand", scenario.rent_providers) if site.kind == "cloud" else None
                 quote_cache[key] = quote.usd_per_gpu_hour if quote else np.nan
-            row: dict[str, Any] = {
-                "cand": len(cand_rows),
-                "workload": w.name,
-                "role": "colocated",
-                "engine": w.engine,
-                "model": cfg.model,
-                "quantization": cfg.quantization,
-                "kv_dtype": cfg.kv_dtype,
-                "gpu": cfg.gpu.id,
-                "tp": cfg.tp,
-                "pp": cfg.pp,
-                "ep": cfg.ep,
-                "site": site.id,
-                "placement": "edge" if site.kind == "edge" else "cloud",
-                "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
-                "share_frac": cfg.share_frac,
-                "quality_tier": cfg.quality_tier,
-                "weights_per_gpu_gb": np.nan,
-                "max_batch": 0,
-                "prefill_ms": np.nan,
-                "network_ms": np.nan,
-                "tpot_floor_ms": np.nan,
-                "best_batch": 0,
-                "best_capacity_requests_per_s": 0.0,
-                "sync_ratio": np.nan,
-                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
-                "feasible": False,
-                "reason": cfg.reason or usable_cache[key],
-                "prefix_cache": cfg.prefix_cache,
-                "speculative": cfg.speculative,
-                "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
-                "speculative_why": (cfg.why or {}).get("speculative", ""),
-                "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
-            }
+            row = base.copy()
+            row["cand"] = len(cand_rows)
+            row["site"] = site.id
+            row["placement"] = "edge" if site.kind == "edge" else "cloud"
+            row["usd_per_hour"] = quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac
+            row["reason"] = cfg.reason or usable_cache[key]
             cand_rows.append(row)
             if row["reason"]:
                 continue
