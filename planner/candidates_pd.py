@@ -92,7 +92,8 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[s
         if mode == "off" or not _pd_possible(catalog, cfg, site):
             continue
         for role in PD_ROLES:
-            new = dict(row, cand=len(cand_rows), role=role)
+            new = row.copy()
+            new["cand"], new["role"] = len(cand_rows), role
             cand_rows.append(new)
             pd_rows.append((new, cfg, site))
     return keep, pd_rows

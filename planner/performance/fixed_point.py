@@ -35,6 +35,14 @@ def rows_of(x: Any, rows: Any, n: int) -> Any:
     return x[rows] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == n else x
 
 
+def _rows_taker(rows: Any, n: int) -> Callable[[Any], Any]:
+    """x ↦ the rows ``rows`` of a column of a table of ``n`` rows (:func:`rows_of`); every row (the table as it
+    is) when ``rows`` are all ``n`` of them (the state before any compaction holds them in order)."""
+    if len(rows) == n:
+        return lambda x: x
+    return lambda x: rows_of(x, rows, n)
+
+
 def fixed_point_s(
     f: Callable[[Num], Num], t0: Num, *, on_rows: Callable[[Any], Callable[[Num], Num]] | None = None,
     give_up: GiveUp | None = None,
@@ -72,7 +80,7 @@ def fixed_point_s(
     }
     table_rows = t.shape[0] if t.ndim else 1
     quit_early = None if give_up is None else (
-        lambda st: give_up(lambda x: rows_of(x, st["row"], table_rows), st["lo"]) & st["rising"]
+        lambda st: give_up(_rows_taker(st["row"], table_rows), st["lo"]) & st["rising"]
     )
     _fixed_point_rounds(state, f, on_rows, FIXED_POINT_ITERATIONS, quit_early)
     t, g = state["t"], state["g"]
