@@ -118,16 +118,18 @@ def _fixed_point_rounds(
         bracketed = np.isfinite(hi)
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = np.where(dt != 0.0, (g - st["g_prev"]) / dt, np.nan)
-            g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
-            g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)
-            falsi = lo + g_lo_eff * (hi - lo) / (g_lo_eff - g_hi_eff)
             secant = t - g / slope
         rising = ~(slope < 0.0)  # rising, flat or unknown (nan) slope
         # where g rises, at least double T: no root lies ahead for a convex g, and for a concave g the first
         # point past the root starts the bracket
         step = np.where(rising, t + np.where(np.isnan(slope), g, np.maximum(g, t)), secant)
-        step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
-        moved = active & ~hopeless
+        if np.any(bracketed):  # regula falsi (Illinois) inside the brackets
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
+                g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)
+                falsi = lo + g_lo_eff * (hi - lo) / (g_lo_eff - g_hi_eff)
+            step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
+        moved = active  # neither done nor hopeless
         t_next = np.where(moved, np.minimum(step, STEP_CAP_S), t)
         g_next = np.where(moved, f(t_next) - t_next, g)
         still = np.abs(t_next - t) <= SETTLED_REL * np.maximum(t, 1e-12)
