@@ -41,6 +41,7 @@ from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
+from planner.gc_pause import gc_paused
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
@@ -193,8 +194,10 @@ def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
     }
 
 
+@gc_paused
 def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
-    """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring)."""
+    """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring); the cyclic garbage
+    collector waits until it is done (planner/gc_pause.py)."""
     sites = merged_sites(catalog, scenario)
     gpu_ids = scenario.hardware.gpus or list(catalog.accelerators)
     gpus = [catalog.accelerators[g] for g in gpu_ids]

@@ -159,3 +159,39 @@ def test_fixed_point_gives_up_only_where_asked_and_only_rising_elements() -> Non
         assert t2[r, 0] == t[r, 0]  # the same bits
     assert 20.0 < t2[2, 0] < t[2, 0] and t2[3, 0] < t[3, 0]  # stopped on the way (the last at 1000 s otherwise)
     assert len(lows) >= 3 and all(lo.shape == (5, 1) for lo in lows)
+
+
+def test_the_garbage_collector_waits_during_an_evaluation_and_is_restored() -> None:
+    import gc
+
+    from planner.gc_pause import gc_paused
+
+    seen: list[bool] = []
+
+    @gc_paused
+    def inner() -> int:
+        seen.append(gc.isenabled())
+        return 7
+
+    @gc_paused
+    def outer() -> int:
+        value = inner()
+        seen.append(gc.isenabled())  # the inner call left it off
+        return value
+
+    assert gc.isenabled()
+    assert outer() == 7 and seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        inner()
+        assert not gc.isenabled()  # off before, off after
+    finally:
+        gc.enable()
+
+    @gc_paused
+    def failing() -> None:
+        raise ValueError("x")
+
+    with pytest.raises(ValueError):
+        failing()
+    assert gc.isenabled()
