@@ -304,7 +304,11 @@ def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | N
     arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work.
     ``schedule_size`` (default ``hi.size``) picks b instead: a caller that solves each distinct row of a
     table once (planner/candidate_rows.py) passes the table's size, so every row gets the rounds, and
-    therefore the floating-point numbers, it gets in the whole table."""
+    therefore the floating-point numbers, it gets in the whole table.
+
+    While ``ok`` runs, the scheduler's fixed point may give up a load that cannot be stable (:func:`deciding`;
+    planner/performance/fixed_point.py): ``ok`` must be false wherever the load point it asks for is not
+    ``stable`` (every ``ok`` here ANDs it in)."""
     top = np.asarray(hi, dtype=float)
     deciding = _DECIDING.set(True)  # ok needs each load's stability only (fixed_point_s: give_up)
     try:
