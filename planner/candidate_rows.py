@@ -18,7 +18,7 @@ the whole table (``schedule_size``). tests/plan/test_candidate_rows.py compares 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -68,6 +68,34 @@ def same_value_rows(columns: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     cols = [np.asarray(c, dtype=float).reshape(len(c), -1) for c in columns if c is not None]
     table = np.ascontiguousarray(np.hstack(cols))
     return distinct_rows([row.tobytes() for row in table])
+
+
+def network_column(pending: Sequence[tuple[Any, Any, Any]], network_of: Callable[[Any, Any], float]) -> np.ndarray:
+    """``network_of(workload, site)`` (planner.candidates.network_s) of every (row, config, site), evaluated once
+    per workload and site."""
+    done: dict[tuple[int, str], float] = {}
+    out = []
+    for _, cfg, site in pending:
+        key = (id(cfg.workload), site.id)
+        value = done.get(key)
+        if value is None:
+            value = done[key] = network_of(cfg.workload, site)
+        out.append(value)
+    return np.array(out)
+
+
+def workload_rows(pending: Sequence[tuple[Any, Any, Any]]) -> tuple[list[Any], np.ndarray]:
+    """(the distinct workloads of the (row, config, site) rows, each row's position among them)."""
+    position: dict[int, int] = {}
+    workloads: list[Any] = []
+    w_of = np.empty(len(pending), dtype=np.int64)
+    for r, (_, cfg, _) in enumerate(pending):
+        k = position.get(id(cfg.workload))
+        if k is None:
+            k = position[id(cfg.workload)] = len(workloads)
+            workloads.append(cfg.workload)
+        w_of[r] = k
+    return workloads, w_of
 
 
 def spread(values: Any, rows: np.ndarray, n: int) -> np.ndarray:
@@ -189,6 +217,40 @@ def _solve_curves(
         sync_ratio=spread(perf.sync_ratio(step), rows, n),
         memory_per_gpu_bytes=spread(memory, rows, n),
     )
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The load fractions of each pending row whose sync ratio is within its limit (planner.candidates)."""
+
+    mask: np.ndarray
+    """(rows, J) kept."""
+    any: np.ndarray
+    last: np.ndarray
+    """The last kept load fraction (J − 1 where none is)."""
+    sync_ratio: list[float]
+    """The sync ratio at the last kept fraction, or the least of the row where none is."""
+
+
+def kept_fractions(pending: Sequence[tuple[Any, Any, Any]], sync: np.ndarray, default_limit: float) -> tuple[Kept, np.ndarray]:
+    """(:class:`Kept`, limits) of the rows' (rows, J) sync ratios against their workload's ``max_sync_ratio``
+    (``default_limit`` where it states none), within 1e-12."""
+    limits = np.array([default_limit if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
+                       for _, cfg, _ in pending], dtype=float)
+    mask = sync <= limits[:, None] + 1e-12
+    any_kept = np.asarray(mask.any(axis=1))
+    last = sync.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+    at = np.where(any_kept, sync[np.arange(len(sync)), last], sync.min(axis=1)).tolist()
+    return Kept(mask, any_kept, last, at), limits
+
+
+def picks_of(
+    pending: Sequence[tuple[dict[str, Any], Any, Any]], feasible: np.ndarray, kept: Kept, where: np.ndarray
+) -> list[tuple[int, int, int]]:
+    """(candidate id, distinct row, load fraction) of every kept point of the feasible rows, row by row."""
+    rows, js = np.nonzero(feasible[:, None] & kept.mask)
+    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
+    return list(zip(cands[rows].tolist(), where[rows].tolist(), js.tolist(), strict=True))
 
 
 def point_columns(picks: list[tuple[int, int, int]], **values: Any) -> dict[str, np.ndarray]:

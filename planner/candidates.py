@@ -30,7 +30,17 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations
-from planner.candidate_rows import colocated_curves, column_rows, distinct_rows, point_columns, points_frame
+from planner.candidate_rows import (
+    colocated_curves,
+    column_rows,
+    distinct_rows,
+    kept_fractions,
+    network_column,
+    picks_of,
+    point_columns,
+    points_frame,
+    workload_rows,
+)
 from planner.candidate_terms import TermsMemo
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
@@ -277,7 +287,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
-            net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
+            net = network_column(pool, network_s)
             point_rows.append(pd_operating_points(
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
             ))
@@ -321,11 +331,12 @@ def _operating_points(
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
-    in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
-    out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
-    slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
-    slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
+    net = network_column(pending, network_s)[:, None]
+    workloads, w_of = workload_rows(pending)
+    in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
+    out_tok = np.array([w.output_tokens for w in workloads], dtype=float)[w_of][:, None]
+    slo_ttft = np.array([w.slo.ttft_ms for w in workloads])[w_of][:, None] / 1e3
+    slo_tpot = np.array([w.slo.tpot_ms for w in workloads])[w_of][:, None] / 1e3
     pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
     first, where = distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
@@ -342,15 +353,9 @@ def _operating_points(
     network_ms = (net[:, 0] * 1e3).tolist()
     tpot_floor_ms = (c.lone_tpot_s[where, 0] * 1e3).tolist()
     serves = (c.capacity_requests_per_s[where, 0] > 0).tolist()
-    limits = np.array([scenario.max_sync_ratio if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
-                       for _, cfg, _ in pending], dtype=float)
-    sync = c.sync_ratio[where]
-    kept = sync <= limits[:, None] + 1e-12  # (rows, load fractions)
-    any_kept = kept.any(axis=1)
-    last = len(LOAD_FRACTIONS) - 1 - np.argmax(kept[:, ::-1], axis=1)  # the last kept load fraction
-    sync_of = np.where(any_kept, sync[np.arange(len(pending)), last], sync.min(axis=1)).tolist()
-    best_batch = c.batch[where, last].tolist()
-    best_capacity = c.loads_requests_per_s[where, last].tolist()
+    kept, limits = kept_fractions(pending, c.sync_ratio[where], scenario.max_sync_ratio)
+    best_batch = c.batch[where, kept.last].tolist()
+    best_capacity = c.loads_requests_per_s[where, kept.last].tolist()
     feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
         w = cfg.workload
@@ -371,18 +376,16 @@ def _operating_points(
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
-        row["sync_ratio"] = sync_of[r]
-        if not any_kept[r]:
+        row["sync_ratio"] = kept.sync_ratio[r]
+        if not kept.any[r]:
             row["reason"] = perf.sync_limit_reason(row["sync_ratio"], float(limits[r]))
             continue
         row["best_batch"] = int(best_batch[r])
         row["best_capacity_requests_per_s"] = best_capacity[r]
         row["feasible"] = feasible[r] = True
-    rows, js = np.nonzero(feasible[:, None] & kept)  # row by row, load fractions in order
-    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
-    picks = list(zip(cands[rows].tolist(), where[rows].tolist(), js.tolist(), strict=True))
     return point_columns(
-        picks, batch=c.batch, tpot_ms=c.tpot_s * 1e3, decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
+        picks_of(pending, feasible, kept, where), batch=c.batch, tpot_ms=c.tpot_s * 1e3,
+        decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
         capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
         sync_ratio=c.sync_ratio,
     )

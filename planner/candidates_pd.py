@@ -32,6 +32,8 @@ from planner import performance as perf
 from planner.candidate_rows import (
     ZERO_LOAD_REQUESTS_PER_S,
     distinct_rows,
+    kept_fractions,
+    picks_of,
     point_columns,
     same_value_rows,
     spread,
@@ -219,14 +221,8 @@ def pd_operating_points(
     network_ms = ((net[:, 0] + hand[:, 0]) * 1e3).tolist() if prefill else None
     tpot_floor_ms = None if prefill else (lone.tpot_s[:, 0] * 1e3).tolist()
     serves = (cap[:, 0] > 0).tolist()
-    limits = np.array([scenario.max_sync_ratio if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
-                       for _, cfg, _ in pending], dtype=float)
-    row_sync = sync[where]  # per pending row
-    kept = row_sync <= limits[:, None] + 1e-12
-    any_kept = kept.any(axis=1)
-    last = len(LOAD_FRACTIONS) - 1 - np.argmax(kept[:, ::-1], axis=1)  # the last kept load fraction
-    sync_of = np.where(any_kept, row_sync[np.arange(len(pending)), last], row_sync.min(axis=1)).tolist()
-    best_batch, best_capacity = batch[where, last].tolist(), capacity[where, last].tolist()
+    kept, limits = kept_fractions(pending, sync[where], scenario.max_sync_ratio)
+    best_batch, best_capacity = batch[where, kept.last].tolist(), capacity[where, kept.last].tolist()
     feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
         w, k = cfg.workload, where[r]
@@ -248,8 +244,8 @@ def pd_operating_points(
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             )
             continue
-        row["sync_ratio"] = sync_of[r]
-        if not any_kept[r]:
+        row["sync_ratio"] = kept.sync_ratio[r]
+        if not kept.any[r]:
             row["reason"] = perf.sync_limit_reason(
                 row["sync_ratio"], float(limits[r]), step="prefill" if prefill else "decode"
             )
@@ -257,11 +253,8 @@ def pd_operating_points(
         row["best_batch"] = int(best_batch[r])
         row["best_capacity_requests_per_s"] = best_capacity[r]
         row["feasible"] = feasible[r] = True
-    hits, js = np.nonzero(feasible[:, None] & kept)  # row by row, load fractions in order
-    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
-    picks = list(zip(cands[hits].tolist(), where[hits].tolist(), js.tolist(), strict=True))
     return point_columns(
-        picks, batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
+        picks_of(pending, feasible, kept, where), batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
         ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
         memory_per_gpu_gb=memory / BYTES_PER_GB, sync_ratio=sync,
     )
