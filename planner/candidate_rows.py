@@ -18,8 +18,8 @@ the whole table (``schedule_size``). tests/plan/test_candidate_rows.py compares 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,52 @@ def distinct_rows(keys: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
             first.append(r)
         where[r] = k
     return np.array(first, dtype=int), where
+
+
+def value_columns(n: int, terms: perf.DeploymentTerms, opt: LoadOptimizations | None) -> list[np.ndarray]:
+    """Every number a row of stacked ``terms`` and ``opt`` holds, as (n,) float columns (plain numbers broadcast)."""
+    values = list(terms.as_dict().values())
+    if opt is not None:
+        values += [getattr(opt, f.name) for f in fields(LoadOptimizations) if f.name != "draft"]
+        if opt.draft is not None:
+            values += list(opt.draft.as_dict().values())
+    return [np.broadcast_to(np.asarray(v, dtype=float).reshape(-1), (n,)) for v in values]
+
+
+def same_value_rows(columns: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`distinct_rows` of rows that hold the same bytes in every (n,) or (n, 1) column (None skipped):
+    two such rows give the same numbers out of every element-wise function (module docstring)."""
+    cols = [np.asarray(c, dtype=float).reshape(len(c), -1) for c in columns if c is not None]
+    table = np.ascontiguousarray(np.hstack(cols))
+    return distinct_rows([row.tobytes() for row in table])
+
+
+def network_column(pending: Sequence[tuple[Any, Any, Any]], network_of: Callable[[Any, Any], float]) -> np.ndarray:
+    """``network_of(workload, site)`` (planner.candidates.network_s) of every (row, config, site), evaluated once
+    per workload and site."""
+    done: dict[tuple[int, str], float] = {}
+    out = []
+    for _, cfg, site in pending:
+        key = (id(cfg.workload), site.id)
+        value = done.get(key)
+        if value is None:
+            value = done[key] = network_of(cfg.workload, site)
+        out.append(value)
+    return np.array(out)
+
+
+def workload_rows(pending: Sequence[tuple[Any, Any, Any]]) -> tuple[list[Any], np.ndarray]:
+    """(the distinct workloads of the (row, config, site) rows, each row's position among them)."""
+    position: dict[int, int] = {}
+    workloads: list[Any] = []
+    w_of = np.empty(len(pending), dtype=np.int64)
+    for r, (_, cfg, _) in enumerate(pending):
+        k = position.get(id(cfg.workload))
+        if k is None:
+            k = position[id(cfg.workload)] = len(workloads)
+            workloads.append(cfg.workload)
+        w_of[r] = k
+    return workloads, w_of
 
 
 def spread(values: Any, rows: np.ndarray, n: int) -> np.ndarray:
@@ -83,6 +129,39 @@ class Curves:
 
 
 def colocated_curves(
+    terms: perf.DeploymentTerms,
+    opt: LoadOptimizations | None,
+    *,
+    input_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    max_batch: np.ndarray,
+    network_s: np.ndarray,
+    slo_ttft_s: np.ndarray,
+    slo_tpot_s: np.ndarray,
+    percentiles: dict[str, Any],
+    max_utilization_frac: float,
+    load_fractions: Sequence[float],
+    workspace_bytes: float,
+    schedule_size: int,
+) -> Curves:
+    """:func:`_solve_curves` of the rows with distinct values (:func:`same_value_rows`: configurations that
+    differ only in labels, e.g. two formats with the same bytes and efficiencies), copied to the others."""
+    n = len(max_batch)
+    columns = [*value_columns(n, terms, opt), input_tokens, output_tokens, max_batch, network_s, slo_ttft_s,
+               slo_tpot_s, *percentiles.values()]
+    first, where = same_value_rows(columns)
+    curves = _solve_curves(
+        take_terms(terms, first), take_optimizations(opt, first), input_tokens=input_tokens[first],
+        output_tokens=output_tokens[first], max_batch=max_batch[first], network_s=network_s[first],
+        slo_ttft_s=slo_ttft_s[first], slo_tpot_s=slo_tpot_s[first],
+        percentiles={k: column_rows(v, first) for k, v in percentiles.items()},
+        max_utilization_frac=max_utilization_frac, load_fractions=load_fractions, workspace_bytes=workspace_bytes,
+        schedule_size=schedule_size,
+    )
+    return Curves(**{f.name: getattr(curves, f.name)[where] for f in fields(Curves)})
+
+
+def _solve_curves(
     terms: perf.DeploymentTerms,
     opt: LoadOptimizations | None,
     *,
@@ -138,6 +217,40 @@ def colocated_curves(
         sync_ratio=spread(perf.sync_ratio(step), rows, n),
         memory_per_gpu_bytes=spread(memory, rows, n),
     )
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The load fractions of each pending row whose sync ratio is within its limit (planner.candidates)."""
+
+    mask: np.ndarray
+    """(rows, J) kept."""
+    any: np.ndarray
+    last: np.ndarray
+    """The last kept load fraction (J − 1 where none is)."""
+    sync_ratio: list[float]
+    """The sync ratio at the last kept fraction, or the least of the row where none is."""
+
+
+def kept_fractions(pending: Sequence[tuple[Any, Any, Any]], sync: np.ndarray, default_limit: float) -> tuple[Kept, np.ndarray]:
+    """(:class:`Kept`, limits) of the rows' (rows, J) sync ratios against their workload's ``max_sync_ratio``
+    (``default_limit`` where it states none), within 1e-12."""
+    limits = np.array([default_limit if cfg.workload.max_sync_ratio is None else cfg.workload.max_sync_ratio
+                       for _, cfg, _ in pending], dtype=float)
+    mask = sync <= limits[:, None] + 1e-12
+    any_kept = np.asarray(mask.any(axis=1))
+    last = sync.shape[1] - 1 - np.argmax(mask[:, ::-1], axis=1)
+    at = np.where(any_kept, sync[np.arange(len(sync)), last], sync.min(axis=1)).tolist()
+    return Kept(mask, any_kept, last, at), limits
+
+
+def picks_of(
+    pending: Sequence[tuple[dict[str, Any], Any, Any]], feasible: np.ndarray, kept: Kept, where: np.ndarray
+) -> list[tuple[int, int, int]]:
+    """(candidate id, distinct row, load fraction) of every kept point of the feasible rows, row by row."""
+    rows, js = np.nonzero(feasible[:, None] & kept.mask)
+    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
+    return list(zip(cands[rows].tolist(), where[rows].tolist(), js.tolist(), strict=True))
 
 
 def point_columns(picks: list[tuple[int, int, int]], **values: Any) -> dict[str, np.ndarray]:

@@ -30,7 +30,17 @@ import pandas as pd
 
 from planner import performance as perf
 from planner.candidate_optimizations import config_variants, stack_optimizations
-from planner.candidate_rows import colocated_curves, column_rows, distinct_rows, point_columns, points_frame
+from planner.candidate_rows import (
+    colocated_curves,
+    column_rows,
+    distinct_rows,
+    kept_fractions,
+    network_column,
+    picks_of,
+    point_columns,
+    points_frame,
+    workload_rows,
+)
 from planner.candidate_terms import TermsMemo
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
@@ -41,6 +51,7 @@ from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
+from planner.gc_pause import gc_paused
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
@@ -193,8 +204,10 @@ def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
     }
 
 
+@gc_paused
 def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
-    """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring)."""
+    """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring); the cyclic garbage
+    collector waits until it is done (planner/gc_pause.py)."""
     sites = merged_sites(catalog, scenario)
     gpu_ids = scenario.hardware.gpus or list(catalog.accelerators)
     gpus = [catalog.accelerators[g] for g in gpu_ids]
@@ -210,46 +223,52 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     sites_of = {w.name: workload_sites(w, sites) for w in scenario.workloads}
     for cfg in configs:
         w = cfg.workload
+        base: dict[str, Any] = {  # the configuration's row; the site's fields (None here) are set per site
+            "cand": None,
+            "workload": w.name,
+            "role": "colocated",
+            "engine": w.engine,
+            "model": cfg.model,
+            "quantization": cfg.quantization,
+            "kv_dtype": cfg.kv_dtype,
+            "gpu": cfg.gpu.id,
+            "tp": cfg.tp,
+            "pp": cfg.pp,
+            "ep": cfg.ep,
+            "site": None,
+            "placement": None,
+            "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
+            "share_frac": cfg.share_frac,
+            "quality_tier": cfg.quality_tier,
+            "weights_per_gpu_gb": np.nan,
+            "max_batch": 0,
+            "prefill_ms": np.nan,
+            "network_ms": np.nan,
+            "tpot_floor_ms": np.nan,
+            "best_batch": 0,
+            "best_capacity_requests_per_s": 0.0,
+            "sync_ratio": np.nan,
+            "usd_per_hour": None,
+            "feasible": False,
+            "reason": None,
+            "prefix_cache": cfg.prefix_cache,
+            "speculative": cfg.speculative,
+            "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
+            "speculative_why": (cfg.why or {}).get("speculative", ""),
+            "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
+        }
         for site in sites_of[w.name]:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
                 quote = rent_quote(catalog, cfg.gpu, site, "on_demand", scenario.rent_providers) if site.kind == "cloud" else None
                 quote_cache[key] = quote.usd_per_gpu_hour if quote else np.nan
-            row: dict[str, Any] = {
-                "cand": len(cand_rows),
-                "workload": w.name,
-                "role": "colocated",
-                "engine": w.engine,
-                "model": cfg.model,
-                "quantization": cfg.quantization,
-                "kv_dtype": cfg.kv_dtype,
-                "gpu": cfg.gpu.id,
-                "tp": cfg.tp,
-                "pp": cfg.pp,
-                "ep": cfg.ep,
-                "site": site.id,
-                "placement": "edge" if site.kind == "edge" else "cloud",
-                "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
-                "share_frac": cfg.share_frac,
-                "quality_tier": cfg.quality_tier,
-                "weights_per_gpu_gb": np.nan,
-                "max_batch": 0,
-                "prefill_ms": np.nan,
-                "network_ms": np.nan,
-                "tpot_floor_ms": np.nan,
-                "best_batch": 0,
-                "best_capacity_requests_per_s": 0.0,
-                "sync_ratio": np.nan,
-                "usd_per_hour": quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
-                "feasible": False,
-                "reason": cfg.reason or usable_cache[key],
-                "prefix_cache": cfg.prefix_cache,
-                "speculative": cfg.speculative,
-                "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
-                "speculative_why": (cfg.why or {}).get("speculative", ""),
-                "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
-            }
+            row = base.copy()
+            row["cand"] = len(cand_rows)
+            row["site"] = site.id
+            row["placement"] = "edge" if site.kind == "edge" else "cloud"
+            row["usd_per_hour"] = quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac
+            row["reason"] = cfg.reason or usable_cache[key]
             cand_rows.append(row)
             if row["reason"]:
                 continue
@@ -268,7 +287,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
         pool = [p for p in pd_pending if p[0]["role"] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
-            net = np.array([network_s(cfg.workload, site) for _, cfg, site in pool])
+            net = network_column(pool, network_s)
             point_rows.append(pd_operating_points(
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
             ))
@@ -312,11 +331,12 @@ def _operating_points(
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    net = np.array([network_s(cfg.workload, site) for _, cfg, site in pending])[:, None]
-    in_tok = np.array([cfg.workload.input_tokens for _, cfg, _ in pending], dtype=float)[:, None]
-    out_tok = np.array([cfg.workload.output_tokens for _, cfg, _ in pending], dtype=float)[:, None]
-    slo_ttft = np.array([cfg.workload.slo.ttft_ms for _, cfg, _ in pending])[:, None] / 1e3
-    slo_tpot = np.array([cfg.workload.slo.tpot_ms for _, cfg, _ in pending])[:, None] / 1e3
+    net = network_column(pending, network_s)[:, None]
+    workloads, w_of = workload_rows(pending)
+    in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
+    out_tok = np.array([w.output_tokens for w in workloads], dtype=float)[w_of][:, None]
+    slo_ttft = np.array([w.slo.ttft_ms for w in workloads])[w_of][:, None] / 1e3
+    slo_tpot = np.array([w.slo.tpot_ms for w in workloads])[w_of][:, None] / 1e3
     pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
     first, where = distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
@@ -327,38 +347,45 @@ def _operating_points(
         max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
         workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
-    picks: list[tuple[int, int, int]] = []
+    # the rows' numbers as Python lists (the same values as float(x) · 1e3 etc. row by row), then one pass over the rows
+    weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
+    prefill_ms = (ev["prefill_s"][idx] * 1e3).tolist()
+    network_ms = (net[:, 0] * 1e3).tolist()
+    tpot_floor_ms = (c.lone_tpot_s[where, 0] * 1e3).tolist()
+    serves = (c.capacity_requests_per_s[where, 0] > 0).tolist()
+    kept, limits = kept_fractions(pending, c.sync_ratio[where], scenario.max_sync_ratio)
+    best_batch = c.batch[where, kept.last].tolist()
+    best_capacity = c.loads_requests_per_s[where, kept.last].tolist()
+    feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
-        w, k = cfg.workload, where[r]
-        row["weights_per_gpu_gb"] = float(ev["weights_per_gpu_bytes"][idx[r]]) / BYTES_PER_GB
+        w = cfg.workload
+        row["weights_per_gpu_gb"] = weights_gb[r]
         row["max_batch"] = int(fit[r])
-        row["prefill_ms"] = float(ev["prefill_s"][idx[r]]) * 1e3
-        row["network_ms"] = float(net[r, 0]) * 1e3
+        row["prefill_ms"] = prefill_ms[r]
+        row["network_ms"] = network_ms[r]
         if fit[r] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        row["tpot_floor_ms"] = float(c.lone_tpot_s[k, 0]) * 1e3
-        if c.capacity_requests_per_s[k, 0] <= 0:
+        row["tpot_floor_ms"] = tpot_floor_ms[r]
+        if not serves[r]:
             if row["tpot_floor_ms"] > w.slo.tpot_ms:
                 row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             else:
                 row["reason"] = (
-                    f"TTFT floor {float(c.lone_ttft_s[k, 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                    f"TTFT floor {float(c.lone_ttft_s[where[r], 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
                     f" above the SLO {w.slo.ttft_ms:g} ms"
                 )
             continue
-        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if c.sync_ratio[k, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(c.sync_ratio[k, kept[-1]] if kept else c.sync_ratio[k].min())
-        if not kept:
-            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit)
+        row["sync_ratio"] = kept.sync_ratio[r]
+        if not kept.any[r]:
+            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], float(limits[r]))
             continue
-        picks += [(row["cand"], k, j) for j in kept]
-        row["best_batch"] = int(c.batch[k, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(c.loads_requests_per_s[k, kept[-1]])
-        row["feasible"] = True
+        row["best_batch"] = int(best_batch[r])
+        row["best_capacity_requests_per_s"] = best_capacity[r]
+        row["feasible"] = feasible[r] = True
     return point_columns(
-        picks, batch=c.batch, tpot_ms=c.tpot_s * 1e3, decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
+        picks_of(pending, feasible, kept, where), batch=c.batch, tpot_ms=c.tpot_s * 1e3,
+        decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
         capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
         sync_ratio=c.sync_ratio,
     )

@@ -29,7 +29,16 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
-from planner.candidate_rows import ZERO_LOAD_REQUESTS_PER_S, distinct_rows, point_columns, spread
+from planner.candidate_rows import (
+    ZERO_LOAD_REQUESTS_PER_S,
+    distinct_rows,
+    kept_fractions,
+    picks_of,
+    point_columns,
+    same_value_rows,
+    spread,
+    value_columns,
+)
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.performance.pools import (
@@ -85,7 +94,8 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[s
         if mode == "off" or not _pd_possible(catalog, cfg, site):
             continue
         for role in PD_ROLES:
-            new = dict(row, cand=len(cand_rows), role=role)
+            new = row.copy()
+            new["cand"], new["role"] = len(cand_rows), role
             cand_rows.append(new)
             pd_rows.append((new, cfg, site))
     return keep, pd_rows
@@ -105,6 +115,27 @@ def _pool_key(cfg: Any, net_s: float, prefill: bool) -> tuple[Any, ...]:
     return (*shape, w.slo.ttft_ms, net_s) if prefill else (*shape, w.slo.tpot_ms)
 
 
+def _same_values(
+    catalog: Catalog, pending: list[Pending], terms: perf.DeploymentTerms, first: np.ndarray, where: np.ndarray,
+    net_s: Any, fit_batch: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(first, where) of :func:`pd_operating_points` merged further over rows that hold the same numbers
+    (planner.candidate_rows.same_value_rows: e.g. two formats with the same bytes and efficiencies)."""
+    cfgs = [pending[i][1] for i in first]
+    links = [kv_link(catalog, cfg.gpu, cfg.tp) for cfg in cfgs]
+    columns = [
+        *value_columns(len(first), take_terms(terms, first), None),
+        np.asarray(net_s, dtype=float).reshape(-1)[first],
+        *(np.array(c, dtype=float) for c in zip(*links, strict=True)),
+        *(np.array([getattr(cfg.workload, name) for cfg in cfgs], dtype=float)
+          for name in ("input_tokens", "output_tokens")),
+        *(np.array([getattr(cfg.workload.slo, name) for cfg in cfgs], dtype=float) for name in ("ttft_ms", "tpot_ms")),
+        np.asarray(fit_batch).astype(int)[first].astype(float),
+    ]
+    same_first, same_where = same_value_rows(columns)
+    return first[same_first], same_where[where]
+
+
 def pd_operating_points(
     catalog: Catalog,
     pending: list[Pending],
@@ -121,6 +152,7 @@ def pd_operating_points(
     first, where = distinct_rows(
         [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
     )
+    first, where = _same_values(catalog, pending, terms, first, where, net_s, fit_batch)
     distinct = [pending[i] for i in first]
     terms = take_terms(terms, first)
     links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in distinct]
@@ -182,20 +214,29 @@ def pd_operating_points(
     at_tpot, at_ttft = spread(at.tpot_s, rows, n), spread(at.ttft_s, rows, n)
     capacity = cap * fractions  # (n, J) requests/s of the operating points
 
-    picks: list[tuple[int, int, int]] = []
+    # per distinct row k: the numbers as Python lists (the same values as float(x) · 1e3 etc. row by row)
+    weights_gb = (np.ravel(weights) / BYTES_PER_GB).tolist()
+    fits, kv_bytes, link = fit.tolist(), kv[:, 0].tolist(), link_gb_per_s[:, 0].tolist()
+    prefill_ms = (lone.chunk_steps[:, 0] * lone.chunk_step_s[:, 0] * 1e3).tolist() if prefill else None
+    network_ms = ((net[:, 0] + hand[:, 0]) * 1e3).tolist() if prefill else None
+    tpot_floor_ms = None if prefill else (lone.tpot_s[:, 0] * 1e3).tolist()
+    serves = (cap[:, 0] > 0).tolist()
+    kept, limits = kept_fractions(pending, sync[where], scenario.max_sync_ratio)
+    best_batch, best_capacity = batch[where, kept.last].tolist(), capacity[where, kept.last].tolist()
+    feasible = np.zeros(len(pending), dtype=bool)
     for r, (row, cfg, _site) in enumerate(pending):
         w, k = cfg.workload, where[r]
-        row["weights_per_gpu_gb"] = float(np.ravel(weights)[k]) / BYTES_PER_GB
-        row["max_batch"] = int(fit[k])
-        row["kv_bytes_per_request"] = float(kv[k, 0])
-        row["kv_link_gb_per_s"] = float(link_gb_per_s[k, 0])
-        row["prefill_ms"] = float(lone.chunk_steps[k, 0] * lone.chunk_step_s[k, 0]) * 1e3 if prefill else 0.0
-        row["network_ms"] = float(net[k, 0] + hand[k, 0]) * 1e3 if prefill else 0.0
-        row["tpot_floor_ms"] = 0.0 if prefill else float(lone.tpot_s[k, 0]) * 1e3
-        if fit[k] < 1:
+        row["weights_per_gpu_gb"] = weights_gb[k]
+        row["max_batch"] = fits[k]
+        row["kv_bytes_per_request"] = kv_bytes[k]
+        row["kv_link_gb_per_s"] = link[k]
+        row["prefill_ms"] = prefill_ms[k] if prefill_ms is not None else 0.0
+        row["network_ms"] = network_ms[k] if network_ms is not None else 0.0
+        row["tpot_floor_ms"] = tpot_floor_ms[k] if tpot_floor_ms is not None else 0.0
+        if fits[k] < 1:
             row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
             continue
-        if cap[k, 0] <= 0:
+        if not serves[k]:
             row["reason"] = (
                 f"prefill pool: TTFT floor {float(lone.ttft_s[k, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
                 f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
@@ -203,18 +244,17 @@ def pd_operating_points(
                 else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
             )
             continue
-        limit = scenario.max_sync_ratio if w.max_sync_ratio is None else w.max_sync_ratio
-        kept = [j for j in range(len(LOAD_FRACTIONS)) if sync[k, j] <= limit + 1e-12]
-        row["sync_ratio"] = float(sync[k, kept[-1]] if kept else sync[k].min())
-        if not kept:
-            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], limit, step="prefill" if prefill else "decode")
+        row["sync_ratio"] = kept.sync_ratio[r]
+        if not kept.any[r]:
+            row["reason"] = perf.sync_limit_reason(
+                row["sync_ratio"], float(limits[r]), step="prefill" if prefill else "decode"
+            )
             continue
-        picks += [(row["cand"], k, j) for j in kept]
-        row["best_batch"] = int(batch[k, kept[-1]])
-        row["best_capacity_requests_per_s"] = float(capacity[k, kept[-1]])
-        row["feasible"] = True
+        row["best_batch"] = int(best_batch[r])
+        row["best_capacity_requests_per_s"] = best_capacity[r]
+        row["feasible"] = feasible[r] = True
     return point_columns(
-        picks, batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
+        picks_of(pending, feasible, kept, where), batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
         ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
         memory_per_gpu_gb=memory / BYTES_PER_GB, sync_ratio=sync,
     )

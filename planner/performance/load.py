@@ -29,29 +29,25 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
+from planner.performance.fixed_point import GiveUp, fixed_point_s, rows_of
 from planner.performance.optimizations import LoadOptimizations, round_s
 from planner.performance.stack import take_optimizations, take_terms
+from planner.performance.step_memo import zero_load_round_s
 from planner.performance.tail import at_percentiles, step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
-FIXED_POINT_ITERATIONS = 80
-"""Rounds of :func:`fixed_point_s` at most (a handful are used: secant and regula falsi converge fast)."""
 BISECTION_ITERATIONS = 40
 MULTISECTION_BITS: tuple[tuple[float, int], ...] = ((256, 4), (4096, 2), (float("inf"), 1))
 """Bits of the bracket resolved per round of :func:`largest_ok_load`, by array size."""
-SETTLED_REL = 1e-12
-"""An element is settled once |f(T) − T| or its last step is at most this share of T (float precision)."""
-CONVERGED_REL = 1e-6
-COMPACT_MIN_ROWS = 512
-"""Tables with at least this many rows evaluate the fixed point's f on the still-moving rows only."""
-STEP_CAP_S = 1e3
-"""A step time this long means the load has no fixed point (the replica cannot keep up)."""
+_DECIDING: ContextVar[bool] = ContextVar("deciding", default=False)
+"""True while :func:`largest_ok_load` asks its ``ok``: a load that cannot be stable needs no exact step."""
 
 
 @dataclass(frozen=True)
@@ -80,22 +76,21 @@ class LoadPoint:
 
 def _steady_step_s(
     terms: DeploymentTerms, lam: Num, *, input_tokens: Num, output_tokens: Num, context_tokens: Num,
-    opt: LoadOptimizations | None = None,
+    opt: LoadOptimizations | None = None, give_up: GiveUp | None = None,
 ) -> tuple[Num, Num]:
-    """Smallest fixed point T = T_mixed(λGT, λPT) above the zero-load step (:func:`fixed_point_s`);
-    (T, converged)."""
-    t0 = round_s(terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=0.0,
-                 prompt_tokens=input_tokens)
+    """Smallest fixed point T = T_mixed(λGT, λPT) above the zero-load step (:func:`fixed_point_s`, with its
+    ``give_up``); (T, converged)."""
+    t0 = zero_load_round_s(terms, opt, context_tokens=context_tokens, prompt_tokens=input_tokens)
     shape = np.broadcast_shapes(np.shape(t0), np.shape(lam), np.shape(input_tokens), np.shape(output_tokens))
     inputs = (lam, input_tokens, output_tokens, context_tokens)
 
     def on_rows(rows: Any) -> Callable[[Num], Num]:
         """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
-        sub = (_rows(x, rows, shape[0]) for x in inputs)
+        sub = (rows_of(x, rows, shape[0]) for x in inputs)
         return _step_of(take_terms(terms, rows), take_optimizations(opt, rows), *sub)
 
     f = _step_of(terms, opt, *inputs)
-    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows)
+    return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows, give_up=give_up)
 
 
 def _step_of(
@@ -116,95 +111,6 @@ def _step_of(
         )
 
     return f
-
-
-def _rows(x: Any, rows: Any, n: int) -> Any:
-    """Rows ``rows`` of an array stacked over ``n`` deployments; scalars and broadcast rows as they are."""
-    return x[rows] if isinstance(x, np.ndarray) and x.ndim >= 1 and x.shape[0] == n else x
-
-
-def fixed_point_s(
-    f: Callable[[Num], Num], t0: Num, *, on_rows: Callable[[Any], Callable[[Num], Num]] | None = None
-) -> tuple[Any, Any]:
-    """Smallest root T ≥ T₀ of g(T) = f(T) − T for a non-decreasing step function f with f(T₀) ≥ T₀,
-    element-wise; (T, converged).
-
-    Below the root g > 0. Each round moves every unsettled element once, from its latest two iterates:
-    - a secant step on g where g falls (a convex g: lands at or below the root; a concave one may pass it);
-    - where g still rises, T ← max(f(T), 2T) (the plain iteration f(T) while no slope is known yet): a
-      convex g has no root ahead, a concave one is bracketed by the first point past its root;
-    - once a point with g < 0 is known, regula falsi inside [last T with g > 0, last T with g < 0], halving
-      the retained end's g when one end is kept twice (Illinois), bisection if a step leaves the bracket.
-    Settled at |g| ≤ :data:`SETTLED_REL`·T or a step below that; no fixed point ("hopeless") where T reaches
-    :data:`STEP_CAP_S` with g > 0.
-    Converged = not hopeless and |g| ≤ :data:`CONVERGED_REL`·T at the returned T.
-
-    ``on_rows(rows)`` (optional) gives f of the rows ``rows`` (axis 0) only: on a table of at least
-    :data:`COMPACT_MIN_ROWS` rows, once at most half of its rows still move, the rounds go on with those
-    rows alone — their state and f (every step is element-wise: the same numbers as on the whole table).
-    """
-    t = np.minimum(np.array(t0, dtype=float), STEP_CAP_S)
-    g = f(t) - t
-    state = {  # kept_lo / kept_hi: rounds in a row the low / high end of the bracket was kept; row: its table row
-        "t": t, "g": g, "lo": t.copy(), "g_lo": g.copy(), "hi": np.full_like(t, np.inf), "g_hi": np.zeros_like(t),
-        "t_prev": t.copy(), "g_prev": g.copy(), "kept_lo": np.zeros_like(t), "kept_hi": np.zeros_like(t),
-        "done": np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12), "hopeless": np.zeros(np.shape(t), dtype=bool),
-        "row": np.arange(t.shape[0] if t.ndim else 1),
-    }
-    _fixed_point_rounds(state, f, on_rows, FIXED_POINT_ITERATIONS)
-    t, g = state["t"], state["g"]
-    converged = ~state["hopeless"] & (np.abs(g) <= CONVERGED_REL * np.maximum(t, 1e-9) + 1e-9)
-    return t, converged
-
-
-def _fixed_point_rounds(
-    st: dict[str, Any], f: Callable[[Num], Num], on_rows: Callable[[Any], Callable[[Num], Num]] | None, rounds: int
-) -> None:
-    """Up to ``rounds`` rounds of :func:`fixed_point_s` on the state ``st`` (updated in place); hands the
-    still-moving rows of a large table to a call on those rows alone (its docstring)."""
-    for done_rounds in range(rounds):
-        t, g, done, hopeless = st["t"], st["g"], st["done"], st["hopeless"]
-        active = ~(done | hopeless)
-        if not np.any(active):
-            return
-        n = t.shape[0] if t.ndim >= 1 else 0
-        if on_rows is not None and n >= COMPACT_MIN_ROWS:
-            rows = np.flatnonzero(np.reshape(active, (n, -1)).any(axis=1))
-            if rows.size <= n // 2:
-                sub = {key: value[rows] for key, value in st.items()}
-                _fixed_point_rounds(sub, on_rows(sub["row"]), on_rows, rounds - done_rounds)
-                for key, value in sub.items():
-                    st[key][rows] = value
-                return
-        dt = t - st["t_prev"]
-        lo, hi, g_lo, g_hi = st["lo"], st["hi"], st["g_lo"], st["g_hi"]
-        kept_lo, kept_hi = st["kept_lo"], st["kept_hi"]
-        bracketed = np.isfinite(hi)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slope = np.where(dt != 0.0, (g - st["g_prev"]) / dt, np.nan)
-            g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
-            g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)
-            falsi = lo + g_lo_eff * (hi - lo) / (g_lo_eff - g_hi_eff)
-            secant = t - g / slope
-        rising = ~(slope < 0.0)  # rising, flat or unknown (nan) slope
-        # where g rises, at least double T: no root lies ahead for a convex g, and for a concave g the first
-        # point past the root starts the bracket
-        step = np.where(rising, t + np.where(np.isnan(slope), g, np.maximum(g, t)), secant)
-        step = np.where(bracketed, np.where((falsi > lo) & (falsi < hi), falsi, (lo + hi) / 2.0), step)
-        moved = active & ~hopeless
-        t_next = np.where(moved, np.minimum(step, STEP_CAP_S), t)
-        g_next = np.where(moved, f(t_next) - t_next, g)
-        still = np.abs(t_next - t) <= SETTLED_REL * np.maximum(t, 1e-12)
-        st["t_prev"], st["g_prev"] = np.where(moved, t, st["t_prev"]), np.where(moved, g, st["g_prev"])
-        t, g = t_next, g_next
-        above, below = moved & (g < 0.0), moved & (g > 0.0)
-        st["kept_lo"] = np.where(above & bracketed, kept_lo + 1.0, np.where(below, 0.0, kept_lo))
-        st["kept_hi"] = np.where(below & bracketed, kept_hi + 1.0, np.where(above, 0.0, kept_hi))
-        st["hi"], st["g_hi"] = np.where(above, t, hi), np.where(above, g, g_hi)
-        st["lo"], st["g_lo"] = np.where(below, t, lo), np.where(below, g, g_lo)
-        st["t"], st["g"] = t, g
-        st["done"] = done | (moved & ((np.abs(g) <= SETTLED_REL * np.maximum(t, 1e-12)) | still))
-        st["hopeless"] = hopeless | (moved & (t >= STEP_CAP_S) & (g > 0.0))
 
 
 def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptimizations | None) -> tuple[Any, Any, Any]:
@@ -282,13 +188,12 @@ def _chunked_at_load(
     """Mean TTFT, TPOT and throughput of the chunked-prefill schedule (module docstring) at λ = ``lam``;
     P = ``prompt_tokens`` new tokens, G = ``decode_rounds`` rounds of ``tokens_per_round`` tokens."""
     p_tok, g_tok, context = prompt_tokens, decode_rounds, context_tokens
+    limit = np.minimum(max_batch, terms.max_running_sequences)
     step, converged = _steady_step_s(
-        terms, lam, input_tokens=p_tok, output_tokens=g_tok, context_tokens=context, opt=opt
+        terms, lam, input_tokens=p_tok, output_tokens=g_tok, context_tokens=context, opt=opt,
+        give_up=_unfit_beyond(lam, g_tok, p_tok, limit, terms.chunk_tokens),
     )
-    batch = lam * g_tok * step
-    chunk_budget = np.maximum(terms.chunk_tokens - batch, 1.0)
-    c = lam * p_tok * step
-    rho = c / chunk_budget
+    batch, c, chunk_budget, rho = _occupancy(lam, g_tok, p_tok, step, terms.chunk_tokens)
     k = np.ceil(p_tok / chunk_budget)
     chunk_s = round_s(
         terms,
@@ -299,8 +204,7 @@ def _chunked_at_load(
         prompt_tokens=p_tok,
     )
     service_s = k * chunk_s
-    limit = np.minimum(max_batch, terms.max_running_sequences)
-    stable = converged & (batch <= limit) & (rho < 1.0) & (batch < terms.chunk_tokens)
+    stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     point = LoadPoint(
@@ -318,6 +222,38 @@ def _chunked_at_load(
         stable=stable,
     )
     return replace(point, ttft_s=wait + service_s + step_phase_s(point, terms) + network_s)
+
+
+def _occupancy(lam: Any, g_tok: Any, p_tok: Any, step: Any, chunk_tokens: Num) -> tuple[Any, Any, Any, Any]:
+    """(B = λGT running sequences, c = λPT prompt tokens per step, spare budget max(C − B, 1), ρ = c / budget)
+    at step T = ``step``; each grows with T (so :func:`_fits` holds at T only if at every smaller step)."""
+    batch = lam * g_tok * step
+    chunk_budget = np.maximum(chunk_tokens - batch, 1.0)
+    c = lam * p_tok * step
+    return batch, c, chunk_budget, c / chunk_budget
+
+
+def _fits(batch: Any, rho: Any, limit: Any, chunk_tokens: Num) -> Any:
+    """The chunked schedule's load limits: B within the batch limit and the chunk budget, ρ < 1."""
+    return (batch <= limit) & (rho < 1.0) & (batch < chunk_tokens)
+
+
+def deciding() -> bool:
+    """True while :func:`largest_ok_load` asks its ``ok`` (only a load's stability matters then)."""
+    return _DECIDING.get()
+
+
+def _unfit_beyond(lam: Any, g_tok: Any, p_tok: Any, limit: Any, chunk_tokens: Num) -> GiveUp | None:
+    """While :func:`largest_ok_load` decides: give_up(take, lo) = not :func:`_fits` at step lo (then at no
+    step ≥ lo either, :func:`_occupancy`); None otherwise."""
+    if not deciding():
+        return None
+
+    def give_up(take: Callable[[Any], Any], lo: Any) -> Any:
+        batch, _c, _budget, rho = _occupancy(take(lam), take(g_tok), take(p_tok), lo, take(chunk_tokens))
+        return ~_fits(batch, rho, take(limit), take(chunk_tokens))
+
+    return give_up
 
 
 def capacity_at_slo(
@@ -370,10 +306,22 @@ def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | N
     arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work.
     ``schedule_size`` (default ``hi.size``) picks b instead: a caller that solves each distinct row of a
     table once (planner/candidate_rows.py) passes the table's size, so every row gets the rounds, and
-    therefore the floating-point numbers, it gets in the whole table."""
-    hi = np.asarray(hi, dtype=float)
+    therefore the floating-point numbers, it gets in the whole table.
+
+    While ``ok`` runs, the scheduler's fixed point may give up a load that cannot be stable (:func:`deciding`;
+    planner/performance/fixed_point.py): ``ok`` must be false wherever the load point it asks for is not
+    ``stable`` (every ``ok`` here ANDs it in)."""
+    top = np.asarray(hi, dtype=float)
+    deciding = _DECIDING.set(True)  # ok needs each load's stability only (fixed_point_s: give_up)
+    try:
+        return _bisect(ok, top, top.size if schedule_size is None else schedule_size)
+    finally:
+        _DECIDING.reset(deciding)
+
+
+def _bisect(ok: Callable[[Num], Num], hi: Any, size: int) -> Any:
+    """:func:`largest_ok_load` with the multisection schedule of a table of ``size`` rows."""
     lo = np.zeros_like(hi)
-    size = hi.size if schedule_size is None else schedule_size
     bits = next(b for limit, b in MULTISECTION_BITS if size <= limit)
     left = BISECTION_ITERATIONS
     while left > 0:

@@ -18,13 +18,15 @@ with TTFT ≤ SLO (prefill) or TPOT ≤ SLO (decode). Plain numpy arithmetic, on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from planner.ledgers.distributed import kv_handoff_s
-from planner.performance.load import LoadPoint, _steady_step_s, largest_ok_load, serve_at_load
+from planner.performance.fixed_point import GiveUp
+from planner.performance.load import LoadPoint, _steady_step_s, deciding, largest_ok_load, serve_at_load
 from planner.performance.memory import kv_bytes_per_sequence
 from planner.performance.steps import mean_decode_context_tokens, mixed_step
 from planner.performance.terms import DeploymentTerms, Num
@@ -38,6 +40,13 @@ def kv_bytes_per_request(terms: DeploymentTerms, *, input_tokens: Num) -> Num:
 def handoff_s(kv_bytes: Num, *, link_gb_per_s: Num, latency_us: Num) -> Num:
     """T_handoff = α + V_KV / B_link, s (ledgers.distributed.kv_handoff_s, on whole arrays)."""
     return np.asarray(kv_handoff_s(kv_bytes, latency_us=latency_us, link_gb_per_s=link_gb_per_s), dtype=float)
+
+
+def _batched(terms: DeploymentTerms) -> DeploymentTerms:
+    """``terms`` on the batched schedule (``prefill_first`` = 0); terms already made so are returned as they
+    are, so the prefill bisection asks one terms object at every load (planner/performance/step_memo.py)."""
+    first = terms.prefill_first
+    return terms if type(first) is float and first == 0.0 else replace(terms, prefill_first=0.0)
 
 
 def prefill_at_load(
@@ -57,7 +66,7 @@ def prefill_at_load(
     splitting a prompt, and it batches the waiting prompts up to the same budget (vLLM V0
     max_num_batched_tokens), which is what T = T_mixed(0, λ·P·T) describes for P ≤ C."""
     return serve_at_load(
-        replace(terms, prefill_first=0.0),
+        _batched(terms),
         requests_per_s=requests_per_s,
         input_tokens=input_tokens,
         output_tokens=np.zeros_like(np.asarray(input_tokens, dtype=float)),
@@ -83,6 +92,7 @@ def prefill_capacity_at_slo(
     T ≥ T_mixed(0, min(P, C)), so λ < max(C, P) / (P · T_mixed(0, min(P, C))).
     """
     p_tok = np.asarray(input_tokens, dtype=float)
+    terms = _batched(terms)  # the same terms object at every load of the bisection
     first = mixed_step(
         terms, decode_batch=0.0, decode_context_tokens=p_tok, prefill_tokens=np.minimum(p_tok, terms.chunk_tokens),
         prompt_tokens=p_tok,
@@ -99,6 +109,23 @@ def prefill_capacity_at_slo(
     return largest_ok_load(ok, hi, schedule_size=schedule_size)
 
 
+def _decode_batch(lam: Any, g_tok: Any, step: Any) -> Any:
+    """B = λ·G·T running sequences of a decode replica (grows with T)."""
+    return lam * g_tok * step
+
+
+def _over_limit_beyond(lam: Any, g_tok: Any, limit: Any) -> GiveUp | None:
+    """While a capacity bisection decides (planner.performance.load.largest_ok_load): give_up(take, lo) =
+    B above the limit at step lo (then at every step ≥ lo); None otherwise."""
+    if not deciding():
+        return None
+
+    def give_up(take: Callable[[Any], Any], lo: Any) -> Any:
+        return ~(_decode_batch(take(lam), take(g_tok), lo) <= take(limit))
+
+    return give_up
+
+
 def decode_at_load(
     terms: DeploymentTerms, *, requests_per_s: Num, input_tokens: Num, output_tokens: Num, max_batch: Num
 ) -> LoadPoint:
@@ -107,12 +134,12 @@ def decode_at_load(
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
+    limit = np.minimum(max_batch, terms.max_running_sequences)
     step, converged = _steady_step_s(
         terms, lam, input_tokens=np.zeros_like(p_tok), output_tokens=g_tok,
-        context_tokens=mean_decode_context_tokens(p_tok, g_tok),
+        context_tokens=mean_decode_context_tokens(p_tok, g_tok), give_up=_over_limit_beyond(lam, g_tok, limit),
     )
-    batch = lam * g_tok * step
-    limit = np.minimum(max_batch, terms.max_running_sequences)
+    batch = _decode_batch(lam, g_tok, step)
     stable = converged & (batch <= limit)
     zero = 0.0 * step
     return LoadPoint(

@@ -1,4 +1,4 @@
-"""The scheduler's fixed point (planner/performance/load.py): the root it finds, and evaluation on the
+"""The scheduler's fixed point (planner/performance/fixed_point.py, used by load.py): the root it finds, and evaluation on the
 still-moving rows of a large table giving the same numbers as evaluating every row."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from planner import performance as perf
 from planner.catalog import Catalog
-from planner.performance import load
+from planner.performance import fixed_point, load
 from planner.performance.stack import stack_terms
 
 
@@ -26,7 +26,7 @@ def test_a_large_table_gives_the_same_numbers_on_its_moving_rows_alone(catalog: 
     """600 deployments × loads from idle to overloaded: the stacked fixed point (which evaluates only the
     moving rows once they are at most half of a table of ≥ 512) equals the same rows solved in small groups
     (every row evaluated each round), bit for bit."""
-    assert load.COMPACT_MIN_ROWS <= 600
+    assert fixed_point.COMPACT_MIN_ROWS <= 600
     models = ["llama_3_1_8b", "qwen3_8b", "llama_3_1_70b"]
     gpus = ["h100_sxm", "a100_sxm_80gb", "l40s", "h200_sxm"]
     rows = []
