@@ -111,9 +111,9 @@ def _bound(v: Any, low: bool) -> float:
     return float(b)
 
 
-def _part_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int]) -> Any:
-    """A highspy model of one part: its columns, the rows on them and its objective terms (minimized; the
-    objective's constant is left out)."""
+def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int]) -> Any:
+    """A highspy model of one part (``part``: positions in ``cols``, :func:`columns`): its columns, the rows
+    on them and its objective terms (minimized; the objective's constant is left out)."""
     highspy = _highspy()
     local = {i: n for n, i in enumerate(part)}
     h = highspy.Highs()
@@ -183,7 +183,7 @@ def solve_parts(
     bound, optimal, has_all = 0.0, True, True
     status = {"infeasible": False}
     for part in split:
-        h = _part_model(ctx, cols, index, part)
+        h = highs_model(ctx, cols, index, part)
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
         h.setOptionValue("mip_rel_gap", gap_rel)

@@ -22,6 +22,7 @@ from constraints import names_with
 from planner.errors import SolverError
 from planner.optimize.build import TIE_BREAK, build_problem
 from planner.optimize.components import parts, solve_parts
+from planner.optimize.incumbent import restricted_start
 from planner.problem.context import BuildContext
 
 PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
@@ -251,7 +252,11 @@ def solve_context(
     if split is not None:  # independent parts (e.g. the slices of a rent-only plan): solved one by one
         return _solve_split(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, build_s=start - built)
     named = None if warm_start is None else {ctx.variables[f][k].name: v for (f, k), v in warm_start.items()}
-    made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
+    if named is None and solver == "highs":  # a first plan from a restriction (planner.optimize.incumbent)
+        with quiet_stdout():
+            named = restricted_start(ctx, time_limit_s=time_limit_s)
+    left_s = None if time_limit_s is None else max(1e-3, time_limit_s - (time.perf_counter() - start))
+    made = make_solver(solver, time_limit_s=left_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
     status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
     if not has_solution:
