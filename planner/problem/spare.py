@@ -36,3 +36,23 @@ def spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
         if caps:
             biggest = max(biggest, lost_per_replica_frac(ctx, k, rule.failure_domain) * max(caps))
     return rule.spare_replicas * biggest
+
+
+def least_lost_requests_per_s(ctx: BuildContext, workload: str, t: int) -> float:
+    """The least capacity one failure of the workload's ``redundancy`` domain can remove in slice t, req/s:
+    min over its candidates k and operating points j of lost[k] · cap[k, j] when a min-cost plan must
+    serve demand D[w, t] > 0 there (then some replica runs, and the failure of its unit removes at least
+    that much); 0 otherwise (no rule, the site domain, max_throughput or the explain mode, where the
+    served demand may be 0)."""
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    rule = w.redundancy
+    if rule is None or rule.spare_replicas == 0 or rule.failure_domain == "site":
+        return 0.0
+    if ctx.scenario.objective != "min_cost" or ctx.elastic or ctx.demand[(workload, t)] <= 0:
+        return 0.0
+    lost = [
+        lost_per_replica_frac(ctx, k, rule.failure_domain) * float(p.capacity_requests_per_s)
+        for k in ctx.cands_of_workload(workload)
+        for p in ctx.points_of(k)
+    ]
+    return min(lost, default=0.0)
