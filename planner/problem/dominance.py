@@ -94,10 +94,10 @@ def prune_dominated_sites(
         if unlimited(str(site)):
             found[tuple(key)].append((int(k), str(site), float(cap)))
     drop: set[int] = set()
-    for key, found_rows in found.items():
+    for group, found_rows in found.items():
         if len(found_rows) < 2:
             continue
-        gpu, one_site = str(key[4]), len({site for _k, site, _c in found_rows}) == 1
+        gpu, one_site = str(group[4]), len({site for _k, site, _c in found_rows}) == 1
         for _k, site, _c in found_rows:  # rows at one site have the same prices: none looked up
             if not one_site and (gpu, site) not in price_cache:
                 price_cache[(gpu, site)] = prices(gpu, site)
