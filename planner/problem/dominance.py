@@ -86,6 +86,8 @@ def prune_dominated_sites(
         key_cols.append("role")
     found: dict[tuple[Any, ...], list[tuple[int, str, float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+    # (gpu, site2, site) → (site2's quotes no higher than site's for every kind and size, some quote differs)
+    compared: dict[tuple[str, str, str], tuple[bool, bool]] = {}
     if "share_frac" not in cands:  # tables built without GPU sharing
         cands = cands.assign(share_frac=1.0)
     names = [*key_cols, "site", "best_capacity_requests_per_s"]
@@ -101,14 +103,18 @@ def prune_dominated_sites(
         for _k, site, _c in found_rows:  # rows at one site have the same prices: none looked up
             if not one_site and (gpu, site) not in price_cache:
                 price_cache[(gpu, site)] = prices(gpu, site)
-        rows = [(k, site, () if one_site else price_cache[(gpu, site)], cap) for k, site, cap in found_rows]
-        for k, _site, pk, cap in rows:
-            for k2, _site2, pk2, cap2 in rows:
-                if k2 == k or k2 in drop:
+        for k, site, cap in found_rows:
+            for k2, site2, cap2 in found_rows:
+                if k2 == k or k2 in drop or cap2 < cap:
                     continue
-                no_dearer = all(a <= b for a, b in zip(pk2, pk, strict=True))
-                strictly = pk2 != pk or cap2 > cap or k2 < k
-                if no_dearer and cap2 >= cap and strictly:
+                if site2 == site:  # the same quotes: no dearer, and differing only by capacity or id
+                    le, differs = True, False
+                else:
+                    if (gpu, site2, site) not in compared:
+                        p2, p1 = price_cache[(gpu, site2)], price_cache[(gpu, site)]
+                        compared[(gpu, site2, site)] = (all(a <= b for a, b in zip(p2, p1, strict=True)), p2 != p1)
+                    le, differs = compared[(gpu, site2, site)]
+                if le and (differs or cap2 > cap or k2 < k):
                     drop.add(k)
                     break
     return cands.drop(index=sorted(drop))
