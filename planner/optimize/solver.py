@@ -6,13 +6,9 @@ once per process even with ``msg=False``; :func:`quiet_stdout` swallows it so ``
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -21,46 +17,13 @@ import pulp
 from constraints import names_with
 from planner.errors import SolverError
 from planner.optimize.build import TIE_BREAK, build_problem
-from planner.optimize.components import parts, solve_parts
+from planner.optimize.components import parts, solve_parts, whole
+from planner.optimize.incumbent import restricted_start
+from planner.optimize.quiet import quiet_stdout as quiet_stdout  # re-exported (decompose, tests)
 from planner.problem.context import BuildContext
 
 PULP_V4 = int(pulp.__version__.split(".")[0]) >= 4
 SolverName = Literal["highs", "cbc"]
-
-
-_QUIET_LOCK = threading.Lock()
-_quiet: dict[str, int] = {"depth": 0, "saved_fd": -1, "null_fd": -1}
-"""State of :func:`quiet_stdout`: open uses, and the fds to restore when the last one ends."""
-
-
-@contextlib.contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Redirect C-level stdout (fd 1) to /dev/null for the duration (HiGHS banner).
-
-    Nestable and thread-safe: fd 1 is swapped when the first of overlapping uses starts and restored
-    when the last one ends (solves in worker threads may start and finish in any order)."""
-    with _QUIET_LOCK:
-        _quiet["depth"] += 1
-        if _quiet["depth"] == 1:
-            sys.stdout.flush()
-            try:
-                _quiet["saved_fd"] = os.dup(1)
-            except OSError:  # no real fd 1 (e.g. captured by a test runner): nothing to protect
-                _quiet["saved_fd"] = -1
-            if _quiet["saved_fd"] >= 0:
-                _quiet["null_fd"] = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(_quiet["null_fd"], 1)
-    try:
-        yield
-    finally:
-        with _QUIET_LOCK:
-            _quiet["depth"] -= 1
-            if _quiet["depth"] == 0 and _quiet["saved_fd"] >= 0:
-                sys.stdout.flush()
-                os.dup2(_quiet["saved_fd"], 1)
-                os.close(_quiet["saved_fd"])
-                os.close(_quiet["null_fd"])
-                _quiet["saved_fd"] = _quiet["null_fd"] = -1
 
 
 class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
@@ -248,10 +211,16 @@ def solve_context(
         extra_rows(ctx)
     start = time.perf_counter()
     split = parts(ctx) if solver == "highs" else None
-    if split is not None:  # independent parts (e.g. the slices of a rent-only plan): solved one by one
-        return _solve_split(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, build_s=start - built)
     named = None if warm_start is None else {ctx.variables[f][k].name: v for (f, k), v in warm_start.items()}
-    made = make_solver(solver, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
+    if split is None and solver == "highs":  # one problem: its columns in build order, and a first plan
+        split = whole(ctx)  # from a restriction (planner.optimize.incumbent) unless one is given
+    if named is None and split is not None and len(split) == 1:
+        with quiet_stdout():
+            named = restricted_start(ctx, time_limit_s=time_limit_s)
+    left_s = None if time_limit_s is None else max(1e-3, time_limit_s - (time.perf_counter() - start))
+    if split is not None:  # independent parts (e.g. the slices of a rent-only plan) one by one, or the whole
+        return _solve_split(ctx, split, time_limit_s=left_s, max_nodes=max_nodes, build_s=start - built, start=named)
+    made = make_solver(solver, time_limit_s=left_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
     status, has_solution, optimal = solve_status(ctx.prob, made)
     elapsed = time.perf_counter() - start
     if not has_solution:
@@ -266,11 +235,14 @@ def solve_context(
 
 
 def _solve_split(
-    ctx: BuildContext, split: list[list[int]], *, time_limit_s: float | None, max_nodes: int | None, build_s: float
+    ctx: BuildContext, split: list[list[int]], *, time_limit_s: float | None, max_nodes: int | None, build_s: float,
+    start: dict[str, float] | None,
 ) -> Solution:
-    """:func:`solve_context` for a problem of independent parts (planner.optimize.components)."""
+    """:func:`solve_context` for a problem of independent parts, or of one (planner.optimize.components)."""
     with quiet_stdout():
-        outcome = solve_parts(ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS)
+        outcome = solve_parts(
+            ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=start
+        )
     if outcome.status == "infeasible":
         return Solution("infeasible", float("nan"), None, outcome.seconds, build_seconds=build_s)
     if outcome.status == "no_plan":

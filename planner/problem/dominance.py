@@ -84,30 +84,37 @@ def prune_dominated_sites(
     key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
     if "role" in cands.columns:
         key_cols.append("role")
-    groups: dict[tuple[Any, ...], list[tuple[int, str, tuple[float, ...], float]]] = defaultdict(list)
+    found: dict[tuple[Any, ...], list[tuple[int, str, float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
+    # (gpu, site2, site) → (site2's quotes no higher than site's for every kind and size, some quote differs)
+    compared: dict[tuple[str, str, str], tuple[bool, bool]] = {}
     if "share_frac" not in cands:  # tables built without GPU sharing
         cands = cands.assign(share_frac=1.0)
     names = [*key_cols, "site", "best_capacity_requests_per_s"]
     rows_of = zip(cands.index.tolist(), *(_values(cands[c]) for c in names), strict=True)
     for k, *key, site, cap in rows_of:  # column lists: no per-cell pandas boxing
-        if not unlimited(str(site)):
-            continue
-        gpu = str(key[4])
-        if (gpu, str(site)) not in price_cache:
-            price_cache[(gpu, str(site))] = prices(gpu, str(site))
-        groups[tuple(key)].append((int(k), str(site), price_cache[(gpu, str(site))], float(cap)))
+        if unlimited(str(site)):
+            found[tuple(key)].append((int(k), str(site), float(cap)))
     drop: set[int] = set()
-    for rows in groups.values():
-        if len(rows) < 2:
+    for group, found_rows in found.items():
+        if len(found_rows) < 2:
             continue
-        for k, _site, pk, cap in rows:
-            for k2, _site2, pk2, cap2 in rows:
-                if k2 == k or k2 in drop:
+        gpu, one_site = str(group[4]), len({site for _k, site, _c in found_rows}) == 1
+        for _k, site, _c in found_rows:  # rows at one site have the same prices: none looked up
+            if not one_site and (gpu, site) not in price_cache:
+                price_cache[(gpu, site)] = prices(gpu, site)
+        for k, site, cap in found_rows:
+            for k2, site2, cap2 in found_rows:
+                if k2 == k or k2 in drop or cap2 < cap:
                     continue
-                no_dearer = all(a <= b for a, b in zip(pk2, pk, strict=True))
-                strictly = pk2 != pk or cap2 > cap or k2 < k
-                if no_dearer and cap2 >= cap and strictly:
+                if site2 == site:  # the same quotes: no dearer, and differing only by capacity or id
+                    le, differs = True, False
+                else:
+                    if (gpu, site2, site) not in compared:
+                        p2, p1 = price_cache[(gpu, site2)], price_cache[(gpu, site)]
+                        compared[(gpu, site2, site)] = (all(a <= b for a, b in zip(p2, p1, strict=True)), p2 != p1)
+                    le, differs = compared[(gpu, site2, site)]
+                if le and (differs or cap2 > cap or k2 < k):
                     drop.add(k)
                     break
     return cands.drop(index=sorted(drop))

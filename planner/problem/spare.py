@@ -7,6 +7,7 @@ which must leave room for the spare replicas).
 from __future__ import annotations
 
 from planner.problem.context import BuildContext
+from planner.problem.roles import serving_cands
 
 
 def lost_per_replica_frac(ctx: BuildContext, cand: int, domain: str) -> float:
@@ -36,3 +37,43 @@ def spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
         if caps:
             biggest = max(biggest, lost_per_replica_frac(ctx, k, rule.failure_domain) * max(caps))
     return rule.spare_replicas * biggest
+
+
+def least_lost_requests_per_s(ctx: BuildContext, workload: str, t: int) -> float:
+    """The least capacity one failure of the workload's ``redundancy`` domain can remove in slice t, req/s:
+    min over its candidates k and operating points j of lost[k] · cap[k, j] when a min-cost plan must
+    serve demand D[w, t] > 0 there (then some replica runs, and the failure of its unit removes at least
+    that much); 0 otherwise (no rule, the site domain, max_throughput or the explain mode, where the
+    served demand may be 0)."""
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    rule = w.redundancy
+    if rule is None or rule.spare_replicas == 0 or rule.failure_domain == "site":
+        return 0.0
+    if ctx.scenario.objective != "min_cost" or ctx.elastic or ctx.demand[(workload, t)] <= 0:
+        return 0.0
+    return min(_least_lost_by_cand(ctx, workload, rule.failure_domain).values(), default=0.0)
+
+
+def _least_lost_by_cand(ctx: BuildContext, workload: str, domain: str) -> dict[int, float]:
+    """Candidate → the least capacity one failure of ``domain`` removes once it runs: min over its operating
+    points j of lost[k] · cap[k, j], req/s."""
+    return {
+        k: min(lost_per_replica_frac(ctx, k, domain) * float(p.capacity_requests_per_s) for p in ctx.points_of(k))
+        for k in ctx.cands_of_workload(workload)
+        if ctx.points_of(k)
+    }
+
+
+def lost_per_served_request(ctx: BuildContext, workload: str, t: int) -> dict[int, float]:
+    """Coefficients of the flow-weighted loss row (constraints/redundancy.py (6)): candidate k → its least
+    loss (:func:`_least_lost_by_cand`) / D[w, t], per req/s of flow, for the candidates whose flows add up to
+    the served demand (co-located and prefill pools: planner.problem.roles.serving_cands). Empty where
+    :func:`least_lost_requests_per_s` is 0."""
+    if least_lost_requests_per_s(ctx, workload, t) <= 0:
+        return {}
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    assert w.redundancy is not None
+    demand = ctx.demand[(workload, t)]
+    serving = set(serving_cands(ctx.cands, workload))
+    lost = _least_lost_by_cand(ctx, workload, w.redundancy.failure_domain)
+    return {k: lost[k] / demand for k in sorted(serving) if k in lost}
