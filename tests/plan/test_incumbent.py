@@ -62,3 +62,13 @@ def test_small_problems_are_left_to_the_exact_solve(catalog: Catalog) -> None:
     ctx = _built(catalog)
     assert sum(v.cat == pulp.LpInteger for v in ctx.prob.variables()) < incumbent.MIN_INTEGER_COLUMNS
     assert restricted_start(ctx) is None
+
+
+def test_large_problems_are_left_to_the_exact_solve(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above MAX_INTEGER_COLUMNS the restricted MILP's root costs more than it saves (20 workloads)."""
+    ctx = _built(catalog)
+    integer = sum(v.cat == pulp.LpInteger for v in ctx.prob.variables())
+    monkeypatch.setattr(incumbent, "MIN_INTEGER_COLUMNS", 1)
+    assert restricted_start(ctx) is not None
+    monkeypatch.setattr(incumbent, "MAX_INTEGER_COLUMNS", integer - 1)
+    assert restricted_start(ctx) is None
