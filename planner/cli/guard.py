@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
-import click
 import typer
 import typer.core
 from typer.core import TyperGroup
@@ -39,12 +38,15 @@ class Terminated(SystemExit):
     """Raised in the main thread when SIGTERM arrives, so cleanup code runs before the process ends."""
 
 
-_CLICK: Any = getattr(typer.core, "_click", click)
-"""The click typer runs on (typer >= 0.29 vendors its own copy)."""
+try:  # typer >= 0.26 runs on its own copy of click; the click package is not a dependency
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # pragma: no cover - older typer on the click package
+    from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
 _PASS_THROUGH: tuple[type[BaseException], ...] = tuple(
     {
         exc
-        for module in (typer, _CLICK.exceptions, click.exceptions)
+        for module in (typer, click_exceptions)
         for name in ("Exit", "Abort", "ClickException")
         if isinstance(exc := getattr(module, name, None), type) and issubclass(exc, BaseException)
     }

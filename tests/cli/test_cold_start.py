@@ -21,7 +21,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r}))
 
 
 def _imported(*args: str) -> list[str]:
-    code = _PROBE.format(heavy=set(HEAVY) | {"pydantic", "yaml"})
+    code = _PROBE.format(heavy=set(HEAVY) | {"pydantic", "yaml", "click"})  # click: typer runs on its own copy
     done = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, check=False
     )
