@@ -3,7 +3,7 @@
 A budget line binds when the plan spends ≥ ``BINDING_FRACTION`` of it. A line with money left can still be
 what stops the served scale: supply comes in whole units (a purchased node, a rented instance), so the
 line binds *in whole units* when what is left is less than one more unit of the cheapest supply the plan
-already uses for that kind of money. Every output (``planner budget``, its JSON and the workbook's Summary)
+already uses for that kind of money. Every output (``planner budget``, its JSON, the workbook and HTML Summary)
 reads :func:`budget_use`.
 """
 
