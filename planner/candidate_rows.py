@@ -144,43 +144,18 @@ def colocated_curves(
     workspace_bytes: float,
     schedule_size: int,
 ) -> Curves:
-    """:func:`_solve_curves` of the rows with distinct values (:func:`same_value_rows`: configurations that
-    differ only in labels, e.g. two formats with the same bytes and efficiencies), copied to the others."""
-    n = len(max_batch)
-    columns = [*value_columns(n, terms, opt), input_tokens, output_tokens, max_batch, network_s, slo_ttft_s,
-               slo_tpot_s, *percentiles.values()]
+    """Floors, capacity at the SLO and operating points (planner.candidates module docstring) of co-located
+    rows: ``max_batch`` (n,) is the memory limit (rows below 1 get floors only); the operating points at
+    max_utilization_frac·λ*·f for f in ``load_fractions``; ``schedule_size`` the whole table's row count
+    (module docstring). Rows with the same values (:func:`same_value_rows`: configurations that differ only
+    in labels, e.g. two formats with the same bytes and efficiencies) are solved once and copied."""
+    columns = [*value_columns(len(max_batch), terms, opt), input_tokens, output_tokens, max_batch, network_s,
+               slo_ttft_s, slo_tpot_s, *percentiles.values()]
     first, where = same_value_rows(columns)
-    curves = _solve_curves(
-        take_terms(terms, first), take_optimizations(opt, first), input_tokens=input_tokens[first],
-        output_tokens=output_tokens[first], max_batch=max_batch[first], network_s=network_s[first],
-        slo_ttft_s=slo_ttft_s[first], slo_tpot_s=slo_tpot_s[first],
-        percentiles={k: column_rows(v, first) for k, v in percentiles.items()},
-        max_utilization_frac=max_utilization_frac, load_fractions=load_fractions, workspace_bytes=workspace_bytes,
-        schedule_size=schedule_size,
-    )
-    return Curves(**{f.name: getattr(curves, f.name)[where] for f in fields(Curves)})
-
-
-def _solve_curves(
-    terms: perf.DeploymentTerms,
-    opt: LoadOptimizations | None,
-    *,
-    input_tokens: np.ndarray,
-    output_tokens: np.ndarray,
-    max_batch: np.ndarray,
-    network_s: np.ndarray,
-    slo_ttft_s: np.ndarray,
-    slo_tpot_s: np.ndarray,
-    percentiles: dict[str, Any],
-    max_utilization_frac: float,
-    load_fractions: Sequence[float],
-    workspace_bytes: float,
-    schedule_size: int,
-) -> Curves:
-    """Floors, capacity at the SLO and operating points (planner.candidates module docstring) of distinct
-    rows: ``terms``/``opt`` and every (n, 1) column hold those rows only; ``max_batch`` (n,) is the memory
-    limit (rows below 1 get floors only); the operating points at max_utilization_frac·λ*·f for f in ``load_fractions``;
-    ``schedule_size`` the whole table's row count (module docstring)."""
+    terms, opt = take_terms(terms, first), take_optimizations(opt, first)
+    input_tokens, output_tokens, max_batch = input_tokens[first], output_tokens[first], max_batch[first]
+    network_s, slo_ttft_s, slo_tpot_s = network_s[first], slo_ttft_s[first], slo_tpot_s[first]
+    percentiles = {k: column_rows(v, first) for k, v in percentiles.items()}
     n = len(max_batch)
     limit = np.maximum(max_batch, 1)[:, None].astype(float)
     lone = serve_at_load(
@@ -205,18 +180,19 @@ def _solve_curves(
     memory = optimized_memory_per_gpu_bytes(
         fit_terms, fit_opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace_bytes
     )
-    return Curves(
-        lone_tpot_s=np.asarray(lone.tpot_s, dtype=float),
-        lone_ttft_s=np.asarray(lone.ttft_s, dtype=float),
-        capacity_requests_per_s=spread(cap, rows, n),
-        loads_requests_per_s=spread(loads, rows, n),
-        tpot_s=spread(at.tpot_s, rows, n),
-        ttft_s=spread(at.ttft_s, rows, n),
-        batch=spread(batch, rows, n),
-        decode_step_s=spread(step.total_s, rows, n),
-        sync_ratio=spread(perf.sync_ratio(step), rows, n),
-        memory_per_gpu_bytes=spread(memory, rows, n),
-    )
+    solved = {
+        "lone_tpot_s": np.asarray(lone.tpot_s, dtype=float),
+        "lone_ttft_s": np.asarray(lone.ttft_s, dtype=float),
+        "capacity_requests_per_s": spread(cap, rows, n),
+        "loads_requests_per_s": spread(loads, rows, n),
+        "tpot_s": spread(at.tpot_s, rows, n),
+        "ttft_s": spread(at.ttft_s, rows, n),
+        "batch": spread(batch, rows, n),
+        "decode_step_s": spread(step.total_s, rows, n),
+        "sync_ratio": spread(perf.sync_ratio(step), rows, n),
+        "memory_per_gpu_bytes": spread(memory, rows, n),
+    }
+    return Curves(**{name: column[where] for name, column in solved.items()})
 
 
 @dataclass(frozen=True)
