@@ -166,8 +166,13 @@ def load_yaml_file(
     error: type[InputError] = InputError,
     what: str = "YAML",
     max_bytes: int = MAX_FILE_BYTES,
+    *,
+    keep_parsed: bool = False,
 ) -> Any:
-    """Read and parse a YAML file with the limits of this module; every failure is ``error`` (exit 2)."""
+    """Read and parse a YAML file with the limits of this module; every failure is ``error`` (exit 2).
+    ``keep_parsed``: read the parsed value of these exact bytes from the on-disk cache of
+    :mod:`planner.parsed_yaml_cache` when it has one, and keep it there once parsed (catalog files: read by
+    every command)."""
     p = Path(path)
     try:
         if p.is_dir():
@@ -182,7 +187,11 @@ def load_yaml_file(
         raise error(f"{p}: {what} file is not readable (permission denied)") from None
     except OSError as exc:
         raise error(f"{p}: cannot read the {what} file: {exc.strerror}") from None
-    return parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error)
+    if not keep_parsed:
+        return parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error)
+    from planner import parsed_yaml_cache
+
+    return parsed_yaml_cache.parsed(raw, lambda: parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,10 +1,25 @@
-"""Shared fixtures: the bundled catalog, loaded once per session."""
+"""Shared fixtures: the bundled catalog, loaded once per session; parsed-YAML copies kept in the session's
+own temporary folder (planner.parsed_yaml_cache), not in the user's ~/.cache."""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Iterator
 
 import pytest
 
 from planner.catalog import Catalog, default_catalog
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_yaml_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    before = os.environ.get("PLANNER_CACHE_DIR")
+    os.environ["PLANNER_CACHE_DIR"] = str(tmp_path_factory.mktemp("planner-cache"))
+    yield
+    if before is None:
+        os.environ.pop("PLANNER_CACHE_DIR", None)
+    else:
+        os.environ["PLANNER_CACHE_DIR"] = before
 
 
 @pytest.fixture(scope="session")

@@ -104,7 +104,7 @@ def format_validation_error(
 
 
 def _read_yaml(path: Path) -> Any:
-    return inputs.load_yaml_file(path, CatalogError, what="catalog")
+    return inputs.load_yaml_file(path, CatalogError, what="catalog", keep_parsed=True)
 
 
 def _parse_records(path: Path, key: str, record_type: type[R]) -> list[R]:

@@ -5,13 +5,15 @@ explicit list. Thin: parse, call, print, map errors to exit codes.
 Exit codes: 0 success (a plan was found), 2 invalid input, 3 infeasible, 4 solver/audit failure.
 Diagnostics go to stderr; with ``--json`` stdout carries the JSON and nothing else.
 Imports of pandas, numpy, PuLP, openpyxl and matplotlib happen inside the commands, so ``planner --help``
-starts fast; the ledger subcommands are built the first time the ``ledger`` group is opened.
+starts fast; the ledger subcommands are built the first time the ``ledger`` group is opened, and the other
+top-level commands' options only when that command runs or the command list is shown
+(:data:`LAZY_COMMANDS`: ``planner catalog gpus`` does not build the options of ``plan``, ``sweep``, ...).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -30,10 +32,37 @@ from planner.cli import train as train_cmd
 from planner.cli.common import VERBOSITY, err, text
 from planner.cli.guard import DebugFlag, GuardedGroup, set_debug
 
+LAZY_COMMANDS: dict[str, typer.Typer] = {}
+"""Top-level commands by name, each in a one-command app built into the root group when first needed."""
+
+
+def lazy_command(name: str, function: Callable[..., Any]) -> None:
+    """Register ``function`` as the top-level command ``name``, built on first use (:data:`LAZY_COMMANDS`)."""
+    one = typer.Typer()
+    one.command(name)(function)
+    LAZY_COMMANDS[name] = one
+
 
 class OneLineErrors(GuardedGroup):
     """The root group: a usage mistake (unknown option, missing argument, bad value) is one line on
-    stderr with exit 2 instead of typer's framed box."""
+    stderr with exit 2 instead of typer's framed box. Commands of :data:`LAZY_COMMANDS` are built into it
+    when invoked or listed."""
+
+    def _build(self, name: str) -> None:
+        if name not in self.commands and name in LAZY_COMMANDS:
+            self.add_command(typer.main.get_command(LAZY_COMMANDS[name]), name)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        """Every command's name (builds the lazy ones): commands first, then groups, as typer lists them."""
+        for name in LAZY_COMMANDS:
+            self._build(name)
+        names = super().list_commands(ctx)
+        return [n for n in LAZY_COMMANDS if n in names] + [n for n in names if n not in LAZY_COMMANDS]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        """The command ``cmd_name`` (built now if it is a lazy one)."""
+        self._build(cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def main(
         self,
@@ -144,15 +173,16 @@ def main_options(
 # --- registrations: one line per command (other modules add theirs here) --------------------------
 app.add_typer(catalog_cmd.catalog_app, name="catalog")
 app.add_typer(ledger_app, name="ledger")
-app.command("init")(init_cmd.init)
-app.command("predict")(predict_cmd.predict)
-app.command("schema")(plan_cmd.schema)
-app.command("plan")(plan_cmd.plan)
-app.command("compare")(compare_cmd.compare)
-app.command("budget")(plan_cmd.budget)
-app.command("validate-model")(validate_cmd.validate_model)
-sweep_cmd.register(app)
-train_cmd.register(app)
+lazy_command("init", init_cmd.init)
+lazy_command("predict", predict_cmd.predict)
+lazy_command("schema", plan_cmd.schema)
+lazy_command("plan", plan_cmd.plan)
+lazy_command("compare", compare_cmd.compare)
+lazy_command("budget", plan_cmd.budget)
+lazy_command("validate-model", validate_cmd.validate_model)
+lazy_command("sweep", sweep_cmd.sweep)
+lazy_command("train", train_cmd.train)
+lazy_command("predict-train", train_cmd.predict_train)
 
 
 def main() -> None:  # pragma: no cover - console entry point convenience

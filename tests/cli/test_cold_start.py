@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 HEAVY = ("pandas", "pulp", "openpyxl", "matplotlib", "numpy", "scipy")
 
@@ -44,3 +45,33 @@ def test_parsing_options_imports_no_pydantic() -> None:
     """Typer 0.29 builds a pydantic adapter for every option it parses (0.12-0.19 s per start, hence the
     `typer<0.29` pin): a command refused while its options are parsed has read nothing heavy."""
     assert _imported("budget", "no-such-scenario.yaml", "--solver", "highs", "--capex-usd", "nan") == []
+
+
+def test_a_command_builds_only_its_own_options(monkeypatch: Any) -> None:
+    """Top-level commands are built when used (planner.cli.main.LAZY_COMMANDS): `catalog gpus` builds none
+    of them, `plan --help` only plan, and `--help` lists every one in registration order."""
+    import typer
+    from typer.testing import CliRunner
+
+    from planner.cli import main
+
+    built: list[str] = []
+    real = typer.main.get_command
+    names = {id(one): name for name, one in main.LAZY_COMMANDS.items()}
+
+    def recording(app: typer.Typer) -> Any:
+        if id(app) in names:
+            built.append(names[id(app)])
+        return real(app)
+
+    monkeypatch.setattr(typer.main, "get_command", recording)
+    runner = CliRunner()
+    assert runner.invoke(main.app, ["catalog", "gpus"]).exit_code == 0
+    assert built == []
+    assert runner.invoke(main.app, ["plan", "--help"]).exit_code == 0
+    assert built == ["plan"]
+    built.clear()
+    listing = runner.invoke(main.app, ["--help"]).stdout
+    assert built == list(main.LAZY_COMMANDS)
+    where = [listing.index(f"│ {name} ") for name in [*main.LAZY_COMMANDS, "catalog", "ledger"]]
+    assert where == sorted(where)
