@@ -196,10 +196,35 @@ def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         gpus = float(row["gpu_count"])
         per_gpu = _num(row, "output_tokens_per_s_per_gpu")
+        p_tok, g_tok = mean_lengths(row, p_tok, g_tok)
         _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
                    ttft=_num(row, "mean_ttft_ms"), tpot=_num(row, "mean_tpot_ms"),
                    tput=per_gpu * gpus if per_gpu is not None else None,
                    note=UNCERTAIN + ("; MoE, EP modelled as TP" if "DeepSeek" in row["model"] else ""))
+
+
+def mean_lengths(row: dict[str, str], p_nominal: float, g_nominal: float) -> tuple[float, float]:
+    """Mean (prompt, output) tokens of a serving row from its own columns, else the nominal lengths.
+
+    bench_serving reports E2E = TTFT + (G − 1)·TPOT per request, so the mean output is
+    G = 1 + (E2E − TTFT)/TPOT; the prompt follows from the token rates, P = G·(total − output)/output.
+    Where the lengths are fixed this gives back the nominal ones (tt-inference-server rows: 128.0 and
+    1024.5 for 128 / 1024); the InferenceX 1k/1k rows give G ≈ 915-930 and P ≈ G, i.e. random lengths
+    uniform in [0.8, 1]·1024 (mean 922), not fixed ones. Kept nominal unless the derived mean is off by > 2 %.
+    """
+    e2e, ttft, tpot = (_num(row, k) for k in ("end_to_end_latency_ms", "mean_ttft_ms", "mean_tpot_ms"))
+    if e2e is None or ttft is None or not tpot:
+        return p_nominal, g_nominal
+    g_mean = 1.0 + (e2e - ttft) / tpot
+    if abs(g_mean / g_nominal - 1.0) <= LENGTH_TOLERANCE_FRAC:
+        return p_nominal, g_nominal
+    out, total = _num(row, "output_tokens_per_s_per_gpu"), _num(row, "total_tokens_per_s_per_gpu")
+    p_mean = g_mean * (total - out) / out if out and total else p_nominal * g_mean / g_nominal
+    return p_mean, g_mean
+
+
+LENGTH_TOLERANCE_FRAC = 0.02
+"""Relative gap between the derived and the nominal mean length below which the nominal one is kept."""
 
 
 def _azure_gb200(b: _Builder, rows: list[dict[str, str]]) -> None:
