@@ -20,6 +20,7 @@ from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.decompose import is_large
 from planner.optimize.explain import closest_miss
+from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
@@ -127,26 +128,57 @@ def alternative(
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
-        uncovered = [w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()]
-        if uncovered:
-            missing = table.candidates[table.candidates["workload"].isin(uncovered)]
-            why = _no_candidate_reason(scenario, missing[missing[column] == value])
-        else:
-            why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
-        return Alternative(column, value, "infeasible", why), None
-    cost = sol.cost_usd
-    max_tpot_ms, max_ttft_ms = _worst_latency_ms(ctx, sol)
-    record = Alternative(
+        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"])), None
+    return _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol)), (sol, ctx)
+
+
+def _infeasible(scenario: Scenario, table: CandidateTable, column: str, value: str, covered: set[str]) -> Alternative:
+    """An infeasible restriction's record: the closest miss of a workload it has no candidate for
+    (``covered``: the workloads it has candidates for), else the supply or site limits."""
+    uncovered = [w.name for w in scenario.workloads if w.name not in covered]
+    if uncovered:
+        missing = table.candidates[table.candidates["workload"].isin(uncovered)]
+        why = _no_candidate_reason(scenario, missing[missing[column] == value])
+    else:
+        why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
+    return Alternative(column, value, "infeasible", why)
+
+
+def _solved(
+    scenario: Scenario, column: str, value: str, status: str, cost: float, latency_ms: tuple[float | None, float | None]
+) -> Alternative:
+    """A solved restriction's record (its cost delta and why it lost are filled by :func:`rank`)."""
+    return Alternative(
         column,
         value,
-        sol.status,
+        status,
         "",
         total_cost_usd=cost,
         cost_usd_per_month=cost / scenario.horizon_months,
-        max_tpot_ms=max_tpot_ms,
-        max_ttft_ms=max_ttft_ms,
+        max_tpot_ms=latency_ms[0],
+        max_ttft_ms=latency_ms[1],
     )
-    return record, (sol, ctx)
+
+
+def _on_plan_model(
+    model: PlanModel, scenario: Scenario, table: CandidateTable, gpu: str, time_limit_s: float | None
+) -> tuple[Alternative, float] | None:
+    """The GPU alternative ``gpu`` solved on the plan's model (planner.optimize.restricted_model) and its
+    solver seconds; None where it must be rebuilt (:func:`alternative`)."""
+    rows = table.candidates[table.candidates["gpu"] == gpu]
+    if not rows["feasible"].any():
+        return Alternative("gpu", gpu, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
+    out = model.solve(gpu, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
+    if out is None:
+        return None
+    if out.status == "unknown":
+        return Alternative("gpu", gpu, "unknown", "no plan found within the solver's limits"), out.seconds
+    if out.status == "infeasible" or out.cost_usd is None:
+        cands = model.ctx.cands
+        covered = {str(w) for w in cands.loc[cands["gpu"] == gpu, "workload"]}
+        return _infeasible(scenario, table, "gpu", gpu, covered), out.seconds
+    record = _solved(scenario, "gpu", gpu, out.status, out.cost_usd, model.worst_latency_ms(out.used))
+    return record, out.seconds
 
 
 def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, set[str]]) -> list[Alternative]:
@@ -185,6 +217,7 @@ def alternatives(
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
     solved by the large-problem method has its alternatives solved by it too."""
     decompose = main is not None and is_large(main[1])
+    model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0])
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
@@ -197,12 +230,17 @@ def alternatives(
                     items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
                     continue
                 began = time.perf_counter()
-                record, solved = alternative(
-                    catalog, scenario, table, solver, column=column, value=value,
-                    time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
-                    decompose=decompose,
-                )
-                solver_s = 0.0 if solved is None else solved[0].solve_seconds
+                limit_s = None if left_s is None else left_s - overhead_s
+                fast = None if model is None or column != "gpu" else _on_plan_model(model, scenario, table, value, limit_s)
+                cost = None if fast is None else fast[0].total_cost_usd
+                if fast is not None and (cost is None or cost >= cheapest_usd):
+                    (record, solver_s), solved = fast, None
+                else:  # rebuilt (and so, when it beats the plan, with the built problem to read it from)
+                    record, solved = alternative(
+                        catalog, scenario, table, solver, column=column, value=value, time_limit_s=limit_s,
+                        main=main, decompose=decompose,
+                    )
+                    solver_s = 0.0 if solved is None else solved[0].solve_seconds
                 overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
                 items.append(record)
                 if solved is not None and solved[0].cost_usd < cheapest_usd:
