@@ -165,8 +165,8 @@ def _on_plan_model(
 ) -> tuple[Alternative, float] | None:
     """The GPU alternative ``gpu`` solved on the plan's model (planner.optimize.restricted_model) and its
     solver seconds; None where it must be rebuilt (:func:`alternative`)."""
-    rows = table.candidates[table.candidates["gpu"] == gpu]
-    if not rows["feasible"].any():
+    if gpu not in model.feasible_gpus:
+        rows = table.candidates[table.candidates["gpu"] == gpu]
         return Alternative("gpu", gpu, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
     out = model.solve(gpu, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     if out is None:
@@ -217,7 +217,7 @@ def alternatives(
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
     solved by the large-problem method has its alternatives solved by it too."""
     decompose = main is not None and is_large(main[1])
-    model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0])
+    model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)

@@ -42,11 +42,19 @@ from typing import Any
 import numpy as np
 import pulp
 
+from planner.candidates import CandidateTable
 from planner.optimize.build import TIE_BREAK
 from planner.optimize.components import MIN_PARTS, columns, whole
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS
 from planner.optimize.quiet import quiet_stdout
-from planner.optimize.restricted_view import CAND_OWNED, OPTION_OWNED, RowSet, family_rank, rewritten_rows, view_of
+from planner.optimize.restricted_view import (
+    CAND_OWNED,
+    OPTION_OWNED,
+    RowSet,
+    family_rank,
+    rewritten_rows,
+    view_of,
+)
 from planner.optimize.solver import EXACT_RESTARTS, FEASIBLE_SOLUTION, Solution
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import tie_break_weights_usd
@@ -78,8 +86,11 @@ def _bound(b: float | None, low: bool) -> float:
 class PlanModel:
     """The plan's built MILP as arrays (rows' nonzeros in build order), ready to be restricted to a GPU type."""
 
-    def __init__(self, ctx: BuildContext, sol: Solution) -> None:
+    def __init__(self, ctx: BuildContext, sol: Solution, table: CandidateTable) -> None:
         self.ctx, self.sol = ctx, sol
+        cand_gpus = table.candidates["gpu"].to_numpy()
+        # GPU types with an SLO-feasible candidate in the table
+        self.feasible_gpus = {str(g) for g in cand_gpus[table.candidates["feasible"].to_numpy(dtype=bool)]}
         cols, index = columns(ctx)
         self.index = index
         rows = RowSet.of(list(ctx.row_constraints.values()), index, [family_rank(f) for f, _k in ctx.rows.values()])
@@ -121,8 +132,8 @@ class PlanModel:
         }
         self.spare = {w.name: spare_requests_per_s(ctx, w.name) for w in ctx.scenario.workloads}
         values = np.zeros(len(cols))
-        for family, table in sol.values.items():
-            for key, x in table.items():
+        for family, solved in sol.values.items():
+            for key, x in solved.items():
                 v = ctx.variables[family][key]
                 if v.name in index:
                     values[index[v.name]] = x
@@ -131,7 +142,7 @@ class PlanModel:
         self.plan_used = frozenset((k, j) for i, (k, j, _t) in self.rep.items() if round(values[i]))
 
     @staticmethod
-    def of(ctx: BuildContext, sol: Solution) -> PlanModel | None:
+    def of(ctx: BuildContext, sol: Solution, table: CandidateTable) -> PlanModel | None:
         """The plan's model, or None where restricting it is not the rebuilt restriction (module docstring):
         a plan not proven optimal, not min-cost, a staged or explain-mode problem, or one HiGHS does not
         take as a single model (a maximization, a row without columns)."""
@@ -139,10 +150,18 @@ class PlanModel:
             return None
         if ctx.elastic or not ctx.row_constraints or whole(ctx) is None:
             return None
-        return PlanModel(ctx, sol)
+        return PlanModel(ctx, sol, table)
 
     def solve(self, gpu: str, *, time_limit_s: float | None, max_nodes: int) -> Outcome | None:
         """The best plan of the restriction to ``gpu``; None when it must be rebuilt (module docstring)."""
+        made = self.restriction(gpu)
+        if made is None or isinstance(made, Outcome):
+            return made
+        return self._run(*made, time_limit_s, max_nodes)
+
+    def restriction(self, gpu: str) -> Outcome | tuple[Any, Any] | None:
+        """The restriction to ``gpu`` as a HiGHS model (highspy.HighsLp) with its columns' positions here;
+        or its answer when it needs no solve; or None when it must be rebuilt (module docstring)."""
         ctx = self.ctx
         if _leads([o for o in ctx.supply if o.gpu == gpu]) != _leads(ctx.supply):
             return None
@@ -164,17 +183,16 @@ class PlanModel:
         cols = rows.column_order(keep, self.objective_order)
         if int(self.integer[cols].sum()) >= MIN_INTEGER_COLUMNS or rows.parts(cols, self.integer) >= MIN_PARTS:
             return None
-        return self._run(cols, rows, gpu, time_limit_s, max_nodes)
+        return self._lp(cols, rows, view), cols
 
-    def _run(self, cols: Any, rows: RowSet, gpu: str, time_limit_s: float | None, max_nodes: int) -> Outcome:
-        """Solve the restriction (columns ``cols`` in order, rows ``rows``) as one HiGHS model."""
+    def _lp(self, cols: Any, rows: RowSet, view: BuildContext) -> Any:
+        """The HiGHS model of columns ``cols`` (in order) and rows ``rows``; the tie-break ranks ``view``'s
+        candidates."""
         highspy = importlib.import_module("highspy")
-        ctx = self.ctx
         col_id = np.full(len(self.col_lower), -1, dtype=np.int64)
         col_id[cols] = np.arange(len(cols))
         cost = self.cost[cols].copy()
-        mine = ctx.cands[ctx.cands["gpu"] == gpu]
-        weights = tie_break_weights_usd(mine, ctx.points[ctx.points["cand"].isin(mine.index)], ctx.periods, ctx.months)
+        weights = tie_break_weights_usd(view.cands, view.points, view.periods, view.months)
         for i, key in self.rep.items():
             if col_id[i] >= 0:
                 cost[col_id[i]] += weights[key]
@@ -190,6 +208,11 @@ class PlanModel:
         lp.a_matrix_.value_ = values
         kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
         lp.integrality_ = [kinds[int(b)] for b in self.integer[cols]]
+        return lp
+
+    def _run(self, lp: Any, cols: Any, time_limit_s: float | None, max_nodes: int) -> Outcome:
+        """Solve the restriction's model ``lp`` (columns ``cols``) with the exact solves' options."""
+        highspy = importlib.import_module("highspy")
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.passModel(lp)
@@ -222,13 +245,11 @@ class PlanModel:
 
     def worst_latency_ms(self, used: frozenset[tuple[int, int]]) -> tuple[float | None, float | None]:
         """(max TPOT ms, max TTFT ms) over the operating points ``used`` (None, None: none)."""
-        tpot_ms: float | None = None
-        ttft_ms: float | None = None
-        for c, j, tpot, ttft in self.ctx.points[["cand", "point", "tpot_ms", "ttft_ms"]].itertuples(index=False):
-            if (int(c), int(j)) in used:
-                tpot_ms = float(tpot) if tpot_ms is None else max(tpot_ms, float(tpot))
-                ttft_ms = float(ttft) if ttft_ms is None else max(ttft_ms, float(ttft))
-        return tpot_ms, ttft_ms
+        if not used:
+            return None, None
+        pts = self.ctx.points
+        mask = pts["point"].isin([j for _k, j in used]).to_numpy()  # point ids are unique in a context
+        return float(pts["tpot_ms"].to_numpy()[mask].max()), float(pts["ttft_ms"].to_numpy()[mask].max())
 
 
 def _category_usd(x: Any, constant: float, items: list[tuple[int | None, float]]) -> float:
