@@ -137,6 +137,16 @@ class RowSet:
         return np.bincount(cols, minlength=n_cols), self.nz_row[order], self.nz_val[order]
 
 
+class _View(BuildContext):
+    """A context whose rows are only recorded (the variables belong to another problem: PuLP 4 binds an
+    expression to its problem, and the plan's problem must not change)."""
+
+    def add_row(self, family: str, key: Any, constraint: Any) -> None:
+        name = self._name(family)
+        self.rows[name] = (family, key)
+        self.row_constraints[name] = constraint
+
+
 def view_of(ctx: BuildContext, gpu: str) -> BuildContext:
     """The unbuilt restriction of ``ctx`` to ``gpu``'s candidates, their points (ids as in ``ctx``) and
     ``gpu``'s supply options (renumbered in order), holding ``ctx``'s variables under the restriction's keys
@@ -144,7 +154,7 @@ def view_of(ctx: BuildContext, gpu: str) -> BuildContext:
     cands = ctx.cands[ctx.cands["gpu"] == gpu]
     options = [i for i, o in enumerate(ctx.supply) if o.gpu == gpu]
     renumber = {i: n for n, i in enumerate(options)}
-    view = BuildContext(
+    view = _View(
         prob=pulp.LpProblem("restriction_view", pulp.LpMinimize),
         scenario=ctx.scenario,
         catalog=ctx.catalog,
