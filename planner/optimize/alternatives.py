@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
@@ -24,7 +26,7 @@ from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
-from planner.problem.context import BuildContext, build_context
+from planner.problem.context import BuildContext, build_context, kept_candidates
 from planner.scenario import Scenario
 
 ALTERNATIVE_MAX_NODES = 2000
@@ -107,18 +109,20 @@ def alternative(
     time_limit_s: float | None = None,
     main: tuple[Solution, BuildContext] | None = None,
     decompose: bool = False,
+    kept: pd.DataFrame | None = None,
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
     filled by :func:`rank`), and its solved problem (None when it has no plan). With the solved plan
     ``main``: when that plan (carried to the twins at the site of a site alternative) is an optimum of the
     restriction too (planner.optimize.restricted_optimum), it is the answer and nothing is solved; when it
     is only feasible there, it is the solver's first incumbent. ``decompose``: solved by the large-problem
-    method (planner.optimize.decompose), as the plan was."""
+    method (planner.optimize.decompose), as the plan was. ``kept``: the restriction's kept candidates
+    (planner.problem.context.kept_candidates), when already known."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
-    ctx = build_context(catalog, scenario, table, exclude={column: others})
+    ctx = build_context(catalog, scenario, table, exclude={column: others}, kept=kept)
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(
@@ -161,24 +165,40 @@ def _solved(
 
 
 def _on_plan_model(
-    model: PlanModel, scenario: Scenario, table: CandidateTable, gpu: str, time_limit_s: float | None
+    model: PlanModel, scenario: Scenario, table: CandidateTable, column: str, value: str, time_limit_s: float | None
 ) -> tuple[Alternative, float] | None:
-    """The GPU alternative ``gpu`` solved on the plan's model (planner.optimize.restricted_model) and its
-    solver seconds; None where it must be rebuilt (:func:`alternative`)."""
-    if gpu not in model.feasible_gpus:
-        rows = table.candidates[table.candidates["gpu"] == gpu]
-        return Alternative("gpu", gpu, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
-    out = model.solve(gpu, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
+    """The alternative of ``value`` of ``column`` solved on the plan's model (planner.optimize.restricted_model)
+    and its solver seconds; None where it must be rebuilt (:func:`alternative`). A site alternative is
+    only asked when its kept candidates are the plan's at the site (:func:`alternatives`)."""
+    if value not in model.feasible[column]:
+        rows = table.candidates[table.candidates[column] == value]
+        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
+    out = model.solve(column, value, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     if out is None:
         return None
     if out.status == "unknown":
-        return Alternative("gpu", gpu, "unknown", "no plan found within the solver's limits"), out.seconds
+        return Alternative(column, value, "unknown", "no plan found within the solver's limits"), out.seconds
     if out.status == "infeasible" or out.cost_usd is None:
         cands = model.ctx.cands
-        covered = {str(w) for w in cands.loc[cands["gpu"] == gpu, "workload"]}
-        return _infeasible(scenario, table, "gpu", gpu, covered), out.seconds
-    record = _solved(scenario, "gpu", gpu, out.status, out.cost_usd, model.worst_latency_ms(out.used))
+        covered = {str(w) for w in cands.loc[cands[column] == value, "workload"]}
+        return _infeasible(scenario, table, column, value, covered), out.seconds
+    record = _solved(scenario, column, value, out.status, out.cost_usd, model.worst_latency_ms(out.used))
     return record, out.seconds
+
+
+def _site_kept(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, model: PlanModel, site: str
+) -> tuple[bool, pd.DataFrame | None]:
+    """(whether the site alternative's kept candidates are the plan's at ``site`` — then the plan's model
+    restricted to the site is its problem —, those kept candidates for its rebuild); (False, None) for a
+    site without feasible candidates. Unlike a GPU type's, a site's restriction can keep candidates the plan
+    pruned as dominated by the same deployment at another site (planner.problem.dominance)."""
+    if site not in model.feasible["site"]:
+        return False, None
+    others = {str(v) for v in table.feasible["site"].unique()} - {site}
+    kept = kept_candidates(catalog, scenario, table, exclude={"site": others})
+    mine = model.ctx.cands.index[model.ctx.cands["site"] == site]
+    return list(kept.index) == list(mine), kept
 
 
 def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, set[str]]) -> list[Alternative]:
@@ -231,14 +251,19 @@ def alternatives(
                     continue
                 began = time.perf_counter()
                 limit_s = None if left_s is None else left_s - overhead_s
-                fast = None if model is None or column != "gpu" else _on_plan_model(model, scenario, table, value, limit_s)
+                same, kept = (True, None) if column == "gpu" or model is None else _site_kept(
+                    catalog, scenario, table, model, value
+                )
+                fast = None if model is None or not same else _on_plan_model(
+                    model, scenario, table, column, value, limit_s
+                )
                 cost = None if fast is None else fast[0].total_cost_usd
                 if fast is not None and (cost is None or cost >= cheapest_usd):
                     (record, solver_s), solved = fast, None
                 else:  # rebuilt (and so, when it beats the plan, with the built problem to read it from)
                     record, solved = alternative(
                         catalog, scenario, table, solver, column=column, value=value, time_limit_s=limit_s,
-                        main=main, decompose=decompose,
+                        main=main, decompose=decompose, kept=kept,
                     )
                     solver_s = 0.0 if solved is None else solved[0].solve_seconds
                 overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)

@@ -63,6 +63,10 @@ from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
 
+COLUMNS = ("gpu", "site")
+"""Candidate columns a restriction can keep one value of."""
+
+
 @dataclass(frozen=True)
 class Outcome:
     """A restriction's answer: status ('optimal', 'feasible', 'infeasible', 'unknown'), its cost without the
@@ -88,9 +92,9 @@ class PlanModel:
 
     def __init__(self, ctx: BuildContext, sol: Solution, table: CandidateTable) -> None:
         self.ctx, self.sol = ctx, sol
-        cand_gpus = table.candidates["gpu"].to_numpy()
-        # GPU types with an SLO-feasible candidate in the table
-        self.feasible_gpus = {str(g) for g in cand_gpus[table.candidates["feasible"].to_numpy(dtype=bool)]}
+        feasible = table.candidates["feasible"].to_numpy(dtype=bool)
+        # GPU types and sites with an SLO-feasible candidate in the table
+        self.feasible = {c: {str(v) for v in table.candidates[c].to_numpy()[feasible]} for c in COLUMNS}
         cols, index = columns(ctx)
         self.index = index
         rows = RowSet.of(list(ctx.row_constraints.values()), index, [family_rank(f) for f, _k in ctx.rows.values()])
@@ -115,16 +119,17 @@ class PlanModel:
             if cat != TIE_BREAK
             for e in (pulp.lpSum(terms),)
         ]
-        gpu_of_cand = ctx.column("gpu")
-        self.gpu = np.full(len(cols), "", dtype=object)  # "" = owned by no GPU type
+        self.owner = {c: np.full(len(cols), "", dtype=object) for c in COLUMNS}  # "": no GPU type / site
         self.rep: dict[int, tuple[int, int, int]] = {}  # n_rep column → (cand, point, slice)
+        of_cand = {c: ctx.column(c) for c in COLUMNS}
         for family in (*CAND_OWNED, *OPTION_OWNED):
             for key, v in ctx.variables.get(family, {}).items():
                 i = index.get(v.name)
                 if i is None:
                     continue
                 head = int(key[0] if isinstance(key, tuple) else key)
-                self.gpu[i] = str(gpu_of_cand[head]) if family in CAND_OWNED else ctx.supply[head].gpu
+                for c in COLUMNS:
+                    self.owner[c][i] = str(of_cand[c][head]) if family in CAND_OWNED else getattr(ctx.supply[head], c)
                 if family == "n_rep":
                     self.rep[i] = (int(key[0]), int(key[1]), int(key[2]))
         self.pd_group = {  # pd_flow column → (workload, PD group): kept where R_X has the group
@@ -137,8 +142,9 @@ class PlanModel:
                 v = ctx.variables[family][key]
                 if v.name in index:
                     values[index[v.name]] = x
-        plan_gpus = {str(g) for g in self.gpu[np.abs(values) > 0] if g}
-        self.plan_gpu = next(iter(plan_gpus)) if len(plan_gpus) == 1 else None
+        used = {c: {str(g) for g in self.owner[c][np.abs(values) > 0] if g} for c in COLUMNS}
+        # the one GPU type (site) the plan deploys on (None: several or none)
+        self.plan_only = {c: next(iter(v)) if len(v) == 1 else None for c, v in used.items()}
         self.plan_used = frozenset((k, j) for i, (k, j, _t) in self.rep.items() if round(values[i]))
 
     @staticmethod
@@ -152,25 +158,27 @@ class PlanModel:
             return None
         return PlanModel(ctx, sol, table)
 
-    def solve(self, gpu: str, *, time_limit_s: float | None, max_nodes: int) -> Outcome | None:
-        """The best plan of the restriction to ``gpu``; None when it must be rebuilt (module docstring)."""
-        made = self.restriction(gpu)
+    def solve(self, column: str, value: str, *, time_limit_s: float | None, max_nodes: int) -> Outcome | None:
+        """The best plan of the restriction to the GPU type or site ``value`` (``column`` 'gpu' or 'site');
+        None when it must be rebuilt (module docstring)."""
+        made = self.restriction(column, value)
         if made is None or isinstance(made, Outcome):
             return made
         return self._run(*made, time_limit_s, max_nodes)
 
-    def restriction(self, gpu: str) -> Outcome | tuple[Any, Any] | None:
-        """The restriction to ``gpu`` as a HiGHS model (highspy.HighsLp) with its columns' positions here;
-        or its answer when it needs no solve; or None when it must be rebuilt (module docstring)."""
+    def restriction(self, column: str, value: str) -> Outcome | tuple[Any, Any] | None:
+        """The restriction to ``value`` of ``column`` as a HiGHS model (highspy.HighsLp) with its columns'
+        positions here; or its answer when it needs no solve; or None when it must be rebuilt (module
+        docstring)."""
         ctx = self.ctx
-        if _leads([o for o in ctx.supply if o.gpu == gpu]) != _leads(ctx.supply):
+        if _leads([o for o in ctx.supply if getattr(o, column) == value]) != _leads(ctx.supply):
             return None
-        view = view_of(ctx, gpu)
+        view = view_of(ctx, column, value)
         if any(spare_requests_per_s(view, w) != usd for w, usd in self.spare.items()):
-            return None  # replica bounds widened by another GPU type's spare
-        if self.plan_gpu == gpu:  # the plan is the restriction's optimum
+            return None  # replica bounds widened by another GPU type's (site's) spare
+        if self.plan_only[column] == value:  # the plan is the restriction's optimum
             return Outcome("optimal", self.sol.cost_usd, self.plan_used, 0.0)
-        keep = (self.gpu == gpu) | (self.gpu == "")
+        keep = (self.owner[column] == value) | (self.owner[column] == "")
         groups = {(w.name, g) for w in ctx.scenario.workloads for g in pd_groups(view.cands, w.name)}
         for i, group in self.pd_group.items():
             keep[i] = group in groups

@@ -147,12 +147,13 @@ class _View(BuildContext):
         self.row_constraints[name] = constraint
 
 
-def view_of(ctx: BuildContext, gpu: str) -> BuildContext:
-    """The unbuilt restriction of ``ctx`` to ``gpu``'s candidates, their points (ids as in ``ctx``) and
-    ``gpu``'s supply options (renumbered in order), holding ``ctx``'s variables under the restriction's keys
+def view_of(ctx: BuildContext, column: str, value: str) -> BuildContext:
+    """The unbuilt restriction of ``ctx`` to the candidates whose ``column`` ('gpu' or 'site') is ``value``,
+    their points (ids as in ``ctx``) and the supply options of that GPU type or site (renumbered in order),
+    holding ``ctx``'s variables under the restriction's keys
     (copies of the registries: rows written on it use ``ctx``'s columns, and add nothing to ``ctx``)."""
-    cands = ctx.cands[ctx.cands["gpu"] == gpu]
-    options = [i for i, o in enumerate(ctx.supply) if o.gpu == gpu]
+    cands = ctx.cands[ctx.cands[column] == value]
+    options = [i for i, o in enumerate(ctx.supply) if getattr(o, column) == value]
     renumber = {i: n for n, i in enumerate(options)}
     view = _View(
         prob=pulp.LpProblem("restriction_view", pulp.LpMinimize),
