@@ -62,7 +62,6 @@ from planner.problem.roles import pd_groups
 from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
-
 COLUMNS = ("gpu", "site")
 """Candidate columns a restriction can keep one value of."""
 
