@@ -14,16 +14,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.decompose import is_large
 from planner.optimize.explain import closest_miss
+from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import Solution, SolverName
-from planner.problem.context import BuildContext, build_context
+from planner.problem.context import BuildContext, build_context, kept_candidates
 from planner.scenario import Scenario
 
 ALTERNATIVE_MAX_NODES = 2000
@@ -106,18 +109,20 @@ def alternative(
     time_limit_s: float | None = None,
     main: tuple[Solution, BuildContext] | None = None,
     decompose: bool = False,
+    kept: pd.DataFrame | None = None,
 ) -> tuple[Alternative, tuple[Solution, BuildContext] | None]:
     """The best plan using only candidates whose ``column`` is ``value`` (its cost delta and why it lost are
     filled by :func:`rank`), and its solved problem (None when it has no plan). With the solved plan
     ``main``: when that plan (carried to the twins at the site of a site alternative) is an optimum of the
     restriction too (planner.optimize.restricted_optimum), it is the answer and nothing is solved; when it
     is only feasible there, it is the solver's first incumbent. ``decompose``: solved by the large-problem
-    method (planner.optimize.decompose), as the plan was."""
+    method (planner.optimize.decompose), as the plan was. ``kept``: the restriction's kept candidates
+    (planner.problem.context.kept_candidates), when already known."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
-    ctx = build_context(catalog, scenario, table, exclude={column: others})
+    ctx = build_context(catalog, scenario, table, exclude={column: others}, kept=kept)
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(
@@ -127,26 +132,73 @@ def alternative(
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
-        uncovered = [w.name for w in scenario.workloads if not (ctx.cands["workload"] == w.name).any()]
-        if uncovered:
-            missing = table.candidates[table.candidates["workload"].isin(uncovered)]
-            why = _no_candidate_reason(scenario, missing[missing[column] == value])
-        else:
-            why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
-        return Alternative(column, value, "infeasible", why), None
-    cost = sol.cost_usd
-    max_tpot_ms, max_ttft_ms = _worst_latency_ms(ctx, sol)
-    record = Alternative(
+        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"])), None
+    return _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol)), (sol, ctx)
+
+
+def _infeasible(scenario: Scenario, table: CandidateTable, column: str, value: str, covered: set[str]) -> Alternative:
+    """An infeasible restriction's record: the closest miss of a workload it has no candidate for
+    (``covered``: the workloads it has candidates for), else the supply or site limits."""
+    uncovered = [w.name for w in scenario.workloads if w.name not in covered]
+    if uncovered:
+        missing = table.candidates[table.candidates["workload"].isin(uncovered)]
+        why = _no_candidate_reason(scenario, missing[missing[column] == value])
+    else:
+        why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
+    return Alternative(column, value, "infeasible", why)
+
+
+def _solved(
+    scenario: Scenario, column: str, value: str, status: str, cost: float, latency_ms: tuple[float | None, float | None]
+) -> Alternative:
+    """A solved restriction's record (its cost delta and why it lost are filled by :func:`rank`)."""
+    return Alternative(
         column,
         value,
-        sol.status,
+        status,
         "",
         total_cost_usd=cost,
         cost_usd_per_month=cost / scenario.horizon_months,
-        max_tpot_ms=max_tpot_ms,
-        max_ttft_ms=max_ttft_ms,
+        max_tpot_ms=latency_ms[0],
+        max_ttft_ms=latency_ms[1],
     )
-    return record, (sol, ctx)
+
+
+def _on_plan_model(
+    model: PlanModel, scenario: Scenario, table: CandidateTable, column: str, value: str, time_limit_s: float | None
+) -> tuple[Alternative, float] | None:
+    """The alternative of ``value`` of ``column`` solved on the plan's model (planner.optimize.restricted_model)
+    and its solver seconds; None where it must be rebuilt (:func:`alternative`). A site alternative is
+    only asked when its kept candidates are the plan's at the site (:func:`alternatives`)."""
+    if value not in model.feasible[column]:
+        rows = table.candidates[table.candidates[column] == value]
+        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
+    out = model.solve(column, value, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
+    if out is None:
+        return None
+    if out.status == "unknown":
+        return Alternative(column, value, "unknown", "no plan found within the solver's limits"), out.seconds
+    if out.status == "infeasible" or out.cost_usd is None:
+        cands = model.ctx.cands
+        covered = {str(w) for w in cands.loc[cands[column] == value, "workload"]}
+        return _infeasible(scenario, table, column, value, covered), out.seconds
+    record = _solved(scenario, column, value, out.status, out.cost_usd, model.worst_latency_ms(out.used))
+    return record, out.seconds
+
+
+def _site_kept(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, model: PlanModel, site: str
+) -> tuple[bool, pd.DataFrame | None]:
+    """(whether the site alternative's kept candidates are the plan's at ``site`` — then the plan's model
+    restricted to the site is its problem —, those kept candidates for its rebuild); (False, None) for a
+    site without feasible candidates. Unlike a GPU type's, a site's restriction can keep candidates the plan
+    pruned as dominated by the same deployment at another site (planner.problem.dominance)."""
+    if site not in model.feasible["site"]:
+        return False, None
+    others = {str(v) for v in table.feasible["site"].unique()} - {site}
+    kept = kept_candidates(catalog, scenario, table, exclude={"site": others})
+    mine = model.ctx.cands.index[model.ctx.cands["site"] == site]
+    return list(kept.index) == list(mine), kept
 
 
 def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, set[str]]) -> list[Alternative]:
@@ -185,6 +237,7 @@ def alternatives(
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
     solved by the large-problem method has its alternatives solved by it too."""
     decompose = main is not None and is_large(main[1])
+    model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
@@ -197,12 +250,22 @@ def alternatives(
                     items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
                     continue
                 began = time.perf_counter()
-                record, solved = alternative(
-                    catalog, scenario, table, solver, column=column, value=value,
-                    time_limit_s=None if left_s is None else left_s - overhead_s, main=main,
-                    decompose=decompose,
+                limit_s = None if left_s is None else left_s - overhead_s
+                same, kept = (True, None) if column == "gpu" or model is None else _site_kept(
+                    catalog, scenario, table, model, value
                 )
-                solver_s = 0.0 if solved is None else solved[0].solve_seconds
+                fast = None if model is None or not same else _on_plan_model(
+                    model, scenario, table, column, value, limit_s
+                )
+                cost = None if fast is None else fast[0].total_cost_usd
+                if fast is not None and (cost is None or cost >= cheapest_usd):
+                    (record, solver_s), solved = fast, None
+                else:  # rebuilt (and so, when it beats the plan, with the built problem to read it from)
+                    record, solved = alternative(
+                        catalog, scenario, table, solver, column=column, value=value, time_limit_s=limit_s,
+                        main=main, decompose=decompose, kept=kept,
+                    )
+                    solver_s = 0.0 if solved is None else solved[0].solve_seconds
                 overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
                 items.append(record)
                 if solved is not None and solved[0].cost_usd < cheapest_usd:

@@ -162,6 +162,25 @@ class BuildContext:
         )
 
 
+def kept_candidates(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    *,
+    prune: bool = True,
+    exclude: dict[str, set[str]] | None = None,
+) -> pd.DataFrame:
+    """The feasible candidates the MILP keeps (index = cand id): without those ``exclude`` drops by column
+    value (alternatives), and, with ``prune``, without the dominated ones (planner.problem.dominance)."""
+    cands = table.feasible.set_index("cand", drop=False).rename_axis(index=None)
+    for column, values in (exclude or {}).items():
+        cands = cands[~cands[column].isin(values)]
+    if prune and not cands.empty:
+        cands = prune_dominated(prune_dominated_sites(cands, catalog, scenario, table.sites))
+        cands = prune_split_replicas(cands, catalog, scenario)
+    return cands
+
+
 def build_context(
     catalog: Catalog,
     scenario: Scenario,
@@ -169,14 +188,11 @@ def build_context(
     *,
     prune: bool = True,
     exclude: dict[str, set[str]] | None = None,
+    kept: pd.DataFrame | None = None,
 ) -> BuildContext:
-    """Index sets and coefficients of the MILP; ``exclude`` drops candidates by column value (alternatives)."""
-    cands = table.feasible.set_index("cand", drop=False).rename_axis(index=None)
-    for column, values in (exclude or {}).items():
-        cands = cands[~cands[column].isin(values)]
-    if prune and not cands.empty:
-        cands = prune_dominated(prune_dominated_sites(cands, catalog, scenario, table.sites))
-        cands = prune_split_replicas(cands, catalog, scenario)
+    """Index sets and coefficients of the MILP; ``exclude`` drops candidates by column value (alternatives).
+    ``kept``: :func:`kept_candidates` of the same arguments, when already known."""
+    cands = kept_candidates(catalog, scenario, table, prune=prune, exclude=exclude) if kept is None else kept
     points = table.points[table.points["cand"].isin(cands.index)]
     if prune and not points.empty:
         points = prune_dominated_points(points)

@@ -43,16 +43,22 @@ def supply_cost_usd(ctx: BuildContext, option: int) -> Any:
     return pulp.lpSum(ctx.months[t] * supply_usd_per_month(ctx, option, t) for t in ctx.periods)
 
 
-def tie_break_usd(ctx: BuildContext) -> Any:
-    """TIE_BREAK_USD × months × (1 + rank / #candidates) per replica, candidates ranked by (GPUs, quality
-    tier, id): among equal-cost plans the solver prefers fewer GPUs, then the table order."""
-    ranked = ctx.cands.sort_values(["gpus", "quality_tier", "cand"]).index
+def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: dict[int, float]) -> dict[tuple[int, int, int], float]:
+    """(cand, point, slice) → USD per replica of the tie-break: TIE_BREAK_USD × months_t × (1 + rank / #candidates),
+    candidates (``cands``, a candidate table) ranked by (GPUs, quality tier, id); ``points`` their operating
+    points (with a ``point`` id column)."""
+    ranked = cands.sort_values(["gpus", "quality_tier", "cand"]).index
     rank = {int(c): r for r, c in enumerate(ranked)}
-    return pulp.lpSum(
-        TIE_BREAK_USD
-        * ctx.months[t]
-        * (1 + rank[int(row.cand)] / max(1, len(rank)))
-        * ctx.variables["n_rep"][(int(row.cand), int(row.point), t)]
-        for row in ctx.points.itertuples()
-        for t in ctx.periods
-    )
+    n = max(1, len(rank))
+    return {
+        (int(c), int(j), t): TIE_BREAK_USD * months[t] * (1 + rank[int(c)] / n)
+        for c, j in zip(points["cand"].to_numpy().tolist(), points["point"].to_numpy().tolist(), strict=True)
+        for t in periods
+    }
+
+
+def tie_break_usd(ctx: BuildContext) -> Any:
+    """TIE_BREAK_USD × months × (1 + rank / #candidates) per replica (:func:`tie_break_weights_usd`): among
+    equal-cost plans the solver prefers fewer GPUs, then the table order."""
+    weights = tie_break_weights_usd(ctx.cands, ctx.points, ctx.periods, ctx.months)
+    return pulp.lpSum(w * ctx.variables["n_rep"][key] for key, w in weights.items())
