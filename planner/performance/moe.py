@@ -113,21 +113,28 @@ def touched_experts(terms: Any, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: Any, tokens: Num) -> Num:
+def routing(terms: Any, tokens: Num) -> tuple[Num, Num]:
+    """(U(n) experts touched per MoE layer, λ load imbalance) of a pass over ``tokens`` tokens: the routing
+    figures both :func:`weights_read_bytes` and :func:`expert_gemm_s` read, so a step computes them once."""
+    return touched_experts(terms, tokens), imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+
+
+def weights_read_bytes(terms: Any, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams, as a replica total (÷ w·p = per GPU), B.
 
     Non-expert part replicated per attention rank (× e); experts: L_moe·min(λ·U(n), E)·M_e (the busiest
-    rank's share times e, so per GPU it is what the slowest GPU reads).
+    rank's share times e, so per GPU it is what the slowest GPU reads). ``routed``: :func:`routing` of
+    ``tokens`` when the caller has it.
     """
-    union = touched_experts(terms, tokens)
-    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+    union, lam = routing(terms, tokens) if routed is None else routed
     busiest = np.minimum(lam * union, terms.experts_routed)
     return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
 
 
-def rows_per_expert(terms: Any, tokens: Num) -> Num:
-    """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n)."""
-    union = np.maximum(touched_experts(terms, tokens), 1e-12)
+def rows_per_expert(terms: Any, tokens: Num, touched: Num | None = None) -> Num:
+    """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n);
+    ``touched`` = U(n) when the caller has it."""
+    union = np.maximum(touched_experts(terms, tokens) if touched is None else touched, 1e-12)
     return np.maximum(tokens * terms.experts_per_token / union, 1.0)
 
 
@@ -155,9 +162,9 @@ def expert_half_rows(terms: Any, eta_max: Num) -> Num:
     return np.minimum(terms.efficiency.prefill_half_tokens, ridge_rows(terms, eta_max))
 
 
-def expert_gemm_efficiency_frac(terms: Any, tokens: Num, eta_max: Num) -> Num:
+def expert_gemm_efficiency_frac(terms: Any, tokens: Num, eta_max: Num, touched: Num | None = None) -> Num:
     """η_e(m) = η_max·m/(m + m_half) at m = :func:`rows_per_expert`, m_half = :func:`expert_half_rows`."""
-    m = rows_per_expert(terms, tokens)
+    m = rows_per_expert(terms, tokens, touched)
     return eta_max * m / (m + expert_half_rows(terms, eta_max))
 
 
@@ -166,13 +173,16 @@ def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
     return tokens * terms.expert_flop_per_token / (terms.tp * terms.pp)
 
 
-def expert_gemm_s(terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num) -> Num:
+def expert_gemm_s(
+    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: tuple[Num, Num] | None = None
+) -> Num:
     """Time of the routed-expert GEMMs of a pass over ``tokens`` tokens on the busiest GPU, s.
 
-    λ·n·F/(w·p) / (Π·η_e(m)); ``peak_flop_per_s`` = Π, ``eta_max`` = the step's compute efficiency η_max.
+    λ·n·F/(w·p) / (Π·η_e(m)); ``peak_flop_per_s`` = Π, ``eta_max`` = the step's compute efficiency η_max;
+    ``routed``: :func:`routing` of ``tokens`` when the caller has it.
     """
-    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
-    eta = expert_gemm_efficiency_frac(terms, tokens, eta_max)
+    union, lam = routing(terms, tokens) if routed is None else routed
+    eta = expert_gemm_efficiency_frac(terms, tokens, eta_max, union)
     return lam * expert_flop_per_gpu(terms, tokens) / (peak_flop_per_s * eta)
 
 

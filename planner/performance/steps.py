@@ -64,13 +64,13 @@ def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
+def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B.
 
     With expert parallelism the fixed part is read once per attention rank and the experts by the busiest
     rank (:func:`planner.performance.moe.weights_read_bytes`); without it, fixed + L_moe·U(n)·M_e.
     """
-    return moe.weights_read_bytes(terms, tokens)
+    return moe.weights_read_bytes(terms, tokens, routed)
 
 
 def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> AllreduceChoice:
@@ -161,12 +161,13 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     flop_per_gpu = flop / (t * p)
     mfu = eff.decode_compute_efficiency_frac(e, micro)
     peak = terms.peak_tflops * FLOP_PER_TFLOP
+    routed = moe.routing(terms, micro)  # experts touched and load imbalance: read by the GEMMs and the weight stream
     compute_s = (flop_per_gpu - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu) + moe.expert_gemm_s(
-        terms, micro, peak_flop_per_s=peak, eta_max=mfu
+        terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed
     )
     attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
     mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
-    w_bytes = weights_read_bytes(terms, micro) / (t * p)
+    w_bytes = weights_read_bytes(terms, micro, routed) / (t * p)
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
     )
@@ -219,12 +220,14 @@ def prefill_step(
     flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
     mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
+    routed = moe.routing(terms, tokens)
     compute_s = (flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
-        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac
+        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac,
+        routed=routed,
     )
     attention_s = attn_flop / t / peak
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, tokens)
-    w_bytes = weights_read_bytes(terms, tokens) / t
+    w_bytes = weights_read_bytes(terms, tokens, routed) / t
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
@@ -314,17 +317,18 @@ def mixed_step(
     dense_flop = terms.linear_flop_per_token - terms.expert_flop_per_token
     lin_dec = rows_dec * (dense_flop + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
     lin_pre = (c_pre * dense_flop + prompts * terms.lm_head_flop_per_token) / (t * p) / (peak * eta_pre)
-    lin_experts = moe.expert_gemm_s(terms, rows_dec + c_pre, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac)
+    rows = rows_dec + c_pre
+    routed = moe.routing(terms, rows)
+    lin_experts = moe.expert_gemm_s(terms, rows, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac, routed=routed)
     attn_s = attn_dec / (t * p) / (peak * eta_dec) + attn_pre / (t * p) / (peak * eta_pre)
-    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, rows_dec + c_pre)
-    weights_s = weights_read_bytes(terms, rows_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
+    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, rows)
+    weights_s = weights_read_bytes(terms, rows, routed) / (t * p) / (bw * e.weight_read_efficiency_frac)
     kv_read = kv_bytes_per_gpu(terms, batch=b_dec, context_tokens=decode_context_tokens) / eff.kv_paging_factor(
         e, decode_context_tokens
     )
     kv_write = kv_bytes_per_gpu(terms, batch=prompts, context_tokens=prompt_tokens) / p
     linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
     attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
-    rows = rows_dec + c_pre
     allreduces = 2 * (terms.layers / p)
     tp_comm = exposed_comm_s(
         terms,
