@@ -1,0 +1,110 @@
+"""Shortcuts of the deployment terms and the step give the numbers the long way gives, bit for bit: the
+model/format figures and calibrated efficiencies kept per catalog record (planner/performance/model_figures.py),
+the routing figures a step computes once (planner.performance.moe.routing), stacked columns read in one pass
+(planner.performance.stack.stack_terms)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+
+from planner import performance as perf
+from planner.catalog import Catalog
+from planner.ledgers import architecture as arch
+from planner.ledgers import efficiency as eff
+from planner.performance import model_figures as mf
+from planner.performance import moe
+from planner.performance.stack import stack_terms
+from planner.performance.steps import decode_step, mixed_step, prefill_step
+
+
+def _terms(catalog: Catalog, model: str, weight: str = "fp8", *, tp: int = 1, ep: int = 1) -> perf.DeploymentTerms:
+    return perf.deployment_terms(
+        catalog, model=catalog.models[model], gpu=catalog.accelerators["h200_sxm"],
+        weight_format=catalog.formats[weight], kv_format=catalog.formats["fp8"], tp=tp, ep=ep,
+    )
+
+
+def test_model_figures_are_the_ledgers_numbers_and_change_with_their_inputs(catalog: Catalog) -> None:
+    model, fp8, bf16 = catalog.models["qwen3_235b_a22b"], catalog.formats["fp8"], catalog.formats["bf16"]
+    hp = catalog.format(fp8.high_precision).bytes_per_value
+    first = mf.model_figures(model, fp8, fp8, high_precision_bytes_per_value=hp)
+    assert mf.model_figures(model, fp8, fp8, high_precision_bytes_per_value=hp) is first  # kept
+    assert first.weights_bytes == arch.weights_bytes(model, fp8, high_precision_bytes_per_value=hp)
+    assert first.linear_flop_per_token == arch.linear_flop_per_token(model)
+    assert first.kv_bytes_per_token_per_layer == arch.kv_bytes_per_token_per_layer(model, kv_bytes_per_value=1.0)
+    # another weight format, KV format, high-precision width or model record: a new value, not the kept one
+    other_weights = mf.model_figures(model, bf16, fp8, high_precision_bytes_per_value=hp)
+    assert other_weights.weights_bytes == arch.weights_bytes(model, bf16, high_precision_bytes_per_value=hp)
+    assert other_weights.weights_bytes > first.weights_bytes
+    assert mf.model_figures(model, fp8, bf16, high_precision_bytes_per_value=hp).kv_bytes_per_token_per_layer == (
+        2 * first.kv_bytes_per_token_per_layer
+    )
+    assert mf.model_figures(model, fp8, fp8, high_precision_bytes_per_value=4.0).weights_bytes > first.weights_bytes
+    deeper = model.model_copy(update={"layers": model.layers + 2})
+    assert mf.model_figures(deeper, fp8, fp8, high_precision_bytes_per_value=hp).weights_bytes > first.weights_bytes
+
+
+def test_deployment_terms_equal_a_fresh_evaluation(catalog: Catalog) -> None:
+    kept = [_terms(catalog, m, w, tp=2) for m in ("qwen3_235b_a22b", "llama_3_1_8b") for w in ("fp8", "bf16")]
+    mf._FIGURES.clear()
+    mf._EFFICIENCY.clear()
+    fresh = [_terms(catalog, m, w, tp=2) for m in ("qwen3_235b_a22b", "llama_3_1_8b") for w in ("fp8", "bf16")]
+    assert kept == fresh  # frozen dataclasses: every field equal
+    assert fresh[0].efficiency is _terms(catalog, "qwen3_235b_a22b", "fp8", tp=4).efficiency  # one per GPU/format
+
+
+def test_calibrated_efficiency_is_keyed_by_the_parameters_values(catalog: Catalog) -> None:
+    gpu = catalog.accelerators["h200_sxm"]
+    params = dict(catalog.calibration[gpu.family].parameters)
+    base = mf.calibrated_efficiency(params, gpu, weight_only=False)
+    assert base == eff.calibrated_efficiency_terms(
+        params, decode_mbu_frac=gpu.efficiency.decode_mbu_frac, prefill_mfu_frac=gpu.efficiency.prefill_mfu_frac,
+        link_efficiency_frac=gpu.efficiency.link_efficiency_frac, weight_only=False,
+    )
+    assert mf.calibrated_efficiency(dict(params), gpu, weight_only=False) is base  # same values, another dict
+    slower = mf.calibrated_efficiency({**params, "step_overhead_ms": 9.0}, gpu, weight_only=False)
+    assert slower.step_overhead_s == 9.0e-3 != base.step_overhead_s
+    other_gpu = catalog.accelerators["l40s"]
+    assert mf.calibrated_efficiency(params, other_gpu, weight_only=False).decode_mbu_frac == min(
+        other_gpu.efficiency.decode_mbu_frac * params.get("decode_mbu_scale", 1.0), 1.0
+    )
+
+
+def test_a_steps_routing_figures_are_the_ones_each_term_computes(catalog: Catalog) -> None:
+    terms = stack_terms([_terms(catalog, "qwen3_235b_a22b", tp=1, ep=8), _terms(catalog, "qwen3_235b_a22b", tp=8),
+                         _terms(catalog, "llama_3_1_8b", tp=2)])
+    tokens = np.array([[1.0, 3.0, 40.0, 700.0]])
+    routed = moe.routing(terms, tokens)
+    assert np.array_equal(moe.weights_read_bytes(terms, tokens, routed), moe.weights_read_bytes(terms, tokens))
+    for kw in ({"peak_flop_per_s": 1e15, "eta_max": 0.6}, {"peak_flop_per_s": 2e14, "eta_max": 0.4}):
+        assert np.array_equal(moe.expert_gemm_s(terms, tokens, routed=routed, **kw), moe.expert_gemm_s(terms, tokens, **kw))
+    # the steps built on them: one pass per step gives the terms' numbers (imbalance > 1 on the EP row)
+    assert float(routed[1][0, 0]) > 1.0 and np.all(routed[1][1:] == 1.0)
+    union = moe.touched_experts(terms, tokens)
+    lam = moe.imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+    busiest = np.minimum(lam * union, terms.experts_routed)
+    expected = terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
+    assert np.array_equal(perf.weights_read_bytes(terms, tokens), expected)
+    step = mixed_step(terms, decode_batch=tokens, decode_context_tokens=2000.0, prefill_tokens=2 * tokens,
+                      prompt_tokens=1500.0)
+    assert step.shape == (3, 4) and np.all(np.isfinite(step))
+    assert np.all(np.diff(decode_step(terms, batch=tokens, context_tokens=2000.0).total_s, axis=1) > 0)
+    assert np.all(np.diff(prefill_step(terms, prompt_tokens=tokens).total_s, axis=1) > 0)
+
+
+def test_stacked_columns_hold_each_records_numbers(catalog: Catalog) -> None:
+    rows = [_terms(catalog, m, w, tp=t) for m in ("qwen3_235b_a22b", "llama_3_1_8b") for w in ("fp8", "bf16")
+            for t in (1, 2)]
+    stacked = stack_terms(rows)
+    for f in fields(perf.DeploymentTerms):
+        if f.name == "efficiency":
+            continue
+        column = getattr(stacked, f.name)
+        assert column.shape == (len(rows), 1) and column.dtype == float
+        assert np.array_equal(column[:, 0], np.array([getattr(r, f.name) for r in rows], dtype=float)), f.name
+    for f in fields(eff.EfficiencyTerms):
+        column = getattr(stacked.efficiency, f.name)
+        assert np.array_equal(column[:, 0], np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float))
+    assert stacked.tp[:, 0].tolist() == [1, 2] * 4 and np.ravel(stacked.tp).flags["C_CONTIGUOUS"]
