@@ -37,7 +37,7 @@ import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.fixed_point import GiveUp, fixed_point_s, rows_of
-from planner.performance.optimizations import LoadOptimizations, round_s
+from planner.performance.optimizations import LoadOptimizations, round_s, round_step
 from planner.performance.stack import take_optimizations, take_terms
 from planner.performance.step_memo import zero_load_round_s
 from planner.performance.tail import at_percentiles, step_phase_s
@@ -100,15 +100,10 @@ def _step_of(
     """f(T) = T_mixed(λGT, λPT): the engine round when a step of T lets λGT sequences decode and λPT prompt
     tokens arrive."""
 
+    step_at = round_step(terms, opt, decode_context_tokens=context_tokens, prompt_tokens=input_tokens)
+
     def f(step: Num) -> Num:
-        return round_s(
-            terms,
-            opt,
-            decode_batch=lam * output_tokens * step,
-            decode_context_tokens=context_tokens,
-            prefill_tokens=lam * input_tokens * step,
-            prompt_tokens=input_tokens,
-        )
+        return step_at(decode_batch=lam * output_tokens * step, prefill_tokens=lam * input_tokens * step)
 
     return f
 

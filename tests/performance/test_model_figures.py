@@ -1,7 +1,8 @@
 """Shortcuts of the deployment terms and the step give the numbers the long way gives, bit for bit: the
 model/format figures and calibrated efficiencies kept per catalog record (planner/performance/model_figures.py),
 the routing figures a step computes once (planner.performance.moe.routing), stacked columns read in one pass
-(planner.performance.stack.stack_terms)."""
+(planner.performance.stack.stack_terms), a step's load-independent parts prepared once for many loads
+(planner.performance.steps.MixedStep)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from planner.ledgers import efficiency as eff
 from planner.performance import model_figures as mf
 from planner.performance import moe
 from planner.performance.stack import stack_terms
-from planner.performance.steps import decode_step, mixed_step, prefill_step
+from planner.performance.steps import MixedStep, decode_step, mixed_step, prefill_step
 
 
 def _terms(catalog: Catalog, model: str, weight: str = "fp8", *, tp: int = 1, ep: int = 1) -> perf.DeploymentTerms:
@@ -108,3 +109,54 @@ def test_stacked_columns_hold_each_records_numbers(catalog: Catalog) -> None:
         column = getattr(stacked.efficiency, f.name)
         assert np.array_equal(column[:, 0], np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float))
     assert stacked.tp[:, 0].tolist() == [1, 2] * 4 and np.ravel(stacked.tp).flags["C_CONTIGUOUS"]
+
+
+def _table(catalog: Catalog) -> perf.DeploymentTerms:
+    """Dense and MoE rows, with and without EP, TP and PP (stacked)."""
+    rows = [_terms(catalog, "qwen3_235b_a22b", tp=1, ep=8), _terms(catalog, "qwen3_235b_a22b", tp=8),
+            _terms(catalog, "llama_3_1_8b", tp=2), _terms(catalog, "llama_3_1_8b", "bf16")]
+    pp2 = perf.deployment_terms(
+        catalog, model=catalog.models["llama_3_1_70b"], gpu=catalog.accelerators["h100_sxm"],
+        weight_format=catalog.formats["fp8"], kv_format=catalog.formats["fp8"], tp=4, pp=2,
+    )
+    return stack_terms([*rows, pp2])
+
+
+def test_a_prepared_step_gives_each_load_the_step_mixed_step_gives(catalog: Catalog) -> None:
+    terms = _table(catalog)
+    context = np.array([[3000.0], [9000.0], [1200.0], [500.0], [70000.0]])
+    prompt = np.array([[2000.0], [800.0], [1000.0], [1.0], [60000.0]])
+    prepared = MixedStep(terms, decode_context_tokens=context, prompt_tokens=prompt, verify_tokens=3.0,
+                         cached_tokens=100.0)
+    rng = np.random.default_rng(7)
+    for _ in range(5):  # the same object at many loads, in any order: each one's own step
+        batch, prefill = rng.uniform(0.0, 300.0, (5, 3)), rng.uniform(0.0, 4000.0, (5, 3))
+        fresh = mixed_step(terms, decode_batch=batch, decode_context_tokens=context, prefill_tokens=prefill,
+                           prompt_tokens=prompt, verify_tokens=3.0, cached_tokens=100.0)
+        assert np.array_equal(prepared(decode_batch=batch, prefill_tokens=prefill), fresh)
+    # what it was prepared with is read: another history, prompt or verify count gives another step
+    load = {"decode_batch": np.full((5, 1), 64.0), "prefill_tokens": np.full((5, 1), 512.0)}
+    base = prepared(**load)
+    longer = MixedStep(terms, decode_context_tokens=2 * context, prompt_tokens=prompt, verify_tokens=3.0,
+                       cached_tokens=100.0)(**load)
+    assert np.all(longer > base)
+    assert np.all(MixedStep(terms, decode_context_tokens=context, prompt_tokens=prompt)(**load) < base)
+
+
+def test_the_parts_of_kv_all_to_all_and_imbalance_compose_to_the_formulas(catalog: Catalog) -> None:
+    from planner.performance.memory import kv_bytes_of, kv_bytes_per_gpu, kv_bytes_per_sequence, kv_parts
+
+    terms = _table(catalog)
+    context, batch = np.array([[3000.0], [9000.0], [1200.0], [500.0], [70000.0]]), np.array([[1.0, 7.0, 300.0]])
+    expected = (batch * kv_bytes_per_sequence(terms, context) * eff.kv_paging_factor(terms.efficiency, context)
+                / (terms.kv_shards * terms.pp))
+    assert np.array_equal(kv_bytes_per_gpu(terms, batch=batch, context_tokens=context), expected)
+    assert np.array_equal(kv_bytes_of(batch, kv_parts(terms, context)), expected)
+    tokens = np.array([[1.0, 16.0, 4096.0]])
+    a2a = moe.all_to_all_s(terms, tokens)
+    assert a2a[0, 0] > 0.0 and np.all(a2a[1:] == 0.0)  # only the EP8 row sends tokens to other ranks
+    e = np.array([[8.0], [1.0]])
+    lam = moe.imbalance_factor(e, tokens)
+    mu = tokens / 8.0
+    assert np.array_equal(lam[0], np.minimum(1.0 + np.sqrt(2.0 * np.log(8.0) * (1.0 - 1.0 / 8.0) / mu[0]), 8.0))
+    assert np.all(lam[1] == 1.0)
