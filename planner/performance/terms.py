@@ -127,7 +127,32 @@ def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
         )
 
 
+_LINKS: dict[tuple[int, int, int, int], tuple[Catalog, Accelerator, Links | tuple[Any, ...]]] = {}
+"""group_links results (or the args of the UnsupportedDeployment it raised) per (catalog, GPU record, tp, pp)."""
+_LINKS_KEPT = 4096
+
+
 def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
+    """:func:`pick_group_links`, evaluated once per (catalog, GPU record, TP, PP): the records are frozen and
+    held with the answer (so their ids cannot be reused while it is kept); a refusal is raised again with the
+    same message."""
+    key = (id(catalog), id(gpu), tp, pp)
+    hit = _LINKS.get(key)
+    if hit is None or hit[0] is not catalog or hit[1] is not gpu:
+        answer: Links | tuple[Any, ...]
+        try:
+            answer = pick_group_links(catalog, gpu, tp=tp, pp=pp)
+        except UnsupportedDeployment as exc:
+            answer = exc.args
+        if len(_LINKS) >= _LINKS_KEPT:
+            _LINKS.clear()
+        hit = _LINKS[key] = (catalog, gpu, answer)
+    if isinstance(hit[2], Links):
+        return hit[2]
+    raise UnsupportedDeployment(*hit[2])
+
+
+def pick_group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
     """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
 
     Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric, and

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import numpy as np
+import pytest
 
 from planner import performance as perf
 from planner.catalog import Catalog
@@ -160,3 +161,18 @@ def test_the_parts_of_kv_all_to_all_and_imbalance_compose_to_the_formulas(catalo
     mu = tokens / 8.0
     assert np.array_equal(lam[0], np.minimum(1.0 + np.sqrt(2.0 * np.log(8.0) * (1.0 - 1.0 / 8.0) / mu[0]), 8.0))
     assert np.all(lam[1] == 1.0)
+
+
+def test_group_links_are_kept_per_gpu_and_layout_refusals_included(catalog: Catalog) -> None:
+    from planner.performance import terms as terms_module
+
+    gpu = catalog.accelerators["h100_sxm"]
+    first = perf.group_links(catalog, gpu, tp=8, pp=2)
+    assert perf.group_links(catalog, gpu, tp=8, pp=2) is first  # kept
+    assert first == terms_module.pick_group_links(catalog, gpu, tp=8, pp=2)
+    assert perf.group_links(catalog, gpu, tp=2, pp=1).pp is None and first.pp is not None  # another layout
+    for _ in range(2):  # the refusal, evaluated once, is raised each time with its message
+        with pytest.raises(perf.UnsupportedDeployment, match="leaves the 8-GPU NVLink domain"):
+            perf.group_links(catalog, gpu, tp=16, pp=1)
+    bigger = gpu.model_copy(update={"scale_up_domain_gpus": 16})  # another record: evaluated for itself
+    assert perf.group_links(catalog, bigger, tp=16, pp=1).tp is not None
