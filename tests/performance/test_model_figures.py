@@ -176,3 +176,22 @@ def test_group_links_are_kept_per_gpu_and_layout_refusals_included(catalog: Cata
             perf.group_links(catalog, gpu, tp=16, pp=1)
     bigger = gpu.model_copy(update={"scale_up_domain_gpus": 16})  # another record: evaluated for itself
     assert perf.group_links(catalog, bigger, tp=16, pp=1).tp is not None
+
+
+def test_the_prepared_round_is_kept_per_terms_and_column_bytes(catalog: Catalog) -> None:
+    from planner.performance.optimizations import round_s
+    from planner.performance.step_memo import kept_round_step
+
+    terms = _table(catalog)
+    context, prompt = np.full((5, 1), 3000.0), np.full((5, 1), 2000.0)
+    step = kept_round_step(terms, None, context_tokens=context, prompt_tokens=prompt)
+    assert kept_round_step(terms, None, context_tokens=context.copy(), prompt_tokens=prompt.copy()) is step
+    load = {"decode_batch": np.full((5, 1), 32.0), "prefill_tokens": np.full((5, 1), 256.0)}
+    plain = round_s(terms, None, decode_context_tokens=context, prompt_tokens=prompt, **load)
+    assert np.array_equal(step(**load), plain)
+    # a changed input is a new prepared round with its own numbers
+    longer = kept_round_step(terms, None, context_tokens=context * 2, prompt_tokens=prompt)
+    assert longer is not step and np.all(longer(**load) > plain)
+    other_terms = _table(catalog)
+    assert kept_round_step(other_terms, None, context_tokens=context, prompt_tokens=prompt) is not step
+    assert kept_round_step(terms, None, context_tokens=context, prompt_tokens=prompt[:, 0]) is not step  # shape
