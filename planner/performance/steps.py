@@ -340,6 +340,8 @@ class MixedStep:
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
+        # (p − 1)·T_pp is +0 on every row of a table without pipeline stages (T_pp is finite): not evaluated
+        self.pipelined = bool(np.any(np.asarray(terms.pp) > 1))
 
     def __call__(self, *, decode_batch: Num, prefill_tokens: Num) -> Num:
         """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s."""
@@ -380,6 +382,6 @@ class MixedStep:
             + moe.all_to_all_at(self.all_to_all, terms, rows),
             linear_ops,
         )
-        pp_comm = _pp_transfer_s(terms, message)
+        pp_comm = _pp_transfer_s(terms, message) if self.pipelined else 0.0
         host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / self.prompt_floor)
         return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm
