@@ -340,8 +340,12 @@ class MixedStep:
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
-        # (p − 1)·T_pp is +0 on every row of a table without pipeline stages (T_pp is finite): not evaluated
+        # terms that are +0 on every row of a table without pipeline stages ((p − 1)·T_pp, T_pp finite), expert
+        # parallelism (the all-to-all: 0 where e = 1) or TP ranks (the all-reduce but its launch, 0 at t = 1)
+        # are not evaluated for it: x + 0 = x
         self.pipelined = bool(np.any(np.asarray(terms.pp) > 1))
+        self.expert_parallel = bool(np.any(self.all_to_all["e"] > 1.0))
+        self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce[0]) > 1))
 
     def __call__(self, *, decode_batch: Num, prefill_tokens: Num) -> Num:
         """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s."""
@@ -376,12 +380,9 @@ class MixedStep:
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
         attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
-        tp_comm = exposed_comm_s(
-            terms,
-            self.allreduces * _tp_allreduce_s(terms, message, self.tp_allreduce)
-            + moe.all_to_all_at(self.all_to_all, terms, rows),
-            linear_ops,
-        )
+        allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
+        all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0
+        tp_comm = exposed_comm_s(terms, self.allreduces * allreduce + all_to_all, linear_ops)
         pp_comm = _pp_transfer_s(terms, message) if self.pipelined else 0.0
         host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / self.prompt_floor)
         return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm

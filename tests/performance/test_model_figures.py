@@ -195,3 +195,25 @@ def test_the_prepared_round_is_kept_per_terms_and_column_bytes(catalog: Catalog)
     other_terms = _table(catalog)
     assert kept_round_step(other_terms, None, context_tokens=context, prompt_tokens=prompt) is not step
     assert kept_round_step(terms, None, context_tokens=context, prompt_tokens=prompt[:, 0]) is not step  # shape
+
+
+def test_terms_left_out_of_tables_without_pp_ep_or_tp_rows_change_no_row(catalog: Catalog) -> None:
+    """A table without pipeline stages, expert parallelism or TP ranks skips (p − 1)·T_pp, the all-to-all and
+    the all-reduce (each +0 on its rows): its rows' steps are the ones they get in a table that has them all."""
+    plain = [_terms(catalog, "llama_3_1_8b"), _terms(catalog, "llama_3_1_8b", "bf16"), _terms(catalog, "qwen3_235b_a22b")]
+    alone = stack_terms(plain)
+    mixed = _table(catalog)  # EP8, TP8, TP2 and PP2 rows
+    together = stack_terms([*plain, _terms(catalog, "qwen3_235b_a22b", tp=1, ep=8), _terms(catalog, "llama_3_1_8b", tp=2)])
+    assert not MixedStep(alone, decode_context_tokens=1000.0, prompt_tokens=800.0).expert_parallel
+    assert MixedStep(mixed, decode_context_tokens=1000.0, prompt_tokens=800.0).pipelined
+    load = {"decode_batch": np.array([[1.0, 30.0, 200.0]]), "prefill_tokens": np.array([[0.0, 100.0, 2000.0]])}
+    kw = {"decode_context_tokens": 1000.0, "prompt_tokens": 800.0}
+    by_itself = MixedStep(alone, **kw)(**load)
+    among_others = MixedStep(together, **kw)(**load)[: len(plain)]
+    assert by_itself.shape == among_others.shape == (3, 3)
+    assert np.array_equal(by_itself, among_others)
+    pp2 = perf.deployment_terms(
+        catalog, model=catalog.models["llama_3_1_70b"], gpu=catalog.accelerators["h100_sxm"],
+        weight_format=catalog.formats["fp8"], kv_format=catalog.formats["fp8"], tp=4, pp=2,
+    )
+    assert np.array_equal(MixedStep(stack_terms([plain[0], pp2]), **kw)(**load)[:1], by_itself[:1])
