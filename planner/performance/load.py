@@ -326,4 +326,8 @@ def _bisect(ok: Callable[[Num], Num], hi: Any, size: int) -> Any:
         leading = np.cumprod(good, axis=0).sum(axis=0)  # inner points ok before the first that is not
         lo, hi = lo + width * leading / parts, lo + width * (leading + 1) / parts
         left -= b
+    if bits == 1:
+        # plain halvings: a positive lo is a load ok was asked about, in this shape, and answered true
+        # (lo + width·1/2 = lo + width·0.5 exactly), so asking again gives true
+        return np.where(lo > 0, lo, 0.0)
     return np.where(ok(lo) & (lo > 0), lo, 0.0)

@@ -217,3 +217,26 @@ def test_terms_left_out_of_tables_without_pp_ep_or_tp_rows_change_no_row(catalog
         weight_format=catalog.formats["fp8"], kv_format=catalog.formats["fp8"], tp=4, pp=2,
     )
     assert np.array_equal(MixedStep(stack_terms([plain[0], pp2]), **kw)(**load)[:1], by_itself[:1])
+
+
+def test_plain_halvings_return_the_last_load_found_ok_without_asking_again() -> None:
+    from planner.performance.load import BISECTION_ITERATIONS, largest_ok_load
+
+    hi = np.array([[10.0], [10.0], [3.0], [1e-3]])
+    limit = np.array([[7.3], [0.0], [3.0], [2e-16]])  # inside, none, the top itself, below the grid's first step
+    asked: list[np.ndarray] = []
+
+    def ok(lam: np.ndarray) -> np.ndarray:
+        asked.append(np.array(lam, copy=True))
+        return np.asarray(lam <= limit)
+
+    got = largest_ok_load(ok, hi, schedule_size=10_000)  # a large table: one bit a round
+    assert len(asked) == BISECTION_ITERATIONS  # no 41st question
+    step = hi / 2.0**BISECTION_ITERATIONS
+    assert got[0, 0] <= 7.3 < got[0, 0] + step[0, 0] and got[1, 0] == 0.0 and got[3, 0] == 0.0
+    assert got[2, 0] == 3.0 - step[2, 0]  # the grid's last point below the top
+    # each positive answer is a load ok was asked about (the same bits) and found ok
+    for r in (0, 2):
+        assert any(a[r, 0] == got[r, 0] and a[r, 0] <= limit[r, 0] for a in asked)
+    small = largest_ok_load(ok, hi)  # 4 rows: four bits a round, and the answer checked once more
+    assert small[0, 0] <= 7.3 < small[0, 0] + step[0, 0] and small[1, 0] == 0.0
