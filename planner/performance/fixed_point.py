@@ -98,10 +98,10 @@ def _fixed_point_rounds(
     for done_rounds in range(rounds):
         t, g, done, hopeless = st["t"], st["g"], st["done"], st["hopeless"]
         active = ~(done | hopeless)
-        if quit_early is not None and np.any(active):
+        if quit_early is not None and active.any():
             st["hopeless"] = hopeless = hopeless | (active & quit_early(st))
             active = ~(done | hopeless)
-        if not np.any(active):
+        if not active.any():
             return
         n = t.shape[0] if t.ndim >= 1 else 0
         if on_rows is not None and n >= COMPACT_MIN_ROWS:
@@ -123,7 +123,7 @@ def _fixed_point_rounds(
         # where g rises, at least double T: no root lies ahead for a convex g, and for a concave g the first
         # point past the root starts the bracket
         step = np.where(rising, t + np.where(np.isnan(slope), g, np.maximum(g, t)), secant)
-        if np.any(bracketed):  # regula falsi (Illinois) inside the brackets
+        if bracketed.any():  # regula falsi (Illinois) inside the brackets
             with np.errstate(divide="ignore", invalid="ignore"):
                 g_lo_eff = g_lo * 0.5 ** np.maximum(kept_lo - 1.0, 0.0)
                 g_hi_eff = g_hi * 0.5 ** np.maximum(kept_hi - 1.0, 0.0)

@@ -37,9 +37,9 @@ import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
 from planner.performance.fixed_point import GiveUp, fixed_point_s, rows_of
-from planner.performance.optimizations import LoadOptimizations, round_s
+from planner.performance.optimizations import LoadOptimizations, round_s, round_step
 from planner.performance.stack import take_optimizations, take_terms
-from planner.performance.step_memo import zero_load_round_s
+from planner.performance.step_memo import kept_round_step, zero_load_round_s
 from planner.performance.tail import at_percentiles, step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -85,30 +85,23 @@ def _steady_step_s(
     inputs = (lam, input_tokens, output_tokens, context_tokens)
 
     def on_rows(rows: Any) -> Callable[[Num], Num]:
-        """f of the deployments in ``rows`` only (axis 0 of the stacked table)."""
-        sub = (rows_of(x, rows, shape[0]) for x in inputs)
-        return _step_of(take_terms(terms, rows), take_optimizations(opt, rows), *sub)
+        """f of the deployments in ``rows`` only (axis 0 of the stacked table; prepared for them alone)."""
+        lam_rows, in_rows, out_rows, ctx_rows = (rows_of(x, rows, shape[0]) for x in inputs)
+        prepared = round_step(take_terms(terms, rows), take_optimizations(opt, rows), decode_context_tokens=ctx_rows,
+                              prompt_tokens=in_rows)
+        return _step_of(prepared, lam_rows, in_rows, out_rows)
 
-    f = _step_of(terms, opt, *inputs)
+    # the table's prepared round, shared by the loads of a bisection and its chunk steps (step_memo.py)
+    f = _step_of(kept_round_step(terms, opt, context_tokens=context_tokens, prompt_tokens=input_tokens), *inputs[:3])
     return fixed_point_s(f, np.broadcast_to(np.asarray(t0, dtype=float), shape), on_rows=on_rows, give_up=give_up)
 
 
-def _step_of(
-    terms: DeploymentTerms, opt: LoadOptimizations | None, lam: Num, input_tokens: Num, output_tokens: Num,
-    context_tokens: Num,
-) -> Callable[[Num], Num]:
-    """f(T) = T_mixed(λGT, λPT): the engine round when a step of T lets λGT sequences decode and λPT prompt
-    tokens arrive."""
+def _step_of(step_at: Callable[..., Num], lam: Num, input_tokens: Num, output_tokens: Num) -> Callable[[Num], Num]:
+    """f(T) = T_mixed(λGT, λPT): the engine round (``step_at``, a prepared :func:`round_step` of the table) when
+    a step of T lets λGT sequences decode and λPT prompt tokens arrive."""
 
     def f(step: Num) -> Num:
-        return round_s(
-            terms,
-            opt,
-            decode_batch=lam * output_tokens * step,
-            decode_context_tokens=context_tokens,
-            prefill_tokens=lam * input_tokens * step,
-            prompt_tokens=input_tokens,
-        )
+        return step_at(decode_batch=lam * output_tokens * step, prefill_tokens=lam * input_tokens * step)
 
     return f
 
@@ -195,13 +188,8 @@ def _chunked_at_load(
     )
     batch, c, chunk_budget, rho = _occupancy(lam, g_tok, p_tok, step, terms.chunk_tokens)
     k = np.ceil(p_tok / chunk_budget)
-    chunk_s = round_s(
-        terms,
-        opt,
-        decode_batch=batch,
-        decode_context_tokens=context,
-        prefill_tokens=np.minimum(c + p_tok / k, chunk_budget),
-        prompt_tokens=p_tok,
+    chunk_s = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)(
+        decode_batch=batch, prefill_tokens=np.minimum(c + p_tok / k, chunk_budget)
     )
     service_s = k * chunk_s
     stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
@@ -338,4 +326,8 @@ def _bisect(ok: Callable[[Num], Num], hi: Any, size: int) -> Any:
         leading = np.cumprod(good, axis=0).sum(axis=0)  # inner points ok before the first that is not
         lo, hi = lo + width * leading / parts, lo + width * (leading + 1) / parts
         left -= b
+    if bits == 1:
+        # plain halvings: a positive lo is a load ok was asked about, in this shape, and answered true
+        # (lo + width·1/2 = lo + width·0.5 exactly), so asking again gives true
+        return np.where(lo > 0, lo, 0.0)
     return np.where(ok(lo) & (lo > 0), lo, 0.0)

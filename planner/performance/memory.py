@@ -23,12 +23,23 @@ def kv_bytes_per_sequence(terms: DeploymentTerms, context_tokens: Num) -> Num:
 
 def kv_bytes_per_gpu(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> Num:
     """KV bytes on one GPU: B·c(H) / (s_kv·p) (KV heads split over TP up to n_KV; layers over PP), B (card 8)."""
+    return kv_bytes_of(batch, kv_parts(terms, context_tokens))
+
+
+def kv_parts(terms: DeploymentTerms, context_tokens: Num) -> tuple[Num, Num, Num]:
+    """(c(H) KV bytes of one sequence, paging factor at H, s_kv·p): the parts of :func:`kv_bytes_per_gpu` that do
+    not read the batch (a step table at many loads computes them once)."""
     return (
-        batch
-        * kv_bytes_per_sequence(terms, context_tokens)
-        * eff.kv_paging_factor(terms.efficiency, context_tokens)
-        / (terms.kv_shards * terms.pp)
+        kv_bytes_per_sequence(terms, context_tokens),
+        eff.kv_paging_factor(terms.efficiency, context_tokens),
+        terms.kv_shards * terms.pp,
     )
+
+
+def kv_bytes_of(batch: Num, parts: tuple[Num, Num, Num]) -> Num:
+    """:func:`kv_bytes_per_gpu` of ``batch`` sequences from its :func:`kv_parts`, B."""
+    per_sequence, paging, shards = parts
+    return batch * per_sequence * paging / shards
 
 
 def weights_bytes_per_gpu(terms: DeploymentTerms) -> Num:

@@ -89,9 +89,20 @@ def imbalance_factor(ep: Num, routed_tokens: Num) -> Num:
 
     ``routed_tokens`` = n·k (token-expert pairs in the step). 1 where e ≤ 1. See the module docstring [U].
     """
+    return imbalance_at(imbalance_spread(ep), routed_tokens)
+
+
+def imbalance_spread(ep: Num) -> tuple[Num, Num]:
+    """(e = max(EP, 1), 2·ln(e)·(1 − 1/e)): the parts of :func:`imbalance_factor` that do not read the tokens."""
     e = np.maximum(np.asarray(ep, dtype=float), 1.0)
+    return e, 2.0 * np.log(e) * (1.0 - 1.0 / e)
+
+
+def imbalance_at(spread: tuple[Num, Num], routed_tokens: Num) -> Num:
+    """:func:`imbalance_factor` from its :func:`imbalance_spread` and the routed tokens n·k."""
+    e, spread_num = spread
     mu = np.maximum(np.asarray(routed_tokens, dtype=float) / e, 1e-9)
-    lam = 1.0 + np.sqrt(2.0 * np.log(e) * (1.0 - 1.0 / e) / mu)
+    lam = 1.0 + np.sqrt(spread_num / mu)
     return np.where(e > 1.0, np.minimum(lam, e), 1.0)
 
 
@@ -113,21 +124,30 @@ def touched_experts(terms: Any, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: Any, tokens: Num) -> Num:
+def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> tuple[Num, Num]:
+    """(U(n) experts touched per MoE layer, λ load imbalance) of a pass over ``tokens`` tokens: the routing
+    figures both :func:`weights_read_bytes` and :func:`expert_gemm_s` read, so a step computes them once.
+    ``spread``: :func:`imbalance_spread` of the terms' EP when the caller has it."""
+    spread = imbalance_spread(terms.attention_dp) if spread is None else spread
+    return touched_experts(terms, tokens), imbalance_at(spread, tokens * terms.experts_per_token)
+
+
+def weights_read_bytes(terms: Any, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams, as a replica total (÷ w·p = per GPU), B.
 
     Non-expert part replicated per attention rank (× e); experts: L_moe·min(λ·U(n), E)·M_e (the busiest
-    rank's share times e, so per GPU it is what the slowest GPU reads).
+    rank's share times e, so per GPU it is what the slowest GPU reads). ``routed``: :func:`routing` of
+    ``tokens`` when the caller has it.
     """
-    union = touched_experts(terms, tokens)
-    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
+    union, lam = routing(terms, tokens) if routed is None else routed
     busiest = np.minimum(lam * union, terms.experts_routed)
     return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
 
 
-def rows_per_expert(terms: Any, tokens: Num) -> Num:
-    """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n)."""
-    union = np.maximum(touched_experts(terms, tokens), 1e-12)
+def rows_per_expert(terms: Any, tokens: Num, touched: Num | None = None) -> Num:
+    """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n);
+    ``touched`` = U(n) when the caller has it."""
+    union = np.maximum(touched_experts(terms, tokens) if touched is None else touched, 1e-12)
     return np.maximum(tokens * terms.experts_per_token / union, 1.0)
 
 
@@ -155,10 +175,13 @@ def expert_half_rows(terms: Any, eta_max: Num) -> Num:
     return np.minimum(terms.efficiency.prefill_half_tokens, ridge_rows(terms, eta_max))
 
 
-def expert_gemm_efficiency_frac(terms: Any, tokens: Num, eta_max: Num) -> Num:
-    """η_e(m) = η_max·m/(m + m_half) at m = :func:`rows_per_expert`, m_half = :func:`expert_half_rows`."""
-    m = rows_per_expert(terms, tokens)
-    return eta_max * m / (m + expert_half_rows(terms, eta_max))
+def expert_gemm_efficiency_frac(
+    terms: Any, tokens: Num, eta_max: Num, touched: Num | None = None, half_rows: Num | None = None
+) -> Num:
+    """η_e(m) = η_max·m/(m + m_half) at m = :func:`rows_per_expert`, m_half = :func:`expert_half_rows`
+    (``half_rows`` when the caller has it)."""
+    m = rows_per_expert(terms, tokens, touched)
+    return eta_max * m / (m + (expert_half_rows(terms, eta_max) if half_rows is None else half_rows))
 
 
 def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
@@ -166,13 +189,18 @@ def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
     return tokens * terms.expert_flop_per_token / (terms.tp * terms.pp)
 
 
-def expert_gemm_s(terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num) -> Num:
+def expert_gemm_s(
+    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: tuple[Num, Num] | None = None,
+    half_rows: Num | None = None,
+) -> Num:
     """Time of the routed-expert GEMMs of a pass over ``tokens`` tokens on the busiest GPU, s.
 
-    λ·n·F/(w·p) / (Π·η_e(m)); ``peak_flop_per_s`` = Π, ``eta_max`` = the step's compute efficiency η_max.
+    λ·n·F/(w·p) / (Π·η_e(m)); ``peak_flop_per_s`` = Π, ``eta_max`` = the step's compute efficiency η_max;
+    ``routed``: :func:`routing` of ``tokens``, ``half_rows``: :func:`expert_half_rows` at ``eta_max``, when
+    the caller has them.
     """
-    lam = imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
-    eta = expert_gemm_efficiency_frac(terms, tokens, eta_max)
+    union, lam = routing(terms, tokens) if routed is None else routed
+    eta = expert_gemm_efficiency_frac(terms, tokens, eta_max, union, half_rows)
     return lam * expert_flop_per_gpu(terms, tokens) / (peak_flop_per_s * eta)
 
 
@@ -183,22 +211,30 @@ def all_to_all_s(terms: Any, tokens: Num) -> Num:
     of the n/w tokens one GPU holds (k copies of d values, the (e − 1)/e that leave its rank); one message per
     peer rank, each paying the link's start-up α (card 6 α–β model), over the link that joins the w GPUs.
     """
+    return all_to_all_at(all_to_all_parts(terms), terms, tokens)
+
+
+def all_to_all_parts(terms: Any) -> dict[str, Num]:
+    """The parts of :func:`all_to_all_s` that do not read the tokens: e, the remote share (e − 1)/e, one token's
+    k·d·2 B, the link's achieved GB/s and e − 1 start-ups, the launch τ_e and 2·L_moe/p."""
     e = np.maximum(np.asarray(terms.attention_dp, dtype=float), 1.0)
+    return {
+        "e": e,
+        "remote": (e - 1.0) / e,
+        "token_bytes": terms.experts_per_token * terms.hidden_size * ACTIVATION_BYTES,
+        "link": terms.ep_link_gb_per_s * terms.efficiency.link_efficiency_frac,
+        "latency_us": terms.ep_link_latency_us * (e - 1.0),
+        "launch_s": collective_launch_s(e, launch_us=terms.collective_launch_us),
+        "two_layers": 2.0 * (terms.moe_layers / terms.pp),
+    }
+
+
+def all_to_all_at(parts: dict[str, Num], terms: Any, tokens: Num) -> Num:
+    """:func:`all_to_all_s` from its :func:`all_to_all_parts` and the step's ``tokens``."""
     per_gpu_tokens = np.maximum(tokens, 0.0) / terms.tp
-    remote = (e - 1.0) / e
-    payload = ep_remote_bytes(
-        per_gpu_tokens,
-        top_k=1,
-        token_bytes=terms.experts_per_token * terms.hidden_size * ACTIVATION_BYTES,
-        remote_frac=remote,
-    )
-    link = terms.ep_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    one = (
-        transfer_s(payload, bandwidth_gb_per_s=link, latency_us=terms.ep_link_latency_us * (e - 1.0))
-        + collective_launch_s(e, launch_us=terms.collective_launch_us)
-    )
-    layers = terms.moe_layers / terms.pp
-    return np.where(e > 1.0, 2.0 * layers * one, 0.0)
+    payload = ep_remote_bytes(per_gpu_tokens, top_k=1, token_bytes=parts["token_bytes"], remote_frac=parts["remote"])
+    one = transfer_s(payload, bandwidth_gb_per_s=parts["link"], latency_us=parts["latency_us"]) + parts["launch_s"]
+    return np.where(parts["e"] > 1.0, parts["two_layers"] * one, 0.0)
 
 
 def attention_tp(terms: Any) -> Num:

@@ -25,6 +25,7 @@ back to the plain step (:func:`planner.performance.steps.mixed_step`), bit for b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +37,7 @@ from planner.performance.memory import (
     memory_per_gpu_bytes,
     weights_bytes_per_gpu,
 )
-from planner.performance.steps import decode_step, mixed_step, prefill_step
+from planner.performance.steps import MixedStep, decode_step, prefill_step
 from planner.performance.terms import DeploymentTerms, Num
 from planner.units import BYTES_PER_GB
 
@@ -68,36 +69,39 @@ def round_s(
 ) -> Num:
     """One engine round: the target's mixed step (k + 1 verified rows per sequence, cached-prefix attention)
     plus k draft decode steps, s. ``prompt_tokens`` are the NEW prompt tokens P_new."""
-    if opt is None:
-        return mixed_step(
-            terms,
-            decode_batch=decode_batch,
-            decode_context_tokens=decode_context_tokens,
-            prefill_tokens=prefill_tokens,
-            prompt_tokens=prompt_tokens,
-        )
-    target = mixed_step(
-        terms,
-        decode_batch=decode_batch,
-        decode_context_tokens=decode_context_tokens,
-        prefill_tokens=prefill_tokens,
-        prompt_tokens=prompt_tokens,
-        verify_tokens=opt.draft_tokens + 1.0,
-        cached_tokens=opt.cached_tokens,
+    return round_step(terms, opt, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens)(
+        decode_batch=decode_batch, prefill_tokens=prefill_tokens
     )
-    if opt.draft is None:
+
+
+def round_step(
+    terms: DeploymentTerms, opt: LoadOptimizations | None, *, decode_context_tokens: Num, prompt_tokens: Num
+) -> Callable[..., Num]:
+    """:func:`round_s` of fixed terms, history and prompts as a function of the load ``(decode_batch=,
+    prefill_tokens=)``: its mixed steps prepared once (planner.performance.steps.MixedStep)."""
+    if opt is None:
+        return MixedStep(terms, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens)
+    target = MixedStep(
+        terms, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens,
+        verify_tokens=opt.draft_tokens + 1.0, cached_tokens=opt.cached_tokens,
+    )
+    draft = opt.draft
+    if draft is None:
         return target
     # the draft also prefills the round's prompt tokens (in its first step), then decodes k − 1 more
-    first = mixed_step(
-        opt.draft,
-        decode_batch=decode_batch,
-        decode_context_tokens=decode_context_tokens,
-        prefill_tokens=prefill_tokens,
-        prompt_tokens=prompt_tokens,
+    first = MixedStep(
+        draft, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens,
         cached_tokens=opt.cached_tokens,
     )
-    rest = decode_step(opt.draft, batch=decode_batch, context_tokens=decode_context_tokens).total_s
-    return target + np.where(np.asarray(opt.draft_tokens) > 0, first + (opt.draft_tokens - 1.0) * rest, 0.0)
+    drafting = np.asarray(opt.draft_tokens) > 0
+
+    def step(*, decode_batch: Num, prefill_tokens: Num) -> Num:
+        rest = decode_step(draft, batch=decode_batch, context_tokens=decode_context_tokens).total_s
+        head = target(decode_batch=decode_batch, prefill_tokens=prefill_tokens)
+        drafted = first(decode_batch=decode_batch, prefill_tokens=prefill_tokens) + (opt.draft_tokens - 1.0) * rest
+        return head + np.where(drafting, drafted, 0.0)
+
+    return step
 
 
 def _draft_on(opt: LoadOptimizations) -> Num:

@@ -4,6 +4,7 @@ memory functions evaluate every candidate at once (planner.candidates), and row 
 from __future__ import annotations
 
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -21,16 +22,18 @@ def stack_terms(rows: list[DeploymentTerms]) -> DeploymentTerms:
     if len(index) < len(rows):
         unique = {id(r): r for r in rows}
         return take_terms(stack_terms(list(unique.values())), where)
-    values: dict[str, Any] = {}
-    for f in fields(DeploymentTerms):
-        if f.name == "efficiency":
-            continue
-        values[f.name] = np.array([getattr(r, f.name) for r in rows], dtype=float)[:, None]
-    eff_values = {
-        f.name: np.array([getattr(r.efficiency, f.name) for r in rows], dtype=float)[:, None]
-        for f in fields(EfficiencyTerms)
-    }
+    names = [f.name for f in fields(DeploymentTerms) if f.name != "efficiency"]
+    values = _columns(names, rows)
+    eff_values = _columns([f.name for f in fields(EfficiencyTerms)], [r.efficiency for r in rows])
     return DeploymentTerms(**values, efficiency=EfficiencyTerms(**eff_values))
+
+
+def _columns(names: list[str], records: list[Any]) -> dict[str, Any]:
+    """name → (N, 1) float column of that attribute of every record (each column contiguous: a row of one
+    (len(names), N) array; the same numbers as ``np.array([getattr(r, name) for r in records], dtype=float)``)."""
+    table = np.array(list(map(attrgetter(*names), records)), dtype=float).reshape(len(records), len(names))
+    by_name = np.ascontiguousarray(table.T)
+    return {name: by_name[i][:, None] for i, name in enumerate(names)}
 
 
 def take_terms(terms: DeploymentTerms, idx: np.ndarray) -> DeploymentTerms:

@@ -18,7 +18,7 @@ from planner.ledgers.collectives import (
 from planner.ledgers.communication import collective_launch_s, transfer_s
 from planner.ledgers.inference import engine_host_s
 from planner.performance import moe
-from planner.performance.memory import _min, kv_bytes_per_gpu
+from planner.performance.memory import _min, kv_bytes_of, kv_bytes_per_gpu, kv_parts
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
@@ -64,13 +64,13 @@ def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: DeploymentTerms, tokens: Num) -> Num:
+def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B.
 
     With expert parallelism the fixed part is read once per attention rank and the experts by the busiest
     rank (:func:`planner.performance.moe.weights_read_bytes`); without it, fixed + L_moe·U(n)·M_e.
     """
-    return moe.weights_read_bytes(terms, tokens)
+    return moe.weights_read_bytes(terms, tokens, routed)
 
 
 def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> AllreduceChoice:
@@ -92,31 +92,43 @@ def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> Allreduce
     return allreduce_choice(message_bytes, fabric)
 
 
-def _tp_allreduce_s_and_startup(terms: DeploymentTerms, message_bytes: Num) -> tuple[Num, Num]:
+def _tp_allreduce_parts(terms: DeploymentTerms) -> tuple[Num, Num, Num]:
+    """(ranks t, the link's achieved GB/s, engine launch τ_e): the parts of one TP all-reduce that do not read
+    the message (a step table at many loads computes them once)."""
+    ranks = moe.attention_tp(terms)
+    link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
+    return ranks, link_gb_per_s, collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+
+
+def _tp_allreduce_s_and_startup(
+    terms: DeploymentTerms, message_bytes: Num, parts: tuple[Num, Num, Num] | None = None
+) -> tuple[Num, Num]:
     """(time, start-up) of one TP all-reduce with the algorithm :func:`tp_allreduce_choice` picks, without
     the engine launch, s (the fast path of ledgers.collectives.in_domain_allreduce_s; names not needed)."""
+    ranks, link_gb_per_s, _launch = _tp_allreduce_parts(terms) if parts is None else parts
     return in_domain_allreduce_s(
         message_bytes / terms.attention_dp,
-        ranks=moe.attention_tp(terms),
-        link_gb_per_s=terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac,
+        ranks=ranks,
+        link_gb_per_s=link_gb_per_s,
         latency_us=terms.tp_link_latency_us,
         in_switch_gb_per_s=terms.tp_in_switch_gb_per_s,
         in_switch_latency_us=terms.tp_in_switch_latency_us,
     )
 
 
-def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1)."""
-    ranks = moe.attention_tp(terms)
-    t, _start = _tp_allreduce_s_and_startup(terms, message_bytes)
-    return np.where(ranks > 1, t, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num, parts: tuple[Num, Num, Num] | None = None) -> Num:
+    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1);
+    ``parts``: :func:`_tp_allreduce_parts` when the caller has them."""
+    parts = _tp_allreduce_parts(terms) if parts is None else parts
+    t, _start = _tp_allreduce_s_and_startup(terms, message_bytes, parts)
+    return np.where(parts[0] > 1, t, 0.0) + parts[2]
 
 
 def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
-    ranks = moe.attention_tp(terms)
-    _t, start = _tp_allreduce_s_and_startup(terms, message_bytes)
-    return np.where(ranks > 1, start, 0.0) + collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+    parts = _tp_allreduce_parts(terms)
+    _t, start = _tp_allreduce_s_and_startup(terms, message_bytes, parts)
+    return np.where(parts[0] > 1, start, 0.0) + parts[2]
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -161,12 +173,13 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     flop_per_gpu = flop / (t * p)
     mfu = eff.decode_compute_efficiency_frac(e, micro)
     peak = terms.peak_tflops * FLOP_PER_TFLOP
+    routed = moe.routing(terms, micro)  # experts touched and load imbalance: read by the GEMMs and the weight stream
     compute_s = (flop_per_gpu - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu) + moe.expert_gemm_s(
-        terms, micro, peak_flop_per_s=peak, eta_max=mfu
+        terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed
     )
     attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
     mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
-    w_bytes = weights_read_bytes(terms, micro) / (t * p)
+    w_bytes = weights_read_bytes(terms, micro, routed) / (t * p)
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
     )
@@ -219,12 +232,14 @@ def prefill_step(
     flop = tokens * terms.linear_flop_per_token + batch * terms.lm_head_flop_per_token + attn_flop
     mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
+    routed = moe.routing(terms, tokens)
     compute_s = (flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
-        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac
+        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac,
+        routed=routed,
     )
     attention_s = attn_flop / t / peak
     bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, tokens)
-    w_bytes = weights_read_bytes(terms, tokens) / t
+    w_bytes = weights_read_bytes(terms, tokens, routed) / t
     weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
@@ -290,48 +305,84 @@ def mixed_step(
     query rows (speculative verification; its KV is read once), and each prompt token also attends to the
     ``cached_tokens`` of a prefix-cache hit (c·S_cached more pairs). Defaults 1 and 0 are the plain step.
     """
-    e = terms.efficiency
-    t, p = terms.tp, terms.pp
-    b_dec = decode_batch / p
-    c_pre = prefill_tokens / p
-    prompts = c_pre / np.maximum(prompt_tokens, 1.0)
-    window_ctx = _min(decode_context_tokens, terms.window_tokens)
-    rows_dec = b_dec * verify_tokens
-    attn_dec = (
-        terms.attention_flop_per_pair_per_layer
-        * rows_dec
-        * (terms.full_attention_layers * decode_context_tokens + terms.window_layers * window_ctx)
-    )
-    pairs = c_pre * (prompt_tokens + 1.0) / 2.0 + c_pre * cached_tokens
-    attn_pre = terms.attention_flop_per_pair_per_layer * (
-        terms.full_attention_layers * pairs + terms.window_layers * _min(pairs, c_pre * terms.window_tokens)
-    )
-    peak = terms.peak_tflops * FLOP_PER_TFLOP
-    eta_dec = eff.decode_compute_efficiency_frac(e, rows_dec)
-    # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
-    chunk_rows = np.maximum(np.minimum(prompt_tokens, terms.chunk_tokens - decode_batch), 1.0) / p
-    eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
-    dense_flop = terms.linear_flop_per_token - terms.expert_flop_per_token
-    lin_dec = rows_dec * (dense_flop + terms.lm_head_flop_per_token) / (t * p) / (peak * eta_dec)
-    lin_pre = (c_pre * dense_flop + prompts * terms.lm_head_flop_per_token) / (t * p) / (peak * eta_pre)
-    lin_experts = moe.expert_gemm_s(terms, rows_dec + c_pre, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac)
-    attn_s = attn_dec / (t * p) / (peak * eta_dec) + attn_pre / (t * p) / (peak * eta_pre)
-    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, rows_dec + c_pre)
-    weights_s = weights_read_bytes(terms, rows_dec + c_pre) / (t * p) / (bw * e.weight_read_efficiency_frac)
-    kv_read = kv_bytes_per_gpu(terms, batch=b_dec, context_tokens=decode_context_tokens) / eff.kv_paging_factor(
-        e, decode_context_tokens
-    )
-    kv_write = kv_bytes_per_gpu(terms, batch=prompts, context_tokens=prompt_tokens) / p
-    linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
-    attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
-    rows = rows_dec + c_pre
-    allreduces = 2 * (terms.layers / p)
-    tp_comm = exposed_comm_s(
-        terms,
-        allreduces * _tp_allreduce_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES)
-        + moe.all_to_all_s(terms, rows),
-        linear_ops,
-    )
-    pp_comm = _pp_transfer_s(terms, rows * terms.hidden_size * ACTIVATION_BYTES)
-    host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / np.maximum(prompt_tokens, 1.0))
-    return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm
+    return MixedStep(
+        terms, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens,
+        verify_tokens=verify_tokens, cached_tokens=cached_tokens,
+    )(decode_batch=decode_batch, prefill_tokens=prefill_tokens)
+
+
+class MixedStep:
+    """:func:`mixed_step` of a table whose terms, history, prompts, verified rows and cached tokens are fixed,
+    as a function of the load (B, c): the parts that read neither are evaluated once, at construction — the
+    scheduler's fixed point asks the same table at a dozen steps per load and forty loads per bisection. Each
+    part is the expression :func:`mixed_step` evaluated, in the same order: the same numbers."""
+
+    def __init__(
+        self, terms: DeploymentTerms, *, decode_context_tokens: Num, prompt_tokens: Num, verify_tokens: Num = 1.0,
+        cached_tokens: Num = 0.0,
+    ) -> None:
+        e = terms.efficiency
+        self.terms, self.context, self.prompt = terms, decode_context_tokens, prompt_tokens
+        self.verify, self.cached = verify_tokens, cached_tokens
+        self.prompt_floor = np.maximum(prompt_tokens, 1.0)
+        window_ctx = _min(decode_context_tokens, terms.window_tokens)
+        self.pair_layers = terms.full_attention_layers * decode_context_tokens + terms.window_layers * window_ctx
+        self.prompt_plus = prompt_tokens + 1.0
+        self.peak = terms.peak_tflops * FLOP_PER_TFLOP
+        self.dense_flop = terms.linear_flop_per_token - terms.expert_flop_per_token
+        self.dense_head_flop = self.dense_flop + terms.lm_head_flop_per_token
+        self.tp_pp = terms.tp * terms.pp
+        self.bw_bytes = terms.bandwidth_gb_per_s * BYTES_PER_GB
+        self.kv_read = kv_parts(terms, decode_context_tokens)  # c(H), paging at H, s_kv·p
+        self.kv_write = kv_parts(terms, prompt_tokens)
+        self.allreduces = 2 * (terms.layers / terms.pp)
+        self.spread = moe.imbalance_spread(terms.attention_dp)
+        self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
+        self.all_to_all = moe.all_to_all_parts(terms)
+        self.tp_allreduce = _tp_allreduce_parts(terms)
+        # terms that are +0 on every row of a table without pipeline stages ((p − 1)·T_pp, T_pp finite), expert
+        # parallelism (the all-to-all: 0 where e = 1) or TP ranks (the all-reduce but its launch, 0 at t = 1)
+        # are not evaluated for it: x + 0 = x
+        self.pipelined = bool(np.any(np.asarray(terms.pp) > 1))
+        self.expert_parallel = bool(np.any(self.all_to_all["e"] > 1.0))
+        self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce[0]) > 1))
+
+    def __call__(self, *, decode_batch: Num, prefill_tokens: Num) -> Num:
+        """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s."""
+        terms, e = self.terms, self.terms.efficiency
+        t, p = terms.tp, terms.pp
+        b_dec = decode_batch / p
+        c_pre = prefill_tokens / p
+        prompts = c_pre / self.prompt_floor
+        rows_dec = b_dec * self.verify
+        attn_dec = terms.attention_flop_per_pair_per_layer * rows_dec * self.pair_layers
+        pairs = c_pre * self.prompt_plus / 2.0 + c_pre * self.cached
+        attn_pre = terms.attention_flop_per_pair_per_layer * (
+            terms.full_attention_layers * pairs + terms.window_layers * _min(pairs, c_pre * terms.window_tokens)
+        )
+        peak = self.peak
+        eta_dec = eff.decode_compute_efficiency_frac(e, rows_dec)
+        # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
+        chunk_rows = np.maximum(np.minimum(self.prompt, terms.chunk_tokens - decode_batch), 1.0) / p
+        eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
+        lin_dec = rows_dec * self.dense_head_flop / self.tp_pp / (peak * eta_dec)
+        lin_pre = (c_pre * self.dense_flop + prompts * terms.lm_head_flop_per_token) / self.tp_pp / (peak * eta_pre)
+        rows = rows_dec + c_pre
+        routed = moe.routing(terms, rows, self.spread)
+        lin_experts = moe.expert_gemm_s(
+            terms, rows, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac, routed=routed, half_rows=self.half_rows
+        )
+        attn_s = attn_dec / self.tp_pp / (peak * eta_dec) + attn_pre / self.tp_pp / (peak * eta_pre)
+        bw = self.bw_bytes * eff.decode_bandwidth_efficiency_frac(e, rows)
+        weights_s = weights_read_bytes(terms, rows, routed) / self.tp_pp / (bw * e.weight_read_efficiency_frac)
+        kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
+        kv_write = kv_bytes_of(prompts, self.kv_write) / p
+        linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
+        attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
+        message = rows * terms.hidden_size * ACTIVATION_BYTES
+        allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
+        all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0
+        tp_comm = exposed_comm_s(terms, self.allreduces * allreduce + all_to_all, linear_ops)
+        pp_comm = _pp_transfer_s(terms, message) if self.pipelined else 0.0
+        host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / self.prompt_floor)
+        return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm

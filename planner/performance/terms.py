@@ -12,8 +12,8 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Engine, Interconnect, Model, NumericFormat
 from planner.errors import InputError
-from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
+from planner.performance.model_figures import calibrated_efficiency, model_figures
 from planner.units import BYTES_PER_GB
 
 ACTIVATION_BYTES = 2.0
@@ -127,7 +127,32 @@ def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
         )
 
 
+_LINKS: dict[tuple[int, int, int, int], tuple[Catalog, Accelerator, Links | tuple[Any, ...]]] = {}
+"""group_links results (or the args of the UnsupportedDeployment it raised) per (catalog, GPU record, tp, pp)."""
+_LINKS_KEPT = 4096
+
+
 def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
+    """:func:`pick_group_links`, evaluated once per (catalog, GPU record, TP, PP): the records are frozen and
+    held with the answer (so their ids cannot be reused while it is kept); a refusal is raised again with the
+    same message."""
+    key = (id(catalog), id(gpu), tp, pp)
+    hit = _LINKS.get(key)
+    if hit is None or hit[0] is not catalog or hit[1] is not gpu:
+        answer: Links | tuple[Any, ...]
+        try:
+            answer = pick_group_links(catalog, gpu, tp=tp, pp=pp)
+        except UnsupportedDeployment as exc:
+            answer = exc.args
+        if len(_LINKS) >= _LINKS_KEPT:
+            _LINKS.clear()
+        hit = _LINKS[key] = (catalog, gpu, answer)
+    if isinstance(hit[2], Links):
+        return hit[2]
+    raise UnsupportedDeployment(*hit[2])
+
+
+def pick_group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
     """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
 
     Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric, and
@@ -175,12 +200,8 @@ def efficiency_terms(catalog: Catalog, gpu: Accelerator, weight_format: NumericF
     MBU, prefill MFU and link efficiency come from the accelerator's sourced defaults; overhead, prefill
     saturation, de-quantizing kernel and paging parameters from the calibration record of its family.
     """
-    return eff.calibrated_efficiency_terms(
-        catalog.calibration[gpu.family].parameters,
-        decode_mbu_frac=gpu.efficiency.decode_mbu_frac,
-        prefill_mfu_frac=gpu.efficiency.prefill_mfu_frac,
-        link_efficiency_frac=gpu.efficiency.link_efficiency_frac,
-        weight_only=weight_format.weight_only,
+    return calibrated_efficiency(  # eff.calibrated_efficiency_terms, once per GPU and weight-only flag
+        catalog.calibration[gpu.family].parameters, gpu, weight_only=weight_format.weight_only
     )
 
 
@@ -219,15 +240,8 @@ def deployment_terms(
     links = group_links(catalog, gpu, tp=tp, pp=pp)
     attention_link = group_links(catalog, gpu, tp=attention_tp, pp=1).tp
     hp = catalog.format(weight_format.high_precision).bytes_per_value
-    per_kind = arch.bytes_per_param_by_kind(weight_format, high_precision_bytes_per_value=hp)
-    pb = arch.param_breakdown(model)
-    expert_bytes = arch.expert_params(model) * per_kind["expert"]
+    figures = model_figures(model, weight_format, kv_format, high_precision_bytes_per_value=hp)  # card 2 ledgers
     moe = model.moe
-    weights = arch.weights_bytes(model, weight_format, high_precision_bytes_per_value=hp)
-    embedding_bytes = 0.0 if model.tied_embeddings else pb.embedding * per_kind["embedding"]
-    experts_routed = moe.experts_routed if moe else 1
-    moe_layers = moe.moe_layers if moe else 0
-    fixed_read = weights - embedding_bytes - moe_layers * experts_routed * expert_bytes
     kv_shards = ep * (1 if model.mla is not None else min(attention_tp, model.kv_heads))
     efficiency = eff.EfficiencyTerms.ideal() if ideal else efficiency_terms(catalog, gpu, weight_format)
     return DeploymentTerms(
@@ -235,22 +249,20 @@ def deployment_terms(
         pp=pp,
         layers=model.layers,
         hidden_size=model.hidden_size,
-        weights_bytes=weights,
-        weights_read_fixed_bytes=fixed_read,
-        expert_bytes=expert_bytes,
-        moe_layers=moe_layers,
-        experts_routed=experts_routed,
+        weights_bytes=figures.weights_bytes,
+        weights_read_fixed_bytes=figures.weights_read_fixed_bytes,
+        expert_bytes=figures.expert_bytes,
+        moe_layers=moe.moe_layers if moe else 0,
+        experts_routed=moe.experts_routed if moe else 1,
         experts_per_token=moe.experts_per_token if moe else 1,
-        kv_bytes_per_token_per_layer=arch.kv_bytes_per_token_per_layer(
-            model, kv_bytes_per_value=kv_format.bytes_per_value
-        ),
+        kv_bytes_per_token_per_layer=figures.kv_bytes_per_token_per_layer,
         full_attention_layers=model.layers - model.sliding_window_layers,
         window_layers=model.sliding_window_layers,
         window_tokens=model.sliding_window_tokens or 0,
         kv_shards=kv_shards,
-        linear_flop_per_token=arch.linear_flop_per_token(model),
-        lm_head_flop_per_token=arch.lm_head_flop_per_token(model),
-        attention_flop_per_pair_per_layer=arch.attention_flop_per_pair_per_layer(model),
+        linear_flop_per_token=figures.linear_flop_per_token,
+        lm_head_flop_per_token=figures.lm_head_flop_per_token,
+        attention_flop_per_pair_per_layer=figures.attention_flop_per_pair_per_layer,
         memory_capacity_bytes=gpu.memory_gb * BYTES_PER_GB,
         peak_tflops=compute_peak_tflops(gpu, weight_format),
         bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
@@ -262,7 +274,7 @@ def deployment_terms(
         efficiency=efficiency,
         **engine_fields(eng, ideal=ideal),
         attention_dp=ep,
-        expert_flop_per_token=2.0 * (moe.moe_layers * moe.experts_per_token if moe else 0) * arch.expert_params(model),
+        expert_flop_per_token=figures.expert_flop_per_token,
         ep_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
         ep_link_latency_us=links.tp.latency_us if links.tp else 0.0,
     )

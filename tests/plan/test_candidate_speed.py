@@ -15,6 +15,7 @@ from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.performance import optimizations, step_memo
 from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.steps import MixedStep
 from planner.scenario import Scenario, parse_scenario
 
 
@@ -113,13 +114,13 @@ def test_loads_that_cannot_be_stable_stop_early_with_the_same_capacities(
     from planner.performance import load, pools
 
     steps: list[int] = []
-    round_of = optimizations.mixed_step
+    round_of = MixedStep.__call__
 
-    def counting(*a: Any, **k: Any) -> Any:
+    def counting(self: MixedStep, **k: Any) -> Any:
         steps.append(int(np.broadcast(*(np.asarray(v) for v in k.values())).size))
-        return round_of(*a, **k)
+        return round_of(self, **k)
 
-    monkeypatch.setattr(optimizations, "mixed_step", counting)
+    monkeypatch.setattr(MixedStep, "__call__", counting)
     scenario = _scenario()
     early = build_candidates(catalog, scenario)
     with_give_up = sum(steps)
