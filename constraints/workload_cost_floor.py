@@ -11,8 +11,9 @@ the cheapest whole-replica way of serving it alone costs, with every GPU priced 
 
     c[k, t] = f_k · π[g(k), s(k), t],   π[g, s, t] = min_{o ∈ O(g, s)} price_o(t) / (e_o · unit_o)
 
-Notation: K_w every candidate of workload w (co-located, prefill and decode pools) but those a forbidding
-family zeroes out; f_k the GPUs a replica holds (its rack footprint, as in constraints/gpu_supply.py);
+Notation: K_w every candidate of workload w (co-located, prefill and decode pools; the MILP leaves out
+the points and slices a forbidding family holds at zero: memory_fit, node_packing, placement_rtt,
+quantization_policy); f_k the GPUs a replica holds (its rack footprint, as in constraints/gpu_supply.py);
 cap, U, D, P_wg, D_wg as in constraints/slo_operating_point.py and constraints/pd_flow.py; O(g, s) the
 supply options at (g, s), e_o, unit_o as in gpu_supply; price_o(t) its objective price per unit in slice t
 (months_t · USD per unit-month; a bought node's horizon cost spread over the slices by their months).
@@ -45,7 +46,7 @@ import pulp
 
 from planner.ledgers.racks import replica_footprint_gpus
 from planner.problem.context import BuildContext
-from planner.problem.roles import cands_with_role, pd_groups
+from planner.problem.roles import Role, cands_with_role, pd_groups
 from planner.problem.supply import SupplyKind, first_supply_month
 
 BOUND_TOL = 1e-7
@@ -61,6 +62,8 @@ MIN_REPLICA_COLUMNS = 2500
 """Replica-count columns (n_rep) below which no row is added: on smaller problems the rows did not pay
 (10-workload full-catalog bench, 2,145 integer columns, exact solve from its optimum: 5.5 s CPU without
 them, 8.8 s with; 20 workloads, 4,244: 13.5 s without, 4.6 s with)."""
+
+POOL_ROLES: tuple[Role, ...] = ("prefill", "decode")
 
 FORBIDDING = ("memory_fit", "node_packing", "placement_rtt", "quantization_policy")
 """Families whose rows hold a candidate at zero (role ``forbid`` in constraints/__init__.py; keys start
@@ -130,13 +133,11 @@ def workload_milp(
 @dataclass(frozen=True)
 class WorkloadPlan:
     """The workload MILP of one (workload, slice) over some of its candidates: the weights c[k, t], HiGHS's
-    proven bound L (less :data:`BOUND_TOL`), the fractional bound min_k c_k / cap_k · D and its best plan's
-    replicas by (candidate, point) (empty without one)."""
+    proven bound L (less :data:`BOUND_TOL`) and the fractional bound min_k c_k / cap_k · D."""
 
     cost: dict[int, float]
     bound: float
     fractional: float
-    replicas: dict[tuple[int, int], int]
 
 
 def replica_footprints(ctx: BuildContext) -> dict[int, float]:
@@ -149,40 +150,63 @@ def replica_footprints(ctx: BuildContext) -> dict[int, float]:
     }
 
 
-def forbidden_cands(ctx: BuildContext) -> set[int]:
-    """Candidates a forbidding family's rows hold at zero (rows built so far)."""
-    return {int(key[0]) for family, key in ctx.rows.values() if family in FORBIDDING}
+def forbidden_keys(ctx: BuildContext) -> set[tuple[int, ...]]:
+    """What the forbidding families' rows (built so far) hold at zero: (candidate, point, slice) for a
+    replica count (memory_fit, node_packing), (candidate, slice) for a flow (placement_rtt,
+    quantization_policy)."""
+    return {tuple(int(x) for x in key) for family, key in ctx.rows.values() if family in FORBIDDING}
+
+
+def allowed_points(ctx: BuildContext, k: int, t: int, forbidden: set[tuple[int, ...]]) -> list[Any]:
+    """The operating points of candidate ``k`` that may serve in slice ``t`` (none if its flow is held at 0)."""
+    if (k, t) in forbidden:
+        return []
+    return [p for p in ctx.points_of(k) if (k, int(p.point), t) not in forbidden]
 
 
 def solve_workload(
-    ctx: BuildContext, workload: str, t: int, cands: list[int], cost: dict[int, float]
+    ctx: BuildContext, workload: str, t: int, cands: list[int], cost: dict[int, float],
+    forbidden: set[tuple[int, ...]],
 ) -> WorkloadPlan | None:
-    """The workload MILP of the module docstring for ``workload`` in slice ``t`` over ``cands`` (weights
-    ``cost``, all finite); None without demand or candidates."""
+    """The workload MILP of the module docstring for ``workload`` in slice ``t`` over the points of ``cands``
+    not ``forbidden`` (:func:`forbidden_keys`; weights ``cost``, all finite); None without demand or candidates.
+
+    Only its Pareto columns are built: within the co-located candidates, and within each pool of a PD group,
+    a point that costs no less and serves no more than another one's is left out. That keeps its optimum: a
+    plan using it serves at least as much, for no more, with the other one instead (and never needs more
+    of those than the other one's bound U = ⌈peak / cap⌉ ≥ ⌈D / cap⌉)."""
     demand = ctx.demand[(workload, t)]
     if demand <= 0 or not cands:
         return None
-    n_cost, n_cap, n_up, n_cand, n_point = [], [], [], [], []
-    for k in cands:
-        for p in ctx.points_of(k):
-            n_cost.append(cost[k])
-            n_cap.append(float(p.capacity_requests_per_s))
-            n_up.append(float(ctx.variables["n_rep"][(k, int(p.point), t)].upBound))
-            n_cand.append(k)
-            n_point.append(int(p.point))
     keep = set(cands)
-    colocated = [k for k in cands_with_role(ctx.cands, workload, "colocated") if k in keep]
-    groups = [
-        ([k for k in pools["prefill"] if k in keep], [k for k in pools["decode"] if k in keep])
-        for pools in pd_groups(ctx.cands, workload).values()
-    ]
+    families: dict[int, tuple[str, int]] = {k: ("colocated", 0) for k in cands_with_role(ctx.cands, workload, "colocated") if k in keep}
+    groups_of = list(pd_groups(ctx.cands, workload).values())
+    for g, pools in enumerate(groups_of):
+        for role in POOL_ROLES:
+            families.update({k: (role, g) for k in pools[role] if k in keep})
+    columns: dict[tuple[str, int], list[tuple[float, float, int, int]]] = defaultdict(list)
+    for k in cands:
+        if k in families:
+            for p in allowed_points(ctx, k, t, forbidden):
+                columns[families[k]].append((cost[k], -float(p.capacity_requests_per_s), k, int(p.point)))
+    n_cost, n_cap, n_up, n_cand = [], [], [], []
+    for family in sorted(columns):
+        most = 0.0
+        for c, neg_cap, k, j in sorted(columns[family]):
+            if -neg_cap > most:  # serves more than every cheaper (or as cheap) point
+                most = -neg_cap
+                n_cost.append(c)
+                n_cap.append(-neg_cap)
+                n_up.append(float(ctx.variables["n_rep"][(k, j, t)].upBound))
+                n_cand.append(k)
+    used = sorted(set(n_cand))
+    on = set(used)
+    colocated = [k for k in used if families[k][0] == "colocated"]
+    groups = [([k for k in pools["prefill"] if k in on], [k for k in pools["decode"] if k in on]) for pools in groups_of]
     fractional = demand * min((c / cap for c, cap in zip(n_cost, n_cap, strict=True) if cap > 0), default=math.inf)
-    bound, plan = workload_milp(n_cost, n_cap, n_up, n_cand, cands, colocated, groups, demand)
+    bound, _plan = workload_milp(n_cost, n_cap, n_up, n_cand, used, colocated, groups, demand)
     bound -= BOUND_TOL * max(1.0, abs(bound))
-    replicas = {
-        (k, j): round(v) for k, j, v in zip(n_cand, n_point, plan or [], strict=False) if round(v) > 0
-    }
-    return WorkloadPlan({k: cost[k] for k in cands}, bound, fractional, replicas)
+    return WorkloadPlan({k: cost[k] for k in cands}, bound, fractional)
 
 
 def workload_cost_floors(ctx: BuildContext) -> list[tuple[str, int, WorkloadPlan]]:
@@ -191,7 +215,7 @@ def workload_cost_floors(ctx: BuildContext) -> list[tuple[str, int, WorkloadPlan
         return []
     if len(ctx.variables["n_rep"]) < MIN_REPLICA_COLUMNS:
         return []
-    forbidden = forbidden_cands(ctx)
+    forbidden = forbidden_keys(ctx)
     footprint = replica_footprints(ctx)
     gpu_of, site_of = ctx.column("gpu"), ctx.column("site")
     from_month = first_supply_month(ctx.supply)
@@ -201,11 +225,11 @@ def workload_cost_floors(ctx: BuildContext) -> list[tuple[str, int, WorkloadPlan
             continue
         prices = gpu_prices_usd(ctx, t)
         for w in ctx.scenario.workloads:
-            cands = [k for k in ctx.cands_of_workload(w.name) if k not in forbidden]
+            cands = list(ctx.cands_of_workload(w.name))
             cost = {k: footprint[k] * prices.get((str(gpu_of[k]), str(site_of[k])), math.inf) for k in cands}
             if not all(math.isfinite(c) for c in cost.values()):
                 continue
-            plan = solve_workload(ctx, w.name, t, cands, cost)
+            plan = solve_workload(ctx, w.name, t, cands, cost, forbidden)
             if plan is not None and math.isfinite(plan.bound) and plan.bound > plan.fractional * (1 + MIN_LIFT):
                 out.append((w.name, t, plan))
     return out

@@ -36,12 +36,14 @@ import numpy as np
 import pulp
 
 from constraints.workload_cost_floor import (
-    forbidden_cands,
+    allowed_points,
+    forbidden_keys,
     gpu_prices_usd,
     replica_footprints,
 )
 from planner.optimize.components import columns, highs_model
 from planner.problem.context import BuildContext
+from planner.problem.roles import cands_with_role
 from planner.problem.supply import first_supply_month
 
 KEEP_RATIO = 3.0
@@ -54,9 +56,9 @@ MAX_NODES = 500
 def kept_candidates(ctx: BuildContext, keep_ratio: float | None = None) -> set[int]:
     """Steps 1-2 of the module docstring: the candidates of the restriction."""
     ratio = KEEP_RATIO if keep_ratio is None else keep_ratio
-    forbidden = forbidden_cands(ctx)
+    forbidden = forbidden_keys(ctx)
     footprint = replica_footprints(ctx)
-    gpu_of, site_of, role_of = ctx.column("gpu"), ctx.column("site"), ctx.column("role")
+    gpu_of, site_of = ctx.column("gpu"), ctx.column("site")
     from_month = first_supply_month(ctx.supply)
     keep: set[int] = set()
     for t in ctx.periods:
@@ -66,11 +68,11 @@ def kept_candidates(ctx: BuildContext, keep_ratio: float | None = None) -> set[i
         for w in ctx.scenario.workloads:
             demand = ctx.demand[(w.name, t)]
             best: dict[tuple[str, str, float], tuple[float, float, int]] = {}  # (pool, f) → (-cap, cost, cand)
-            for k in ctx.cands_of_workload(w.name):
+            for k in cands_with_role(ctx.cands, w.name, "colocated"):
                 price = prices.get((str(gpu_of[k]), str(site_of[k])), math.inf)
-                if k in forbidden or not math.isfinite(price) or role_of[k] != "colocated":
+                if not math.isfinite(price):
                     continue
-                cap = max((float(p.capacity_requests_per_s) for p in ctx.points_of(k)), default=0.0)
+                cap = max((float(p.capacity_requests_per_s) for p in allowed_points(ctx, k, t, forbidden)), default=0.0)
                 if cap <= 0:
                     continue
                 cost = math.ceil(demand / cap - 1e-9) * footprint[k] * price

@@ -4,9 +4,10 @@
   the workload MILP's bound L is at most the weighted cost of every replica mix that serves the demand (so
   row (1) cuts off no plan), equals the cheapest such mix (it is that MILP's optimum), and exceeds the
   fractional bound min c / cap · D on many instances;
-- the linear relaxation of examples/chat_70b_cloud rises from 122,479 to 132,970 USD with the rows (optimum
-  above both), and the 20-workload full-catalog problem keeps its optimum with them (tests/plan/
-  test_pooled_start.py solves it).
+- oracle on a whole tiny model (three candidates, one with two points, rent units): every replica vector the
+  other rows admit satisfies the row, which is tight at the cheapest (a bound 1 % too high fails it);
+- the linear relaxation of examples/chat_70b_cloud rises from 122,479 to 132,970 USD with the rows, and stays
+  below the optimum.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import math
 import random
 from pathlib import Path
 
+import highspy
+import numpy as np
 import pulp
 import pytest
 
@@ -24,9 +27,11 @@ import planner.optimize.build as build
 from constraints import FAMILIES
 from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
+from planner.optimize.components import columns, highs_model
 from planner.optimize.solver import make_solver, objective_usd, solve_context, solve_status
 from planner.problem.context import build_context
 from planner.scenario import load_scenario
+from tests.plan.helpers import scenario, table
 
 MAX_REPLICAS = 4
 
@@ -111,3 +116,40 @@ def test_rows_lift_the_relaxation_of_chat_70b_cloud(catalog: Catalog, monkeypatc
     sol = solve_context(build_context(catalog, scenario, candidates_for(catalog, scenario)))
     assert sol.status == "optimal"
     assert with_rows <= sol.objective_usd  # still a bound on the optimum (the rows cut off no plan)
+
+
+@pytest.mark.parametrize("demand", [3.0, 7.0, 11.5])
+def test_no_plan_of_a_tiny_model_is_cut_off(catalog: Catalog, monkeypatch: pytest.MonkeyPatch, demand: float) -> None:
+    """Oracle on the whole model: every replica vector the other rows admit (found by fixing it and solving
+    the rest) satisfies the rows, and the rows are tight at the cheapest of them."""
+    monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
+    scen = scenario(requests_per_s=demand)
+    cands = [{"gpu": "l4", "cap": 2.0}, {"gpu": "l4", "tp": 2, "cap": 5.0}, {"gpu": "h100_sxm", "cap": 9.0}]
+    points = [{"cand": 0, "cap": 2.0}, {"cand": 1, "cap": 5.0}, {"cand": 1, "cap": 3.0, "batch": 4}, {"cand": 2, "cap": 9.0}]
+    with_rows = build_context(catalog, scen, table(catalog, scen, cands, points), prune=False)
+    build.build_problem(with_rows)
+    rows = [c for name, c in with_rows.row_constraints.items() if with_rows.rows[name][0] == "workload_cost_floor"]
+    assert len(rows) == 1
+    (row,) = rows
+    monkeypatch.setattr(build, "FAMILIES", tuple(f for f in FAMILIES if f.name != "workload_cost_floor"))
+    ctx = build_context(catalog, scen, table(catalog, scen, cands, points), prune=False)
+    build.build_problem(ctx)
+    cols, index = columns(ctx)
+    h = highs_model(ctx, cols, index, list(range(len(cols))))
+    keys = sorted(ctx.variables["n_rep"])
+    at = np.array([index[ctx.variables["n_rep"][key].name] for key in keys], dtype=np.int32)
+    admitted = 0
+    slack = math.inf
+    for n in itertools.product(*(range(int(ctx.variables["n_rep"][key].upBound) + 1) for key in keys)):
+        h.changeColsBounds(len(at), at, np.array(n, dtype=float), np.array(n, dtype=float))
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            continue
+        admitted += 1
+        for key, count in zip(keys, n, strict=True):
+            with_rows.variables["n_rep"][key].varValue = count
+        lhs = float(row.value())  # Σ c · n − L, the row written as expr >= 0
+        assert lhs >= -1e-6 * max(1.0, abs(float(row.constant))), (n, lhs)
+        slack = min(slack, lhs)
+    assert admitted > 1
+    assert slack == pytest.approx(0.0, abs=1e-3 * abs(float(row.constant)))  # tight at the cheapest plan
