@@ -29,13 +29,14 @@ mix — is what (1) adds, per workload (20-workload full-catalog bench: the root
 not rise above that fractional value by :data:`MIN_LIFT` are left out, and so are all rows of problems with
 fewer than :data:`MIN_REPLICA_COLUMNS` replica columns.
 
-Only for min_cost without the explain mode (there the served demand may be less than D) and slices whose
+Only with HiGHS installed (highspy solves the workload MILPs), for min_cost without the explain mode (there the served demand may be less than D) and slices whose
 demand is served in full (not before the first supply arrives).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -213,8 +214,8 @@ def workload_cost_floors(ctx: BuildContext) -> list[tuple[str, int, WorkloadPlan
     """(workload, slice, its MILP over every allowed candidate) of the rows (1) worth adding."""
     if ctx.scenario.objective != "min_cost" or ctx.elastic or not ctx.supply:
         return []
-    if len(ctx.variables["n_rep"]) < MIN_REPLICA_COLUMNS:
-        return []
+    if len(ctx.variables["n_rep"]) < MIN_REPLICA_COLUMNS or importlib.util.find_spec("highspy") is None:
+        return []  # small, or no HiGHS to solve the workload MILPs (CBC alone): no rows
     forbidden = forbidden_keys(ctx)
     footprint = replica_footprints(ctx)
     gpu_of, site_of = ctx.column("gpu"), ctx.column("site")
