@@ -36,6 +36,7 @@ from constraints.redundancy import add_redundancy
 from constraints.site_capacity import add_site_capacity
 from constraints.slo_operating_point import add_slo_operating_point
 from constraints.spot_share import add_spot_share
+from constraints.workload_cost_floor import add_workload_cost_floor
 from planner.problem.context import BuildContext
 
 Role = Literal["forbid", "capacity", "resource", "coupling", "cost"]
@@ -68,6 +69,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("budget_max", add_budget_max, "resource"),
     Family("spot_share", add_spot_share, "resource"),
     Family("redundancy", add_redundancy, "coupling"),
+    Family("workload_cost_floor", add_workload_cost_floor, "capacity"),
 )
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pulp
 
 from planner.optimize.components import columns, highs_model
+from planner.optimize.pooled_start import pooled_start
 from planner.problem.context import BuildContext
 
 KEEP_FRAC = 0.15
@@ -46,7 +47,8 @@ MIN_INTEGER_COLUMNS = 400
 """Integer columns below which the exact solve is quick on its own and no first plan is searched."""
 
 MAX_INTEGER_COLUMNS = 2500
-"""Integer columns above which the restricted MILP costs more than it saves, so none is searched: its root
+"""Integer columns above which the restricted MILP here costs more than it saves, so only the pooled first
+plan (planner.optimize.pooled_start, tried first at every size) is searched: its root
 (cuts and heuristics on the still-large restriction) grows faster than the exact solve's. Measured (CPU s,
 exact solve with / without the first plan): bench 5 workloads (1,077 integer columns) 1.2 / 2.6; 10
 workloads (2,145) 8.8 / 9.3; 20 workloads (4,266) 59-69 / 46, the restricted MILP alone 8-10 s — under the
@@ -63,15 +65,20 @@ def _configure(h: Any, *, time_limit_s: float | None) -> None:
 def restricted_start(
     ctx: BuildContext, *, time_limit_s: float | None = None, keep_frac: float = KEEP_FRAC, max_nodes: int = MAX_NODES
 ) -> dict[str, float] | None:
-    """A feasible plan of the built min-cost problem of ``ctx`` (PuLP variable name → value) from the
-    restriction of the module docstring; None when the problem is small or large (:data:`MIN_INTEGER_COLUMNS`,
-    :data:`MAX_INTEGER_COLUMNS`), a maximization, or the restriction holds no plan within its limits."""
+    """A feasible plan of the built min-cost problem of ``ctx`` (PuLP variable name → value): the pooled first
+    plan (planner.optimize.pooled_start: each workload's best configurations per GPU pool, packed), else from
+    the restriction of the module docstring; None when the problem is small (:data:`MIN_INTEGER_COLUMNS`), a
+    maximization, or neither restriction holds a plan within its limits (above :data:`MAX_INTEGER_COLUMNS`
+    only the pooled one is tried)."""
     if ctx.prob.sense != pulp.LpMinimize:
         return None
     cols, index = columns(ctx)
     integer = np.array([v.cat == pulp.LpInteger for v in cols], dtype=bool)
-    if not MIN_INTEGER_COLUMNS <= int(integer.sum()) <= MAX_INTEGER_COLUMNS:
+    if int(integer.sum()) < MIN_INTEGER_COLUMNS:
         return None
+    pooled = pooled_start(ctx, time_limit_s=time_limit_s)
+    if pooled is not None or int(integer.sum()) > MAX_INTEGER_COLUMNS:
+        return pooled
     h = highs_model(ctx, cols, index, list(range(len(cols))))
     _configure(h, time_limit_s=time_limit_s)
     h.setOptionValue("solve_relaxation", True)

@@ -18,6 +18,7 @@ from planner.scenario import load_scenario
 from tests.plan.helpers import scenario, table
 
 TESTED = {
+    "workload_cost_floor",
     "instance_packing",
     "commitments",
     "budget_max",

@@ -1,4 +1,4 @@
-"""The first plan found on a relaxation-guided restriction (planner.optimize.incumbent): it is a plan of the
+"""The first plans found on restrictions (planner.optimize.incumbent, planner.optimize.pooled_start): each is a plan of the
 full problem (every row and bound holds, integers whole), it never changes the optimum the exact solve
 proves, it is the same on every call, and it is near-optimal (the property that makes it worth its time).
 Run on examples/mixed_fleet (144 integer columns) with the size threshold lowered so that it applies."""
@@ -35,10 +35,19 @@ def _exact(ctx: BuildContext, start: dict[str, float] | None) -> float:
     return objective_usd(ctx)
 
 
+def _no_pooled_start(ctx: BuildContext, *, time_limit_s: float | None = None) -> None:
+    return None
+
+
+@pytest.mark.parametrize("pooled", [True, False])
 def test_restricted_start_is_a_plan_of_the_full_problem_and_keeps_the_optimum(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, pooled: bool
 ) -> None:
+    """Both first plans: the pooled one (planner.optimize.pooled_start, tried first) and, where it finds
+    none, the relaxation-guided restriction."""
     monkeypatch.setattr(incumbent, "MIN_INTEGER_COLUMNS", 1)
+    if not pooled:
+        monkeypatch.setattr(incumbent, "pooled_start", _no_pooled_start)
     ctx = _built(catalog)
     start = restricted_start(ctx)
     assert start is not None and start == restricted_start(ctx)  # deterministic
@@ -64,11 +73,16 @@ def test_small_problems_are_left_to_the_exact_solve(catalog: Catalog) -> None:
     assert restricted_start(ctx) is None
 
 
-def test_large_problems_are_left_to_the_exact_solve(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above MAX_INTEGER_COLUMNS the restricted MILP's root costs more than it saves (20 workloads)."""
+def test_large_problems_get_only_the_pooled_start(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above MAX_INTEGER_COLUMNS the relaxation-guided restricted MILP's root costs more than it saves (20
+    workloads): only the pooled first plan is tried there."""
     ctx = _built(catalog)
     integer = sum(v.cat == pulp.LpInteger for v in ctx.prob.variables())
     monkeypatch.setattr(incumbent, "MIN_INTEGER_COLUMNS", 1)
-    assert restricted_start(ctx) is not None
+    monkeypatch.setattr(incumbent, "MAX_INTEGER_COLUMNS", integer - 1)
+    assert restricted_start(ctx) is not None  # the pooled plan
+    monkeypatch.setattr(incumbent, "pooled_start", _no_pooled_start)
+    monkeypatch.setattr(incumbent, "MAX_INTEGER_COLUMNS", integer)
+    assert restricted_start(ctx) is not None  # the relaxation-guided one
     monkeypatch.setattr(incumbent, "MAX_INTEGER_COLUMNS", integer - 1)
     assert restricted_start(ctx) is None
