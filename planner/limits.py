@@ -24,10 +24,13 @@ MAX_WORKLOADS = 100
 """Workloads in one scenario."""
 MAX_BATCH = 4096
 """Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
-MAX_CONFIGURATIONS = 100_000
-"""Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations."""
-MAX_BATCH_POINTS = 30_000_000
-"""Upper bound on configurations × max_batch (the size of the candidate evaluation)."""
+MAX_CONFIGURATIONS = 150_000
+"""Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations. Peak memory grows
+about 4.5 MB per 1,000 (`make bench` scaling rows: 10 workloads over the full catalog, 59,136
+combinations, 398 MB; 20 workloads, 118,272, 665 MB), so the limit keeps a plan under about 0.85 GB."""
+MAX_BATCH_POINTS = 40_000_000
+"""Upper bound on configurations × max_batch (the size of the candidate evaluation): the combination
+limit at the default max_batch of 256 (38.4 M) fits."""
 MAX_USD = 1e13
 """Any money amount, USD."""
 MAX_COUNT = 10_000_000

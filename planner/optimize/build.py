@@ -13,6 +13,7 @@ from typing import Any
 import pulp
 
 from constraints import FAMILIES
+from planner.optimize.quiet import quiet_stdout
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import supply_cost_usd, tie_break_usd
 from planner.problem.variables import create_variables
@@ -22,10 +23,12 @@ TIE_BREAK = "tie_break"
 
 
 def build_problem(ctx: BuildContext) -> None:
-    """Variables, the constraint families in ``constraints.FAMILIES`` order, then the objective."""
+    """Variables, the constraint families in ``constraints.FAMILIES`` order, then the objective. Families
+    may run HiGHS while building (constraints/workload_cost_floor.py): its banner is kept off stdout."""
     create_variables(ctx)
-    for family in FAMILIES:
-        family.add(ctx)
+    with quiet_stdout():
+        for family in FAMILIES:
+            family.add(ctx)
     set_objective(ctx)
 
 

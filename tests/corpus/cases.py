@@ -348,7 +348,7 @@ STRUCTURE_CASES = [
     ),
     Case(
         "60-workloads-full-catalog",
-        ("combinations", "the limit is 100,000"),
+        ("combinations", "the limit is 150,000"),
         mutate=both(
             put(
                 "workloads",

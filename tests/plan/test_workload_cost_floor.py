@@ -153,3 +153,30 @@ def test_no_plan_of_a_tiny_model_is_cut_off(catalog: Catalog, monkeypatch: pytes
         slack = min(slack, lhs)
     assert admitted > 1
     assert slack == pytest.approx(0.0, abs=1e-3 * abs(float(row.constant)))  # tight at the cheapest plan
+
+
+def test_building_the_rows_prints_nothing_on_stdout() -> None:
+    """The rows' MILPs run HiGHS while the problem is built: its banner ("Running HiGHS ...", printed on
+    fd 1 once per process) must not reach stdout, where `planner plan --json` writes the plan."""
+    import subprocess
+    import sys
+
+    code = (
+        "import constraints.workload_cost_floor as floor\n"
+        "from planner.catalog import default_catalog\n"
+        "from planner.candidate_cache import candidates_for\n"
+        "from planner.optimize.build import build_problem\n"
+        "from planner.problem.context import build_context\n"
+        "from planner.scenario import load_scenario\n"
+        "floor.MIN_REPLICA_COLUMNS = 0\n"
+        "cat = default_catalog()\n"
+        "sc = load_scenario('examples/chat_70b_cloud/scenario.yaml', cat)\n"
+        "ctx = build_context(cat, sc, candidates_for(cat, sc))\n"
+        "build_problem(ctx)\n"
+        "import sys; print(sum(n.startswith('workload_cost_floor') for n in ctx.prob.constraints), file=sys.stderr)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stderr.strip().splitlines()[-1]) > 0  # the rows were built (HiGHS ran)
+    assert done.stdout == ""
