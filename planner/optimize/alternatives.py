@@ -212,6 +212,7 @@ def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, se
             continue
         delta = a.total_cost_usd - best_cost_usd
         if abs(delta) <= TIE_REL * max(1.0, best_cost_usd):
+            delta = 0.0  # a tie costs nothing more (not the rounding residue, e.g. -7e-12 shown as "-0")
             why = "chosen" if plan_uses.get(a.kind) == {a.value} else "tie: same cost as the plan"
         else:
             why = f"costs ${delta:,.0f} more over the horizon (objective: min cost)"

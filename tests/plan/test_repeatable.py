@@ -145,3 +145,6 @@ def test_alternatives_say_chosen_tie_or_how_much_more() -> None:
     ]
     assert ranked[2].cost_delta_usd == pytest.approx(250.0)
     assert math.isclose(ranked[0].cost_delta_usd or 0.0, 0.0, abs_tol=1e-9)
+    assert ranked[1].cost_delta_usd == 0.0  # a tie's rounding residue (1e-7) is not a cost difference
+    below = rank([Alternative("site", "us_west", "optimal", "", total_cost_usd=1000.0 - 7e-12)], 1000.0, {})
+    assert below[0].cost_delta_usd == 0.0 and f"{below[0].cost_delta_usd:,.0f}" == "0"  # not "-0"
