@@ -85,7 +85,7 @@ def comparison_text(comparison: Comparison) -> str:
         return "No option is feasible: see the Options sheet and the Plan sheet for the reasons."
     best = comparison.options[rec]
     horizon = best.scenario.horizon_months
-    parts = [f"{rec} is the cheapest option: ${best.total_cost_usd:,.0f} over {horizon} months"]
+    parts = [f"{rec} is the cheapest option: ${best.total_cost_usd:,.0f} over {horizon} month{'' if horizon == 1 else 's'}"]
     for name, result in comparison.options.items():
         if name == rec:
             continue

@@ -41,3 +41,11 @@ def test_piped_prose_column_wraps_at_its_cap_instead_of_widening_the_table() -> 
     assert quote_width == PIPED_COLUMN_MAX_WIDTH
     assert len(rows) > 2  # two rentals, their quotes wrapped over several lines
     assert max(len(line) for line in res.stdout.splitlines()) < 240
+
+
+def test_plan_title_counts_the_horizon_in_words() -> None:
+    one = runner.invoke(app, ["plan", str(ROOT / "examples/pd_card8/scenario.yaml"), "--no-alternatives"])
+    many = runner.invoke(app, ["plan", str(ROOT / "examples/buy_vs_rent/scenario.yaml"), "--no-alternatives"])
+    assert one.exit_code == many.exit_code == 0
+    assert "— $857 over 1 month ($857/month;" in one.stdout
+    assert " over 36 months (" in many.stdout
