@@ -109,3 +109,31 @@ def table(
     return CandidateTable(
         candidates=pd.DataFrame(rows, columns=CAND_COLUMNS), points=pts, sites=merged_sites(catalog, scen)
     )
+
+
+def relaxation_usd(catalog: Catalog, example: str, *, leave_out: str | None = None) -> float:
+    """The optimum of the linear relaxation of ``examples/<example>``'s plan MILP (every variable continuous),
+    built with every constraint family, or without the family ``leave_out`` — how much a family of valid rows
+    lifts the bound. Callers that need a family forced on (size thresholds) monkeypatch that first."""
+    from pathlib import Path
+    from unittest import mock
+
+    import pulp
+
+    import planner.optimize.build as build
+    from constraints import FAMILIES
+    from planner.candidate_cache import candidates_for
+    from planner.optimize.solver import make_solver, objective_usd, solve_status
+    from planner.problem.context import build_context
+    from planner.scenario import load_scenario
+
+    families = tuple(f for f in FAMILIES if f.name != leave_out)
+    scenario = load_scenario(Path(f"examples/{example}/scenario.yaml"), catalog)
+    ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
+    with mock.patch.object(build, "FAMILIES", families):
+        build.build_problem(ctx)
+    for v in ctx.prob.variables():
+        v.cat = pulp.LpContinuous
+    _status, has, optimal = solve_status(ctx.prob, make_solver("highs", time_limit_s=None))
+    assert has and optimal
+    return objective_usd(ctx)

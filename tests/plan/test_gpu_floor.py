@@ -12,19 +12,12 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from pathlib import Path
 
-import pulp
 import pytest
 
-import planner.optimize.build as build
-from constraints import FAMILIES
 from constraints.gpu_floor import gpu_floor, gpus_per_request
-from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
-from planner.optimize.solver import make_solver, objective_usd, solve_status
-from planner.problem.context import build_context
-from planner.scenario import load_scenario
+from tests.plan.helpers import relaxation_usd
 
 SIZES = (1, 2, 4, 8)
 
@@ -70,16 +63,7 @@ def test_floor_rounds_to_the_replica_granularity() -> None:
 
 
 def _lp_bound_usd(catalog: Catalog, with_floor: bool, monkeypatch: pytest.MonkeyPatch) -> float:
-    families = tuple(f for f in FAMILIES if with_floor or f.name != "gpu_floor")
-    monkeypatch.setattr(build, "FAMILIES", families)
-    scenario = load_scenario(Path("examples/buy_vs_rent/scenario.yaml"), catalog)
-    ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
-    build.build_problem(ctx)
-    for v in ctx.prob.variables():
-        v.cat = pulp.LpContinuous
-    _status, has, optimal = solve_status(ctx.prob, make_solver("highs", time_limit_s=None))
-    assert has and optimal
-    return objective_usd(ctx)
+    return relaxation_usd(catalog, "buy_vs_rent", leave_out=None if with_floor else "gpu_floor")
 
 
 def test_floor_lifts_the_relaxation_of_buy_vs_rent(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:

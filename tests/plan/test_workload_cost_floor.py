@@ -19,7 +19,6 @@ from pathlib import Path
 
 import highspy
 import numpy as np
-import pulp
 import pytest
 
 import constraints.workload_cost_floor as floor
@@ -28,10 +27,10 @@ from constraints import FAMILIES
 from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
 from planner.optimize.components import columns, highs_model
-from planner.optimize.solver import make_solver, objective_usd, solve_context, solve_status
+from planner.optimize.solver import solve_context
 from planner.problem.context import build_context
 from planner.scenario import load_scenario
-from tests.plan.helpers import scenario, table
+from tests.plan.helpers import relaxation_usd, scenario, table
 
 MAX_REPLICAS = 4
 
@@ -95,16 +94,7 @@ def test_bound_of_a_worked_example() -> None:
 
 def _lp_bound_usd(catalog: Catalog, with_rows: bool, monkeypatch: pytest.MonkeyPatch) -> float:
     monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
-    families = tuple(f for f in FAMILIES if with_rows or f.name != "workload_cost_floor")
-    monkeypatch.setattr(build, "FAMILIES", families)
-    scenario = load_scenario(Path("examples/chat_70b_cloud/scenario.yaml"), catalog)
-    ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
-    build.build_problem(ctx)
-    for v in ctx.prob.variables():
-        v.cat = pulp.LpContinuous
-    _status, has, optimal = solve_status(ctx.prob, make_solver("highs", time_limit_s=None))
-    assert has and optimal
-    return objective_usd(ctx)
+    return relaxation_usd(catalog, "chat_70b_cloud", leave_out=None if with_rows else "workload_cost_floor")
 
 
 def test_rows_lift_the_relaxation_of_chat_70b_cloud(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
