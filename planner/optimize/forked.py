@@ -9,11 +9,12 @@ completion order, so the answers are those of the serial loop ``[fn(i) for i in 
 ``fn`` is deterministic and its tasks do not depend on one another.
 
 Serial (no fork) when :func:`workers_for` says one worker: ``PLANNER_WORKERS=1``; not Linux or no "fork"
-start method; inside a sweep task (local forkserver workers and Dask workers never nest pools:
-:func:`forbid_forking`) or inside a forked child; a daemonic process. A task whose child dies (OOM killer,
-signal) or raises is run again here, in this process, after the others: the command never hangs on a lost
-child and an exception surfaces here with its own traceback. Children never write to stdout (fd 1 goes to
-/dev/null; they leave by ``os._exit``, so buffered output of the parent is not flushed twice).
+start method; not the main thread; inside a sweep task (local forkserver workers and Dask workers never
+nest pools: :func:`forbid_forking`) or inside a forked child; a daemonic process. A task whose child dies
+(OOM killer, signal) or raises is run again here, in this process, after the others: the command never
+hangs on a lost child and an exception surfaces here with its own traceback. Children never write to
+stdout (fd 1 goes to /dev/null; they leave by ``os._exit``, so buffered output of the parent is not flushed
+twice).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -47,13 +49,16 @@ def forbid_forking() -> None:
 
 def can_fork() -> bool:
     """True where tasks may run in forked children: Linux with the "fork" start method, not inside a sweep
-    task or a forked child (:func:`forbid_forking`), not a daemonic process."""
+    task or a forked child (:func:`forbid_forking`), not a daemonic process, and called from the main
+    thread (work running in a thread pool forks nothing: another of its threads may hold a lock the child
+    would wait on forever)."""
     return (
         sys.platform.startswith("linux")
         and hasattr(os, "fork")
         and "fork" in multiprocessing.get_all_start_methods()
         and not _STATE["forbidden"]
         and not multiprocessing.current_process().daemon
+        and threading.current_thread() is threading.main_thread()  # a thread's siblings may hold locks
     )
 
 

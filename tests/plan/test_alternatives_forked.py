@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -111,6 +112,11 @@ def test_workers_for_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     assert forked.workers_for(26) == 1
     monkeypatch.delenv(forked.WORKERS_ENV)
     assert forked.workers_for(1000) == len(os.sched_getaffinity(0))
+    in_thread: list[int] = []
+    worker = threading.Thread(target=lambda: in_thread.append(forked.workers_for(1000)))
+    worker.start()
+    worker.join()
+    assert in_thread == [1]  # not from a thread: its siblings may hold locks
 
 
 def _in_child(parent: int) -> bool:
@@ -245,7 +251,6 @@ def test_cli_json_is_the_same_with_workers() -> None:
 def test_fork_with_a_thread_alive_does_not_warn(monkeypatch: pytest.MonkeyPatch) -> None:
     """Python >= 3.12 warns when fork() runs with other threads alive (a spinner, OpenBLAS): fork_map
     suppresses exactly that warning (tests run with filterwarnings=error)."""
-    import threading
     import warnings
 
     monkeypatch.setenv(forked.WORKERS_ENV, "2")
