@@ -34,6 +34,11 @@ ALTERNATIVE_MAX_NODES = 2000
 """Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
 
 TIE_REL = 1e-6
+
+FORK_MIN_SOLVE_S = 0.1
+"""Plan solve seconds from which the alternatives are solved in forked workers (planner.optimize.forked):
+below, they take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. The
+answers are the same either way."""
 """Relative cost difference up to which an alternative ties with the plan."""
 
 
@@ -342,12 +347,14 @@ def alternatives(
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
     solved by the large-problem method has its alternatives solved by it too.
 
-    Without a deadline the alternatives are independent and run in forked worker processes
-    (planner.optimize.forked, ``PLANNER_WORKERS``); the answers are the serial loop's (:func:`_replayed`)."""
+    Without a deadline, for a plan whose solve took :data:`FORK_MIN_SOLVE_S` or more, the alternatives run
+    in forked worker processes (planner.optimize.forked, ``PLANNER_WORKERS``); the answers are the serial
+    loop's (:func:`_replayed`)."""
     decompose = main is not None and is_large(main[1])
     model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
     tasks = [(c, v) for c in ("gpu", "site") for v in sorted(str(v) for v in table.candidates[c].unique())]
-    if deadline is None and workers_for(len(tasks)) > 1:
+    big = main is not None and main[0].solve_seconds >= FORK_MIN_SOLVE_S
+    if deadline is None and big and workers_for(len(tasks)) > 1:
         threshold_usd = best_cost_usd * (1 - TIE_REL)
 
         def probe(i: int) -> _Probe:

@@ -20,6 +20,7 @@ twice).
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -87,6 +88,7 @@ def _child(conn: Connection, fn: Callable[[int], Any]) -> None:
     """A worker: run the task index it is sent, send back ``(index, True, result)`` (``(index, False,
     None)`` when it raised or its result cannot be pickled), until told :data:`_DONE`."""
     forbid_forking()
+    gc.disable()  # a short-lived child: collections would only touch (and copy) the inherited heap's pages
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # nothing a child does (a solver's banner) reaches stdout
     os.close(devnull)
@@ -156,10 +158,14 @@ def fork_map(fn: Callable[[int], T], n_tasks: int, order: Sequence[int] | None =
     pids: dict[Connection, int] = {}
     busy: dict[Connection, int] = {}
     try:
-        for _ in range(workers):
-            pid, conn = _fork(fn, list(pids))
-            pids[conn] = pid
-            _hand(conn, queue, busy)
+        gc.freeze()  # the heap at fork time is out of the children's (and this process') collections
+        try:
+            for _ in range(workers):
+                pid, conn = _fork(fn, list(pids))
+                pids[conn] = pid
+                _hand(conn, queue, busy)
+        finally:
+            gc.unfreeze()
         while busy:
             for ready in wait(list(busy)):
                 child = next(c for c in busy if c is ready)

@@ -36,6 +36,7 @@ pytestmark = pytest.mark.skipif(not forked.can_fork(), reason="needs fork() (Lin
 def _fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Forking allowed at the start of each test, and whatever a test forbids is undone after it."""
     monkeypatch.setitem(forked._STATE, "forbidden", False)
+    monkeypatch.setattr(alt_module, "FORK_MIN_SOLVE_S", 0.0)  # the examples' plans solve in < 0.1 s
     signal.alarm(120)  # a hang fails the test instead of the suite
     yield
     signal.alarm(0)
@@ -78,6 +79,16 @@ def test_forked_alternatives_equal_serial_ones(
     assert len(parallel.items) >= 3
     assert parallel.items == serial.items
     assert parallel.cheaper is None and serial.cheaper is None
+
+
+def test_a_quick_plan_does_not_fork(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """A plan that solved in under FORK_MIN_SOLVE_S has its few small alternatives solved here."""
+    monkeypatch.setattr(alt_module, "FORK_MIN_SOLVE_S", 1e9)
+    monkeypatch.setenv(forked.WORKERS_ENV, "2")
+    assert len(_alternatives(catalog, "chat_70b_cloud").items) >= 3
+    assert forks == []
 
 
 def test_deadline_and_sweep_task_run_serially(
@@ -232,9 +243,15 @@ def test_children_write_nothing_on_stdout() -> None:
     assert out.stdout == "before[0, 1, 2, 3]\n"
 
 
+FORKING_CLI = (
+    "import planner.optimize.alternatives as a; a.FORK_MIN_SOLVE_S = 0.0\n"
+    "from planner.cli.main import app; app()"
+)
+
+
 def _plan_json(workers: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), forked.WORKERS_ENV: workers}
-    cmd = [sys.executable, "-c", "from planner.cli.main import app; app()", "plan", "examples/chat_70b_cloud/scenario.yaml", "--json"]
+    cmd = [sys.executable, "-c", FORKING_CLI, "plan", "examples/chat_70b_cloud/scenario.yaml", "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     data: dict[str, Any] = without_timing(json.loads(out.stdout))  # stdout: one JSON document, nothing else
