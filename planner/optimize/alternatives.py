@@ -22,6 +22,7 @@ from planner.errors import SolverError
 from planner.optimize import solve
 from planner.optimize.decompose import is_large
 from planner.optimize.explain import closest_miss
+from planner.optimize.forked import fork_map, workers_for
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
@@ -33,6 +34,11 @@ ALTERNATIVE_MAX_NODES = 2000
 """Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
 
 TIE_REL = 1e-6
+
+FORK_MIN_SOLVE_S = 0.1
+"""Plan solve seconds from which the alternatives are solved in forked workers (planner.optimize.forked):
+below, they take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. The
+answers are the same either way."""
 """Relative cost difference up to which an alternative ties with the plan."""
 
 
@@ -220,6 +226,110 @@ def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, se
     return out
 
 
+def _fast(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    model: PlanModel | None,
+    column: str,
+    value: str,
+    time_limit_s: float | None,
+) -> tuple[tuple[Alternative, float] | None, pd.DataFrame | None]:
+    """(the alternative solved on the plan's model and its solver seconds — None where it must be rebuilt —,
+    the kept candidates of a site alternative for its rebuild)."""
+    same, kept = (True, None) if column == "gpu" or model is None else _site_kept(
+        catalog, scenario, table, model, value
+    )
+    fast = None if model is None or not same else _on_plan_model(model, scenario, table, column, value, time_limit_s)
+    return fast, kept
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """What a worker process answers for one alternative: the record solved on the plan's model (None where
+    it is rebuilt), the rebuilt record (only when needed: no fast record, or a fast one cheaper than the
+    plan) and the rebuilt plan's cost (None: no plan)."""
+
+    fast: Alternative | None
+    rebuilt: Alternative | None = None
+    rebuilt_cost_usd: float | None = None
+
+
+def _probe(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    solver: SolverName,
+    task: tuple[str, str],
+    model: PlanModel | None,
+    main: tuple[Solution, BuildContext] | None,
+    decompose: bool,
+    threshold_usd: float,
+) -> _Probe:
+    """One alternative as the serial loop of :func:`alternatives` solves it when no earlier one beat the plan
+    (``threshold_usd``: the plan's cost less the tie tolerance); enough for :func:`_replayed` to give the
+    serial answer whatever the earlier ones found."""
+    column, value = task
+    fast, kept = _fast(catalog, scenario, table, model, column, value, None)
+    cost = None if fast is None else fast[0].total_cost_usd
+    if fast is not None and (cost is None or cost >= threshold_usd):
+        return _Probe(fast[0])
+    record, solved = alternative(
+        catalog, scenario, table, solver, column=column, value=value, main=main, decompose=decompose, kept=kept
+    )
+    return _Probe(None if fast is None else fast[0], record, None if solved is None else solved[0].cost_usd)
+
+
+def _replayed(
+    catalog: Catalog,
+    scenario: Scenario,
+    table: CandidateTable,
+    solver: SolverName,
+    tasks: list[tuple[str, str]],
+    probes: list[_Probe],
+    best_cost_usd: float,
+    main: tuple[Solution, BuildContext] | None,
+    model: PlanModel | None,
+    decompose: bool,
+) -> AlternativeSet:
+    """The serial loop of :func:`alternatives` replayed on the workers' probes: the same record per task
+    (the fast one unless an earlier alternative or the plan is cheaper than it) and the same ``cheaper``,
+    re-solved here (rare: only when the plan is merely feasible) for its solved problem."""
+    items: list[Alternative] = []
+    cheapest_usd = best_cost_usd * (1 - TIE_REL)
+    won: int | None = None
+    for i, p in enumerate(probes):
+        cost = None if p.fast is None else p.fast.total_cost_usd
+        if p.fast is not None and (cost is None or cost >= cheapest_usd):
+            items.append(p.fast)
+            continue
+        if p.rebuilt is None:  # cannot happen: rebuilt whenever below the first threshold
+            raise AssertionError(f"alternative {tasks[i]} was not rebuilt")
+        items.append(p.rebuilt)
+        if p.rebuilt_cost_usd is not None and p.rebuilt_cost_usd < cheapest_usd:
+            won, cheapest_usd = i, p.rebuilt_cost_usd
+    if won is None:
+        return AlternativeSet(items)
+    column, value = tasks[won]
+    kept = None if column == "gpu" or model is None else _site_kept(catalog, scenario, table, model, value)[1]
+    _, cheaper = alternative(
+        catalog, scenario, table, solver, column=column, value=value, main=main, decompose=decompose, kept=kept
+    )
+    return AlternativeSet(items, cheaper)
+
+
+def _expensive_first(table: CandidateTable, tasks: list[tuple[str, str]]) -> list[int]:
+    """Task indices in the order to hand them out: site alternatives first (each is a rebuild of most of the
+    plan), then GPU types, each by its feasible candidates, most first (ties in task order)."""
+    counts = {c: table.feasible[c].value_counts() for c in ("gpu", "site")}
+
+    def size(i: int) -> tuple[int, int, int]:
+        column, value = tasks[i]
+        return (column != "site", -int(counts[column].get(value, 0)), i)
+
+    return sorted(range(len(tasks)), key=size)
+
+
 def alternatives(
     catalog: Catalog,
     scenario: Scenario,
@@ -236,39 +346,48 @@ def alternatives(
     gets the time left less the largest build time seen so far, and one that would not get any is skipped
     ("not solved: --time-limit reached"), so the last build does not run past the limit. ``main``: the
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
-    solved by the large-problem method has its alternatives solved by it too."""
+    solved by the large-problem method has its alternatives solved by it too.
+
+    Without a deadline, for a plan whose solve took :data:`FORK_MIN_SOLVE_S` or more, the alternatives run
+    in forked worker processes (planner.optimize.forked, ``PLANNER_WORKERS``); the answers are the serial
+    loop's (:func:`_replayed`)."""
     decompose = main is not None and is_large(main[1])
     model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
+    tasks = [(c, v) for c in ("gpu", "site") for v in sorted(str(v) for v in table.candidates[c].unique())]
+    big = main is not None and main[0].solve_seconds >= FORK_MIN_SOLVE_S
+    if deadline is None and big and workers_for(len(tasks)) > 1:
+        threshold_usd = best_cost_usd * (1 - TIE_REL)
+
+        def probe(i: int) -> _Probe:
+            with shared_solves():  # per child: a GPU type and a site with the same problem, solved once
+                return _probe(catalog, scenario, table, solver, tasks[i], model, main, decompose, threshold_usd)
+
+        probes = fork_map(probe, len(tasks), order=_expensive_first(table, tasks))
+        return _replayed(catalog, scenario, table, solver, tasks, probes, best_cost_usd, main, model, decompose)
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd = best_cost_usd * (1 - TIE_REL)
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
     with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
-        for column in ("gpu", "site"):
-            for value in sorted(str(v) for v in table.candidates[column].unique()):
-                left_s = None if deadline is None else deadline - time.perf_counter()
-                if left_s is not None and left_s <= overhead_s:
-                    items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
-                    continue
-                began = time.perf_counter()
-                limit_s = None if left_s is None else left_s - overhead_s
-                same, kept = (True, None) if column == "gpu" or model is None else _site_kept(
-                    catalog, scenario, table, model, value
+        for column, value in tasks:
+            left_s = None if deadline is None else deadline - time.perf_counter()
+            if left_s is not None and left_s <= overhead_s:
+                items.append(Alternative(column, value, "skipped", "not solved: --time-limit reached"))
+                continue
+            began = time.perf_counter()
+            limit_s = None if left_s is None else left_s - overhead_s
+            fast, kept = _fast(catalog, scenario, table, model, column, value, limit_s)
+            cost = None if fast is None else fast[0].total_cost_usd
+            if fast is not None and (cost is None or cost >= cheapest_usd):
+                (record, solver_s), solved = fast, None
+            else:  # rebuilt (and so, when it beats the plan, with the built problem to read it from)
+                record, solved = alternative(
+                    catalog, scenario, table, solver, column=column, value=value, time_limit_s=limit_s,
+                    main=main, decompose=decompose, kept=kept,
                 )
-                fast = None if model is None or not same else _on_plan_model(
-                    model, scenario, table, column, value, limit_s
-                )
-                cost = None if fast is None else fast[0].total_cost_usd
-                if fast is not None and (cost is None or cost >= cheapest_usd):
-                    (record, solver_s), solved = fast, None
-                else:  # rebuilt (and so, when it beats the plan, with the built problem to read it from)
-                    record, solved = alternative(
-                        catalog, scenario, table, solver, column=column, value=value, time_limit_s=limit_s,
-                        main=main, decompose=decompose, kept=kept,
-                    )
-                    solver_s = 0.0 if solved is None else solved[0].solve_seconds
-                overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
-                items.append(record)
-                if solved is not None and solved[0].cost_usd < cheapest_usd:
-                    cheaper, cheapest_usd = solved, solved[0].cost_usd
+                solver_s = 0.0 if solved is None else solved[0].solve_seconds
+            overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
+            items.append(record)
+            if solved is not None and solved[0].cost_usd < cheapest_usd:
+                cheaper, cheapest_usd = solved, solved[0].cost_usd
     return AlternativeSet(items, cheaper)

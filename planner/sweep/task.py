@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.errors import PlannerError
+from planner.optimize.forked import forbid_forking
 from planner.sweep.result import Choice, SweepRow
 from planner.sweep.spec import SweepPlan, Variant
 
@@ -102,6 +103,7 @@ def solve_variant(context: SweepContext | None, variant: Variant) -> SweepRow:
     from planner.plan import plan
     from planner.scenario import parse_scenario
 
+    forbid_forking()  # a sweep worker (local process or Dask worker) never nests a pool of its own
     ctx = context if context is not None else local_context()
     start = time.perf_counter()
     try:

@@ -235,6 +235,7 @@ def test_alternatives_of_a_decomposed_plan_are_decomposed_too(
 
     scenario = _buy_vs_rent(catalog, horizon_months=36, period_months=6)
     monkeypatch.setattr(alternatives_module, "is_large", lambda ctx: decomposed)
+    monkeypatch.setenv("PLANNER_WORKERS", "1")  # the solves are counted in this process, not in forked ones
     calls: list[int] = []
     real = optimize.solve_large
     monkeypatch.setattr(optimize, "solve_large", lambda ctx, **kw: calls.append(1) or real(ctx, **kw))
