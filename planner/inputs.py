@@ -187,11 +187,14 @@ def load_yaml_file(
         raise error(f"{p}: {what} file is not readable (permission denied)") from None
     except OSError as exc:
         raise error(f"{p}: cannot read the {what} file: {exc.strerror}") from None
-    if not keep_parsed:
+    def parse() -> Any:
         return parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error)
+
+    if not keep_parsed:
+        return parse()
     from planner import parsed_yaml_cache
 
-    return parsed_yaml_cache.parsed(raw, lambda: parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error))
+    return parsed_yaml_cache.parsed(raw, parse)
 
 
 # --------------------------------------------------------------------------------------------------

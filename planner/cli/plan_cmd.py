@@ -153,10 +153,11 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             f"(candidate evaluation and the audit run outside it; total {data['total_seconds']:.2f} s)"
         )
     per_mtok = data["cost_usd_per_million_output_tokens"]
-    months = data["horizon_months"]
+    from planner.report.formatting import months_text
+
     title = (
-        f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over {months} "
-        f"month{'' if months == 1 else 's'} "
+        f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over "
+        f"{months_text(data['horizon_months'])} "
         f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
         f"${data['opex_usd_per_month']:,.0f}/month"
         + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")

@@ -29,6 +29,7 @@ from planner.report.formatting import (
     PERCENT_FORMAT,
     USD_AXIS_FORMAT,
     USD_FORMAT,
+    months_text,
     sanitize_sheet_title,
 )
 from planner.report.workbook import build_workbook
@@ -85,7 +86,7 @@ def comparison_text(comparison: Comparison) -> str:
         return "No option is feasible: see the Options sheet and the Plan sheet for the reasons."
     best = comparison.options[rec]
     horizon = best.scenario.horizon_months
-    parts = [f"{rec} is the cheapest option: ${best.total_cost_usd:,.0f} over {horizon} month{'' if horizon == 1 else 's'}"]
+    parts = [f"{rec} is the cheapest option: ${best.total_cost_usd:,.0f} over {months_text(horizon)}"]
     for name, result in comparison.options.items():
         if name == rec:
             continue

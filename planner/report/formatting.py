@@ -44,3 +44,8 @@ def sanitize_defined_name(name: str) -> str:
     if re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", cleaned) or re.fullmatch(r"([Rr][0-9]*)?([Cc][0-9]*)?", cleaned):
         cleaned = "N_" + cleaned
     return cleaned[:255]
+
+
+def months_text(months: int) -> str:
+    """A horizon in words: "1 month", "36 months"."""
+    return f"{months} month{'' if months == 1 else 's'}"

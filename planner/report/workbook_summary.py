@@ -7,7 +7,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.readout.budget import budget_use
-from planner.report.formatting import INT_FORMAT, MAX_COLUMN_WIDTH, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT
+from planner.report.formatting import (
+    INT_FORMAT,
+    MAX_COLUMN_WIDTH,
+    NUMBER_FORMAT,
+    PERCENT_FORMAT,
+    USD_FORMAT,
+    months_text,
+)
 from planner.report.workbook_costs import HORIZON_NAME, KIND_NAMES, SUPPLY_HEADERS, TOKENS_NAME, TOTAL_NAME
 from planner.report.workbook_tables import SLO_HEADERS
 from planner.report.xlsx import (
@@ -64,7 +71,7 @@ def recommendation_text(result: PlanResult) -> str:
     per_mtok = ledger.cost_usd_per_million_output_tokens
     return (
         f"Supply: {supply or 'none'}. Serve {uses}. Total {_money(ledger.total_usd)} over "
-        f"{ledger.horizon_months} months: capex {_money(ledger.capex_usd)}, opex "
+        f"{months_text(ledger.horizon_months)}: capex {_money(ledger.capex_usd)}, opex "
         f"{_money(ledger.opex_usd_per_month)}/month"
         + (f", resale credit {_money(ledger.residual_value_usd)}" if ledger.residual_value_usd else "")
         + (f"; {_money(per_mtok)} per million output tokens." if per_mtok is not None else ".")

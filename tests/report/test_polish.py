@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
+from planner.catalog import Catalog
 from planner.report.charts import usd_label, write_plan_plots
 from planner.report.workbook import write_plan_outputs
 from planner.report.workbook_summary import budget_rows
@@ -72,3 +73,15 @@ def test_png_axes_use_dollars(tmp_path: Path) -> None:
     for labels in captured:
         shown = [t for t in labels if t]
         assert shown and all(t.lstrip("-").startswith("$") for t in shown), labels
+
+
+def test_horizons_are_counted_in_words(catalog: Catalog) -> None:
+    """One helper words every horizon: the plan title, the workbook/HTML recommendation, compare's sentence."""
+    from planner.plan import plan
+    from planner.report.formatting import months_text
+    from planner.report.workbook_summary import recommendation_text
+    from planner.scenario import load_scenario
+
+    assert (months_text(1), months_text(36)) == ("1 month", "36 months")
+    one = plan(catalog, load_scenario("examples/pd_card8/scenario.yaml", catalog), with_alternatives=False)
+    assert " over 1 month: capex " in recommendation_text(one)
