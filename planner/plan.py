@@ -16,15 +16,17 @@ from planner.audit import at_served_load, audit_plan
 from planner.candidate_cache import candidates_for
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
-from planner.optimize import solve, solve_context
-from planner.optimize.alternatives import alternatives, rank
+from planner.optimize import solve
+from planner.optimize.alternative_record import rank
+from planner.optimize.alternatives import alternatives
 from planner.optimize.explain import (
     Explanation,
     explain_capacity,
     explain_supply,
     explain_workload_candidates,
 )
-from planner.optimize.solver import Solution, SolverName
+from planner.optimize.served_scale import hold, most_served
+from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import first_supply_month
 from planner.readout.deployments import deployments
@@ -33,12 +35,6 @@ from planner.readout.read import cost_ledger, schedule, supply_lines
 from planner.readout.result import PlanResult
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
 from planner.scenario import Scenario
-
-MIN_LEFT_S = 0.05
-"""Least solver seconds a solve gets once the ``--time-limit`` is spent (it then stops at its first chance)."""
-
-ZERO_SCALE = 1e-9
-"""max_throughput: a served fraction at or below this serves nothing — answered as infeasible, with the cause."""
 
 BUDGET_EXPLANATION = Explanation(
     workload=None, requirement="budget", message="no plan fits the budget", relaxation="raise the budget"
@@ -94,21 +90,22 @@ def plan(
     if scenario.objective == "max_throughput":
         # first stage: the largest common served fraction within the budget
         first = build_context(catalog, scenario, table)
-        stage1 = solve_context(first, solver=solver, time_limit_s=_left_s(opt_start, time_limit_s))
-        if stage1.status == "infeasible" or stage1.values["scale"][()] <= ZERO_SCALE:  # no plan serves anything
+        stage1, served_scale = most_served(first, solver, _left_s(opt_start, time_limit_s))
+        if served_scale is None:  # no plan serves anything
             why = explain_supply(first) or [BUDGET_EXPLANATION]
             return _infeasible(scenario, table, stage1.solve_seconds, start, why)
-        served_scale = stage1.values["scale"][()]
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
-        ctx.scale_floor = served_scale * (1 - 1e-7)
+        hold(ctx, served_scale)
     sol, ctx = solve(ctx, solver, _left_s(opt_start, time_limit_s))
     if sol.status == "infeasible":
         why = explain_capacity(catalog, scenario, table, solver)
         return _infeasible(scenario, table, sol.solve_seconds, start, why)
     deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
     alts = (
-        alternatives(catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx))
+        alternatives(
+            catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx), served_scale=served_scale
+        )
         if with_alternatives
         else None
     )
@@ -116,8 +113,8 @@ def plan(
     read = _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd
     if alts is not None and alts.cheaper is not None:  # a restricted plan beat a not-proven-optimal one
-        sol = dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds)
-        read = _read(catalog, scenario, table, alts.cheaper[1], sol)
+        sol, ctx = dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds), alts.cheaper[1]
+        read, served_scale = _read(catalog, scenario, table, ctx, sol), alts.served_scale
         bound_usd = max((b for b in (bound_usd, sol.bound_usd) if b is not None), default=None)
     gap, bound_usd = _gap_and_bound(sol.status, read.ledger.total_usd, sol.gap, bound_usd)
     evaluated, feasible = _counts(table)
@@ -133,7 +130,9 @@ def plan(
         solve_seconds=sol.solve_seconds,
         total_seconds=time.perf_counter() - start,
         binding_constraints=sol.binding,
-        alternatives=[] if alts is None else rank(alts.items, read.ledger.total_usd, _uses(read.deployments)),
+        alternatives=[]
+        if alts is None
+        else rank(alts.items, read.ledger.total_usd, _uses(read.deployments), served_scale),
         gap=gap,
         bound_usd=bound_usd,
         served_scale=served_scale,

@@ -9,7 +9,6 @@ is the same under any machine load. An alternative cheaper than the plan (possib
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,66 +19,35 @@ from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
 from planner.optimize import solve
+from planner.optimize.alternative_record import TIE_REL, Alternative
 from planner.optimize.decompose import is_large
 from planner.optimize.explain import closest_miss
 from planner.optimize.forked import fork_map, workers_for
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
-from planner.optimize.solver import Solution, SolverName
+from planner.optimize.served_scale import hold, most_served, serves_better
+from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context, kept_candidates
 from planner.scenario import Scenario
 
 ALTERNATIVE_MAX_NODES = 2000
 """Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
 
-TIE_REL = 1e-6
-
 FORK_MIN_SOLVE_S = 0.1
 """Plan solve seconds from which the alternatives are solved in forked workers (planner.optimize.forked):
 below, they take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. The
 answers are the same either way."""
-"""Relative cost difference up to which an alternative ties with the plan."""
-
-
-@dataclass(frozen=True)
-class Alternative:
-    """The best plan with only one GPU type (``kind`` 'gpu') or one site (``kind`` 'site')."""
-
-    kind: str
-    value: str
-    status: str
-    lost_because: str
-    total_cost_usd: float | None = None
-    cost_delta_usd: float | None = None
-    cost_usd_per_month: float | None = None
-    max_tpot_ms: float | None = None
-    """Largest predicted TPOT over its deployments (None when infeasible)."""
-    max_ttft_ms: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"kind": "gpu", "gpu": "h100_sxm", ...}`` as in ``planner plan --json``."""
-        out: dict[str, Any] = {
-            "kind": self.kind,
-            self.kind: self.value,
-            "status": self.status,
-            "total_cost_usd": self.total_cost_usd,
-            "cost_delta_usd": self.cost_delta_usd,
-            "max_tpot_ms": self.max_tpot_ms,
-            "max_ttft_ms": self.max_ttft_ms,
-            "lost_because": self.lost_because,
-        }
-        if self.cost_usd_per_month is not None:
-            out["cost_usd_per_month"] = self.cost_usd_per_month
-        return out
 
 
 @dataclass
 class AlternativeSet:
-    """The alternatives, and the solved problem of the cheapest one when it beats the plan."""
+    """The alternatives, and the solved problem of the best one when it beats the plan (cheaper; for
+    max_throughput: serving more, or as much for less — ``served_scale`` is then the fraction it serves)."""
 
     items: list[Alternative]
     cheaper: tuple[Solution, BuildContext] | None = None
+    served_scale: float | None = None
 
 
 def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, float | None]:
@@ -129,6 +97,16 @@ def alternative(
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
     ctx = build_context(catalog, scenario, table, exclude={column: others}, kept=kept)
+    served: float | None = None
+    if scenario.objective == "max_throughput":  # the most it serves, then the least cost serving that
+        try:
+            first, served = most_served(ctx, solver, time_limit_s, ALTERNATIVE_MAX_NODES)
+        except SolverError:
+            return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
+        if served is None:
+            return _serves_nothing(scenario, table, column, value, ctx, first), None
+        time_limit_s = None if time_limit_s is None else max(MIN_LEFT_S, time_limit_s - first.solve_seconds)
+        ctx = hold(build_context(catalog, scenario, table, exclude={column: others}, kept=kept), served)
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(
@@ -139,7 +117,17 @@ def alternative(
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
         return _infeasible(scenario, table, column, value, set(ctx.cands["workload"])), None
-    return _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol)), (sol, ctx)
+    record = _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol), served)
+    return record, (sol, ctx)
+
+
+def _serves_nothing(
+    scenario: Scenario, table: CandidateTable, column: str, value: str, ctx: BuildContext, first: Solution
+) -> Alternative:
+    """A max_throughput restriction that serves none of the demand: infeasible, with the cause."""
+    if first.status == "infeasible":
+        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"]))
+    return Alternative(column, value, "infeasible", "serves none of the demand within the budget and supply limits")
 
 
 def _infeasible(scenario: Scenario, table: CandidateTable, column: str, value: str, covered: set[str]) -> Alternative:
@@ -155,9 +143,16 @@ def _infeasible(scenario: Scenario, table: CandidateTable, column: str, value: s
 
 
 def _solved(
-    scenario: Scenario, column: str, value: str, status: str, cost: float, latency_ms: tuple[float | None, float | None]
+    scenario: Scenario,
+    column: str,
+    value: str,
+    status: str,
+    cost: float,
+    latency_ms: tuple[float | None, float | None],
+    served_scale: float | None = None,
 ) -> Alternative:
-    """A solved restriction's record (its cost delta and why it lost are filled by :func:`rank`)."""
+    """A solved restriction's record (its cost delta and why it lost are filled by
+    planner.optimize.alternative_record.rank)."""
     return Alternative(
         column,
         value,
@@ -167,6 +162,7 @@ def _solved(
         cost_usd_per_month=cost / scenario.horizon_months,
         max_tpot_ms=latency_ms[0],
         max_ttft_ms=latency_ms[1],
+        served_scale=served_scale,
     )
 
 
@@ -205,25 +201,6 @@ def _site_kept(
     kept = kept_candidates(catalog, scenario, table, exclude={"site": others})
     mine = model.ctx.cands.index[model.ctx.cands["site"] == site]
     return list(kept.index) == list(mine), kept
-
-
-def rank(items: list[Alternative], best_cost_usd: float, plan_uses: dict[str, set[str]]) -> list[Alternative]:
-    """Fill each solved alternative's cost delta against the plan (``best_cost_usd``) and why it lost:
-    "chosen" when it is the plan (the plan uses only its GPU type / site), "tie" when it costs the same
-    (within :data:`TIE_REL`), else how much more it costs."""
-    out = []
-    for a in items:
-        if a.total_cost_usd is None:
-            out.append(a)
-            continue
-        delta = a.total_cost_usd - best_cost_usd
-        if abs(delta) <= TIE_REL * max(1.0, best_cost_usd):
-            delta = 0.0  # a tie costs nothing more (not the rounding residue, e.g. -7e-12 shown as "-0")
-            why = "chosen" if plan_uses.get(a.kind) == {a.value} else "tie: same cost as the plan"
-        else:
-            why = f"costs ${delta:,.0f} more over the horizon (objective: min cost)"
-        out.append(dataclasses.replace(a, cost_delta_usd=delta, lost_because=why))
-    return out
 
 
 def _fast(
@@ -287,16 +264,17 @@ def _replayed(
     solver: SolverName,
     tasks: list[tuple[str, str]],
     probes: list[_Probe],
-    best_cost_usd: float,
+    best: tuple[float, float | None],
     main: tuple[Solution, BuildContext] | None,
     model: PlanModel | None,
     decompose: bool,
 ) -> AlternativeSet:
     """The serial loop of :func:`alternatives` replayed on the workers' probes: the same record per task
     (the fast one unless an earlier alternative or the plan is cheaper than it) and the same ``cheaper``,
-    re-solved here (rare: only when the plan is merely feasible) for its solved problem."""
+    re-solved here (rare: only when the plan is merely feasible) for its solved problem. ``best``: the plan's
+    (cost, served fraction) as :func:`alternatives` takes them."""
     items: list[Alternative] = []
-    cheapest_usd = best_cost_usd * (1 - TIE_REL)
+    cheapest_usd, best_scale = best[0] * (1 - TIE_REL), best[1]
     won: int | None = None
     for i, p in enumerate(probes):
         cost = None if p.fast is None else p.fast.total_cost_usd
@@ -306,8 +284,10 @@ def _replayed(
         if p.rebuilt is None:  # cannot happen: rebuilt whenever below the first threshold
             raise AssertionError(f"alternative {tasks[i]} was not rebuilt")
         items.append(p.rebuilt)
-        if p.rebuilt_cost_usd is not None and p.rebuilt_cost_usd < cheapest_usd:
-            won, cheapest_usd = i, p.rebuilt_cost_usd
+        if p.rebuilt_cost_usd is not None and serves_better(
+            p.rebuilt.served_scale, p.rebuilt_cost_usd, best_scale, cheapest_usd
+        ):
+            won, cheapest_usd, best_scale = i, p.rebuilt_cost_usd, p.rebuilt.served_scale
     if won is None:
         return AlternativeSet(items)
     column, value = tasks[won]
@@ -315,7 +295,7 @@ def _replayed(
     _, cheaper = alternative(
         catalog, scenario, table, solver, column=column, value=value, main=main, decompose=decompose, kept=kept
     )
-    return AlternativeSet(items, cheaper)
+    return AlternativeSet(items, cheaper, best_scale)
 
 
 def _expensive_first(table: CandidateTable, tasks: list[tuple[str, str]]) -> list[int]:
@@ -339,10 +319,12 @@ def alternatives(
     *,
     deadline: float | None = None,
     main: tuple[Solution, BuildContext] | None = None,
+    served_scale: float | None = None,
 ) -> AlternativeSet:
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
-    plan). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
+    plan); for a max_throughput plan serving ``served_scale`` of the demand, the best of them when it serves
+    more or as much for less (planner.optimize.served_scale.serves_better). With a ``deadline`` (:func:`time.perf_counter` clock; the user's ``--time-limit``) each solve
     gets the time left less the largest build time seen so far, and one that would not get any is skipped
     ("not solved: --time-limit reached"), so the last build does not run past the limit. ``main``: the
     solved plan (answers the alternatives it is optimal for without a solve; :func:`alternative`); a plan
@@ -363,10 +345,11 @@ def alternatives(
                 return _probe(catalog, scenario, table, solver, tasks[i], model, main, decompose, threshold_usd)
 
         probes = fork_map(probe, len(tasks), order=_expensive_first(table, tasks))
-        return _replayed(catalog, scenario, table, solver, tasks, probes, best_cost_usd, main, model, decompose)
+        best = (best_cost_usd, served_scale)
+        return _replayed(catalog, scenario, table, solver, tasks, probes, best, main, model, decompose)
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
-    cheapest_usd = best_cost_usd * (1 - TIE_REL)
+    cheapest_usd, best_scale = best_cost_usd * (1 - TIE_REL), served_scale
     overhead_s = 0.0  # largest time an alternative spent outside its solver (building): not interruptible
     with shared_solves():  # a GPU type and a site whose restrictions are the same problem: solved once
         for column, value in tasks:
@@ -388,6 +371,6 @@ def alternatives(
                 solver_s = 0.0 if solved is None else solved[0].solve_seconds
             overhead_s = max(overhead_s, time.perf_counter() - began - solver_s)
             items.append(record)
-            if solved is not None and solved[0].cost_usd < cheapest_usd:
-                cheaper, cheapest_usd = solved, solved[0].cost_usd
-    return AlternativeSet(items, cheaper)
+            if solved is not None and serves_better(record.served_scale, solved[0].cost_usd, best_scale, cheapest_usd):
+                cheaper, cheapest_usd, best_scale = solved, solved[0].cost_usd, record.served_scale
+    return AlternativeSet(items, cheaper, best_scale if cheaper is not None else None)

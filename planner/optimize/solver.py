@@ -54,6 +54,10 @@ class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
             return pulp.LpStatusNotSolved, pulp.LpSolutionNoSolutionFound
 
 
+MIN_LEFT_S = 0.05
+"""Least solver seconds a solve gets once the user's ``--time-limit`` is spent (it then stops at its first
+chance)."""
+
 EXACT_RESTARTS = False
 """HiGHS root restarts in the exact solves (:func:`solve_context`). Off: on the planning MILPs of the
 examples HiGHS finds the optimum at the root and then restarts presolve over and over while closing the

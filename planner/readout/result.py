@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.optimize.alternatives import Alternative
+from planner.optimize.alternative_record import Alternative
 from planner.optimize.explain import Explanation
 from planner.readout.ledger import CostLedger
 from planner.readout.pd import pd_summary

@@ -16,7 +16,7 @@ import pytest
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.errors import SolverError
-from planner.optimize.alternatives import Alternative, rank
+from planner.optimize.alternative_record import Alternative, rank
 from planner.optimize.solver import SolverName, make_solver, solve_context
 from planner.plan import _gap_and_bound
 from planner.problem.context import BuildContext, build_context

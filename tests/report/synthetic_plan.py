@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.optimize.alternatives import Alternative
+from planner.optimize.alternative_record import Alternative
 from planner.readout import CashLine, CostLedger, Deployment, PlanResult, ScheduleEntry, SupplyLine
 from planner.scenario import parse_scenario
 
