@@ -264,7 +264,9 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
 
 
 def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
-    """The best plan per GPU type and per site, with its cost delta to this plan (live)."""
+    """The best plan per GPU type and per site, with its cost delta to this plan (live); a max_throughput plan
+    adds the fraction of the stated demand each serves (its alternatives rank on that first)."""
+    served = result.served_scale is not None
     rows: list[list[Any]] = []
     for k, alt in enumerate(result.alternatives):
         a = alt.to_json()
@@ -281,10 +283,13 @@ def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
                 a.get("max_tpot_ms"),
                 a.get("max_ttft_ms"),
                 a.get("lost_because") or "",
+                *([a.get("served_scale")] if served else []),
             ]
         )
     formats: list[str | None] = [None] * 3 + [USD_FORMAT] * 3 + [NUMBER_FORMAT] * 2 + [None]
-    last = header_table(ws, tables, 1, ALT_HEADERS, rows, formats, "Alternatives")
+    headers = ALT_HEADERS + ["Served (x stated demand)"] if served else ALT_HEADERS
+    formats += [NUMBER_FORMAT] if served else []
+    last = header_table(ws, tables, 1, headers, rows, formats, "Alternatives")
     finish_sheet(ws, freeze="A2")
     return last
 

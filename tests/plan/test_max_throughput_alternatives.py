@@ -91,3 +91,16 @@ def test_rank_under_max_throughput() -> None:
     assert ranked[1].lost_because == "costs $200 more over the horizon (objective: max throughput, then min cost)"
     assert ranked[2].lost_because == "chosen" and ranked[2].cost_delta_usd == 0.0
     assert rank(items[1:2], 800.0, {})[0].lost_because == "costs $200 more over the horizon (objective: min cost)"
+
+
+def test_card8_workbook_lists_each_alternatives_served_fraction(catalog: Catalog) -> None:
+    """The Alternatives sheet of a max_throughput plan ends with the served fraction of each alternative."""
+    from planner.report.workbook import build_workbook
+
+    result = plan(catalog, load_scenario(CARD8, catalog))
+    ws = build_workbook(result)["Alternatives"]
+    header = [c.value for c in ws[1]]
+    assert header[-1] == "Served (x stated demand)"
+    served = {row[1]: row[-1] for row in ws.iter_rows(min_row=2, values_only=True)}
+    assert served["a100_sxm_80gb"] == pytest.approx(0.44175, rel=1e-4)
+    assert served["dc1"] == pytest.approx(result.served_scale, rel=1e-6)
