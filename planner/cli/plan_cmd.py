@@ -334,7 +334,7 @@ def plan(
         bool, typer.Option("--no-alternatives", help="Skip the per-GPU/per-site re-solves.")
     ] = False,
 ) -> None:
-    """Cheapest plan meeting every SLO: GPU types, counts, TP×PP, quantization, sites. Exit 3 if infeasible."""
+    """Cheapest plan meeting every SLO (objective max_throughput: the most traffic within the budget): GPU types, counts, TP×PP, quantization, sites. Exit 3 if infeasible."""
     from planner.cli.catalog_cmd import _catalog
     from planner.plan import plan as run_plan
     from planner.scenario import load_scenario
