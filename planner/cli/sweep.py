@@ -34,15 +34,24 @@ def _money(value: float | None) -> str:
     return "" if value is None else f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
+def _served(row: SweepRow) -> str:
+    """``4.50 (1.28×)``: requests/s served and the fraction of the stated demand (max_throughput rows)."""
+    if row.served_requests_per_s is None or row.served_scale is None:
+        return ""
+    return f"{row.served_requests_per_s:,.2f} ({row.served_scale:.3g}×)"
+
+
 def _print_table(result: SweepResult) -> None:
     from rich.table import Table
 
     from planner.readout.sweep import format_value
 
     t = Table(title=f"{result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}")
+    served = any(r.served_scale is not None for r in result.rows)  # max_throughput: how much is the answer
     columns = [
         *result.paths,
         "status",
+        *(["served req/s"] if served else []),
         "total $",
         "capex $",
         "opex $/month",
@@ -59,6 +68,7 @@ def _print_table(result: SweepResult) -> None:
         t.add_row(
             *(format_value(r.values[p]) for p in result.paths),
             r.status + (f" (gap {r.gap:.1%})" if r.gap else ""),
+            *([_served(r)] if served else []),
             _money(r.total_cost_usd),
             _money(r.capex_usd),
             _money(r.opex_usd_per_month),

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 TIMING_FIELDS = ("solve_seconds", "total_seconds")
+"""Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
 def format_value(value: Any) -> str:
@@ -18,7 +19,6 @@ def format_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "+".join(format_value(v) for v in value)
     return str(value)
-"""Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,10 @@ class SweepRow:
     """Infeasible: the cause in the user's words; error: the exception's one-line message."""
     solve_seconds: float = 0.0
     total_seconds: float = 0.0
+    served_scale: float | None = None
+    """max_throughput: the common served fraction of the stated demand (the plan's answer); None for min cost."""
+    served_requests_per_s: float | None = None
+    """max_throughput: the requests/s the plan serves, all workloads (served_scale × the stated demand)."""
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object (choices as records)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.report.files import atomic_write
-from planner.report.formatting import INT_FORMAT, PERCENT_FORMAT, USD_FORMAT, USD_WHOLE_FORMAT
+from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT, USD_WHOLE_FORMAT
 from planner.report.xlsx import Tables, finish_sheet, header_table, letter, set_cell, write_note
 
 if TYPE_CHECKING:
@@ -70,6 +70,14 @@ def _row(r: SweepRow, paths: list[str]) -> list[Any]:
         r.error or "",
         round(r.solve_seconds, 3),
     ]
+
+
+SERVED_HEADERS = ("served (req/s)", "served (x stated demand)")
+"""Columns added after the others when the sweep's plans are max_throughput ones (their answer)."""
+
+
+def _served(r: SweepRow) -> list[Any]:
+    return [r.served_requests_per_s, r.served_scale]
 
 
 @dataclass(frozen=True)
@@ -138,9 +146,12 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     ws["A1"] = f"Sweep of {result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}"
     ws["A1"].font = Font(bold=True, size=14)
     paths = list(result.paths)
-    headers = [ROW_HEADERS[0], *paths, *ROW_HEADERS[1:]]
+    served = any(r.served_scale is not None for r in result.rows)
+    headers = [ROW_HEADERS[0], *paths, *ROW_HEADERS[1:], *(SERVED_HEADERS if served else ())]
     formats = [ROW_FORMATS[0], *([None] * len(paths)), *ROW_FORMATS[1:], *([None] * 5)]
-    last = header_table(ws, tables, 3, headers, [_row(r, paths) for r in result.rows], formats, "sweep_rows")
+    formats += [NUMBER_FORMAT, NUMBER_FORMAT] if served else []
+    body = [_row(r, paths) + (_served(r) if served else []) for r in result.rows]
+    last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")
     row = write_note(
         ws,
         last + 2,
