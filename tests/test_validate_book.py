@@ -79,3 +79,17 @@ def test_rtx_pro_6000_decode_reproduces_the_logging_off_box(catalog: Catalog) ->
     assert float(step.total_s) * 1e3 == pytest.approx(12.1, rel=0.02)
     # The 2K prefill of the same box (96 ms measured, compute-bound) stays within 10 %.
     assert float(perf.prefill_step(terms, prompt_tokens=2048.0).total_s) * 1e3 == pytest.approx(96.0, rel=0.1)
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "shared" / "reference" / "measurements"
+
+
+@pytest.mark.skipif(not (SHIPPED / "book_rtxpro6000_qwen3_8b.csv").is_file(), reason="shared measurements not present")
+def test_shipped_book_file_gives_the_logging_off_step(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped CSV's B = 1 notes carry the 12.1 ms logging-off step; every decode round is skipped."""
+    monkeypatch.delenv(v.MEASUREMENTS_ENV, raising=False)
+    cases, skipped = v.build_cases(catalog, SHIPPED)
+    book = [c for c in cases if c.source == "book_rtxpro6000_qwen3_8b"]
+    assert sorted((c.metric, c.measured) for c in book) == [("tpot_itl", 12.1), ("ttft_or_prefill", 96.0)]
+    rounds = [s for s in skipped if s.source == "book_rtxpro6000_qwen3_8b" and "decode round" in s.label]
+    assert len(rounds) == 5 and all(s.reason == BOOK_LOGGING_REASON for s in rounds)
