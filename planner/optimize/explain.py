@@ -112,13 +112,16 @@ def _servable(rows: pd.DataFrame) -> bool:
 
 def _explained_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows whose TPOT and TTFT floors explain a workload: the co-located ones where they were evaluated (a
-    prefill pool has no TPOT, a decode pool no TTFT), else the decode pools (``disaggregation: on``)."""
+    prefill pool has no TPOT, a decode pool no TTFT), else the decode pools (``disaggregation: on``) — unless
+    there are none (no configuration could run, so no pool was built): then the co-located rows, whose
+    reasons say why ("TP16 leaves the 8-GPU NVLink domain of h100_sxm ...", not "no candidates")."""
     if "role" not in rows.columns:
         return rows
     colocated = rows[rows["role"] == "colocated"]
     if (colocated["max_batch"] >= 1).any():
         return colocated
-    return rows[rows["role"] == "decode"]
+    decode = rows[rows["role"] == "decode"]
+    return colocated if decode.empty else decode
 
 
 def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
