@@ -131,6 +131,15 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
 
 
+def _cannot_run_relaxation(rows: pd.DataFrame) -> str:
+    """The relaxation of a workload none of whose configurations fits or runs: more memory per replica when
+    memory is a reason, else another layout (the reasons are then a TP group leaving the NVLink domain or a TP
+    that does not split the attention heads, which larger TP does not cure)."""
+    if rows["reason"].astype(str).str.startswith("does not fit").any():
+        return "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory"
+    return "allow a TP/PP degree or GPU that the reason above permits"
+
+
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
@@ -150,7 +159,7 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
                         f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: "
                         f"{closest_miss(rows, w.slo)}"
                     ),
-                    relaxation="allow larger TP/PP degrees, a 4-bit format or GPUs with more memory",
+                    relaxation=_cannot_run_relaxation(rows),
                 )
             )
             continue
