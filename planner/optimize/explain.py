@@ -292,6 +292,9 @@ def explain_capacity(
     GPUs, power, budget: the families of role ``resource``)."""
     ctx = build_context(catalog, scenario, table)
     causes = explain_supply(ctx)
+    over_budget = _budget_cause(catalog, scenario, table, solver) if not causes else None
+    if over_budget is not None:
+        causes = [over_budget]
     ctx.elastic = True
     sol = solve_context(ctx, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
     if sol.status == "infeasible":
@@ -307,8 +310,10 @@ def explain_capacity(
     limit_text = (
         "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
     )
+    if over_budget is not None:  # the budget stopped the next unit of supply, whatever rows read tight
+        limit_text = _budget_text(scenario)
     out: list[Explanation] = list(causes)
-    explained = {c.workload for c in causes}  # their shortfall per period restates the cause
+    explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
@@ -325,3 +330,39 @@ def explain_capacity(
             )
         )
     return out
+
+
+def _budget_text(scenario: Scenario) -> str:
+    """The scenario's budget lines: 'budget.total_usd $200,000'."""
+    budget = scenario.budget.model_dump() if scenario.budget is not None else {}
+    return ", ".join(f"budget.{key} ${value:,.0f}" for key, value in budget.items() if value is not None)
+
+
+def _budget_cause(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName
+) -> Explanation | None:
+    """The budget as the cause of a min-cost scenario's infeasibility: the same scenario without it has a
+    plan (its cost, and for a total budget the total that admits it). None when there is no budget or
+    dropping it does not help. Which row reads tight in the elastic re-solve says little here: a budget
+    short of one more unit of supply leaves slack in its own row and the rented units' rows at zero slack."""
+    if scenario.budget is None or scenario.objective != "min_cost":
+        return None
+    free = build_context(catalog, scenario.model_copy(update={"budget": None}), table)
+    sol = solve_context(free, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
+    if sol.status not in ("optimal", "feasible"):
+        return None
+    cheapest = "the cheapest plan" if sol.status == "optimal" else "a plan"
+    only_total = scenario.budget.capex_usd is None and scenario.budget.opex_usd_per_month is None
+    return Explanation(
+        workload=None,
+        requirement="budget",
+        message=(
+            f"no plan serves the stated demand within the budget ({_budget_text(scenario)}); without it "
+            f"{cheapest} costs ${sol.cost_usd:,.0f} over the horizon"
+        ),
+        relaxation=(
+            f"raise budget.total_usd to {math.ceil(sol.cost_usd - 1e-6):,}"
+            if only_total and sol.status == "optimal"
+            else "raise the budget or lower the demand"
+        ),
+    )
