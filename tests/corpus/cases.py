@@ -302,7 +302,7 @@ STRUCTURE_CASES = [
     ),
     Case(
         "horizon-not-multiple",
-        ("multiple of period_months", "use period_months 1, 2, 3, 4, 6 or 12"),
+        ("multiple of period_months", "use period_months 1, 2, 3, 4, 6, 12"),
         mutate=put("period_months", 5),
     ),
     Case("horizon-121", ("horizon_months", "must be in [1, 120]"), mutate=put("horizon_months", 121)),
