@@ -17,6 +17,7 @@ from typing import Any
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator
+from planner.head_split import head_split_problems, valid_tps
 from planner.performance.terms import with_efficiency
 
 MAX_KEPT = 50_000
@@ -42,9 +43,15 @@ def catalog_terms(
         hit = _KEPT.get(key)
     if hit is not None:
         return hit
+    model = catalog.models[model_id]
+    split = head_split_problems(model.q_heads, model.kv_heads, tp, model.mla is not None)
     try:
+        if split:  # the attention heads cannot be sharded TP ways (planner predict refuses it too)
+            raise perf.UnsupportedDeployment(
+                "; ".join(split) + f" (TP degrees that do: {valid_tps(model.q_heads, model.kv_heads, model.mla is not None)})"
+            )
         hit = perf.deployment_terms(
-            catalog, model=catalog.models[model_id], gpu=gpu, weight_format=catalog.formats[quantization],
+            catalog, model=model, gpu=gpu, weight_format=catalog.formats[quantization],
             kv_format=catalog.formats[kv_dtype], tp=tp, pp=pp, engine=engine, ep=ep,
         ), ""
     except perf.UnsupportedDeployment as exc:

@@ -37,7 +37,7 @@ from planner.optimize.solver import SolverName
 from planner.plan import plan
 from planner.readout.comparison import Comparison
 from planner.readout.result import PlanResult
-from planner.scenario import Scenario, merged_sites
+from planner.scenario import Scenario, Workload, demand_per_period, merged_sites
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
 PREFERENCE = ("rent_only", "buy_only", "hybrid")
@@ -266,8 +266,9 @@ def _flip(
     }
 
 
-def _peak_requests_per_s(rate: float | list[float]) -> float:
-    return max(rate) if isinstance(rate, list) else rate
+def _peak_requests_per_s(scenario: Scenario, w: Workload) -> float:
+    """The workload's peak over the horizon as planned (a list's largest value, or the growing rate's)."""
+    return max(demand_per_period(w, periods=scenario.periods, period_months=scenario.period_months))
 
 
 def _now(recommendation: str | None) -> str:
@@ -282,7 +283,7 @@ def flip_sentence(scenario: Scenario, parameter: str, factor: float, below: str,
     below_w, above_w = CHOICE.get(below, below), CHOICE.get(above, above)
     if parameter == "demand_scale":
         rates = ", ".join(
-            f"{w.name} {factor * _peak_requests_per_s(w.requests_per_s):.3g} req/s"
+            f"{w.name} {factor * _peak_requests_per_s(scenario, w):.3g} req/s"
             for w in scenario.workloads
         )
         return (

@@ -278,11 +278,12 @@ class Scenario(Strict):
         names = [w.name for w in self.workloads]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"duplicate workload names: {dupes}")
+            raise ValueError(f"duplicate workload names: {dupes} — give each workload its own name")
         if self.horizon_months % self.period_months:
-            raise ValueError("horizon_months must be a multiple of period_months")
+            fits = ", ".join(str(d) for d in range(1, self.horizon_months + 1) if self.horizon_months % d == 0)
+            raise ValueError(f"horizon_months must be a multiple of period_months — use period_months {fits}")
         if self.objective == "max_throughput" and self.budget is None:
-            raise ValueError("objective max_throughput needs a budget")
+            raise ValueError("objective max_throughput needs a budget — add budget: {opex_usd_per_month: ...} (or capex_usd, total_usd), or use objective: min_cost")
         return self
 
     @property

@@ -85,8 +85,10 @@ def check_optimizations(
     for target in models:
         target_b = catalog.models[target].params_published_b
         if draft_b >= target_b:
+            vocab = catalog.models[target].vocab_size  # a suggestion must also share the target's tokenizer
             smaller = sorted(
-                (m.params_published_b, m.id) for m in catalog.models.values() if m.params_published_b < target_b
+                (m.params_published_b, m.id) for m in catalog.models.values()
+                if m.params_published_b < target_b and m.vocab_size == vocab
             )
             hint = f" — e.g. {smaller[-1][1]}" if smaller else ""
             raise ScenarioError(

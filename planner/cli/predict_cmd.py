@@ -24,6 +24,7 @@ from planner.cli.common import (
     text,
 )
 from planner.errors import InfeasiblePlan
+from planner.head_split import head_split_problems, valid_tps
 
 KEYS = (
     "params",
@@ -42,30 +43,13 @@ KEYS = (
 )
 
 
-def head_split_problems(q_heads: int, kv_heads: int, tp: int, mla: bool) -> list[str]:
-    """Why TP cannot shard the attention heads: TP must divide the query heads, and either divide the KV
-    heads or be a multiple of them (each KV head then replicated TP / kv_heads times); MLA has one latent."""
-    problems = []
-    if q_heads % tp:
-        problems.append(f"--tp {tp} does not divide the {q_heads} attention heads")
-    if not mla and kv_heads % tp and tp % kv_heads:
-        problems.append(f"--tp {tp} neither divides nor is a multiple of the {kv_heads} KV heads")
-    return problems
-
-
-def _valid_tps(q_heads: int, kv_heads: int, mla: bool) -> str:
-    return ", ".join(
-        str(t) for t in (1, 2, 4, 8, 16, 32, 64) if not head_split_problems(q_heads, kv_heads, t, mla)
-    )
-
-
 def run_problems(result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int) -> list[str]:
     """The reasons a predicted configuration cannot run (empty when it can)."""
     record = catalog.models[model]
     mla = getattr(record, "mla", None) is not None
-    problems = head_split_problems(record.q_heads, record.kv_heads, tp, mla)
+    problems = head_split_problems(record.q_heads, record.kv_heads, tp, mla, label="--tp ")
     if problems:
-        problems[-1] += f" (valid TP degrees: {_valid_tps(record.q_heads, record.kv_heads, mla)})"
+        problems[-1] += f" (valid TP degrees: {valid_tps(record.q_heads, record.kv_heads, mla)})"
     if not result["fits"]:
         problems.append(
             f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU, more than the GPU holds "

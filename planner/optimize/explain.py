@@ -112,13 +112,16 @@ def _servable(rows: pd.DataFrame) -> bool:
 
 def _explained_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Rows whose TPOT and TTFT floors explain a workload: the co-located ones where they were evaluated (a
-    prefill pool has no TPOT, a decode pool no TTFT), else the decode pools (``disaggregation: on``)."""
+    prefill pool has no TPOT, a decode pool no TTFT), else the decode pools (``disaggregation: on``) — unless
+    there are none (no configuration could run, so no pool was built): then the co-located rows, whose
+    reasons say why ("TP16 leaves the 8-GPU NVLink domain of h100_sxm ...", not "no candidates")."""
     if "role" not in rows.columns:
         return rows
     colocated = rows[rows["role"] == "colocated"]
     if (colocated["max_batch"] >= 1).any():
         return colocated
-    return rows[rows["role"] == "decode"]
+    decode = rows[rows["role"] == "decode"]
+    return colocated if decode.empty else decode
 
 
 def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
@@ -126,6 +129,15 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
     if "sync_ratio" not in rows:
         return rows.iloc[0:0]
     return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
+
+
+def _cannot_run_relaxation(rows: pd.DataFrame) -> str:
+    """The relaxation of a workload none of whose configurations fits or runs: more memory per replica when
+    memory is a reason, else another layout (the reasons are then a TP group leaving the NVLink domain or a TP
+    that does not split the attention heads, which larger TP does not cure)."""
+    if rows["reason"].astype(str).str.startswith("does not fit").any():
+        return "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory"
+    return "allow a TP/PP degree or GPU that the reason above permits"
 
 
 def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
@@ -147,7 +159,7 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
                         f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: "
                         f"{closest_miss(rows, w.slo)}"
                     ),
-                    relaxation="allow larger TP/PP degrees, a 4-bit format or GPUs with more memory",
+                    relaxation=_cannot_run_relaxation(rows),
                 )
             )
             continue
@@ -280,6 +292,9 @@ def explain_capacity(
     GPUs, power, budget: the families of role ``resource``)."""
     ctx = build_context(catalog, scenario, table)
     causes = explain_supply(ctx)
+    over_budget = _budget_cause(catalog, scenario, table, solver) if not causes else None
+    if over_budget is not None:
+        causes = [over_budget]
     ctx.elastic = True
     sol = solve_context(ctx, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
     if sol.status == "infeasible":
@@ -295,8 +310,10 @@ def explain_capacity(
     limit_text = (
         "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
     )
+    if over_budget is not None:  # the budget stopped the next unit of supply, whatever rows read tight
+        limit_text = _budget_text(scenario)
     out: list[Explanation] = list(causes)
-    explained = {c.workload for c in causes}  # their shortfall per period restates the cause
+    explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
@@ -313,3 +330,39 @@ def explain_capacity(
             )
         )
     return out
+
+
+def _budget_text(scenario: Scenario) -> str:
+    """The scenario's budget lines: 'budget.total_usd $200,000'."""
+    budget = scenario.budget.model_dump() if scenario.budget is not None else {}
+    return ", ".join(f"budget.{key} ${value:,.0f}" for key, value in budget.items() if value is not None)
+
+
+def _budget_cause(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, solver: SolverName
+) -> Explanation | None:
+    """The budget as the cause of a min-cost scenario's infeasibility: the same scenario without it has a
+    plan (its cost, and for a total budget the total that admits it). None when there is no budget or
+    dropping it does not help. Which row reads tight in the elastic re-solve says little here: a budget
+    short of one more unit of supply leaves slack in its own row and the rented units' rows at zero slack."""
+    if scenario.budget is None or scenario.objective != "min_cost":
+        return None
+    free = build_context(catalog, scenario.model_copy(update={"budget": None}), table)
+    sol = solve_context(free, solver=solver, max_nodes=EXPLAIN_MAX_NODES)
+    if sol.status not in ("optimal", "feasible"):
+        return None
+    cheapest = "the cheapest plan" if sol.status == "optimal" else "a plan"
+    only_total = scenario.budget.capex_usd is None and scenario.budget.opex_usd_per_month is None
+    return Explanation(
+        workload=None,
+        requirement="budget",
+        message=(
+            f"no plan serves the stated demand within the budget ({_budget_text(scenario)}); without it "
+            f"{cheapest} costs ${sol.cost_usd:,.0f} over the horizon"
+        ),
+        relaxation=(
+            f"raise budget.total_usd to {math.ceil(sol.cost_usd - 1e-6):,}"
+            if only_total and sol.status == "optimal"
+            else "raise the budget or lower the demand"
+        ),
+    )

@@ -62,7 +62,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
         w = workloads[str(c["workload"])]
         at_peak = reps[peak_t[w.name]]
         replicas = at_peak if at_peak else max(reps.values())
-        served = {t: float(flow[(k, t)]) for t in ctx.periods}
+        served = {t: max(float(flow[(k, t)]), 0.0) for t in ctx.periods}  # the solver's -1e-13 is 0
         out.append(
             Deployment(
                 workload=w.name,

@@ -55,6 +55,20 @@ def _headroom(value: float, slo: float) -> str:
     return "—" if not slo else f"{1 - value / slo:.0%}"
 
 
+def _who(d: dict[str, Any]) -> str:
+    """The workload, with the role of a prefill or decode pool as the terminal writes it: 'chat (prefill)'."""
+    role = d.get("role", "colocated")
+    return d["workload"] if role == "colocated" else f"{d['workload']} ({role})"
+
+
+def _slo_cells(d: dict[str, Any], key: str, slo_key: str, applies: bool) -> list[Any]:
+    """Observed, target and headroom of one latency; '—' for a figure the pool does not have (a prefill
+    pool's TPOT, a decode pool's TTFT)."""
+    if not applies:
+        return ["—", d[slo_key], "—"]
+    return [d[key], d[slo_key], _headroom(d[key], d[slo_key])]
+
+
 def _charts(result: PlanResult) -> str:
     if result.ledger is None:
         return ""
@@ -99,7 +113,7 @@ def build_html(result: PlanResult) -> str:
         summary.append(["Binding limit", use.binding_limit])
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
-        [d["workload"], d["model"], d["quantization"], d["kv_dtype"], d["gpu"], d["site"], d["placement"],
+        [_who(d), d["model"], d["quantization"], d["kv_dtype"], d["gpu"], d["site"], d["placement"],
          f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""), d["replicas"], d["gpus"], d["batch"], d["procurement"],
          " ".join(str(r) for r in d["replicas_per_period"]), d["cost_usd_per_month"]]
         for d in data["deployments"]
@@ -113,8 +127,8 @@ def build_html(result: PlanResult) -> str:
         ),
     ]  # fmt: skip
     slos = [
-        [d["workload"], d["gpu"], d["site"], d["ttft_ms"], d["ttft_slo_ms"], _headroom(d["ttft_ms"], d["ttft_slo_ms"]),
-         d["tpot_ms"], d["tpot_slo_ms"], _headroom(d["tpot_ms"], d["tpot_slo_ms"]), d["memory_per_gpu_gb"],
+        [_who(d), d["gpu"], d["site"], *_slo_cells(d, "ttft_ms", "ttft_slo_ms", d.get("role") != "decode"),
+         *_slo_cells(d, "tpot_ms", "tpot_slo_ms", d.get("role") != "prefill"), d["memory_per_gpu_gb"],
          d["limited_by"]]
         for d in data["deployments"]
     ]  # fmt: skip

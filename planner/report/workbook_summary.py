@@ -64,6 +64,7 @@ def recommendation_text(result: PlanResult) -> str:
         most = max(d.replicas_per_period, default=d.replicas)
         steady = len({r for r in d.replicas_per_period if r}) <= 1
         count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
+        count += f", {d.role} pool" if d.role != "colocated" else ""
         served.setdefault(d.workload, []).append(
             f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site} ({d.placement}, {count})"
         )

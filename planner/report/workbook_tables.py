@@ -219,22 +219,23 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
     rows: list[list[Any]] = []
     for k, d in enumerate(result.deployments):
         r = k + 2
+        ttft, tpot = d.role != "decode", d.role != "prefill"  # a pool has one of the two latencies
         rows.append(
             [
-                d.workload,
+                d.workload if d.role == "colocated" else f"{d.workload} ({d.role})",
                 d.model,
                 d.gpu,
                 d.site,
                 d.placement,
                 d.memory_per_gpu_gb,
                 d.batch,
-                d.ttft_ms,
+                d.ttft_ms if ttft else None,
                 d.ttft_slo_ms,
-                Formula(f"=1-H{r}/I{r}"),
-                d.tpot_ms,
+                Formula(f"=1-H{r}/I{r}") if ttft else None,
+                d.tpot_ms if tpot else None,
                 d.tpot_slo_ms,
-                Formula(f"=1-K{r}/L{r}"),
-                d.decode_step_ms,
+                Formula(f"=1-K{r}/L{r}") if tpot else None,
+                d.decode_step_ms if tpot else None,
                 d.limited_by,
                 d.sync_ratio,
             ]

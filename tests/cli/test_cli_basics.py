@@ -126,7 +126,7 @@ def test_predict_that_does_not_fit_exits_3_and_force_shows_the_numbers() -> None
 
 
 def test_head_split_rule() -> None:
-    from planner.cli.predict_cmd import head_split_problems
+    from planner.head_split import head_split_problems
 
     assert head_split_problems(64, 8, 8, mla=False) == []
     assert head_split_problems(64, 8, 16, mla=False) == []  # KV heads replicated twice

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from planner.catalog import load_catalog
 from planner.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,3 +73,12 @@ def test_readme_command_runs_as_documented(
         tolerance = 0.5 * 10**-digits / (100 if percent else 1)
         values = _numbers(json.loads(res.stdout))
         assert any(abs(v - wanted) <= tolerance + 1e-12 for v in values), (line, values)
+
+
+def test_the_tour_counts_the_catalog() -> None:
+    """"21 accelerators, 21 models, 7 numeric formats" in the ten-line tour: the catalog's record counts (it
+    said 21 accelerators after gb200_nvl72 made them 22)."""
+    catalog = load_catalog()
+    said = re.search(r"(\d+) accelerators, (\d+) models, (\d+) numeric formats", README)
+    assert said is not None
+    assert [int(n) for n in said.groups()] == [len(catalog.accelerators), len(catalog.models), len(catalog.formats)]

@@ -297,10 +297,14 @@ STRUCTURE_CASES = [
     Case("workload-name-upper", (f"{W}.name", "did you mean chat_a"), mutate=put(f"{W}.name", "Chat-A")),
     Case(
         "duplicate-workloads",
-        ("duplicate workload names",),
+        ("duplicate workload names", "give each workload its own name"),
         mutate=put("workloads", [BASE["workloads"][0]] * 2),
     ),
-    Case("horizon-not-multiple", ("multiple of period_months",), mutate=put("period_months", 5)),
+    Case(
+        "horizon-not-multiple",
+        ("multiple of period_months", "use period_months 1, 2, 3, 4, 6, 12"),
+        mutate=put("period_months", 5),
+    ),
     Case("horizon-121", ("horizon_months", "must be in [1, 120]"), mutate=put("horizon_months", 121)),
     Case(
         "objective-typo",
@@ -309,7 +313,7 @@ STRUCTURE_CASES = [
     ),
     Case(
         "max-throughput-no-budget",
-        ("needs a budget",),
+        ("needs a budget", "add budget: {opex_usd_per_month: ...}", "objective: min_cost"),
         mutate=both(put("objective", "max_throughput"), drop("budget")),
     ),
     Case(

@@ -277,3 +277,14 @@ def test_rent_providers_restrict_the_quotes(catalog: Catalog, scenario) -> None:
     bad = parse_scenario({**scenario.model_dump(mode="json"), "rent_providers": ["awss"]})
     with pytest.raises(ScenarioError, match="rent_providers\\[0\\]: unknown provider 'awss' — did you mean aws"):
         validate_against_catalog(bad, catalog, "s.yaml")
+
+
+def test_demand_flip_sentence_quotes_the_peak_with_growth(catalog: Catalog) -> None:
+    """examples/buy_vs_rent grows 20 req/s by 3 %/month over 12 quarters, so its peak is 20·1.03^33 = 53.05
+    req/s (the last period's demand); a flip at 0.5× the stated level is 26.5 req/s at peak (the sentence
+    said 10 req/s: 0.5 × the month-0 rate)."""
+    from planner.compare import flip_sentence
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples/buy_vs_rent/scenario.yaml", catalog)
+    sentence = flip_sentence(scenario, "demand_scale", 0.5, "rent_only", "hybrid", "now")
+    assert f"chat {0.5 * 20 * 1.03 ** 33:.3g} req/s at peak" in sentence

@@ -262,6 +262,17 @@ def test_bad_optimization_fields_exit_2(tmp_path: Path, field: str, value: dict[
     assert message in err and str(path) in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("draft", ["llama_3_1_405b", "llama_3_1_70b", "llama_2_70b"])
+def test_refused_draft_suggests_a_draft_that_is_accepted(catalog: Catalog, draft: str) -> None:
+    """The "e.g. X" of a refused draft (too large, or another tokenizer) is itself a valid draft of the target
+    (it once suggested llama_2_70b for llama_3_1_70b: smaller, but vocab 32,000 vs 128,256, so refused)."""
+    with pytest.raises(ScenarioError) as refused:
+        _rag(catalog, speculative={"draft_model": draft, "acceptance_frac": 0.7})
+    suggested = str(refused.value).rsplit("e.g. ", 1)[1].strip()
+    assert suggested in catalog.models
+    _rag(catalog, speculative={"draft_model": suggested, "acceptance_frac": 0.7})
+
+
 def test_scenario_error_names_the_field(catalog: Catalog) -> None:
     with pytest.raises(ScenarioError, match=r"workloads\[0\]\.speculative\.draft_model"):
         _rag(catalog, speculative={"draft_model": "qwen3_32b", "acceptance_frac": 0.5})

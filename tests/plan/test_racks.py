@@ -140,6 +140,18 @@ def test_alternatives_say_why_a_node_cannot_hold_the_model(catalog: Catalog) -> 
     assert "TP16 leaves the 8-GPU NVLink domain of h100_sxm" in why
 
 
+def test_an_infeasible_plan_names_why_no_configuration_can_run(catalog: Catalog) -> None:
+    """H100 only at TP16: every configuration leaves the NVLink domain, so no candidate (and no PD pool) is
+    built; the explanation quotes the candidates' reason instead of "no candidates"."""
+    scenario = _example(catalog, hardware={"gpus": ["h100_sxm"], "tp": [16]})
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert result.status == "infeasible"
+    (why,) = result.infeasibility
+    assert "no candidates" not in why.message
+    assert "TP16 leaves the 8-GPU NVLink domain of h100_sxm" in why.message
+    assert "larger TP" not in why.relaxation  # a larger TP leaves the domain further
+
+
 def test_pools_carry_the_sync_ratio_of_their_own_step(catalog: Catalog) -> None:
     """A prefill pool replica is measured on its prefill step, a decode pool replica on its decode step
     (planner/performance/sync.py): TP16 in the rack exposes 0.26 of a prefill step — kept under 0.30 —

@@ -72,3 +72,21 @@ def test_html_summary_shows_the_budget_lines_and_the_binding_limit() -> None:
     assert f"<td>Budget capex_usd: spent of limit</td><td>{spent}</td>" in page
     assert "<td>Binding limit</td><td>capex_usd</td>" in page
     assert "Binding limit" not in build_html(plain)
+
+
+def test_html_names_the_role_of_prefill_and_decode_pools() -> None:
+    """A prefill and a decode pool of one workload, GPU and site are two rows that read alike unless the role
+    is shown (examples/buy_vs_rent: two 'chat h200_sxm dc1 2x1, 1 replica' rows); the terminal writes
+    'chat (prefill)', and a figure a pool does not have (a prefill pool's TPOT, a decode pool's TTFT) is '—',
+    not 0.00 ms with 100% headroom."""
+    import dataclasses
+
+    first = syn.DEPLOYMENTS[0]
+    pools = [
+        dataclasses.replace(first, role="prefill", tpot_ms=0.0, decode_step_ms=0.0),
+        dataclasses.replace(first, role="decode", ttft_ms=0.0),
+    ]
+    page = build_html(syn.plan_result(deployments=pools))
+    assert page.count(f"<td>{first.workload} (prefill)</td>") == 2  # Deployments and SLOs
+    assert page.count(f"<td>{first.workload} (decode)</td>") == 2
+    assert "<td>100%</td>" not in page

@@ -85,3 +85,17 @@ def test_horizons_are_counted_in_words(catalog: Catalog) -> None:
     assert (months_text(1), months_text(36)) == ("1 month", "36 months")
     one = plan(catalog, load_scenario("examples/pd_card8/scenario.yaml", catalog), with_alternatives=False)
     assert " over 1 month: capex " in recommendation_text(one)
+
+
+def test_recommendation_names_prefill_and_decode_pools() -> None:
+    """Two pools of one workload, GPU and site read alike without the role, and the recommendation listed them
+    once (examples/buy_vs_rent: 'h200_sxm at dc1 (datacenter, 1 replica)' for a prefill and a decode pool)."""
+    import dataclasses
+
+    from planner.report.workbook_summary import recommendation_text
+
+    first = syn.DEPLOYMENTS[0]
+    pools = [dataclasses.replace(first, role="prefill"), dataclasses.replace(first, role="decode")]
+    text = recommendation_text(syn.plan_result(deployments=pools))
+    assert "prefill pool" in text and "decode pool" in text
+    assert "pool" not in recommendation_text(syn.plan_result())  # co-located deployments read as before

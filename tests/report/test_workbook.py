@@ -485,3 +485,23 @@ def test_rendered_page_is_not_blank(written: Path, tmp_path: Path) -> None:
     pixels = mpimg.imread(page)
     dark = (pixels[..., :3].mean(axis=-1) < 0.9).mean()
     assert dark > 0.002, f"page 1 looks blank ({dark:.4%} non-white pixels)"
+
+
+def test_slo_sheet_names_pool_roles_and_leaves_missing_latencies_blank(tmp_path: Path) -> None:
+    """SLOs sheet of a prefill and a decode pool: the workload reads 'w (prefill)' as on the terminal, and
+    the latency a pool does not have (a prefill pool's TPOT, a decode pool's TTFT) is blank with no margin
+    (it read 0 ms with a 100 % margin)."""
+    import dataclasses
+
+    first = syn.DEPLOYMENTS[0]
+    pools = [
+        dataclasses.replace(first, role="prefill", tpot_ms=0.0, decode_step_ms=0.0),
+        dataclasses.replace(first, role="decode", ttft_ms=0.0),
+    ]
+    path = tmp_path / "plan.xlsx"
+    wbmod.write_plan_outputs(syn.plan_result(deployments=pools), None, workbook=path, plots_dir=None)
+    slo = load_workbook(path)["SLOs"]
+    assert _column(slo, "Workload", 2) == [f"{first.workload} (prefill)", f"{first.workload} (decode)"]
+    assert _column(slo, "TPOT (ms)", 2)[0] is None and _column(slo, "TPOT margin (%)", 2)[0] is None
+    assert _column(slo, "TTFT (ms)", 2)[1] is None and _column(slo, "TTFT margin (%)", 2)[1] is None
+    assert _column(slo, "TTFT margin (%)", 2)[0] == "=1-H2/I2" and _column(slo, "TPOT margin (%)", 2)[1] == "=1-K3/L3"

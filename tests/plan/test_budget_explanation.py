@@ -1,0 +1,39 @@
+"""A min-cost scenario whose budget is below the cheapest plan is explained by its budget: examples/
+chat_70b_cloud costs $245,722 at the least; with `budget: {total_usd: 200000}` the explanation said
+"binding: gpu_supply b200/us_east/0 ... or relax gpu_supply b200/us_east/0" (a rented GPU line is no
+limit: the budget stopped the second GPU)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from planner.catalog import Catalog
+from planner.plan import plan
+from planner.scenario import Budget, load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAT = ROOT / "examples" / "chat_70b_cloud" / "scenario.yaml"
+CHEAPEST_USD = 245_721.6  # tests/golden/examples.json
+
+
+@pytest.mark.parametrize("budget", [Budget(total_usd=200_000), Budget(opex_usd_per_month=6_000)])
+def test_a_budget_below_the_cheapest_plan_is_named_with_the_cost_it_needs(catalog: Catalog, budget: Budget) -> None:
+    scenario = load_scenario(CHAT, catalog).model_copy(update={"budget": budget})
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert result.status == "infeasible"
+    first = result.infeasibility[0]
+    assert first.requirement == "budget"
+    assert "$245,722" in first.message
+    assert all("gpu_supply" not in (e.relaxation or "") + e.message for e in result.infeasibility)
+
+
+def test_the_suggested_total_budget_makes_the_plan_feasible(catalog: Catalog) -> None:
+    scenario = load_scenario(CHAT, catalog).model_copy(update={"budget": Budget(total_usd=200_000)})
+    (first, *_) = plan(catalog, scenario, with_alternatives=False).infeasibility
+    assert first.relaxation == f"raise budget.total_usd to {math.ceil(CHEAPEST_USD):,}"
+    raised = scenario.model_copy(update={"budget": Budget(total_usd=math.ceil(CHEAPEST_USD))})
+    result = plan(catalog, raised, with_alternatives=False)
+    assert result.status == "optimal" and result.total_cost_usd == pytest.approx(CHEAPEST_USD, rel=1e-9)
