@@ -79,6 +79,15 @@ class CandidateRows:
         return self.add(self.config[row], self.site[row], self.placement[row], self.usd_per_hour[row],
                         self.reason[row], role)
 
+    def copy_rows(self, rows: list[int], roles: list[str]) -> None:
+        """Append a copy of each of ``rows`` with its role in ``roles`` (:meth:`copy_row`, in order)."""
+        self.config += [self.config[r] for r in rows]
+        self.site += [self.site[r] for r in rows]
+        self.placement += [self.placement[r] for r in rows]
+        self.usd_per_hour += [self.usd_per_hour[r] for r in rows]
+        self.reason += [self.reason[r] for r in rows]
+        self.role += roles
+
     def start_evaluation(self, pool_rows: bool) -> None:
         """Allocate the evaluated columns at their values before evaluation (every row is added by now)."""
         n = len(self)

@@ -87,6 +87,9 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], table: CandidateRows) 
     """
     keep: list[Pending] = []
     pd_rows: list[Pending] = []
+    copied: list[int] = []  # the pending row each pool row copies, and its role
+    roles: list[str] = []
+    n = len(table)
     for row, cfg, site in pending:
         mode = cfg.workload.disaggregation
         if mode == "on":
@@ -96,7 +99,10 @@ def add_pd_rows(catalog: Catalog, pending: list[Pending], table: CandidateRows) 
         if mode == "off" or not _pd_possible(catalog, cfg, site):
             continue
         for role in PD_ROLES:
-            pd_rows.append((table.copy_row(row, role), cfg, site))
+            pd_rows.append((n + len(copied), cfg, site))
+            copied.append(row)
+            roles.append(role)
+    table.copy_rows(copied, roles)
     return keep, pd_rows
 
 
