@@ -221,11 +221,11 @@ def kept_fractions(pending: Sequence[tuple[Any, Any, Any]], sync: np.ndarray, de
 
 
 def picks_of(
-    pending: Sequence[tuple[dict[str, Any], Any, Any]], feasible: np.ndarray, kept: Kept, where: np.ndarray
+    cands: np.ndarray, feasible: np.ndarray, kept: Kept, where: np.ndarray
 ) -> list[tuple[int, int, int]]:
-    """(candidate id, distinct row, load fraction) of every kept point of the feasible rows, row by row."""
+    """(candidate id, distinct row, load fraction) of every kept point of the feasible rows (candidate ids
+    ``cands``), row by row."""
     rows, js = np.nonzero(feasible[:, None] & kept.mask)
-    cands = np.array([row["cand"] for row, _, _ in pending], dtype=np.int64)
     return list(zip(cands[rows].tolist(), where[rows].tolist(), js.tolist(), strict=True))
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from planner import performance as perf
+from planner.candidate_columns import CandidateRows
 from planner.candidate_optimizations import config_variants, stack_optimizations
 from planner.candidate_rows import (
     colocated_curves,
@@ -44,6 +45,7 @@ from planner.candidate_rows import (
 from planner.candidate_terms import TermsMemo
 from planner.candidates_pd import (
     LOAD_FRACTIONS,
+    Pending,
     add_pd_rows,
     pd_operating_points,
 )
@@ -216,83 +218,54 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     ev = _evaluate(scenario, runnable) if runnable else {}
     index_of = {id(c): i for i, c in enumerate(runnable)}
 
-    cand_rows: list[dict[str, Any]] = []
-    pending: list[tuple[dict[str, Any], _Config, Site]] = []
+    table = CandidateRows(configs)
+    pending: list[Pending] = []
     usable_cache: dict[tuple[str, str], str] = {}
     quote_cache: dict[tuple[str, str], float] = {}
     sites_of = {w.name: workload_sites(w, sites) for w in scenario.workloads}
-    for cfg in configs:
+    # the rows' own columns (planner/candidate_columns.py), one entry per (configuration, site)
+    config_col: list[int] = []
+    site_col: list[str] = []
+    placement_col: list[str] = []
+    usd_col: list[float] = []
+    reason_col: list[str] = []
+    for c_index, cfg in enumerate(configs):
         w = cfg.workload
-        base: dict[str, Any] = {  # the configuration's row; the site's fields (None here) are set per site
-            "cand": None,
-            "workload": w.name,
-            "role": "colocated",
-            "engine": w.engine,
-            "model": cfg.model,
-            "quantization": cfg.quantization,
-            "kv_dtype": cfg.kv_dtype,
-            "gpu": cfg.gpu.id,
-            "tp": cfg.tp,
-            "pp": cfg.pp,
-            "ep": cfg.ep,
-            "site": None,
-            "placement": None,
-            "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac,
-            "share_frac": cfg.share_frac,
-            "quality_tier": cfg.quality_tier,
-            "weights_per_gpu_gb": np.nan,
-            "max_batch": 0,
-            "prefill_ms": np.nan,
-            "network_ms": np.nan,
-            "tpot_floor_ms": np.nan,
-            "best_batch": 0,
-            "best_capacity_requests_per_s": 0.0,
-            "sync_ratio": np.nan,
-            "usd_per_hour": None,
-            "feasible": False,
-            "reason": None,
-            "prefix_cache": cfg.prefix_cache,
-            "speculative": cfg.speculative,
-            "prefix_cache_why": (cfg.why or {}).get("prefix_cache", ""),
-            "speculative_why": (cfg.why or {}).get("speculative", ""),
-            "chunk_tokens": float(cfg.terms.chunk_tokens * (1 - cfg.terms.prefill_first)) if cfg.terms else np.nan,
-        }
+        gpus_of_row = cfg.tp * cfg.ep * cfg.pp * cfg.share_frac
         for site in sites_of[w.name]:
             key = (site.id, cfg.gpu.id)
             if key not in usable_cache:
                 usable_cache[key] = gpus_at_site(catalog, scenario, site, [cfg.gpu])[cfg.gpu.id]
                 quote = rent_quote(catalog, cfg.gpu, site, "on_demand", scenario.rent_providers) if site.kind == "cloud" else None
                 quote_cache[key] = quote.usd_per_gpu_hour if quote else np.nan
-            row = base.copy()
-            row["cand"] = len(cand_rows)
-            row["site"] = site.id
-            row["placement"] = "edge" if site.kind == "edge" else "cloud"
-            row["usd_per_hour"] = quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac
-            row["reason"] = cfg.reason or usable_cache[key]
-            cand_rows.append(row)
-            if row["reason"]:
-                continue
-            if site.kind == "edge" and row["gpus"] > site.devices.get(cfg.gpu.id, 0):
-                row["reason"] = (
-                    f"needs {row['gpus']} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
-                )
-                continue
-            if row["gpus"] > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
-                row["reason"] = f"{layout_name(cfg.tp, cfg.pp, cfg.ep)} spans nodes but {site.id} has no scale-out fabric"
-                continue
-            pending.append((row, cfg, site))
-    pending, pd_pending = add_pd_rows(catalog, pending, cand_rows)
-    point_rows = [_operating_points(pending, scenario, ev, index_of)] if pending else []
+            reason = cfg.reason or usable_cache[key]
+            if not reason:
+                if site.kind == "edge" and gpus_of_row > site.devices.get(cfg.gpu.id, 0):
+                    reason = f"needs {gpus_of_row} {cfg.gpu.id} but {site.id} has {site.devices.get(cfg.gpu.id, 0)}"
+                elif gpus_of_row > cfg.gpu.gpus_per_node and not site.has_scale_out_fabric:
+                    reason = f"{layout_name(cfg.tp, cfg.pp, cfg.ep)} spans nodes but {site.id} has no scale-out fabric"
+                else:
+                    pending.append((len(config_col), cfg, site))
+            config_col.append(c_index)
+            site_col.append(site.id)
+            placement_col.append("edge" if site.kind == "edge" else "cloud")
+            usd_col.append(quote_cache[key] * cfg.tp * cfg.ep * cfg.pp * cfg.share_frac)
+            reason_col.append(reason)
+    table.extend(config_col, site_col, placement_col, usd_col, reason_col)
+    pending, pd_pending = add_pd_rows(catalog, pending, table)
+    table.start_evaluation(pool_rows=bool(pd_pending))
+    point_rows = [_operating_points(pending, scenario, ev, index_of, table)] if pending else []
     for role in ("prefill", "decode"):
-        pool = [p for p in pd_pending if p[0]["role"] == role]
+        pool = [p for p in pd_pending if table.role[p[0]] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = network_column(pool, network_s)
             point_rows.append(pd_operating_points(
-                catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net
+                catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net,
+                table=table, role=role,
             ))
 
-    candidates = pd.DataFrame(cand_rows)
+    candidates = table.frame()
     points = points_frame(point_rows)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
 
@@ -315,7 +288,7 @@ def slo_percentiles(workload: Workload) -> SloPercentiles:
     return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
 
 
-def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key: str) -> Any:
+def _percentile_column(pending: list[Pending], key: str) -> Any:
     """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
     values = [getattr(cfg.workload.slo, key) for _, cfg, _ in pending]  # key: a field of SloPercentiles
     if all(v is None for v in values):
@@ -324,10 +297,11 @@ def _percentile_column(pending: list[tuple[dict[str, Any], _Config, Site]], key:
 
 
 def _operating_points(
-    pending: list[tuple[dict[str, Any], _Config, Site]],
+    pending: list[Pending],
     scenario: Scenario,
     ev: dict[str, Any],
     index_of: dict[int, int],
+    table: CandidateRows,
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
@@ -347,7 +321,7 @@ def _operating_points(
         max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
         workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
     )
-    # the rows' numbers as Python lists (the same values as float(x) · 1e3 etc. row by row), then one pass over the rows
+    # the rows' numbers (the same values as float(x) · 1e3 etc. row by row), set column by column below
     weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
     prefill_ms = (ev["prefill_s"][idx] * 1e3).tolist()
     network_ms = (net[:, 0] * 1e3).tolist()
@@ -356,35 +330,36 @@ def _operating_points(
     kept, limits = kept_fractions(pending, c.sync_ratio[where], scenario.max_sync_ratio)
     best_batch = c.batch[where, kept.last].tolist()
     best_capacity = c.loads_requests_per_s[where, kept.last].tolist()
-    feasible = np.zeros(len(pending), dtype=bool)
-    for r, (row, cfg, _site) in enumerate(pending):
-        w = cfg.workload
-        row["weights_per_gpu_gb"] = weights_gb[r]
-        row["max_batch"] = int(fit[r])
-        row["prefill_ms"] = prefill_ms[r]
-        row["network_ms"] = network_ms[r]
-        if fit[r] < 1:
-            row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
-            continue
-        row["tpot_floor_ms"] = tpot_floor_ms[r]
-        if not serves[r]:
-            if row["tpot_floor_ms"] > w.slo.tpot_ms:
-                row["reason"] = f"TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
-            else:
-                row["reason"] = (
-                    f"TTFT floor {float(c.lone_ttft_s[where[r], 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
-                    f" above the SLO {w.slo.ttft_ms:g} ms"
-                )
-            continue
-        row["sync_ratio"] = kept.sync_ratio[r]
-        if not kept.any[r]:
-            row["reason"] = perf.sync_limit_reason(row["sync_ratio"], float(limits[r]))
-            continue
-        row["best_batch"] = int(best_batch[r])
-        row["best_capacity_requests_per_s"] = best_capacity[r]
-        row["feasible"] = feasible[r] = True
+    # the rows' fields, column by column (the same values a row-by-row fill gives)
+    rows = np.array([row for row, _, _ in pending], dtype=np.int64)
+    col = table.columns
+    fits = fit >= 1
+    col["weights_per_gpu_gb"][rows] = weights_gb
+    col["max_batch"][rows] = fit
+    col["prefill_ms"][rows] = prefill_ms
+    col["network_ms"][rows] = network_ms
+    col["tpot_floor_ms"][rows[fits]] = np.asarray(tpot_floor_ms)[fits]
+    for r in np.flatnonzero(~fits).tolist():
+        table.reason[rows[r]] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+    for r in np.flatnonzero(fits & ~np.asarray(serves, dtype=bool)).tolist():
+        w = pending[r][1].workload
+        if tpot_floor_ms[r] > w.slo.tpot_ms:
+            table.reason[rows[r]] = f"TPOT floor {tpot_floor_ms[r]:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
+        else:
+            table.reason[rows[r]] = (
+                f"TTFT floor {float(c.lone_ttft_s[where[r], 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
+                f" above the SLO {w.slo.ttft_ms:g} ms"
+            )
+    sized = fits & np.asarray(serves, dtype=bool)
+    col["sync_ratio"][rows[sized]] = np.asarray(kept.sync_ratio, dtype=float)[sized]
+    for r in np.flatnonzero(sized & ~kept.any).tolist():
+        table.reason[rows[r]] = perf.sync_limit_reason(kept.sync_ratio[r], float(limits[r]))
+    feasible = sized & kept.any
+    col["best_batch"][rows[feasible]] = np.asarray(best_batch)[feasible]
+    col["best_capacity_requests_per_s"][rows[feasible]] = np.asarray(best_capacity, dtype=float)[feasible]
+    col["feasible"][rows[feasible]] = True
     return point_columns(
-        picks_of(pending, feasible, kept, where), batch=c.batch, tpot_ms=c.tpot_s * 1e3,
+        picks_of(rows, feasible, kept, where), batch=c.batch, tpot_ms=c.tpot_s * 1e3,
         decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
         capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
         sync_ratio=c.sync_ratio,

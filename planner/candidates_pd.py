@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from planner import performance as perf
+from planner.candidate_columns import CandidateRows
 from planner.candidate_rows import (
     ZERO_LOAD_REQUESTS_PER_S,
     distinct_rows,
@@ -58,8 +59,8 @@ LOAD_FRACTIONS = (0.125, 0.25, 0.5, 1.0)
 """Operating points per candidate (every role, planner.candidates too): these fractions of its capacity at the
 SLO (× max_utilization_frac)."""
 
-Pending = tuple[dict[str, Any], Any, Site]
-"""(candidate row, its planner.candidates._Config, site)."""
+Pending = tuple[int, Any, Site]
+"""(candidate id = its row in planner.candidate_columns.CandidateRows, its planner.candidates._Config, site)."""
 
 
 def kv_link(catalog: Catalog, gpu: Accelerator, tp: int) -> tuple[float, float]:
@@ -75,29 +76,33 @@ def _pd_possible(catalog: Catalog, cfg: Any, site: Site) -> bool:
     return plain and cfg.pp == 1 and cfg.gpu.scale_out is not None and bool(site.has_scale_out_fabric)
 
 
-def add_pd_rows(catalog: Catalog, pending: list[Pending], cand_rows: list[dict[str, Any]]) -> tuple[
+def add_pd_rows(catalog: Catalog, pending: list[Pending], table: CandidateRows) -> tuple[
     list[Pending], list[Pending]
 ]:
-    """Append prefill and decode rows for the pending co-located rows of PD workloads (module docstring).
+    """Append prefill and decode rows to ``table`` for the pending co-located rows of PD workloads (module
+    docstring).
 
     Returns (co-located rows still to evaluate, PD rows to evaluate); ``disaggregation: on`` takes the
     co-located rows out with their reason.
     """
     keep: list[Pending] = []
     pd_rows: list[Pending] = []
+    copied: list[int] = []  # the pending row each pool row copies, and its role
+    roles: list[str] = []
+    n = len(table)
     for row, cfg, site in pending:
         mode = cfg.workload.disaggregation
         if mode == "on":
-            row["reason"] = "disaggregation: on (only separate prefill and decode pools serve this workload)"
+            table.reason[row] = "disaggregation: on (only separate prefill and decode pools serve this workload)"
         else:
             keep.append((row, cfg, site))
         if mode == "off" or not _pd_possible(catalog, cfg, site):
             continue
         for role in PD_ROLES:
-            new = row.copy()
-            new["cand"], new["role"] = len(cand_rows), role
-            cand_rows.append(new)
-            pd_rows.append((new, cfg, site))
+            pd_rows.append((n + len(copied), cfg, site))
+            copied.append(row)
+            roles.append(role)
+    table.copy_rows(copied, roles)
     return keep, pd_rows
 
 
@@ -144,11 +149,13 @@ def pd_operating_points(
     terms: perf.DeploymentTerms,
     fit_batch: Any,
     net_s: Any,
+    table: CandidateRows,
+    role: str,
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of PD rows of ONE role (the caller groups them); fills
     the rows like planner.candidates._operating_points. Each distinct row (:func:`_pool_key`) is solved once,
     and its capacity and points only where one sequence fits (planner/candidate_rows.py)."""
-    prefill = pending[0][0]["role"] == "prefill"
+    prefill = role == "prefill"
     first, where = distinct_rows(
         [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
     )
@@ -223,38 +230,41 @@ def pd_operating_points(
     serves = (cap[:, 0] > 0).tolist()
     kept, limits = kept_fractions(pending, sync[where], scenario.max_sync_ratio)
     best_batch, best_capacity = batch[where, kept.last].tolist(), capacity[where, kept.last].tolist()
-    feasible = np.zeros(len(pending), dtype=bool)
-    for r, (row, cfg, _site) in enumerate(pending):
-        w, k = cfg.workload, where[r]
-        row["weights_per_gpu_gb"] = weights_gb[k]
-        row["max_batch"] = fits[k]
-        row["kv_bytes_per_request"] = kv_bytes[k]
-        row["kv_link_gb_per_s"] = link[k]
-        row["prefill_ms"] = prefill_ms[k] if prefill_ms is not None else 0.0
-        row["network_ms"] = network_ms[k] if network_ms is not None else 0.0
-        row["tpot_floor_ms"] = tpot_floor_ms[k] if tpot_floor_ms is not None else 0.0
-        if fits[k] < 1:
-            row["reason"] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
-            continue
-        if not serves[k]:
-            row["reason"] = (
-                f"prefill pool: TTFT floor {float(lone.ttft_s[k, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
-                f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
-                if prefill
-                else f"decode pool: TPOT floor {row['tpot_floor_ms']:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
-            )
-            continue
-        row["sync_ratio"] = kept.sync_ratio[r]
-        if not kept.any[r]:
-            row["reason"] = perf.sync_limit_reason(
-                row["sync_ratio"], float(limits[r]), step="prefill" if prefill else "decode"
-            )
-            continue
-        row["best_batch"] = int(best_batch[r])
-        row["best_capacity_requests_per_s"] = best_capacity[r]
-        row["feasible"] = feasible[r] = True
+    # the rows' fields, column by column (the same values a row-by-row fill gives)
+    cands = np.array([row for row, _, _ in pending], dtype=np.int64)
+    col = table.columns
+    zero = [0.0] * n
+    col["weights_per_gpu_gb"][cands] = np.asarray(weights_gb)[where]
+    col["max_batch"][cands] = np.asarray(fits, dtype=np.int64)[where]
+    col["kv_bytes_per_request"][cands] = np.asarray(kv_bytes)[where]
+    col["kv_link_gb_per_s"][cands] = np.asarray(link)[where]
+    col["prefill_ms"][cands] = np.asarray(prefill_ms if prefill_ms is not None else zero)[where]
+    col["network_ms"][cands] = np.asarray(network_ms if network_ms is not None else zero)[where]
+    floor_ms = np.asarray(tpot_floor_ms if tpot_floor_ms is not None else zero)[where]
+    col["tpot_floor_ms"][cands] = floor_ms
+    fit_rows = (fit >= 1)[where]
+    serve_rows = fit_rows & np.asarray(serves, dtype=bool)[where]
+    for r in np.flatnonzero(~fit_rows).tolist():
+        table.reason[cands[r]] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+    for r in np.flatnonzero(fit_rows & ~serve_rows).tolist():
+        w, k = pending[r][1].workload, where[r]
+        table.reason[cands[r]] = (
+            f"prefill pool: TTFT floor {float(lone.ttft_s[k, 0]) * 1e3:.0f} ms (prefill + KV handoff + RTT"
+            f" + upload) above the SLO {w.slo.ttft_ms:g} ms"
+            if prefill
+            else f"decode pool: TPOT floor {floor_ms[r]:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
+        )
+    col["sync_ratio"][cands[serve_rows]] = np.asarray(kept.sync_ratio, dtype=float)[serve_rows]
+    for r in np.flatnonzero(serve_rows & ~kept.any).tolist():
+        table.reason[cands[r]] = perf.sync_limit_reason(
+            kept.sync_ratio[r], float(limits[r]), step="prefill" if prefill else "decode"
+        )
+    feasible = serve_rows & kept.any
+    col["best_batch"][cands[feasible]] = np.asarray(best_batch)[feasible]
+    col["best_capacity_requests_per_s"][cands[feasible]] = np.asarray(best_capacity, dtype=float)[feasible]
+    col["feasible"][cands[feasible]] = True
     return point_columns(
-        picks_of(pending, feasible, kept, where), batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
+        picks_of(cands, feasible, kept, where), batch=batch, tpot_ms=0.0 if prefill else at_tpot * 1e3, decode_step_ms=bare * 1e3,
         ttft_ms=at_ttft * 1e3 if prefill else 0.0, capacity_requests_per_s=capacity,
         memory_per_gpu_gb=memory / BYTES_PER_GB, sync_ratio=sync,
     )

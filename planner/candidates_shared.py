@@ -1,7 +1,10 @@
 """GPU sharing in the candidate table: TP1·PP1 configurations on a share of one GPU (planner.performance.sharing).
 
 Only plain whole-GPU configurations (no expert parallelism, no prefix-cache or speculative variant) are
-offered on a share; the scenario's stated efficiencies (``hardware.efficiency``) apply to the slice too."""
+offered on a share; the scenario's stated efficiencies (``hardware.efficiency``) apply to the slice too.
+One slice record is made per GPU and share and used by all its deployments: ``deployment_terms`` keeps its
+per-GPU figures (efficiencies, links) by record identity (planner/performance/model_figures.py), so they are
+evaluated once per slice instead of once per deployment — the same numbers."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any, TypeVar
 
 from planner import performance as perf
 from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator
 from planner.performance.sharing import shared_accelerator, shared_terms
 from planner.performance.terms import with_efficiency
 from planner.scenario import Scenario
@@ -23,6 +27,7 @@ def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> li
     those keep their candidate ids."""
     out: list[C] = []
     done: dict[tuple[Any, ...], Any] = {}  # one slice evaluation per deployment, shared by workloads
+    slices: dict[tuple[str, float], Accelerator] = {}  # one slice record per GPU and share (module docstring)
     for frac in scenario.hardware.gpu_share_fracs:
         for c in configs:
             cfg: Any = c
@@ -30,19 +35,22 @@ def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> li
                 continue
             key = (frac, cfg.model, cfg.gpu.id, cfg.quantization, cfg.kv_dtype, cfg.workload.engine)
             if key not in done:
-                done[key] = _slice_terms(catalog, scenario, cfg, frac)
+                if (cfg.gpu.id, frac) not in slices:
+                    slices[cfg.gpu.id, frac] = shared_accelerator(cfg.gpu, frac)
+                done[key] = _slice_terms(catalog, scenario, cfg, frac, slices[cfg.gpu.id, frac])
             if done[key] is not None:
                 out.append(dataclasses.replace(cfg, terms=done[key], share_frac=frac))
     return out
 
 
-def _slice_terms(catalog: Catalog, scenario: Scenario, cfg: Any, frac: float) -> Any:
-    """The terms of ``cfg``'s deployment on a ``frac`` share of its GPU (None if it cannot run there)."""
+def _slice_terms(catalog: Catalog, scenario: Scenario, cfg: Any, frac: float, gpu_slice: Accelerator) -> Any:
+    """The terms of ``cfg``'s deployment on a ``frac`` share of its GPU, ``gpu_slice`` (None if it cannot run
+    there)."""
     try:
         whole_slice = perf.deployment_terms(
             catalog,
             model=catalog.models[cfg.model],
-            gpu=shared_accelerator(cfg.gpu, frac),
+            gpu=gpu_slice,
             weight_format=catalog.formats[cfg.quantization],
             kv_format=catalog.formats[cfg.kv_dtype],
             tp=1,

@@ -28,6 +28,7 @@ Every function is plain arithmetic over numpy arrays (one row per deployment).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
@@ -43,7 +44,14 @@ from planner.performance.step_memo import kept_round_step, zero_load_round_s
 from planner.performance.tail import at_percentiles, step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
-BISECTION_ITERATIONS = 40
+CAPACITY_REL_TOL = 1e-7
+"""Precision of a capacity bisection (:func:`largest_ok_load`): the returned load is the low end of a bracket
+at most this share of the bracket's top (the decode-bound ceiling) wide, so it lies at most
+CAPACITY_REL_TOL·top below the exact largest ok load and never above it (conservative). Far below the
+model's ~10 % accuracy; a plan's replica count ceil(demand / capacity) moves only where demand / capacity is
+within that share of an integer."""
+BISECTION_ITERATIONS = math.ceil(-math.log2(CAPACITY_REL_TOL))
+"""Halvings of the bracket: the fewest with 2^−N ≤ :data:`CAPACITY_REL_TOL` (24)."""
 MULTISECTION_BITS: tuple[tuple[float, int], ...] = ((256, 4), (4096, 2), (float("inf"), 1))
 """Bits of the bracket resolved per round of :func:`largest_ok_load`, by array size."""
 _DECIDING: ContextVar[bool] = ContextVar("deciding", default=False)
@@ -288,7 +296,8 @@ def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | N
     """Bisection for the largest λ in (0, ``hi``] with ``ok(λ)`` (monotone: true below, false above); 0 where
     no positive load is ok. Element-wise on arrays.
 
-    :data:`BISECTION_ITERATIONS` halvings: one plain halving, then b at a time: each round asks ``ok`` at the
+    :data:`BISECTION_ITERATIONS` halvings (the answer at most :data:`CAPACITY_REL_TOL`·``hi`` below the exact
+    largest ok load, never above it): one plain halving, then b at a time: each round asks ``ok`` at the
     2^b − 1 inner points of the bracket at once (a new leading axis) and keeps the sub-interval after the
     last leading true — the same dyadic grid as plain bisection in about b× fewer rounds. b = 4 for small
     arrays (a call costs about the same for 1 and 15 points), 1 for tables where each point is real work.

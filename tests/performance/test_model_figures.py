@@ -220,8 +220,10 @@ def test_terms_left_out_of_tables_without_pp_ep_or_tp_rows_change_no_row(catalog
 
 
 def test_plain_halvings_return_the_last_load_found_ok_without_asking_again() -> None:
-    from planner.performance.load import BISECTION_ITERATIONS, largest_ok_load
+    from planner.performance.load import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
 
+    # the stated precision: the fewest halvings that narrow the bracket to CAPACITY_REL_TOL of its top
+    assert 2.0**-BISECTION_ITERATIONS <= CAPACITY_REL_TOL < 2.0 ** -(BISECTION_ITERATIONS - 1)
     hi = np.array([[10.0], [10.0], [3.0], [1e-3]])
     limit = np.array([[7.3], [0.0], [3.0], [2e-16]])  # inside, none, the top itself, below the grid's first step
     asked: list[np.ndarray] = []
@@ -231,9 +233,10 @@ def test_plain_halvings_return_the_last_load_found_ok_without_asking_again() -> 
         return np.asarray(lam <= limit)
 
     got = largest_ok_load(ok, hi, schedule_size=10_000)  # a large table: one bit a round
-    assert len(asked) == BISECTION_ITERATIONS  # no 41st question
+    assert len(asked) == BISECTION_ITERATIONS  # one question per halving, none again at the end
     step = hi / 2.0**BISECTION_ITERATIONS
     assert got[0, 0] <= 7.3 < got[0, 0] + step[0, 0] and got[1, 0] == 0.0 and got[3, 0] == 0.0
+    assert 7.3 - got[0, 0] <= CAPACITY_REL_TOL * hi[0, 0]  # never above the limit, at most tol·top below
     assert got[2, 0] == 3.0 - step[2, 0]  # the grid's last point below the top
     # each positive answer is a load ok was asked about (the same bits) and found ok
     for r in (0, 2):

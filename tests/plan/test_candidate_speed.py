@@ -14,7 +14,7 @@ from planner import candidate_rows, candidates_pd
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.performance import optimizations, step_memo
-from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.load import BISECTION_ITERATIONS, capacity_at_slo, serve_at_load
 from planner.performance.steps import MixedStep
 from planner.scenario import Scenario, parse_scenario
 
@@ -98,7 +98,8 @@ def test_the_zero_load_round_is_evaluated_once_per_table(catalog: Catalog, monke
     monkeypatch.setattr(step_memo, "KEPT", 0)  # nothing kept: every load evaluates its own
     monkeypatch.setattr(step_memo._LOCAL, "kept", [], raising=False)
     assert np.array_equal(capacity_at_slo(terms, slo_ttft_s=1.5, slo_tpot_s=0.04, **args), kept)
-    assert len(zero_rounds) - 1 >= 10  # one per load of the bisection (multisection rounds + the last check)
+    # one per load of the bisection: a halving, then rounds of at most 4 bits (multisection), and the last check
+    assert len(zero_rounds) - 1 >= 2 + (BISECTION_ITERATIONS - 1 + 3) // 4
     again = serve_at_load(terms, requests_per_s=kept * 0.5, **args)
     for name in ("ttft_s", "tpot_s", "running_batch"):
         assert np.array_equal(getattr(at, name), getattr(again, name), equal_nan=True)
