@@ -31,13 +31,14 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.compare_breakeven import reserved_breakeven
+from planner.demand import demand_per_period
 from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
 from planner.readout.comparison import Comparison
 from planner.readout.result import PlanResult
-from planner.scenario import Scenario, Workload, demand_per_period, merged_sites
+from planner.scenario import Scenario, Workload, merged_sites
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
 PREFERENCE = ("rent_only", "buy_only", "hybrid")

@@ -292,18 +292,6 @@ class Scenario(Strict):
         return self.horizon_months // self.period_months
 
 
-def demand_per_period(workload: Workload, *, periods: int, period_months: int) -> list[float]:
-    """Peak requests/s of ``workload`` in each period (a list as given, or a number with compound growth).
-
-    A list shorter than the horizon holds its last value; a longer one is an error (checked at load).
-    """
-    if isinstance(workload.requests_per_s, list):
-        values = list(workload.requests_per_s)
-        return (values + [values[-1]] * periods)[:periods]
-    growth = 1.0 + workload.growth_frac_per_month
-    return [workload.requests_per_s * growth ** (t * period_months) for t in range(periods)]
-
-
 def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
     """Catalog sites with the scenario's additions and overrides applied."""
     sites = dict(catalog.sites)

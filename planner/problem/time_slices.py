@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from planner.demand import demand_per_period
 from planner.ledgers.economics import discount_factor
-from planner.scenario import Scenario, demand_per_period
+from planner.scenario import Scenario
 
 
 def demand_vectors(scenario: Scenario) -> list[tuple[float, ...]]:

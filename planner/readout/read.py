@@ -6,6 +6,7 @@ deployments read their USD figures from it.
 
 from __future__ import annotations
 
+from planner.demand import mean_to_peak_per_period
 from planner.ledgers.economics import bought_unit_cash_flow_usd, discount_factor
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
@@ -108,12 +109,19 @@ def schedule(ctx: BuildContext, sol: Solution) -> list[ScheduleEntry]:
 
 
 def served_output_tokens(ctx: BuildContext, entries: list[ScheduleEntry]) -> float:
-    """Output tokens served over the horizon: Σ_periods Σ_w served req/s (daily mean) × G_w × seconds."""
-    seconds = S_PER_MONTH * ctx.scenario.period_months
+    """Output tokens served over the horizon: Σ_periods Σ_w served req/s (daily mean, at the period's peak
+    month) × the period's mean-to-peak month ratio (planner.demand.mean_to_peak_per_period: a growing
+    demand's earlier months ask less) × G_w × seconds."""
+    scenario = ctx.scenario
+    seconds = S_PER_MONTH * scenario.period_months
+    mean_frac = {
+        w.name: mean_to_peak_per_period(w, periods=scenario.periods, period_months=scenario.period_months)
+        for w in scenario.workloads
+    }
     return sum(
-        entry.served_requests_per_s[w.name] * w.output_tokens * seconds
+        entry.served_requests_per_s[w.name] * mean_frac[w.name][entry.period] * w.output_tokens * seconds
         for entry in entries
-        for w in ctx.scenario.workloads
+        for w in scenario.workloads
     )
 
 

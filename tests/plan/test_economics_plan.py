@@ -280,11 +280,26 @@ def test_rent_providers_restrict_the_quotes(catalog: Catalog, scenario) -> None:
 
 
 def test_demand_flip_sentence_quotes_the_peak_with_growth(catalog: Catalog) -> None:
-    """examples/buy_vs_rent grows 20 req/s by 3 %/month over 12 quarters, so its peak is 20·1.03^33 = 53.05
-    req/s (the last period's demand); a flip at 0.5× the stated level is 26.5 req/s at peak (the sentence
-    said 10 req/s: 0.5 × the month-0 rate)."""
+    """examples/buy_vs_rent grows 20 req/s by 3 %/month over 12 quarters, so its peak is 20·1.03^35 = 56.28
+    req/s (the last period's peak month, month 35); a flip at 0.5× the stated level is 28.1 req/s at peak (the
+    sentence said 10 req/s: 0.5 × the month-0 rate)."""
     from planner.compare import flip_sentence
 
     scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples/buy_vs_rent/scenario.yaml", catalog)
     sentence = flip_sentence(scenario, "demand_scale", 0.5, "rent_only", "hybrid", "now")
-    assert f"chat {0.5 * 20 * 1.03 ** 33:.3g} req/s at peak" in sentence
+    assert f"chat {0.5 * 20 * 1.03 ** 35:.3g} req/s at peak" in sentence
+
+
+def test_growth_is_served_at_each_periods_peak_and_counted_at_its_mean(catalog: Catalog) -> None:
+    """examples/buy_vs_rent (20 req/s, 3 %/month, quarters): each quarter serves its last, largest month
+    (the first quarter 20·1.03², the last 20·1.03^35 — planning for the first month left months 2-3 of every
+    quarter 3 % and 6 % short), and the output tokens served are every month's own: Σ_m 20·1.03^m · 300
+    tokens · 30 days."""
+    from planner.units import HOURS_PER_MONTH
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples/buy_vs_rent/scenario.yaml", catalog)
+    data = plan(catalog, scenario, with_alternatives=False).to_json()
+    served = [entry["served_requests_per_s"]["chat"] for entry in data["schedule"]]
+    assert served == pytest.approx([20 * 1.03 ** (3 * q + 2) for q in range(12)], rel=1e-6)
+    tokens = sum(20 * 1.03**m for m in range(36)) * 300 * HOURS_PER_MONTH * 3600
+    assert data["output_tokens_served"] == pytest.approx(tokens, rel=1e-9)

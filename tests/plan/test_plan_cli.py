@@ -13,9 +13,10 @@ from planner.audit import audit_plan
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.cli.main import app
+from planner.demand import demand_per_period
 from planner.errors import AuditError
 from planner.plan import plan
-from planner.scenario import demand_per_period, load_scenario, parse_scenario
+from planner.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
