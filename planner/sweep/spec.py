@@ -56,13 +56,17 @@ class Variant:
 
 
 def _scalar(text: str) -> Any:
-    """A number when ``text`` is one (``8``, ``0.5``, ``1e-3``), else the YAML scalar (``true``, ``h100_sxm``)."""
+    """A number when ``text`` is one (``8``, ``0.5``, ``1e-3``), else the YAML scalar (``true``, ``h100_sxm``);
+    only ``true``/``false`` are booleans (YAML 1.1's on/off/yes/no stay words: ``disaggregation=off`` is the
+    mode 'off', and the row shows it as written)."""
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
     value = yaml.safe_load(text) if text.strip() else ""
+    if isinstance(value, bool) and text.strip().lower() not in ("true", "false"):
+        return text.strip()
     return value if isinstance(value, str | int | float | bool) or value is None else text
 
 

@@ -19,7 +19,7 @@ from planner.sweep import LocalEngine, parse_axis, plan_sweep, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 CARD8 = ROOT / "examples" / "pd_card8" / "scenario.yaml"
-VARY = 'workloads.design_case.disaggregation="off",auto'
+VARY = "workloads.design_case.disaggregation=off,auto"
 
 
 def test_rows_carry_the_served_traffic_of_their_plan(catalog: Catalog) -> None:

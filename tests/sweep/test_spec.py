@@ -22,6 +22,10 @@ def test_values_are_read_as_yaml_and_plus_makes_a_list() -> None:
     assert parse_value("h100_sxm") == "h100_sxm"
     assert parse_value("h100_sxm+h200_sxm") == ["h100_sxm", "h200_sxm"]
     assert parse_value("+2") == 2  # a signed number, not a list
+    assert parse_value("true") is True and parse_value("False") is False
+    # YAML 1.1 reads off/on/yes/no as booleans; a sweep value keeps the word (disaggregation=off is the mode)
+    assert parse_value("off") == "off" and parse_value("on") == "on" and parse_value("yes") == "yes"
+    assert parse_axis("workloads.chat.disaggregation=off,auto") == Axis("workloads.chat.disaggregation", ("off", "auto"))
     assert format_value(["h100_sxm", "h200_sxm"]) == "h100_sxm+h200_sxm"
     assert parse_axis("hardware.gpus=h100_sxm+h200_sxm,b200") == Axis(
         "hardware.gpus", (["h100_sxm", "h200_sxm"], "b200")
