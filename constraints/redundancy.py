@@ -87,6 +87,9 @@ from planner.problem.spare import (
     lost_per_served_request,
 )
 
+STAGES: tuple[Role, ...] = ("prefill", "decode")
+"""The two stages a disaggregated request passes through."""
+
 
 def add_redundancy(ctx: BuildContext) -> None:
     """Add the rows of the module docstring for every workload with ``redundancy``."""
@@ -127,7 +130,7 @@ def _matched(
     """z[key] ≤ each stage's capacity (rows (2)); returns z and the stage capacities."""
     z = ctx.var("redundancy_matched", key, low=0)
     stages: dict[Role, Any] = {}
-    for role in ("prefill", "decode"):
+    for role in STAGES:
         stages[role] = _capacity(ctx, pools[role], t)
         ctx.add_row("redundancy", (*key, f"matched_{role}"), z - stages[role] <= 0)
     return z, stages
@@ -166,7 +169,7 @@ def _add_spare_rows(
     for g, pools in groups.items():
         z, stages = _matched(ctx, (w, g, t), pools, t)  # (2)
         matched.append(z)
-        for role in ("prefill", "decode"):
+        for role in STAGES:
             slacks[(g, role)] = stages[role] - z
             for k in pools[role]:
                 charge = _charge(ctx, w, k, domain, t)
@@ -188,7 +191,7 @@ def _add_spare_rows(
         for g, pools in groups.items():
             e = ctx.var("redundancy_stage_lost", (w, g, t), low=0)
             excess.append(e)
-            for role in ("prefill", "decode"):
+            for role in STAGES:
                 stage = pulp.lpSum(r * per_request[k] * flow[(k, t)] for k in pools[role])
                 ctx.add_row("redundancy", (w, "stage_lost", g, role, t), e - stage + slacks[(g, role)] >= 0)
         weighted = pulp.lpSum(r * per_request[k] * flow[(k, t)] for k in colocated)
