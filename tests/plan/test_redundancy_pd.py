@@ -7,18 +7,24 @@ the demand: co-located + Σ_g min(prefill_g, decode_g) ≥ D."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from constraints import redundancy
 from planner.catalog import Catalog
 from planner.optimize.build import build_problem
 from planner.optimize.solver import make_solver, solve_context, solve_status
+from planner.plan import plan
 from planner.problem import spare
 from planner.problem.context import BuildContext, build_context
+from planner.scenario import parse_scenario
 from planner.scenario_base import Redundancy
 from tests.plan.helpers import scenario, table
+
+ROOT = Path(__file__).resolve().parents[2]
 
 POOLS = [  # (role, PD group's weight format, GPU, requests/s per TP8 replica)
     ("colocated", "bf16", "h100_sxm", 0.8),
@@ -208,3 +214,29 @@ def test_rows_accept_exactly_the_surviving_replica_vectors(catalog: Catalog, dom
         assert _feasible(built[True]) == survives == _feasible(built[False]), counts
         accepted += survives
     assert 0 < accepted < 4 * 3 * 3 * 2
+
+
+def test_max_throughput_serves_what_survives_one_replica_down(catalog: Catalog) -> None:
+    """The card-8 inventory (4 × A100 + 4 × H20, max throughput) with one spare replica: the plan serves
+    what is left after the worst single-replica failure — here one H20 decode replica of the 4:4 PD pair,
+    3.37 req/s (4.50 without the rule) — and every single failure leaves at least the served rate."""
+    data = yaml.safe_load((ROOT / "examples/pd_card8/scenario.yaml").read_text())
+    data["workloads"][0]["redundancy"] = {"spare_replicas": 1, "failure_domain": "replica"}
+    result = plan(catalog, parse_scenario(data), with_alternatives=False).to_json()
+    served = result["served_requests_per_s"]["design_case"]
+    deps = result["deployments"]
+    stage = {
+        role: sum(d["capacity_requests_per_s"] for d in deps if d["role"] in (role, "colocated"))
+        for role in ("prefill", "decode")
+    }
+    worst = min(
+        stage[role] - d["capacity_requests_per_s"] / d["replicas"]
+        for d in deps
+        for role in ("prefill", "decode")
+        if d["role"] in (role, "colocated")
+    )
+    assert {(d["role"], d["gpu"], d["replicas"]) for d in deps} == {
+        ("prefill", "a100_sxm_80gb", 4),
+        ("decode", "h20", 4),
+    }
+    assert served == pytest.approx(worst, rel=1e-6) and served == pytest.approx(3.37, abs=0.01)
