@@ -132,7 +132,7 @@ def _matched(
     stages: dict[Role, Any] = {}
     for role in STAGES:
         stages[role] = _capacity(ctx, pools[role], t)
-        ctx.add_row("redundancy", (*key, f"matched_{role}"), z - stages[role] <= 0)
+        ctx.add_row("redundancy", (key[0], f"matched_{role}", *key[1:]), z - stages[role] <= 0)
     return z, stages
 
 
