@@ -7,6 +7,7 @@ the demand: co-located + Σ_g min(prefill_g, decode_g) ≥ D."""
 from __future__ import annotations
 
 import itertools
+import random
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +241,30 @@ def test_max_throughput_serves_what_survives_one_replica_down(catalog: Catalog) 
         ("decode", "h20", 4),
     }
     assert served == pytest.approx(worst, rel=1e-6) and served == pytest.approx(3.37, abs=0.01)
+
+
+def test_random_pd_instances_match_the_oracle(catalog: Catalog) -> None:
+    """20 seeded random instances (a co-located deployment and up to two PD groups with random capacities
+    on H100 / A100 nodes, r = 1 or 2, replica or node domain): the plan survives every failure of r replicas
+    and costs what the cheapest surviving replica vector costs."""
+    rng = random.Random(7)
+    gpus = ["h100_sxm", "a100_sxm_80gb"]
+    for _ in range(20):
+        pools = [("colocated", "bf16", rng.choice(gpus), round(rng.uniform(0.5, 3.0), 2))]
+        pools += [
+            (role, q, rng.choice(gpus), round(rng.uniform(0.5, 6.0), 2))
+            for q in ("bf16", "int4")
+            for role in ("prefill", "decode")
+            if rng.random() < 0.8
+        ]
+        r, domain, demand = (
+            rng.choice([1, 1, 2]),
+            rng.choice(["node", "replica"]),
+            round(rng.uniform(0.5, 5.0), 2),
+        )
+        ctx = _context(catalog, demand, {"spare_replicas": r, "failure_domain": domain}, pools)
+        sol = solve_context(ctx)
+        got = _replicas(ctx, sol)
+        best, counts = _oracle(pools, _replica_usd(ctx, pools), demand, r)
+        assert _survives(pools, got, demand, r), (pools, got)
+        assert sol.costs_usd["rent"] == pytest.approx(best, rel=1e-6), (pools, r, domain, demand, got, counts)
