@@ -7,7 +7,7 @@ which must leave room for the spare replicas).
 from __future__ import annotations
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import serving_cands
+from planner.problem.roles import cands_with_role, pd_groups
 
 
 def lost_per_replica_frac(ctx: BuildContext, cand: int, domain: str) -> float:
@@ -64,16 +64,33 @@ def _least_lost_by_cand(ctx: BuildContext, workload: str, domain: str) -> dict[i
     }
 
 
-def lost_per_served_request(ctx: BuildContext, workload: str, t: int) -> dict[int, float]:
-    """Coefficients of the flow-weighted loss row (constraints/redundancy.py (6)): candidate k → its least
-    loss (:func:`_least_lost_by_cand`) / D[w, t], per req/s of flow, for the candidates whose flows add up to
-    the served demand (co-located and prefill pools: planner.problem.roles.serving_cands). Empty where
-    :func:`least_lost_requests_per_s` is 0."""
+def least_lost_per_request(ctx: BuildContext, workload: str, t: int) -> dict[int, float]:
+    """Candidate k → its least loss (:func:`_least_lost_by_cand`) / D[w, t], per req/s of its flow, for every
+    candidate of the workload (constraints/redundancy.py (7)); empty where :func:`least_lost_requests_per_s`
+    is 0."""
     if least_lost_requests_per_s(ctx, workload, t) <= 0:
         return {}
     w = next(x for x in ctx.scenario.workloads if x.name == workload)
     assert w.redundancy is not None
     demand = ctx.demand[(workload, t)]
-    serving = set(serving_cands(ctx.cands, workload))
+    return {k: c / demand for k, c in _least_lost_by_cand(ctx, workload, w.redundancy.failure_domain).items()}
+
+
+def lost_per_served_request(ctx: BuildContext, workload: str, t: int) -> dict[int, float]:
+    """Coefficients of the flow-weighted loss row (constraints/redundancy.py (6)): candidate k → the least loss
+    one failure charges once k serves, / D[w, t], per req/s of flow, for the candidates whose flows add up to
+    the served demand (co-located and prefill pools: planner.problem.roles.serving_cands). A co-located
+    candidate charges its own least loss (:func:`_least_lost_by_cand`); a prefill pool the least of every
+    prefill and decode pool of its PD group (the group's narrower stage has no slack, and a replica of that
+    stage charges its loss in full). Empty where :func:`least_lost_requests_per_s` is 0."""
+    if least_lost_requests_per_s(ctx, workload, t) <= 0:
+        return {}
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    assert w.redundancy is not None
+    demand = ctx.demand[(workload, t)]
     lost = _least_lost_by_cand(ctx, workload, w.redundancy.failure_domain)
-    return {k: lost[k] / demand for k in sorted(serving) if k in lost}
+    out = {k: lost[k] / demand for k in cands_with_role(ctx.cands, workload, "colocated") if k in lost}
+    for pools in pd_groups(ctx.cands, workload).values():
+        group = [lost[k] for k in pools["prefill"] + pools["decode"] if k in lost]
+        out.update({k: min(group) / demand for k in pools["prefill"] if k in lost})
+    return dict(sorted(out.items()))
