@@ -28,7 +28,6 @@ from planner.optimize.explain import (
 from planner.optimize.served_scale import hold, most_served
 from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context
-from planner.problem.supply import first_supply_month
 from planner.readout.deployments import deployments
 from planner.readout.ledger import CostLedger
 from planner.readout.read import cost_ledger, schedule, supply_lines
@@ -136,7 +135,7 @@ def plan(
         gap=gap,
         bound_usd=bound_usd,
         served_scale=served_scale,
-        served_from_month=None if served_scale is None else first_supply_month(ctx.supply),
+        served_from_month=None if served_scale is None else ctx.served_from_month(),
         time_limit_s=time_limit_s,
         optimizer_seconds=optimizer_seconds,
         build_seconds=sol.build_seconds,

@@ -424,7 +424,7 @@ def print_budget(data: dict[str, Any]) -> None:
     total = data["served_requests_per_s"].get("total", 0)
     since = data.get("served_from_month") or 0
     when = (
-        f" from month {since:g} (the first delivery of a purchase; earlier months serve what they can)"
+        f" from month {since:g} (the first period after a purchase is delivered; earlier months serve what they can)"
         if since
         else ""
     )

@@ -25,7 +25,7 @@ from planner.problem.dominance import (
     prune_split_replicas,
 )
 from planner.problem.instances import bound_small_instances, group_sizes, useful_instances
-from planner.problem.supply import SupplyKind, SupplyOption, supply_options
+from planner.problem.supply import SupplyKind, SupplyOption, first_supply_month, supply_options
 from planner.problem.time_slices import time_slices
 from planner.scenario import Scenario
 
@@ -130,6 +130,14 @@ class BuildContext:
     def replicas(self, cand: int, period: int) -> Any:
         """Σ_j n_rep[k, j, t]: replicas of candidate ``cand`` in ``period``."""
         return pulp.lpSum(self.variables["n_rep"][(cand, int(p.point), period)] for p in self.points_of(cand))
+
+    def served_from_month(self) -> float:
+        """The first month whose period the plan serves in full: the start of the first period that begins at
+        or after the first month any supply can serve (planner.problem.supply.first_supply_month; a purchase
+        delivered mid-period serves from the next period, constraints/demand_coverage.py)."""
+        from_month = first_supply_month(self.supply)
+        starts = [float(self.start_month[t]) for t in self.periods if self.start_month[t] >= from_month]
+        return min(starts, default=from_month)
 
     def gpu(self, gpu_id: str) -> Accelerator:
         """Catalog accelerator."""
