@@ -114,6 +114,7 @@ class SupplyLine:
     units_per_period: list[float]
     """Per period of the horizon: billed units (hour blocks weighted by their share of the day)."""
     units_per_month: list[float]
+    """Per month: billed units; a reservation whose last term runs past the horizon also in those months."""
     volume_discount_usd: float
     """Rent volume discount over the horizon at present value (ledger), USD."""
     source: str
