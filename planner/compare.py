@@ -381,7 +381,8 @@ def _compare(
         d = rent.deployments[0]
         site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
-            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers)
+            months = scenario.horizon_months
+            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers, horizon_months=months)
     flips: list[dict[str, Any]] = []
     if blocker is not None:
         flips.append(

@@ -111,3 +111,16 @@ def test_a_short_horizon_rents_on_demand(catalog: Catalog, horizon_months: int) 
     assert result.ledger.total_usd == pytest.approx(
         sum(line.usd_per_unit_month * sum(line.units_per_month) for line in result.supply), rel=1e-9
     )
+
+
+def test_reserved_breakeven_counts_the_months_paid_after_the_horizon(catalog: Catalog) -> None:
+    from planner.compare_breakeven import reserved_breakeven
+
+    site = catalog.sites["us_east"]
+    whole, _ = reserved_breakeven(catalog, "b200", site)
+    assert whole is not None and whole < 1
+    assert reserved_breakeven(catalog, "b200", site, horizon_months=24)[0] == pytest.approx(whole, rel=1e-12)
+    late, flip = reserved_breakeven(catalog, "b200", site, horizon_months=23)  # 24 months paid for 23
+    assert late == pytest.approx(whole * 24 / 23, rel=1e-12) and flip is not None and "pays 24 months" in flip["sentence"]
+    short, flip = reserved_breakeven(catalog, "b200", site, horizon_months=6)  # 12 months paid for 6: never
+    assert short is None and flip is not None and flip["factor"] == pytest.approx(2 * whole, rel=1e-12)
