@@ -18,6 +18,7 @@ at its present value d(m). The plan's cost ledger reads the same months and slic
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulp
@@ -53,17 +54,38 @@ def term_tail(ctx: BuildContext, option: int) -> tuple[list[int], list[int]]:
     return months, slices
 
 
+def billed_usd(ctx: BuildContext, option: int, usd_per_month: Callable[[int], Any]) -> Any:
+    """(3) + (4) of a recurring supply ``option`` whose USD per month in slice t is ``usd_per_month(t)``
+    (a PuLP expression in the MILP, a number for a fixed plan): Σ_t months_t · usd(t) + the term tail."""
+    months, slices = term_tail(ctx, option)
+    rate = ctx.scenario.economics.cost_of_capital_frac_per_year
+    tail_months = sum(discount_factor(m, cost_of_capital_frac_per_year=rate) for m in months)
+    return pulp.lpSum(ctx.months[t] * usd_per_month(t) for t in ctx.periods) + pulp.lpSum(
+        tail_months * ctx.hours_frac[s] * usd_per_month(s) for s in slices
+    )
+
+
 def supply_cost_usd(ctx: BuildContext, option: int) -> Any:
     """Cost of supply ``option`` at present value, USD: (2) for bought nodes, else (3) + the term tail (4)."""
     opt = ctx.supply[option]
     if opt.kind is SupplyKind.BUY:
         return opt.horizon_usd_per_unit * ctx.variables["bought"][option]
-    months, slices = term_tail(ctx, option)
-    rate = ctx.scenario.economics.cost_of_capital_frac_per_year
-    tail_months = sum(discount_factor(m, cost_of_capital_frac_per_year=rate) for m in months)
-    return pulp.lpSum(ctx.months[t] * supply_usd_per_month(ctx, option, t) for t in ctx.periods) + pulp.lpSum(
-        tail_months * ctx.hours_frac[s] * supply_usd_per_month(ctx, option, s) for s in slices
-    )
+    return billed_usd(ctx, option, lambda t: supply_usd_per_month(ctx, option, t))
+
+
+def fixed_plan_usd(ctx: BuildContext, values: dict[str, dict[Any, float]]) -> float:
+    """Cost of a fixed plan (its ``bought`` and ``units`` values, without the volume discount) at the prices
+    of ``ctx``: (2) for bought nodes, (3) + (4) with usd_month = c_o · units for the others, USD."""
+    bought, units = values.get("bought", {}), values.get("units", {})
+    total = 0.0
+    for o, opt in enumerate(ctx.supply):
+        if opt.kind is SupplyKind.BUY:
+            total += opt.horizon_usd_per_unit * bought.get(o, 0.0)
+        else:
+            price = opt.usd_per_unit_month
+            usd = billed_usd(ctx, o, lambda t, o=o, price=price: price * units.get((o, t), 0.0))
+            total += float(pulp.value(usd) or 0.0)
+    return total
 
 
 def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: dict[int, float]) -> dict[tuple[int, int, int], float]:

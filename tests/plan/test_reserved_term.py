@@ -18,6 +18,7 @@ from planner.ledgers.economics import discount_factor, term_tail_months
 from planner.optimize.solver import solve_context
 from planner.plan import plan
 from planner.problem.context import build_context
+from planner.problem.cost_terms import fixed_plan_usd
 from planner.problem.supply import SupplyKind
 from planner.readout.read import cost_ledger, schedule
 from planner.scenario import parse_scenario
@@ -83,6 +84,7 @@ def test_reserved_plan_matches_hand_arithmetic_and_the_ledger(
     assert cost == pytest.approx(_hand_optimum_usd(demand, on_demand, reserved), rel=1e-9)
     ledger = cost_ledger(ctx, sol, schedule(ctx, sol))
     assert ledger.total_usd == pytest.approx(cost, rel=1e-9)  # ledger == objective
+    assert fixed_plan_usd(ctx, sol.values) == pytest.approx(cost, rel=1e-9)  # compare's price lines
     tail = [line for line in ledger.lines if line.month >= len(demand)]
     assert all(line.kind == "rent" and "reserved" in line.supply_id for line in tail)
     assert ledger.cash_months == len(demand) + months_paid_after
@@ -124,3 +126,16 @@ def test_reserved_breakeven_counts_the_months_paid_after_the_horizon(catalog: Ca
     assert late == pytest.approx(whole * 24 / 23, rel=1e-12) and flip is not None and "pays 24 months" in flip["sentence"]
     short, flip = reserved_breakeven(catalog, "b200", site, horizon_months=6)  # 12 months paid for 6: never
     assert short is None and flip is not None and flip["factor"] == pytest.approx(2 * whole, rel=1e-12)
+
+
+def test_cash_flows_past_the_horizon_line_up_in_the_crossover() -> None:
+    from planner.readout.ledger import CashLine, CostLedger, crossover_month
+
+    buying = CostLedger(3, (CashLine(0, "capex", "b", "buy", 100.0, 100.0),), 1.0)
+    # a reservation billed for month 3, after the 3-month horizon
+    renting = CostLedger(3, tuple(CashLine(m, "rent", "r", "rent", 40.0, 40.0) for m in range(4)), 1.0)
+    assert (buying.cash_months, renting.cash_months) == (3, 4)
+    assert renting.cash_flow_usd_per_month == [40.0] * 4 and renting.cost_usd_per_month == pytest.approx(160 / 3)
+    assert crossover_month(buying, renting) == 2  # cumulative 100 vs 40, 80, 120
+    late = CostLedger(3, (CashLine(0, "capex", "b", "buy", 150.0, 150.0),), 1.0)
+    assert crossover_month(late, renting) == 3  # only in the month paid after the horizon: 150 ≤ 160
