@@ -25,7 +25,6 @@ from planner.ledgers.economics import (
     bought_unit_horizon_usd,
     residual_value_usd,
     running_usd_per_month,
-    term_tail_months,
 )
 from planner.problem.time_slices import demand_vectors
 from planner.scenario import Scenario
@@ -151,18 +150,16 @@ def first_supply_month(supply: list[SupplyOption]) -> float:
     return min((o.available_from_month if o.kind is SupplyKind.BUY else 0.0 for o in supply), default=0.0)
 
 
-def truncated_term_starts(supply: list[SupplyOption], horizon_months: int) -> tuple[int, ...]:
-    """First months of the term windows of reserved options that run past the horizon
-    (⌈H/term⌉·term − term, when H is not a multiple of the term).
+def term_window_starts(supply: list[SupplyOption], horizon_months: int) -> tuple[int, ...]:
+    """Months where a term window of some reserved option starts after month 0: term, 2·term, … < H.
 
     Periods from such a month on are kept apart from earlier ones with the same demand
-    (planner.problem.context), so a reservation of the last, partly used window — paid for its whole term
-    (planner.problem.cost_terms.term_tail) — is a decision of its own, not the one of the full windows.
+    (planner.problem.context), so every period of a window is its own representative or one of that window:
+    the commitments then hold a window's reserved units for all of its months, and the last window — paid to
+    its end when the horizon ends inside it (planner.problem.cost_terms.term_tail) — is a decision of its own.
     """
     terms = {o.kind.term_months for o in supply if o.kind.term_months is not None}
-    return tuple(
-        sorted(tail[-1] + 1 - term for term in terms if (tail := term_tail_months(horizon_months, term)))
-    )
+    return tuple(sorted({m for term in terms for m in range(term, horizon_months, term)}))
 
 
 def supply_options(

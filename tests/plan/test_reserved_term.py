@@ -69,6 +69,8 @@ def _hand_optimum_usd(demand: list[float], on_demand_usd: float, reserved_usd: f
         ([2, 2, 3, 3, 2, 2, 2, 2, 2, 2, 2], 1),  # 11 months: it does, paid one month after the horizon
         ([2] * 12 + [3, 3, 1, 1, 1, 1], 0),  # 18 months: reserve 2 in the first window only
         ([1] * 12 + [3] * 11, 1),  # 23 months: reserve 1, then 3 in the second window
+        # months 18-23 have month 0's demand: a reservation of months 12-23 is still one decision
+        ([1] * 12 + [3] * 6 + [1] * 6, 0),
     ],
 )
 def test_reserved_plan_matches_hand_arithmetic_and_the_ledger(
