@@ -82,10 +82,13 @@ def fixed_plan_usd(ctx: BuildContext, values: dict[str, dict[Any, float]]) -> fl
         if opt.kind is SupplyKind.BUY:
             total += opt.horizon_usd_per_unit * bought.get(o, 0.0)
         else:
-            price = opt.usd_per_unit_month
-            usd = billed_usd(ctx, o, lambda t, o=o, price=price: price * units.get((o, t), 0.0))
-            total += float(pulp.value(usd) or 0.0)
+            total += float(pulp.value(billed_usd(ctx, o, _fixed_usd_per_month(opt.usd_per_unit_month, units, o))) or 0.0)
     return total
+
+
+def _fixed_usd_per_month(price: float, units: dict[Any, float], option: int) -> Callable[[int], float]:
+    """Slice → USD per month of ``option`` holding its fixed ``units`` at ``price`` per unit-month."""
+    return lambda t: price * units.get((option, t), 0.0)
 
 
 def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: dict[int, float]) -> dict[tuple[int, int, int], float]:
