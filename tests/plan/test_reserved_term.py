@@ -94,7 +94,7 @@ def test_reserved_plan_matches_hand_arithmetic_and_the_ledger(
     assert sum(ledger.cash_flow_usd_per_month) == pytest.approx(sum(line.usd for line in ledger.lines), rel=1e-12)
 
 
-def _repro(horizon_months: int) -> Any:
+def _repro_data(horizon_months: int) -> Any:
     """examples/chat_70b_cloud on b200 only, 60 req/s, renting on-demand or reserved for 1 year."""
     import yaml
 
@@ -102,16 +102,22 @@ def _repro(horizon_months: int) -> Any:
     data.update(horizon_months=horizon_months, rental_kinds=["on_demand", "reserved_1y"])
     data["hardware"]["gpus"] = ["b200"]
     data["workloads"][0]["requests_per_s"] = 60
-    return parse_scenario(data)
+    return data
 
 
-@pytest.mark.parametrize("horizon_months", [6, 12])
-def test_a_short_horizon_rents_on_demand(catalog: Catalog, horizon_months: int) -> None:
+def _repro(horizon_months: int) -> Any:
+    return parse_scenario(_repro_data(horizon_months))
+
+
+@pytest.mark.parametrize(("horizon_months", "reserved_months"), [(6, 0), (12, 12), (18, 12)])
+def test_a_short_horizon_rents_on_demand(catalog: Catalog, horizon_months: int, reserved_months: int) -> None:
     result = plan(catalog, _repro(horizon_months), with_alternatives=False)
     assert result.ledger is not None
-    kinds = {line.rental_kind for line in result.supply}
-    # 6 months: a year's reservation ($27,648 × 12) costs more than 6 months on demand ($30,240 × 6)
-    assert ("reserved_1y" in kinds) == (horizon_months == 12)
+    # 6 months: a year's reservation ($27,648 × 12) costs more than 6 months on demand ($30,240 × 6); 18 months:
+    # reserve the first year, rent the last 6 months on demand
+    reserved = [line for line in result.supply if line.rental_kind == "reserved_1y"]
+    assert sum(sum(line.units_per_month) for line in reserved) == reserved_months
+    assert all(line.units_per_month[:12] == [1] * 12 for line in reserved)
     assert result.ledger.total_usd == pytest.approx(
         sum(line.usd_per_unit_month * sum(line.units_per_month) for line in result.supply), rel=1e-9
     )
@@ -141,3 +147,17 @@ def test_cash_flows_past_the_horizon_line_up_in_the_crossover() -> None:
     assert crossover_month(buying, renting) == 2  # cumulative 100 vs 40, 80, 120
     late = CostLedger(3, (CashLine(0, "capex", "b", "buy", 150.0, 150.0),), 1.0)
     assert crossover_month(late, renting) == 3  # only in the month paid after the horizon: 150 ≤ 160
+
+
+def test_plan_cli_says_what_is_paid_after_the_horizon(tmp_path: Any) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from planner.cli.main import app
+
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(_repro_data(23)))
+    res = CliRunner().invoke(app, ["plan", str(path), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    # 8 reserved b200 GPUs: 24 months of $27,648 paid for a 23-month horizon
+    assert "reserved terms run 1 month past the horizon: $27,648 (nominal)" in res.output
