@@ -106,7 +106,8 @@ class SupplyLine:
     gpus: int
     usd_per_unit_month: float
     cost_usd_per_month: float
-    """Horizon cost at present value ÷ horizon months (ledger)."""
+    """Horizon cost at present value ÷ horizon months (ledger; a reservation's months paid after the horizon
+    included)."""
     capex_usd: float
     residual_usd: float
     available_from_month: float

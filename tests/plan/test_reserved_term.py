@@ -161,3 +161,14 @@ def test_plan_cli_says_what_is_paid_after_the_horizon(tmp_path: Any) -> None:
     assert res.exit_code == 0, res.output
     # 8 reserved b200 GPUs: 24 months of $27,648 paid for a 23-month horizon
     assert "reserved terms run 1 month past the horizon: $27,648 (nominal)" in res.output
+
+
+def test_the_total_budget_counts_the_months_paid_after_the_horizon(catalog: Catalog) -> None:
+    # 23 months: reserving costs $27,648 × 24 + the small instance $4,888.80 × 23 = $775,994.40; without the
+    # month paid after the horizon it would be $748,346.40, all on demand $807,962.40
+    data = _repro_data(23)
+    data["budget"] = {"total_usd": 775_000}
+    assert plan(catalog, parse_scenario(data), with_alternatives=False).status == "infeasible"
+    data["budget"] = {"total_usd": 776_000}
+    result = plan(catalog, parse_scenario(data), with_alternatives=False)
+    assert result.total_cost_usd == pytest.approx(775_994.4, rel=1e-9)
