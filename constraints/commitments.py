@@ -8,7 +8,9 @@
 Notation: term_o = 12 months for reserved_1y, 36 for reserved_3y (SupplyKind.term_months); start(t) the first month of the period
 of slice t (so the hour blocks of a period share a window and reserved units are held all day). On-demand
 and spot units follow each slice freely (billed by the hour); bought units are one decision per order
-(gpu_supply).
+(gpu_supply). Windows start at months 0, term_o, 2·term_o, …; one the horizon ends inside is paid to its end
+(planner.problem.cost_terms (4)). Periods of different windows are never merged into one representative
+(planner.problem.supply.term_window_starts), so (1) holds every month of a window.
 """
 
 from __future__ import annotations

@@ -166,17 +166,11 @@ def _recommend(catalog: Catalog, scenario: Scenario, solver: SolverName) -> str 
 
 def priced_usd(ctx: Any, values: dict[str, dict[Any, float]]) -> float:
     """Horizon cost of a fixed plan (its ``bought`` and ``units`` values) at the prices of ``ctx``:
-    Σ_buy H_o · bought_o + Σ_other Σ_t months_t · c_o · units_o,t (planner.problem.cost_terms (1)-(3))."""
-    from planner.problem.supply import SupplyKind
+    Σ_buy H_o · bought_o + Σ_other Σ_t months_t · c_o · units_o,t + a reservation's months after the
+    horizon (planner.problem.cost_terms.fixed_plan_usd, (2)-(4))."""
+    from planner.problem.cost_terms import fixed_plan_usd
 
-    bought, units = values.get("bought", {}), values.get("units", {})
-    total = 0.0
-    for o, opt in enumerate(ctx.supply):
-        if opt.kind is SupplyKind.BUY:
-            total += opt.horizon_usd_per_unit * bought.get(o, 0.0)
-        else:
-            total += sum(ctx.months[t] * opt.usd_per_unit_month * units.get((o, t), 0.0) for t in ctx.periods)
-    return total
+    return fixed_plan_usd(ctx, values)
 
 
 class CostLines:
@@ -382,7 +376,8 @@ def _compare(
         d = rent.deployments[0]
         site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
-            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers)
+            months = scenario.horizon_months
+            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers, horizon_months=months)
     flips: list[dict[str, Any]] = []
     if blocker is not None:
         flips.append(

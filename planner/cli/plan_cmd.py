@@ -155,6 +155,13 @@ def print_plan(result: Any, source: Path | None = None) -> None:
     per_mtok = data["cost_usd_per_million_output_tokens"]
     from planner.report.formatting import months_text
 
+    paid_after = (data["cash_flow_usd_per_month"] or [])[data["horizon_months"] :]
+    if paid_after:  # a reservation's term runs past the horizon (planner.problem.cost_terms.term_tail)
+        note(
+            f"reserved terms run {months_text(len(paid_after))} past the horizon: ${sum(paid_after):,.0f} "
+            "(nominal) of the total is paid then; cost per month = total / horizon months"
+        )
+
     title = (
         f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over "
         f"{months_text(data['horizon_months'])} "

@@ -58,6 +58,19 @@ def discount_factor(month: float, *, cost_of_capital_frac_per_year: float) -> fl
     return float((1.0 + cost_of_capital_frac_per_year) ** (-month / MONTHS_PER_YEAR))
 
 
+def term_tail_months(horizon_months: int, term_months: int) -> list[int]:
+    """Months after the horizon still paid for a reservation held in the horizon's last term window:
+    H, H + 1, …, ⌈H/term⌉·term − 1 (none when the horizon is a multiple of the term).
+
+    Reservations are committed at the start of a term window (months 0, term, 2·term, …; constraints
+    commitments) and every month of the term is paid, also those after the horizon.
+    """
+    if horizon_months < 0 or term_months <= 0:
+        raise ValueError("horizon_months must be non-negative and term_months positive")
+    end = -(-horizon_months // term_months) * term_months
+    return list(range(horizon_months, end))
+
+
 def bought_unit_cash_flow_usd(
     capex_usd: float,
     *,

@@ -25,7 +25,13 @@ from planner.problem.dominance import (
     prune_split_replicas,
 )
 from planner.problem.instances import bound_small_instances, group_sizes, useful_instances
-from planner.problem.supply import SupplyKind, SupplyOption, first_supply_month, supply_options
+from planner.problem.supply import (
+    SupplyKind,
+    SupplyOption,
+    first_supply_month,
+    supply_options,
+    term_window_starts,
+)
 from planner.problem.time_slices import time_slices
 from planner.scenario import Scenario
 
@@ -210,6 +216,8 @@ def build_context(
     supply = useful_instances(supply_options(catalog, scenario, table.sites, pairs), group_sizes(catalog, cands))
     supply = bound_small_instances(supply, scenario, table.sites)
     leads = tuple(sorted({o.available_from_month for o in supply if o.kind is SupplyKind.BUY}))
+    # periods also split where a reservation's term window starts (commitments hold a window together)
+    leads = tuple(sorted({*leads, *term_window_starts(supply, scenario.horizon_months)}))
     slices = time_slices(scenario, leads)
     prob = pulp.LpProblem(f"plan_{abs(hash(scenario.name)) % 10**8}", pulp.LpMinimize)
     return BuildContext(

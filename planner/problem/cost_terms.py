@@ -4,19 +4,26 @@ objective and by the budget rows alike, and the deterministic tie-break.
     usd_month[o, t] = c_o · units[o, t] − discount[o, t]                                 (1)
     cost[o] = H_o · bought[o]                      (buy options)                         (2)
     cost[o] = Σ_t months_t · usd_month[o, t]       (rent, owned, edge devices)           (3)
+            + Σ_{m ∈ tail_o} d(m) · Σ_{s ∈ S(P−1)} h_s · usd_month[o, s]   (reserved only)   (4)
 
 Notation: c_o the recurring USD per unit-month of option o (planner.problem.supply); discount[o, t] the
 rent volume discount in USD per month (variable ``rent_discount_usd_per_month``, defined by
 constraints.price_tiers; absent without tiers); H_o the horizon cost of one bought node
-(planner.ledgers.economics.bought_unit_horizon_usd); months_t the billed months of slice t.
+(planner.ledgers.economics.bought_unit_horizon_usd); months_t the billed months of slice t. (4) is the
+term tail of a reservation: a reserved unit is paid for its whole term, so the units held in the horizon's
+last period P − 1 (its hour-block slices S(P−1), share of the day h_s) are billed for the months tail_o
+after the horizon up to the end of the last term window (planner.ledgers.economics.term_tail_months), each
+at its present value d(m). The plan's cost ledger reads the same months and slices (:func:`term_tail`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulp
 
+from planner.ledgers.economics import discount_factor, term_tail_months
 from planner.problem.context import BuildContext
 from planner.problem.supply import SupplyKind
 
@@ -35,12 +42,53 @@ def supply_usd_per_month(ctx: BuildContext, option: int, t: int) -> Any:
     return opt.usd_per_unit_month * units - ctx.variables[RENT_DISCOUNT].get((option, t), 0)
 
 
+def term_tail(ctx: BuildContext, option: int) -> tuple[list[int], list[int]]:
+    """(months after the horizon, slices billed in them) of supply ``option``'s term tail (4): the months
+    up to the end of the last term window of a reserved option and the slices of the horizon's last period
+    (those of this context; both empty for every other kind)."""
+    term = ctx.supply[option].kind.term_months
+    if term is None:
+        return [], []
+    months = term_tail_months(ctx.scenario.horizon_months, term)
+    slices = ctx.slices_of.get(ctx.representative_of[ctx.scenario.periods - 1], []) if months else []
+    return months, slices
+
+
+def billed_usd(ctx: BuildContext, option: int, usd_per_month: Callable[[int], Any]) -> Any:
+    """(3) + (4) of a recurring supply ``option`` whose USD per month in slice t is ``usd_per_month(t)``
+    (a PuLP expression in the MILP, a number for a fixed plan): Σ_t months_t · usd(t) + the term tail."""
+    months, slices = term_tail(ctx, option)
+    rate = ctx.scenario.economics.cost_of_capital_frac_per_year
+    tail_months = sum(discount_factor(m, cost_of_capital_frac_per_year=rate) for m in months)
+    return pulp.lpSum(ctx.months[t] * usd_per_month(t) for t in ctx.periods) + pulp.lpSum(
+        tail_months * ctx.hours_frac[s] * usd_per_month(s) for s in slices
+    )
+
+
 def supply_cost_usd(ctx: BuildContext, option: int) -> Any:
-    """Horizon cost of supply ``option``, USD: (2) for bought nodes, else (3)."""
+    """Cost of supply ``option`` at present value, USD: (2) for bought nodes, else (3) + the term tail (4)."""
     opt = ctx.supply[option]
     if opt.kind is SupplyKind.BUY:
         return opt.horizon_usd_per_unit * ctx.variables["bought"][option]
-    return pulp.lpSum(ctx.months[t] * supply_usd_per_month(ctx, option, t) for t in ctx.periods)
+    return billed_usd(ctx, option, lambda t: supply_usd_per_month(ctx, option, t))
+
+
+def fixed_plan_usd(ctx: BuildContext, values: dict[str, dict[Any, float]]) -> float:
+    """Cost of a fixed plan (its ``bought`` and ``units`` values, without the volume discount) at the prices
+    of ``ctx``: (2) for bought nodes, (3) + (4) with usd_month = c_o · units for the others, USD."""
+    bought, units = values.get("bought", {}), values.get("units", {})
+    total = 0.0
+    for o, opt in enumerate(ctx.supply):
+        if opt.kind is SupplyKind.BUY:
+            total += opt.horizon_usd_per_unit * bought.get(o, 0.0)
+        else:
+            total += float(pulp.value(billed_usd(ctx, o, _fixed_usd_per_month(opt.usd_per_unit_month, units, o))) or 0.0)
+    return total
+
+
+def _fixed_usd_per_month(price: float, units: dict[Any, float], option: int) -> Callable[[int], float]:
+    """Slice → USD per month of ``option`` holding its fixed ``units`` at ``price`` per unit-month."""
+    return lambda t: price * units.get((option, t), 0.0)
 
 
 def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: dict[int, float]) -> dict[tuple[int, int, int], float]:

@@ -150,6 +150,18 @@ def first_supply_month(supply: list[SupplyOption]) -> float:
     return min((o.available_from_month if o.kind is SupplyKind.BUY else 0.0 for o in supply), default=0.0)
 
 
+def term_window_starts(supply: list[SupplyOption], horizon_months: int) -> tuple[int, ...]:
+    """Months where a term window of some reserved option starts after month 0: term, 2·term, … < H.
+
+    Periods from such a month on are kept apart from earlier ones with the same demand
+    (planner.problem.context), so every period of a window is its own representative or one of that window:
+    the commitments then hold a window's reserved units for all of its months, and the last window — paid to
+    its end when the horizon ends inside it (planner.problem.cost_terms.term_tail) — is a decision of its own.
+    """
+    terms = {o.kind.term_months for o in supply if o.kind.term_months is not None}
+    return tuple(sorted({m for term in terms for m in range(term, horizon_months, term)}))
+
+
 def supply_options(
     catalog: Catalog, scenario: Scenario, sites: dict[str, Site], pairs: set[tuple[str, str]]
 ) -> list[SupplyOption]:

@@ -94,7 +94,9 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
         return None
     spent = {
         "capex_usd": ledger.capex_usd,
-        "opex_usd_per_month": ledger.opex_usd_per_month,
+        # per month paid: a reservation's months after the horizon are months of opex too (the limit is
+        # per month; the ledger's opex per month divides by the horizon, the months of service)
+        "opex_usd_per_month": ledger.opex_usd_per_month * ledger.horizon_months / ledger.cash_months,
         "total_usd": ledger.total_usd,
     }
     limits: dict[str, float | None] = {k: getattr(budget, k) for k in BUDGET_KEYS}

@@ -31,8 +31,11 @@ class Comparison:
 
     @property
     def cash_flow_usd(self) -> dict[str, list[float]]:
-        """Per feasible option, its nominal monthly cash flow (ledger)."""
-        return {name: r.ledger.cash_flow_usd_per_month for name, r in self.feasible.items() if r.ledger}
+        """Per feasible option, its nominal monthly cash flow (ledger), all as long as the longest (a
+        reservation paid after the horizon runs past it; the other options pay nothing then)."""
+        flows = {name: r.ledger.cash_flow_usd_per_month for name, r in self.feasible.items() if r.ledger}
+        n = max((len(f) for f in flows.values()), default=0)
+        return {name: f + [0.0] * (n - len(f)) for name, f in flows.items()}
 
     def crossover_pair(self) -> tuple[str, str] | None:
         """(buying option, 'rent_only') whose cumulative costs the crossover month compares: buy-only when

@@ -9,6 +9,11 @@ Each line is (month, kind, supply id, procurement, USD, present-value USD) with 
 - ``discount``: the rent volume discount (negative);
 - ``resale``: the resale of bought nodes' remaining book value, in the horizon's last month (negative).
 
+A reservation is paid for its whole term, so a reserved option whose last term window runs past the horizon
+has rent lines in months ≥ horizon (planner.problem.cost_terms.term_tail): they count in every total and
+in the cash flow, which runs to the last month paid (:attr:`CostLedger.cash_months`). Figures "per month"
+divide by the horizon: the plan's cost per month of service.
+
 Totals, opex per month, cost per million output tokens, the monthly cash flow and the crossover month are
 sums over that table (methods of :class:`CostLedger`). The present values add up to the MILP's objective
 (without its tie-break): months are discounted with planner.ledgers.economics.discount_factor, as the
@@ -31,7 +36,7 @@ class CashLine:
     """One cash line of the plan's cost ledger."""
 
     month: int
-    """Month of the horizon the cash moves in (0 = first)."""
+    """Month the cash moves in (0 = the horizon's first; ≥ horizon for a reservation's term past it)."""
     kind: CashKind
     supply_id: str
     """The supply option it pays for (planner.problem.supply.SupplyOption.id)."""
@@ -71,13 +76,21 @@ class CostLedger:
         return -self._usd("resale")
 
     @property
+    def cash_months(self) -> int:
+        """Months the cash flow covers: the horizon, or up to the last month paid when a reservation's term
+        runs past it."""
+        return max([self.horizon_months, *(line.month + 1 for line in self.lines)])
+
+    @property
     def opex_usd_per_month(self) -> float:
-        """Mean nominal operating expense per month (rent net of discounts, running costs), USD/month."""
+        """Mean nominal operating expense per month of the horizon (rent net of discounts, running costs,
+        a reservation's months past the horizon included), USD/month."""
         return self._usd(*RECURRING) / self.horizon_months
 
     @property
     def cost_usd_per_month(self) -> float:
-        """Mean horizon cost per month (present value, capex and resale included), USD/month."""
+        """Cost per month of service: total (present value, capex, resale and reserved months past the
+        horizon included) ÷ horizon months, USD/month."""
         return self.total_usd / self.horizon_months
 
     @property
@@ -88,8 +101,9 @@ class CostLedger:
     @property
     def cash_flow_usd_per_month(self) -> list[float]:
         """Nominal cash out per month, USD: Σ usd of the month's lines (capex in its order month, resale
-        credited in the last month). Without a cost of capital it sums to :attr:`total_usd`."""
-        flow = [0.0] * self.horizon_months
+        credited in the horizon's last month), over :attr:`cash_months`. Without a cost of capital it sums to
+        :attr:`total_usd`."""
+        flow = [0.0] * self.cash_months
         for line in self.lines:
             flow[line.month] += line.usd
         return flow
@@ -122,8 +136,11 @@ class CostLedger:
 
 def crossover_month(buying: CostLedger, renting: CostLedger) -> int | None:
     """First month after month 0 at which the cumulative cash of ``buying`` is at most that of ``renting``
-    (None if it never is within the horizon)."""
-    for month, (b, r) in enumerate(zip(buying.cumulative_cash_usd, renting.cumulative_cash_usd, strict=True)):
+    (None if it never is; a cash flow shorter than the other one stays at its last cumulative value)."""
+    buy, rent = buying.cumulative_cash_usd, renting.cumulative_cash_usd
+    n = max(len(buy), len(rent))
+    buy, rent = (c + [c[-1] if c else 0.0] * (n - len(c)) for c in (buy, rent))
+    for month, (b, r) in enumerate(zip(buy, rent, strict=True)):
         if month > 0 and b <= r:
             return month
     return None

@@ -10,7 +10,7 @@ from planner.demand import mean_to_peak_per_period
 from planner.ledgers.economics import bought_unit_cash_flow_usd, discount_factor
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
-from planner.problem.cost_terms import RENT_DISCOUNT
+from planner.problem.cost_terms import RENT_DISCOUNT, term_tail
 from planner.problem.instances import instance_gpus
 from planner.problem.roles import serving_cands
 from planner.problem.supply import Procurement, SupplyKind, SupplyOption
@@ -128,7 +128,9 @@ def served_output_tokens(ctx: BuildContext, entries: list[ScheduleEntry]) -> flo
 def _option_lines(ctx: BuildContext, sol: Solution, i: int, opt: SupplyOption) -> list[CashLine]:
     """Cash lines of supply option ``i``: a bought node's capex / running / resale
     (planner.ledgers.economics.bought_unit_cash_flow_usd) × nodes bought; else per month the billed units
-    × the monthly price (rent or running) and the rent volume discount (negative)."""
+    × the monthly price (rent or running) and the rent volume discount (negative); a reserved option also
+    in the months after the horizon up to the end of its term, at the units of the horizon's last period
+    (planner.problem.cost_terms.term_tail, as the objective bills them)."""
     econ = ctx.scenario.economics
     proc = opt.procurement.value
     if opt.kind is SupplyKind.BUY:
@@ -149,8 +151,10 @@ def _option_lines(ctx: BuildContext, sol: Solution, i: int, opt: SupplyOption) -
     kind: CashKind = "rent" if opt.procurement is Procurement.RENT else "running"
     discounts = sol.values.get(RENT_DISCOUNT, {})
     lines = []
-    for m in range(ctx.scenario.horizon_months):
-        slices = _slices_of_period(ctx, m // ctx.scenario.period_months)
+    horizon = ctx.scenario.horizon_months
+    tail_months, tail_slices = term_tail(ctx, i)
+    for m in [*range(horizon), *tail_months]:
+        slices = _slices_of_period(ctx, m // ctx.scenario.period_months) if m < horizon else tail_slices
         usd = sum(ctx.hours_frac[s] * opt.usd_per_unit_month * _units(sol, i, s) for s in slices)
         off = sum(ctx.hours_frac[s] * discounts.get((i, s), 0.0) for s in slices)
         d = discount_factor(m, cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year)
@@ -165,6 +169,14 @@ def cost_ledger(ctx: BuildContext, sol: Solution, entries: list[ScheduleEntry]) 
     """The plan's cost ledger: every supply option's cash lines, and the output tokens served."""
     lines = [line for i, opt in enumerate(ctx.supply) for line in _option_lines(ctx, sol, i, opt)]
     return CostLedger(ctx.scenario.horizon_months, tuple(lines), served_output_tokens(ctx, entries))
+
+
+def _tail_units(ctx: BuildContext, sol: Solution, option: int) -> list[float]:
+    """Billed units of supply ``option`` in each month of its term tail after the horizon (none but for a
+    reservation whose last term runs past it; planner.problem.cost_terms.term_tail)."""
+    months, slices = term_tail(ctx, option)
+    units = sum(ctx.hours_frac[s] * _units(sol, option, s) for s in slices)
+    return [units for _ in months] if units else []
 
 
 def supply_lines(ctx: BuildContext, sol: Solution, ledger: CostLedger) -> list[SupplyLine]:
@@ -195,7 +207,8 @@ def supply_lines(ctx: BuildContext, sol: Solution, ledger: CostLedger) -> list[S
                 units_per_period=[billed_units(ctx, sol, i, t) for t in range(ctx.scenario.periods)],
                 units_per_month=[
                     billed_units(ctx, sol, i, m // ctx.scenario.period_months) for m in range(horizon)
-                ],
+                ]
+                + _tail_units(ctx, sol, i),
                 volume_discount_usd=-sum(
                     line.discounted_usd for line in ledger.lines if line.supply_id == opt.id and line.kind == "discount"
                 ),

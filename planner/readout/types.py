@@ -106,7 +106,8 @@ class SupplyLine:
     gpus: int
     usd_per_unit_month: float
     cost_usd_per_month: float
-    """Horizon cost at present value ÷ horizon months (ledger)."""
+    """Horizon cost at present value ÷ horizon months (ledger; a reservation's months paid after the horizon
+    included)."""
     capex_usd: float
     residual_usd: float
     available_from_month: float
@@ -114,6 +115,7 @@ class SupplyLine:
     units_per_period: list[float]
     """Per period of the horizon: billed units (hour blocks weighted by their share of the day)."""
     units_per_month: list[float]
+    """Per month: billed units; a reservation whose last term runs past the horizon also in those months."""
     volume_discount_usd: float
     """Rent volume discount over the horizon at present value (ledger), USD."""
     source: str

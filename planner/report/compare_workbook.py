@@ -123,8 +123,8 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
             [
                 name,
                 result.status,
-                # Σ cash × d(m); the resale credit (in the last month's cash) is discounted from the end, d(H).
-                Formula(f"=SUMPRODUCT({flows},{factors})+E{r}*(CashFlow!$B${last_month}-{END_FACTOR})"),
+                # Σ cash × d(m); the resale credit (in month H − 1's cash) is discounted from the end, d(H).
+                Formula(f"=SUMPRODUCT({flows},{factors})+E{r}*(CashFlow!$B${cash['end_row']}-{END_FACTOR})"),
                 result.ledger.capex_usd,
                 result.ledger.residual_value_usd,
                 Formula(f"=(CashFlow!{col}{cash['total_row']}-D{r}+E{r})/{HORIZON_NAME}"),
@@ -171,7 +171,8 @@ def _cash_flow_sheet(ws: Any, tables: Tables, comparison: Comparison, horizon: i
     )
     ahead_col = letter(3 + 2 * n) if pair else None
     rows: list[list[Any]] = []
-    for m in range(horizon):
+    # the horizon's months, then those a reservation is still paid after it (Comparison.cash_flow_usd)
+    for m in range(max([horizon, *(len(f) for f in flows.values())])):
         r = m + 2
         cums = [
             Formula(f"={flow_col[name]}{r}" if m == 0 else f"={cum_col[name]}{r - 1}+{flow_col[name]}{r}")
@@ -200,6 +201,7 @@ def _cash_flow_sheet(ws: Any, tables: Tables, comparison: Comparison, horizon: i
         "cum_col": cum_col,
         "total_row": total_row,
         "last": last,
+        "end_row": horizon + 1,
         "ahead_col": ahead_col,
     }
 

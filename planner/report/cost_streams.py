@@ -144,6 +144,14 @@ class CostStreams:
     horizon_months: int
     supplies: list[SupplyRow]
     streams: list[Stream]
+    cash_months: int = 0
+    """Month rows of the Costs sheet (CostLedger.cash_months: past the horizon while a reservation's term is
+    still paid); the horizon when 0."""
+
+    @property
+    def months(self) -> int:
+        """Month rows of the Costs sheet: max(horizon, cash months)."""
+        return max(self.horizon_months, self.cash_months)
 
     @property
     def recurring(self) -> list[SupplyRow]:
@@ -160,13 +168,14 @@ class CostStreams:
         return all(s.live for s in self.streams if s.kind != "discount")
 
 
-def _supply_row(index: int, line: SupplyLine, lines: list[CashLine], horizon: int) -> SupplyRow:
+def _supply_row(index: int, line: SupplyLine, lines: list[CashLine], months: int) -> SupplyRow:
     bought = int(line.units) if line.kind == "buy" else 0
     if bought:
         running = {c.month for c in lines if c.supply_id == line.id and c.kind == "running"}
-        units = [float(bought if m in running else 0) for m in range(horizon)]
+        units = [float(bought if m in running else 0) for m in range(months)]
     else:
         units = [float(u) for u in line.units_per_month]
+        units += [0.0] * (months - len(units))  # months after the horizon: only a reservation's term is paid
     return SupplyRow(
         index=index,
         line=line,
@@ -182,7 +191,7 @@ def cost_streams(result: PlanResult) -> CostStreams:
     ledger = result.ledger
     if ledger is None:
         return CostStreams(result.scenario.horizon_months, [], [])
-    horizon = ledger.horizon_months
+    horizon = ledger.cash_months
     lines = list(ledger.lines)
     supplies = [_supply_row(i, s, lines, horizon) for i, s in enumerate(result.supply, start=1)]
     by_id = {row.line.id: row for row in supplies}
@@ -211,4 +220,4 @@ def cost_streams(result: PlanResult) -> CostStreams:
         )
         live = stream.supply is not None and kind != "discount" and stream.reproduced()
         streams.append(replace(stream, live=live))
-    return CostStreams(horizon, supplies, streams)
+    return CostStreams(ledger.horizon_months, supplies, streams, horizon)

@@ -169,7 +169,7 @@ def _stream_cell(stream: Stream, m: int, r: int, units_col: dict[str, str]) -> A
 
 def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLayout:
     """Month rows: discount factor, units, one column per ledger stream, cash, present value, cumulative."""
-    horizon = model.horizon_months
+    months = model.months  # the horizon, and the months a reservation's term is paid past it
     units_rows = model.recurring
     streams = model.streams
     units_col = {row.line.id: letter(3 + k) for k, row in enumerate(units_rows)}
@@ -184,7 +184,7 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
     )
     resale = [k for k, s in enumerate(streams) if s.kind == "resale"]
     rows: list[list[Any]] = []
-    for m in range(horizon):
+    for m in range(months):
         r = m + 2
         cells = [_stream_cell(s, m, r, units_col) for s in streams]
         cash = Formula(f"=SUM({stream_col[0]}{r}:{stream_col[len(streams) - 1]}{r})") if streams else 0

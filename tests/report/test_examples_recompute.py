@@ -37,7 +37,10 @@ DISCOUNTED_BUY = "discounted_buy"
 HOURLY_TIERS = "hourly_tiers"
 """buy_vs_rent over 12 months with an hourly profile (fractional billed units), a rent volume tier (discount
 lines) and an 8 %/year cost of capital."""
-NAMES = [*EXAMPLE_NAMES, MERGED, DISCOUNTED_BUY, HOURLY_TIERS]
+RESERVED_TAIL = "reserved_tail"
+"""chat_70b_cloud on b200 at 60 req/s over 23 months with reserved_1y and a 6 %/year cost of capital: the
+second year's reservation is paid one month after the horizon (cash lines in month 23)."""
+NAMES = [*EXAMPLE_NAMES, MERGED, DISCOUNTED_BUY, HOURLY_TIERS, RESERVED_TAIL]
 
 
 def _example(example: str, **changes: Any) -> Any:
@@ -58,7 +61,16 @@ def _extra_scenarios() -> dict[str, Any]:
     }
     hourly = _example("buy_vs_rent", name=HOURLY_TIERS, horizon_months=12, economics=tiers)
     hourly["workloads"][0]["hourly_profile_frac"] = [0.3] * 8 + [1.0] * 8 + [0.3] * 8
-    return {MERGED: merged, DISCOUNTED_BUY: discounted, HOURLY_TIERS: hourly}
+    reserved = _example(
+        "chat_70b_cloud",
+        name=RESERVED_TAIL,
+        horizon_months=23,
+        rental_kinds=["on_demand", "reserved_1y"],
+        economics={"cost_of_capital_frac_per_year": 0.06},
+    )
+    reserved["hardware"]["gpus"] = ["b200"]
+    reserved["workloads"][0]["requests_per_s"] = 60
+    return {MERGED: merged, DISCOUNTED_BUY: discounted, HOURLY_TIERS: hourly, RESERVED_TAIL: reserved}
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +90,8 @@ def test_extra_scenarios_exercise_what_they_claim(plans: dict[str, PlanResult]) 
     )
     assert any(line.kind == "discount" for line in hourly.lines)
     assert any(not float(u).is_integer() for s in plans[HOURLY_TIERS].supply for u in s.units_per_month)
+    tail = plans[RESERVED_TAIL].ledger
+    assert tail is not None and tail.cash_months == 24 and any(line.month == 23 for line in tail.lines)
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +155,11 @@ def test_every_cost_column_is_a_formula_that_reproduces_the_ledger(
     horizon = result.scenario.horizon_months
     for row in model.recurring:
         col = header.index(f"Units {row.label}") + 1
-        cells = [costs.cell(row=m + 2, column=col).value for m in range(horizon)]
+        cells = [costs.cell(row=m + 2, column=col).value for m in range(model.months)]
         # openpyxl stores 15 significant digits: hours-weighted fractions come back within 1e-15.
         assert cells == pytest.approx(row.units_by_month, rel=1e-14)
         if row.line.procurement != "buy":
-            assert cells == pytest.approx(_calendar_units(result, row.line.units_per_period), rel=1e-14)
+            assert cells[:horizon] == pytest.approx(_calendar_units(result, row.line.units_per_period), rel=1e-14)
 
 
 def test_merged_periods_are_on_the_calendar(plans: dict[str, PlanResult]) -> None:
@@ -205,10 +219,10 @@ def test_recomputed_workbook_shows_the_ledger(
     )
     costs = wb["Costs"]
     header = [c.value for c in costs[1]]
-    horizon = ledger.horizon_months
-    cash = [costs.cell(row=m + 2, column=header.index(CASH) + 1).value for m in range(horizon)]
+    months = ledger.cash_months  # the horizon, and the months a reservation is paid after it
+    cash = [costs.cell(row=m + 2, column=header.index(CASH) + 1).value for m in range(months)]
     assert cash == pytest.approx(ledger.cash_flow_usd_per_month, rel=REL, abs=1e-6)
-    last_cum = costs.cell(row=horizon + 1, column=header.index(CUMULATIVE) + 1).value
+    last_cum = costs.cell(row=months + 1, column=header.index(CUMULATIVE) + 1).value
     assert last_cum == pytest.approx(sum(ledger.cash_flow_usd_per_month), rel=REL)
     pv = SUPPLY_HEADERS.index("Cost over horizon (USD, present value)")
     for r, line in enumerate(result.supply, start=2):
