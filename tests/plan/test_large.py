@@ -114,8 +114,9 @@ def test_violated_rows_names_the_rows_a_plan_breaks(catalog: Catalog) -> None:
     _sol, ctx = _exact(catalog, _buy_vs_rent(catalog, horizon_months=12, period_months=6))
     assert decompose.violated_rows(ctx) == []
     t = ctx.periods[0]
-    for v in ctx.variables["flow"].values():
-        v.varValue = 0.0  # nothing served
+    for family in ("flow", "pd_flow"):  # nothing served, by any deployment or prefill/decode pool pair
+        for v in ctx.variables[family].values():
+            v.varValue = 0.0
     broken = {ctx.rows[name] for name in decompose.violated_rows(ctx)}
     assert ("demand_coverage", ("chat", t)) in broken
     assert all(family == "demand_coverage" for family, _key in broken)
