@@ -343,6 +343,7 @@ class MixedStep:
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
+        self.overlap = not bool(np.all(np.isinf(e.overlap_exponent)))  # q = ∞: the max, no loss to add
         # terms that are +0 on every row of a table without pipeline stages ((p − 1)·T_pp, T_pp finite), expert
         # parallelism (the all-to-all: 0 where e = 1) or TP ranks (the all-reduce but its launch, 0 at t = 1)
         # are not evaluated for it: x + 0 = x
@@ -380,16 +381,13 @@ class MixedStep:
         weights_s = weights_read_bytes(terms, rows, routed) / self.tp_pp / (bw * e.weight_read_efficiency_frac)
         kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
         kv_write = kv_bytes_of(prompts, self.kv_write) / p
-        # roofline max of the whole step + the overlap loss of its decode rows (eff.overlap_loss_s): a prompt
-        # chunk is far above the ridge, and spreading it over decode steps (c per step) is an average
-        dec_share = rows_dec / np.maximum(rows, 1e-30)
-        linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s) + eff.overlap_loss_s(
-            e, lin_dec + lin_experts * dec_share, weights_s
-        )
-        attn_dec_s = attn_dec / self.tp_pp / (peak * eta_dec)
-        attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw) + eff.overlap_loss_s(
-            e, attn_dec_s, kv_read / bw
-        )
+        linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
+        attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
+        if self.overlap:  # + the overlap loss of the decode rows (eff.overlap_loss_s); a prompt chunk is far
+            # above the ridge, and spreading it over decode steps (c per step) is an average, not a small GEMM
+            lin_dec_all = lin_dec + lin_experts * rows_dec / np.maximum(rows, 1e-30)
+            linear_ops = linear_ops + eff.overlap_loss_s(e, lin_dec_all, weights_s)
+            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec / self.tp_pp / (peak * eta_dec), kv_read / bw)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
         allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
         all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0
