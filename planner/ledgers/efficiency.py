@@ -12,7 +12,8 @@ Terms:
 - fixed per-step overhead T_overhead (scheduler, kernel launches, sampling);
 - weight-read efficiency of de-quantizing kernels (W4A16/W8A16 read fewer bytes but not at full speed);
 - TP all-reduce bus-bandwidth efficiency (achieved busbw / link spec);
-- KV paging waste: a sequence of H tokens holds ceil(H/p)·p slots (p = page size in tokens).
+- KV paging waste: a sequence of H tokens holds ceil(H/p)·p slots (p = page size in tokens);
+- compute/memory overlap of one operator group: ‖(T_compute, T_memory)‖_q instead of the roofline's max.
 
 References: card 1 (MFU/MBU), card 3 (paging waste; measured MBU 33–65 %, prefill MFU 58–62 %),
 card 6 (busbw vs algbw), README rule "never add an overhead twice when an efficiency already contains it".
@@ -20,6 +21,7 @@ card 6 (busbw vs algbw), README rule "never add an overhead twice when an effici
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -27,6 +29,12 @@ from typing import Any
 import numpy as np
 
 Num = Any
+
+OPERATOR_OVERLAP_EXPONENT = math.inf
+"""q of :func:`overlapped_stage_s` (bounds: 1 = no overlap, the sum; ∞ = perfect overlap, the roofline max).
+∞ keeps the card 7 max. q = 2.5 (an operator group at 2^(−1/q) = 76 % of its roofline where compute and
+memory time are equal) with the 0.65-MBU cards at 0.68 is the measured improvement (README, "Compute/memory
+overlap of a decode step"); it moves plan costs, so it is switched on separately."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,8 @@ class EfficiencyTerms:
     """Bandwidth efficiency of the weight stream relative to η_m (below 1 for de-quantizing kernels)."""
     link_efficiency_frac: Num = 1.0
     kv_page_tokens: Num = 1.0
+    overlap_exponent: Num = math.inf
+    """q of :func:`overlapped_stage_s` (∞ = the roofline's max: compute and memory overlap perfectly)."""
 
     @classmethod
     def ideal(cls) -> EfficiencyTerms:
@@ -94,6 +104,35 @@ def kv_paging_factor(terms: EfficiencyTerms, context_tokens: Num) -> Num:
     return np.ceil(ctx / page) * page / ctx
 
 
+def overlapped_stage_s(terms: EfficiencyTerms, compute_s: Num, memory_s: Num) -> Num:
+    """Time of one operator group whose compute and memory streams overlap imperfectly, s.
+
+        T = (T_c^q + T_m^q)^(1/q) = T_hi · (1 + (T_lo/T_hi)^q)^(1/q),   q = ``overlap_exponent``
+
+    Far from the ridge (one term ≫ the other) T → max(T_c, T_m), the card 7 roofline; at the ridge
+    (T_c = T_m) T = 2^(1/q)·max: a kernel cannot keep both the tensor cores and the memory pipe busy while
+    its tiles wait for operands (loads, epilogue, tails of waves). This is where a decode step at batch
+    100-1,000 sits (the batched GEMMs turn compute-bound there; the KV read against attention at long
+    context), so the loss appears at large batch only and small-batch steps keep the memory-bound time.
+    Monotone: non-decreasing in both times, so more FLOP/s or bandwidth is never slower. q = ∞ (ideal) is
+    the max.
+    """
+    hi = np.maximum(compute_s, memory_s)
+    q = terms.overlap_exponent
+    if np.all(np.isinf(q)):  # the roofline max: skip the powers (the candidate table asks this per step)
+        return hi
+    lo = np.minimum(compute_s, memory_s)
+    ratio = np.where(hi > 0, lo / np.where(hi > 0, hi, 1.0), 0.0)
+    return hi * (1.0 + ratio**q) ** (1.0 / q)
+
+
+def overlap_loss_s(terms: EfficiencyTerms, compute_s: Num, memory_s: Num) -> Num:
+    """:func:`overlapped_stage_s` − max(T_c, T_m) ≥ 0: the time imperfect overlap adds to the roofline, s."""
+    if np.all(np.isinf(terms.overlap_exponent)):
+        return 0.0
+    return overlapped_stage_s(terms, compute_s, memory_s) - np.maximum(compute_s, memory_s)
+
+
 def calibrated_efficiency_terms(
     parameters: Mapping[str, float],
     *,
@@ -110,7 +149,9 @@ def calibrated_efficiency_terms(
         The family record of catalogs/calibration.yaml: ``step_overhead_ms`` (ms),
         ``prefill_saturation_tokens`` (tokens), optional ``decode_mbu_scale`` and ``prefill_mfu_scale``
         (dimensionless multipliers on the accelerator defaults, fitted by ``make validate``),
-        ``weight_only_read_efficiency_frac`` and ``kv_page_tokens`` (tokens).
+        ``weight_only_read_efficiency_frac``, ``kv_page_tokens`` (tokens) and optional
+        ``operator_overlap_exponent`` (q of :func:`overlapped_stage_s`, default
+        :data:`OPERATOR_OVERLAP_EXPONENT`).
     decode_mbu_frac, prefill_mfu_frac, link_efficiency_frac
         The accelerator's sourced defaults (fractions of peak).
     weight_only
@@ -141,4 +182,5 @@ def calibrated_efficiency_terms(
         weight_read_efficiency_frac=weight_read,
         link_efficiency_frac=link_efficiency_frac,
         kv_page_tokens=parameters.get("kv_page_tokens", 16.0),
+        overlap_exponent=parameters.get("operator_overlap_exponent", OPERATOR_OVERLAP_EXPONENT),
     )

@@ -39,7 +39,8 @@ class StepBreakdown:
     read_bytes_per_gpu: Num
     flop_per_gpu: Num
     linear_ops_s: Num
-    """Linear layers (projections, FFN/experts, LM head): max(their compute, the weight stream)."""
+    """Linear layers (projections, FFN/experts, LM head): their compute against the weight stream, max or, in a
+    decode step, the overlap norm of eff.overlapped_stage_s (q = ∞: the max)."""
     attention_ops_s: Num
     """Attention: max(its compute, the KV read or write); runs after the projections, so it adds (card 7)."""
     tp_latency_s: Num
@@ -190,8 +191,8 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s + host_s(terms, batch)
     # serially dependent groups add (ops.operator_sequence_s); each is kept for the breakdown
-    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
-    attention_ops = ops.operator_stage_s(attention_s, kv_s)
+    linear_ops = eff.overlapped_stage_s(e, compute_s - attention_s, weights_s)
+    attention_ops = eff.overlapped_stage_s(e, attention_s, kv_s)
     tp_comm = exposed_comm_s(
         terms,
         allreduces * _tp_allreduce_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
@@ -296,6 +297,8 @@ def mixed_step(
         T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
             + max(F_attn/(Π·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
 
+    plus, on each max, the overlap loss of its decode rows, eff.overlap_loss_s (0 at q = ∞);
+
     all per GPU (÷ t·p). η_p is the prefill saturation curve η_p(n, t) at the GEMM rows of a step that runs a chunk,
     max(c, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
     (c → 0) adds its FLOPs at the chunk's efficiency instead of at an ever smaller row count. At c = 0 it is
@@ -340,6 +343,7 @@ class MixedStep:
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
+        self.overlap = not bool(np.all(np.isinf(e.overlap_exponent)))  # q = ∞: the max, no loss to add
         # terms that are +0 on every row of a table without pipeline stages ((p − 1)·T_pp, T_pp finite), expert
         # parallelism (the all-to-all: 0 where e = 1) or TP ranks (the all-reduce but its launch, 0 at t = 1)
         # are not evaluated for it: x + 0 = x
@@ -379,6 +383,11 @@ class MixedStep:
         kv_write = kv_bytes_of(prompts, self.kv_write) / p
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
         attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
+        if self.overlap:  # + the overlap loss of the decode rows (eff.overlap_loss_s); a prompt chunk is far
+            # above the ridge, and spreading it over decode steps (c per step) is an average, not a small GEMM
+            lin_dec_all = lin_dec + lin_experts * rows_dec / np.maximum(rows, 1e-30)
+            linear_ops = linear_ops + eff.overlap_loss_s(e, lin_dec_all, weights_s)
+            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec / self.tp_pp / (peak * eta_dec), kv_read / bw)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
         allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
         all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0
