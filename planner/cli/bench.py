@@ -207,19 +207,17 @@ PLAN_TARGET_S = 2.0
 def _wall_s(args: list[str], repeat: int = 3) -> tuple[float, float]:
     """Best wall time and best user+system CPU time of ``planner ARGS`` in a fresh interpreter over
     ``repeat`` runs (s). The CPU time shows what a loaded machine hides in the wall time."""
-    import resource
     import subprocess
     import sys
 
+    from planner.cli.bench_scaling import cpu_s
+
     best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
+        before, t = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
         subprocess.run([sys.executable, "-m", "planner.cli.main", *args], capture_output=True, check=False)
         best = min(best, time.perf_counter() - t)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_cpu = min(best_cpu, cpu)
+        best_cpu = min(best_cpu, cpu_s(resource.RUSAGE_CHILDREN) - before)
     return best, best_cpu
 
 

@@ -225,6 +225,11 @@ def sweep_seconds() -> tuple[float, int, int, float]:
     return time.perf_counter() - start, len(result.rows), optimal, sum(r.total_seconds for r in result.rows)
 
 
+def cpu_s(*who: int) -> float:
+    """User + system CPU seconds so far of the ``resource.RUSAGE_*`` targets ``who``."""
+    return sum(usage.ru_utime + usage.ru_stime for usage in map(resource.getrusage, who))
+
+
 def plan_with_alternatives() -> tuple[float, float, str]:
     """Wall and CPU seconds (this process and its forked alternative workers) of `planner plan` on the
     5-workload full-catalog scenario with its alternatives, cold (run in a fresh process), and its split
@@ -234,17 +239,10 @@ def plan_with_alternatives() -> tuple[float, float, str]:
     from planner.plan import plan
 
     catalog, scenario = default_catalog(), bench_scenario()
-    cpu = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    start = time.perf_counter()
+    who = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    cpu, start = cpu_s(*who), time.perf_counter()
     result = plan(catalog, scenario, with_alternatives=True)  # type: ignore[arg-type]
-    wall = time.perf_counter() - start
-    used = sum(
-        (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        for before, after in zip(
-            cpu, [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)], strict=True
-        )
-    )
-    return wall, used, plan_split(result)
+    return time.perf_counter() - start, cpu_s(*who) - cpu, plan_split(result)
 
 
 def _plan_with_alternatives_cold() -> tuple[float, float, str]:
