@@ -31,20 +31,10 @@ import pandas as pd
 from planner import performance as perf
 from planner.candidate_columns import CandidateRows
 from planner.candidate_optimizations import config_variants, stack_optimizations
-from planner.candidate_rows import (
-    colocated_curves,
-    column_rows,
-    distinct_rows,
-    kept_fractions,
-    network_column,
-    picks_of,
-    point_columns,
-    points_frame,
-    workload_rows,
-)
+from planner.candidate_rows import Curves, network_column, points_frame
 from planner.candidate_terms import TermsMemo
+from planner.candidates_colocated import colocated_curves_of, colocated_points
 from planner.candidates_pd import (
-    LOAD_FRACTIONS,
     Pending,
     add_pd_rows,
     pd_operating_points,
@@ -53,15 +43,20 @@ from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
+from planner.forked import Background
 from planner.gc_pause import gc_paused
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
 )
-from planner.performance.stack import stack_terms, take_optimizations, take_terms
+from planner.performance.stack import stack_terms, take_terms
 from planner.scenario import Scenario, Workload, merged_sites
-from planner.units import BYTES_PER_GB, BYTES_PER_GIB
+from planner.units import BYTES_PER_GIB
+
+FORK_MIN_ROWS = 2000
+"""Co-located rows from which their curves are computed in a forked child while the prefill/decode pools'
+are computed here (planner.forked.Background): below, the fork (~0.03-0.06 s) costs more than it saves."""
 
 PROMPT_BYTES_PER_TOKEN = 4.0
 """Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
@@ -254,7 +249,40 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     table.extend(config_col, site_col, placement_col, usd_col, reason_col)
     pending, pd_pending = add_pd_rows(catalog, pending, table)
     table.start_evaluation(pool_rows=bool(pd_pending))
-    point_rows = [_operating_points(pending, scenario, ev, index_of, table)] if pending else []
+    net = network_column(pending, network_s)[:, None] if pending else np.zeros((0, 1))
+    with _curves(pending, net, pd_pending, scenario, ev, index_of) as curves:
+        point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table)
+        if pending:
+            point_rows.insert(0, colocated_points(pending, net, scenario, ev, index_of, table, curves.result()))
+    candidates = table.frame()
+    points = points_frame(point_rows)
+    return CandidateTable(candidates=candidates, points=points, sites=sites)
+
+
+def _curves(
+    pending: list[Pending],
+    net: np.ndarray,
+    pd_pending: list[Pending],
+    scenario: Scenario,
+    ev: dict[str, Any],
+    index_of: dict[int, int],
+) -> Background[Curves]:
+    """The co-located rows' curves (planner.candidates_colocated), computed on the other core while this
+    process computes the prefill/decode pools' (planner.forked.Background; here without pools to overlap)."""
+    parallel = len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
+    return Background(lambda: colocated_curves_of(pending, net, scenario, ev, index_of), fork=parallel)
+
+
+def _pool_points(
+    catalog: Catalog,
+    scenario: Scenario,
+    pd_pending: list[Pending],
+    ev: dict[str, Any],
+    index_of: dict[int, int],
+    table: CandidateRows,
+) -> list[dict[str, np.ndarray]]:
+    """The operating points of the prefill-only and decode-only rows (planner.candidates_pd), pool by pool."""
+    point_rows = []
     for role in ("prefill", "decode"):
         pool = [p for p in pd_pending if table.role[p[0]] == role]
         if pool:
@@ -264,10 +292,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net,
                 table=table, role=role,
             ))
-
-    candidates = table.frame()
-    points = points_frame(point_rows)
-    return CandidateTable(candidates=candidates, points=points, sites=sites)
+    return point_rows
 
 
 def network_s(workload: Workload, site: Site) -> float:
@@ -286,81 +311,3 @@ class SloPercentiles(TypedDict):
 def slo_percentiles(workload: Workload) -> SloPercentiles:
     """The workload's SLO percentiles as keywords of serve_at_load / capacity_at_slo (None = the mean)."""
     return {"ttft_percentile": workload.slo.ttft_percentile, "tpot_percentile": workload.slo.tpot_percentile}
-
-
-def _percentile_column(pending: list[Pending], key: str) -> Any:
-    """(N, 1) percentiles of ``key`` per row (nan = the mean), or None when every row uses the mean."""
-    values = [getattr(cfg.workload.slo, key) for _, cfg, _ in pending]  # key: a field of SloPercentiles
-    if all(v is None for v in values):
-        return None
-    return np.array([np.nan if v is None else float(v) for v in values])[:, None]
-
-
-def _operating_points(
-    pending: list[Pending],
-    scenario: Scenario,
-    ev: dict[str, Any],
-    index_of: dict[int, int],
-    table: CandidateRows,
-) -> dict[str, np.ndarray]:
-    """Capacity at the SLO and the load-fraction points (columns) of every pending row at once; fill the rows."""
-    idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
-    net = network_column(pending, network_s)[:, None]
-    workloads, w_of = workload_rows(pending)
-    in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
-    out_tok = np.array([w.output_tokens for w in workloads], dtype=float)[w_of][:, None]
-    slo_ttft = np.array([w.slo.ttft_ms for w in workloads])[w_of][:, None] / 1e3
-    slo_tpot = np.array([w.slo.tpot_ms for w in workloads])[w_of][:, None] / 1e3
-    pct = {key: _percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
-    fit = ev["fit_batch"][idx].astype(int)
-    first, where = distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
-    c = colocated_curves(
-        take_terms(ev["terms"], idx[first]), take_optimizations(ev["opt"], idx[first]), input_tokens=in_tok[first],
-        output_tokens=out_tok[first], max_batch=fit[first], network_s=net[first], slo_ttft_s=slo_ttft[first],
-        slo_tpot_s=slo_tpot[first], percentiles={k: column_rows(v, first) for k, v in pct.items()},
-        max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
-        workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=len(pending),
-    )
-    # the rows' numbers (the same values as float(x) · 1e3 etc. row by row), set column by column below
-    weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
-    prefill_ms = (ev["prefill_s"][idx] * 1e3).tolist()
-    network_ms = (net[:, 0] * 1e3).tolist()
-    tpot_floor_ms = (c.lone_tpot_s[where, 0] * 1e3).tolist()
-    serves = (c.capacity_requests_per_s[where, 0] > 0).tolist()
-    kept, limits = kept_fractions(pending, c.sync_ratio[where], scenario.max_sync_ratio)
-    best_batch = c.batch[where, kept.last].tolist()
-    best_capacity = c.loads_requests_per_s[where, kept.last].tolist()
-    # the rows' fields, column by column (the same values a row-by-row fill gives)
-    rows = np.array([row for row, _, _ in pending], dtype=np.int64)
-    col = table.columns
-    fits = fit >= 1
-    col["weights_per_gpu_gb"][rows] = weights_gb
-    col["max_batch"][rows] = fit
-    col["prefill_ms"][rows] = prefill_ms
-    col["network_ms"][rows] = network_ms
-    col["tpot_floor_ms"][rows[fits]] = np.asarray(tpot_floor_ms)[fits]
-    for r in np.flatnonzero(~fits).tolist():
-        table.reason[rows[r]] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
-    for r in np.flatnonzero(fits & ~np.asarray(serves, dtype=bool)).tolist():
-        w = pending[r][1].workload
-        if tpot_floor_ms[r] > w.slo.tpot_ms:
-            table.reason[rows[r]] = f"TPOT floor {tpot_floor_ms[r]:.1f} ms above the SLO {w.slo.tpot_ms:g} ms"
-        else:
-            table.reason[rows[r]] = (
-                f"TTFT floor {float(c.lone_ttft_s[where[r], 0]) * 1e3:.0f} ms (prefill + RTT + upload)"
-                f" above the SLO {w.slo.ttft_ms:g} ms"
-            )
-    sized = fits & np.asarray(serves, dtype=bool)
-    col["sync_ratio"][rows[sized]] = np.asarray(kept.sync_ratio, dtype=float)[sized]
-    for r in np.flatnonzero(sized & ~kept.any).tolist():
-        table.reason[rows[r]] = perf.sync_limit_reason(kept.sync_ratio[r], float(limits[r]))
-    feasible = sized & kept.any
-    col["best_batch"][rows[feasible]] = np.asarray(best_batch)[feasible]
-    col["best_capacity_requests_per_s"][rows[feasible]] = np.asarray(best_capacity, dtype=float)[feasible]
-    col["feasible"][rows[feasible]] = True
-    return point_columns(
-        picks_of(rows, feasible, kept, where), batch=c.batch, tpot_ms=c.tpot_s * 1e3,
-        decode_step_ms=c.decode_step_s * 1e3, ttft_ms=c.ttft_s * 1e3,
-        capacity_requests_per_s=c.loads_requests_per_s, memory_per_gpu_gb=c.memory_per_gpu_bytes / BYTES_PER_GB,
-        sync_ratio=c.sync_ratio,
-    )

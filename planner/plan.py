@@ -16,7 +16,7 @@ from planner.audit import at_served_load, audit_plan
 from planner.candidate_cache import candidates_for
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
-from planner.optimize import solve
+from planner.optimize import early_alternatives, solve
 from planner.optimize.alternative_record import rank
 from planner.optimize.alternatives import alternatives
 from planner.optimize.explain import (
@@ -96,18 +96,22 @@ def plan(
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:
         hold(ctx, served_scale)
-    sol, ctx = solve(ctx, solver, _left_s(opt_start, time_limit_s))
-    if sol.status == "infeasible":
-        why = explain_capacity(catalog, scenario, table, solver)
-        return _infeasible(scenario, table, sol.solve_seconds, start, why)
-    deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
-    alts = (
-        alternatives(
-            catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx), served_scale=served_scale
+    # the GPU types' alternatives are solved on the other core while the plan is (planner.optimize.early_alternatives)
+    with early_alternatives.start(ctx, table, solver, time_limit_s=time_limit_s, wanted=with_alternatives) as early:
+        sol, ctx = solve(ctx, solver, _left_s(opt_start, time_limit_s), built=early.built)
+        if sol.status == "infeasible":
+            why = explain_capacity(catalog, scenario, table, solver)
+            return _infeasible(scenario, table, sol.solve_seconds, start, why)
+        sol = early.solution(sol)
+        deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
+        alts = (
+            alternatives(
+                catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx),
+                served_scale=served_scale, early=early,
+            )
+            if with_alternatives
+            else None
         )
-        if with_alternatives
-        else None
-    )
     optimizer_seconds = time.perf_counter() - opt_start
     read = _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd

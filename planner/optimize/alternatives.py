@@ -18,11 +18,12 @@ import pandas as pd
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
+from planner.forked import fork_map, workers_for
 from planner.optimize import solve
 from planner.optimize.alternative_record import TIE_REL, Alternative
 from planner.optimize.decompose import is_large
+from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
 from planner.optimize.explain import closest_miss
-from planner.optimize.forked import fork_map, workers_for
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
@@ -31,11 +32,11 @@ from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context, kept_candidates
 from planner.scenario import Scenario
 
-ALTERNATIVE_MAX_NODES = 2000
+ALTERNATIVE_MAX_NODES = MAX_NODES
 """Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
 
 FORK_MIN_SOLVE_S = 0.1
-"""Plan solve seconds from which the alternatives are solved in forked workers (planner.optimize.forked):
+"""Plan solve seconds from which the alternatives are solved in forked workers (planner.forked):
 below, they take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. The
 answers are the same either way."""
 
@@ -320,6 +321,7 @@ def alternatives(
     deadline: float | None = None,
     main: tuple[Solution, BuildContext] | None = None,
     served_scale: float | None = None,
+    early: EarlyAlternatives | None = None,
 ) -> AlternativeSet:
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
@@ -331,10 +333,12 @@ def alternatives(
     solved by the large-problem method has its alternatives solved by it too.
 
     Without a deadline, for a plan whose solve took :data:`FORK_MIN_SOLVE_S` or more, the alternatives run
-    in forked worker processes (planner.optimize.forked, ``PLANNER_WORKERS``); the answers are the serial
+    in forked worker processes (planner.forked, ``PLANNER_WORKERS``); the answers are the serial
     loop's (:func:`_replayed`)."""
     decompose = main is not None and is_large(main[1])
     model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
+    if early is not None and main is not None:
+        early.take(model, main[1])  # the GPU types' restrictions solved while the plan was
     tasks = [(c, v) for c in ("gpu", "site") for v in sorted(str(v) for v in table.candidates[c].unique())]
     big = main is not None and main[0].solve_seconds >= FORK_MIN_SOLVE_S
     if deadline is None and big and workers_for(len(tasks)) > 1:

@@ -89,8 +89,12 @@ def _bound(b: float | None, low: bool) -> float:
 class PlanModel:
     """The plan's built MILP as arrays (rows' nonzeros in build order), ready to be restricted to a GPU type."""
 
-    def __init__(self, ctx: BuildContext, sol: Solution, table: CandidateTable) -> None:
+    def __init__(self, ctx: BuildContext, sol: Solution | None, table: CandidateTable) -> None:
+        """``sol``: the solved plan (None: not known yet — no restriction is then answered by it)."""
         self.ctx, self.sol = ctx, sol
+        self.early: dict[tuple[str, str], Outcome | None] = {}
+        """Restrictions solved before ``sol`` was known (planner.optimize.early_alternatives): (column,
+        value) → :meth:`solve`'s answer there, which is the answer here unless ``sol`` answers it."""
         feasible = table.candidates["feasible"].to_numpy(dtype=bool)
         # GPU types and sites with an SLO-feasible candidate in the table
         self.feasible = {c: {str(v) for v in table.candidates[c].to_numpy()[feasible]} for c in COLUMNS}
@@ -136,7 +140,7 @@ class PlanModel:
         }
         self.spare = {w.name: spare_requests_per_s(ctx, w.name) for w in ctx.scenario.workloads}
         values = np.zeros(len(cols))
-        for family, solved in sol.values.items():
+        for family, solved in ({} if sol is None else sol.values).items():
             for key, x in solved.items():
                 v = ctx.variables[family][key]
                 if v.name in index:
@@ -160,6 +164,8 @@ class PlanModel:
     def solve(self, column: str, value: str, *, time_limit_s: float | None, max_nodes: int) -> Outcome | None:
         """The best plan of the restriction to the GPU type or site ``value`` (``column`` 'gpu' or 'site');
         None when it must be rebuilt (module docstring)."""
+        if self.plan_only[column] != value and (column, value) in self.early:
+            return self.early[(column, value)]  # the same restriction, solved while the plan was
         made = self.restriction(column, value)
         if made is None or isinstance(made, Outcome):
             return made
@@ -175,7 +181,7 @@ class PlanModel:
         view = view_of(ctx, column, value)
         if any(spare_requests_per_s(view, w) != usd for w, usd in self.spare.items()):
             return None  # replica bounds widened by another GPU type's (site's) spare
-        if self.plan_only[column] == value:  # the plan is the restriction's optimum
+        if self.sol is not None and self.plan_only[column] == value:  # the plan is the restriction's optimum
             return Outcome("optimal", self.sol.cost_usd, self.plan_used, 0.0)
         keep = (self.owner[column] == value) | (self.owner[column] == "")
         groups = {(w.name, g) for w in ctx.scenario.workloads for g in pd_groups(view.cands, w.name)}

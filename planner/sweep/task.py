@@ -14,7 +14,7 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.errors import PlannerError
-from planner.optimize.forked import forbid_forking
+from planner.forked import forbid_forking
 from planner.sweep.result import Choice, SweepRow
 from planner.sweep.spec import SweepPlan, Variant
 

@@ -1,4 +1,4 @@
-"""Alternatives in forked worker processes (planner.optimize.forked): the same records as the serial loop,
+"""Alternatives in forked worker processes (planner.forked): the same records as the serial loop,
 serial where a pool must not be made, a lost child costs no answer and no hang, nothing on stdout."""
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from planner import forked
 from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
 from planner.cli.bench_identity import without_timing
 from planner.optimize import alternatives as alt_module
-from planner.optimize import forked, solve
+from planner.optimize import solve
 from planner.optimize.alternatives import AlternativeSet, alternatives
 from planner.problem.context import build_context
 from planner.scenario import load_scenario
@@ -223,7 +224,7 @@ def test_killed_alternative_child_falls_back(
 
 CHILD_PRINTS = """
 import os, sys
-from planner.optimize.forked import fork_map
+from planner.forked import fork_map
 print("before", end="")  # still in the parent's buffer at fork time: written once
 def fn(i):
     print("child", i)

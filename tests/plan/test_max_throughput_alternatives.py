@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from planner import forked
 from planner.catalog import Catalog
 from planner.optimize import alternatives as alt_module
-from planner.optimize import forked
 from planner.optimize.alternative_record import Alternative, rank
 from planner.optimize.served_scale import HOLD_REL, serves_better, serves_less
 from planner.plan import plan

@@ -1,5 +1,6 @@
 """Independent tasks of one command on all the cores this process may use: ``fn(i)`` over task indices in
-forked children of this process.
+forked children of this process (:func:`fork_map`), or one computation in a forked child while this process
+goes on with another (:class:`Background`).
 
 The children are made by ``fork()``: they inherit the catalog, the candidate table and the solved plan
 (whatever ``fn`` closes over) without pickling; only each task's small result is pickled back through a
@@ -29,7 +30,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -185,3 +186,73 @@ def fork_map(fn: Callable[[int], T], n_tasks: int, order: Sequence[int] | None =
             conn.close()
             os.waitpid(pid, 0)
     return [results[i] if i in results else fn(i) for i in range(n_tasks)]
+
+
+class Background(Generic[T]):
+    """``fn()`` computed in a forked child while this process goes on; :meth:`result` waits for it.
+
+    The child starts at once where :func:`workers_for` gives two workers (else nothing is forked and
+    :meth:`result` computes ``fn()`` here); it inherits what ``fn`` closes over and pickles back only the
+    result. A child that died or raised has ``fn()`` run again here by :meth:`result` (an exception then
+    surfaces with its traceback), so the answer is ``fn()``'s either way. :meth:`cancel` (a result not
+    needed after all) kills the child; use the object as a context manager so that no child outlives it.
+    """
+
+    def __init__(self, fn: Callable[[], T], *, fork: bool = True) -> None:
+        """``fork``: False computes ``fn()`` here, in :meth:`result` (work too small to pay for a fork)."""
+        self._fn = fn
+        self._child: tuple[int, Connection] | None = None
+        if fork and workers_for(2) > 1:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            gc.freeze()
+            try:
+                self._child = _fork(lambda _i: fn(), [])
+            finally:
+                gc.unfreeze()
+            try:
+                self._child[1].send(0)
+            except OSError:  # died at once: computed here
+                self._reap(kill=False)
+
+    @property
+    def forked(self) -> bool:
+        """True while the result is being computed in a child (False: :meth:`result` computes it here)."""
+        return self._child is not None
+
+    def result(self) -> T:
+        """``fn()``: the child's answer, or computed here (no child, or it died or raised)."""
+        if self._child is not None:
+            conn = self._child[1]
+            try:
+                _i, ok, value = conn.recv()
+            except (EOFError, OSError):
+                ok = False
+            if ok:
+                with contextlib.suppress(OSError):
+                    conn.send(_DONE)
+            self._reap(kill=not ok)
+            if ok:
+                return value  # type: ignore[no-any-return]
+        return self._fn()
+
+    def cancel(self) -> None:
+        """Stop the child (its result is not wanted); :meth:`result` would then compute ``fn()`` here."""
+        if self._child is not None:
+            self._reap(kill=True)
+
+    def _reap(self, *, kill: bool) -> None:
+        assert self._child is not None
+        pid, conn = self._child
+        self._child = None
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        conn.close()
+        os.waitpid(pid, 0)
+
+    def __enter__(self) -> Background[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
