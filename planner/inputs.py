@@ -5,9 +5,8 @@ line and column of a bad byte, YAML syntax errors with line and column, duplicat
 (anchor-bomb) and nesting-depth limits, and YAML 1.2 floats (``1e3`` is a number, not a string).
 
 ``format_validation_error`` renders pydantic errors as ``file: field.path: problem (got value) — valid
-alternative``: ranges are named (``must be in (0, 1e+06]``), unknown fields get "did you mean", ids in the
-wrong form get their normalized spelling (``us-east`` → ``us_east``).
-"""
+alternative``: ranges are named (``must be in (0, 1e+06]``), unknown fields get "did you mean", missing ones
+what to add, ids in the wrong form get their normalized spelling (``us-east`` → ``us_east``)."""
 
 from __future__ import annotations
 
@@ -310,21 +309,22 @@ def _kind_of(value: object) -> str:
     return " (got a mapping)" if isinstance(value, dict) else ""
 
 
-def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
-    """Whether the field at ``loc`` has a default (so leaving it out is a valid alternative)."""
-    if not loc or not isinstance(loc[-1], str):
-        return False
-    parent = _model_fields_at(model, loc[:-1])
-    if loc[-1] not in parent:
-        return False
+def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
+    """The pydantic field at ``loc`` (None when ``loc`` does not end at a model's field)."""
+    if not loc or not isinstance(loc[-1], str) or loc[-1] not in _model_fields_at(model, loc[:-1]):
+        return None
     holder = _resolve(model, loc[:-1]) if loc[:-1] else (model, [])
-    if holder is None:
-        return False
-    for member in _members(holder[0]):
+    for member in _members(holder[0]) if holder is not None else []:
         bare, _ = _strip(member)
         if isinstance(bare, type) and issubclass(bare, BaseModel):
-            return not bare.model_fields[loc[-1]].is_required()
-    return False
+            return bare.model_fields[loc[-1]]
+    return None
+
+
+def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
+    """Whether the field at ``loc`` has a default (so leaving it out is a valid alternative)."""
+    field = _field_info(model, loc)
+    return field is not None and not field.is_required()
 
 
 def id_spelling(value: str) -> str:
@@ -350,6 +350,10 @@ def _message(model: type[BaseModel] | None, error: Any, loc: tuple[Any, ...]) ->
         bounds = _bounds_text(resolved[1]) if resolved else None
         if bounds:
             return f"{bounds}{got}"
+    if kind == "missing" and model is not None:
+        field = _field_info(model, loc)
+        about = f" ({field.description.rstrip('.')})" if field is not None and field.description else ""
+        return f"required — add `{loc[-1]}:`{about}"
     if kind == "finite_number":
         return f"must be a finite number, not NaN or infinity{got}"
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:

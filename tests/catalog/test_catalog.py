@@ -520,7 +520,7 @@ BAD_INPUTS = [
                  ["accelerators[0].efficiency.decode_mbu_frac", "must be in (0, 1]"],
                  id="fraction-above-1"),
     pytest.param("formats.yaml", _delete("formats", 0, "source"),
-                 ["formats[0].source", "Field required"], id="missing-source"),
+                 ["formats[0].source", "required — add `source:`"], id="missing-source"),
     pytest.param("sites.yaml", _set("sites", 0, "as_of", "March 2026"),
                  ["sites[0].as_of", "should match pattern", "'March 2026'"], id="bad-as-of"),
     pytest.param("sites.yaml", _set_site_devices("store_edge", {"rtx4090": 4}),
