@@ -33,7 +33,7 @@ from planner.candidate_columns import CandidateRows
 from planner.candidate_optimizations import config_variants, stack_optimizations
 from planner.candidate_rows import Curves, network_column, points_frame
 from planner.candidate_terms import TermsMemo
-from planner.candidates_colocated import colocated_curves_of, colocated_points
+from planner.candidates_colocated import colocated_curves_of, colocated_points, distinct_pairs
 from planner.candidates_pd import (
     Pending,
     add_pd_rows,
@@ -250,10 +250,11 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     pending, pd_pending = add_pd_rows(catalog, pending, table)
     table.start_evaluation(pool_rows=bool(pd_pending))
     net = network_column(pending, network_s)[:, None] if pending else np.zeros((0, 1))
-    with _curves(pending, net, pd_pending, scenario, ev, index_of) as curves:
+    first, where = distinct_pairs(pending, net)
+    with _curves(pending, net, first, pd_pending, scenario, ev, index_of) as curves:
         point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table)
         if pending:
-            point_rows.insert(0, colocated_points(pending, net, scenario, ev, index_of, table, curves.result()))
+            point_rows.insert(0, colocated_points(pending, net, where, scenario, ev, index_of, table, curves.result()))
     candidates = table.frame()
     points = points_frame(point_rows)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
@@ -262,6 +263,7 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
 def _curves(
     pending: list[Pending],
     net: np.ndarray,
+    first: np.ndarray,
     pd_pending: list[Pending],
     scenario: Scenario,
     ev: dict[str, Any],
@@ -270,7 +272,7 @@ def _curves(
     """The co-located rows' curves (planner.candidates_colocated), computed on the other core while this
     process computes the prefill/decode pools' (planner.forked.Background; here without pools to overlap)."""
     parallel = len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
-    return Background(lambda: colocated_curves_of(pending, net, scenario, ev, index_of), fork=parallel)
+    return Background(lambda: colocated_curves_of(pending, net, first, scenario, ev, index_of), fork=parallel)
 
 
 def _pool_points(

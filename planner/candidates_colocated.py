@@ -35,11 +35,16 @@ def percentile_column(pending: list[Pending], key: str) -> Any:
 
 
 def colocated_curves_of(
-    pending: list[Pending], net: np.ndarray, scenario: Scenario, ev: dict[str, Any], index_of: dict[int, int]
+    pending: list[Pending],
+    net: np.ndarray,
+    first: np.ndarray,
+    scenario: Scenario,
+    ev: dict[str, Any],
+    index_of: dict[int, int],
 ) -> Curves:
     """Floors, capacity at the SLO and load-fraction points of every pending co-located row's distinct
-    (configuration, network seconds ``net`` (n, 1)) pair (planner.candidate_rows.colocated_curves; the
-    numeric work of the rows)."""
+    (configuration, network seconds ``net`` (n, 1)) pair — ``first`` their first rows, :func:`distinct_pairs`
+    — (planner.candidate_rows.colocated_curves; the numeric work of the rows)."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     workloads, w_of = workload_rows(pending)
     in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
@@ -48,7 +53,6 @@ def colocated_curves_of(
     slo_tpot = np.array([w.slo.tpot_ms for w in workloads])[w_of][:, None] / 1e3
     pct = {key: percentile_column(pending, key) for key in ("ttft_percentile", "tpot_percentile")}
     fit = ev["fit_batch"][idx].astype(int)
-    first, _where = _distinct(pending, net)
     return colocated_curves(
         take_terms(ev["terms"], idx[first]), take_optimizations(ev["opt"], idx[first]), input_tokens=in_tok[first],
         output_tokens=out_tok[first], max_batch=fit[first], network_s=net[first], slo_ttft_s=slo_ttft[first],
@@ -58,7 +62,7 @@ def colocated_curves_of(
     )
 
 
-def _distinct(pending: list[Pending], net: np.ndarray) -> tuple[Any, Any]:
+def distinct_pairs(pending: list[Pending], net: np.ndarray) -> tuple[Any, Any]:
     """(first row of each distinct (configuration, network seconds) pair, each row's pair)."""
     return distinct_rows([(id(cfg), float(n)) for (_, cfg, _), n in zip(pending, net[:, 0], strict=True)])
 
@@ -66,17 +70,17 @@ def _distinct(pending: list[Pending], net: np.ndarray) -> tuple[Any, Any]:
 def colocated_points(
     pending: list[Pending],
     net: np.ndarray,
+    where: np.ndarray,
     scenario: Scenario,
     ev: dict[str, Any],
     index_of: dict[int, int],
     table: CandidateRows,
     c: Curves,
 ) -> dict[str, np.ndarray]:
-    """Fill every pending co-located row from its curves ``c`` (:func:`colocated_curves_of`); its operating
-    points (columns)."""
+    """Fill every pending co-located row from its curves ``c`` (:func:`colocated_curves_of`; ``where``: each
+    row's distinct pair, :func:`distinct_pairs`); its operating points (columns)."""
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     fit = ev["fit_batch"][idx].astype(int)
-    _first, where = _distinct(pending, net)
     # the rows' numbers (the same values as float(x) · 1e3 etc. row by row), set column by column below
     weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
     prefill_ms = (ev["prefill_s"][idx] * 1e3).tolist()

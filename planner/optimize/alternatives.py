@@ -23,7 +23,7 @@ from planner.optimize import solve
 from planner.optimize.alternative_record import TIE_REL, Alternative
 from planner.optimize.decompose import is_large
 from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
-from planner.optimize.explain import closest_miss
+from planner.optimize.explain import closest_miss, explain_supply
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
@@ -117,7 +117,7 @@ def alternative(
     except SolverError:
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
-        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"])), None
+        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"]), ctx), None
     record = _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol), served)
     return record, (sol, ctx)
 
@@ -131,13 +131,25 @@ def _serves_nothing(
     return Alternative(column, value, "infeasible", "serves none of the demand within the budget and supply limits")
 
 
-def _infeasible(scenario: Scenario, table: CandidateTable, column: str, value: str, covered: set[str]) -> Alternative:
+def _infeasible(
+    scenario: Scenario,
+    table: CandidateTable,
+    column: str,
+    value: str,
+    covered: set[str],
+    ctx: BuildContext | None = None,
+) -> Alternative:
     """An infeasible restriction's record: the closest miss of a workload it has no candidate for
-    (``covered``: the workloads it has candidates for), else the supply or site limits."""
+    (``covered``: the workloads it has candidates for), else what its supply options alone rule out
+    (planner.optimize.explain.explain_supply of the restriction ``ctx``: a purchase lead time, a budget
+    below one node), else the supply or site limits."""
     uncovered = [w.name for w in scenario.workloads if w.name not in covered]
+    causes = [] if uncovered or ctx is None else explain_supply(ctx)
     if uncovered:
         missing = table.candidates[table.candidates["workload"].isin(uncovered)]
         why = _no_candidate_reason(scenario, missing[missing[column] == value])
+    elif causes:
+        why = f"{causes[0].message} — {causes[0].relaxation}" if causes[0].relaxation else causes[0].message
     else:
         why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
     return Alternative(column, value, "infeasible", why)

@@ -250,7 +250,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         w.name,
                         "lead_time",
                         f"{w.name}: nothing bought arrives before month {first:g} (purchase lead time {lead:g} "
-                        f"months), so its demand in months 0–{first:g} cannot be served",
+                        f"months), so its demand before month {first:g} cannot be served",
                         "add rent or inventory for the first months",
                     )
                 )

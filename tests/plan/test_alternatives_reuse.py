@@ -178,3 +178,16 @@ def test_warm_start_keeps_the_optimum(catalog: Catalog) -> None:
     assert warm.cost_usd == pytest.approx(cold.cost_usd, rel=1e-9)
     with pytest.raises(KeyError):
         solve_context(build_context(catalog, scenario, table, exclude={"site": others}), warm_start={("n_rep", (-1, 0, 0)): 1.0})
+
+
+def test_infeasible_site_alternative_names_the_lead_time(catalog: Catalog) -> None:
+    """buy_vs_rent's dc1 can only buy, delivered 2 months in: its alternative says so and what to add
+    (it said "supply or site limits cannot cover the demand")."""
+    scenario = load_scenario(ROOT / "examples" / "buy_vs_rent" / "scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    record, solved = alternative(catalog, scenario, table, "highs", column="site", value="dc1")
+    assert solved is None and record.status == "infeasible"
+    assert record.lost_because == (
+        "chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its demand before month 2"
+        " cannot be served — add rent or inventory for the first months"
+    )

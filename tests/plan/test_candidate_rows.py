@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from planner import candidate_rows, candidate_terms, candidates, candidates_pd
+from planner import candidate_rows, candidate_terms, candidates_colocated, candidates_pd
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog import Catalog
 from planner.performance.load import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
@@ -36,13 +36,13 @@ def test_distinct_rows_give_the_table_of_every_row(catalog: Catalog, monkeypatch
         solved.append((len(keys), len(first)))
         return first, where
 
-    monkeypatch.setattr(candidates, "distinct_rows", recording)
+    monkeypatch.setattr(candidates_colocated, "distinct_rows", recording)
     monkeypatch.setattr(candidates_pd, "distinct_rows", recording)
     shared = build_candidates(catalog, scenario)
     # co-located: 340 rows (a 2-bit multisection) of which 170 distinct (4 bits unless schedule_size says 340)
     assert solved[0] == (340, 170)
     assert sum(n for n, _ in solved) == 612 and sum(k for _, k in solved) == 306
-    monkeypatch.setattr(candidates, "distinct_rows", _every_row)
+    monkeypatch.setattr(candidates_colocated, "distinct_rows", _every_row)
     monkeypatch.setattr(candidates_pd, "distinct_rows", _every_row)
     every = build_candidates(catalog, scenario)
     pd.testing.assert_frame_equal(shared.candidates, every.candidates, check_exact=True)
