@@ -161,6 +161,9 @@ class Accelerator(Sourced):
     """Formats whose matmuls run natively (others are emulated or unsupported)."""
     purchase: Purchase | None = None
     efficiency: Efficiency
+    cuda_core_int8_tops: PositiveFloat | None = None
+    """Int8 dot-product peak of the CUDA cores (dp4a: SMs × 64 × 4 MACs × 2 × boost clock), TOPS; None = unknown
+    (planner/performance/matmul_units.py)."""
     notes: str = ""
 
     @model_validator(mode="after")
@@ -353,6 +356,8 @@ class Engine(Sourced):
     scheduler_steps: Annotated[int, Field(ge=1)] = 1
     """Decode steps the scheduler runs per call (vLLM V0 ``--num-scheduler-steps``): a new prompt is admitted
     only between blocks of this many steps (planner/performance/tail.step_phase_s)."""
+    prompt_matmul: Literal["tensor_cores", "dp4a"] = "tensor_cores"
+    """Units that run matmuls of quantized weights (dp4a: CUDA-core int8 dot product, performance/matmul_units.py)."""
     scheduler_lookahead_steps: Annotated[int, Field(ge=0, le=4)] = 0
     """Steps the scheduler prepares ahead of the GPU (SGLang's overlap scheduler: 1): a prompt that arrives
     during step k is scheduled after step k + 1 is already queued, so it also waits for that step."""

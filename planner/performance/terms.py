@@ -13,6 +13,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Engine, Interconnect, Model, NumericFormat
 from planner.errors import InputError
 from planner.ledgers import efficiency as eff
+from planner.performance.matmul_units import matmul_peak_tflops, missing_dp4a_message
 from planner.performance.model_figures import calibrated_efficiency, model_figures
 from planner.units import BYTES_PER_GB
 
@@ -244,6 +245,9 @@ def deployment_terms(
     moe = model.moe
     kv_shards = ep * (1 if model.mla is not None else min(attention_tp, model.kv_heads))
     efficiency = eff.EfficiencyTerms.ideal() if ideal else efficiency_terms(catalog, gpu, weight_format)
+    peak = matmul_peak_tflops(gpu, weight_format, eng, tensor_peak_tflops=compute_peak_tflops(gpu, weight_format))
+    if peak is None:
+        raise UnsupportedDeployment(missing_dp4a_message(gpu, eng))
     return DeploymentTerms(
         tp=tp,
         pp=pp,
@@ -264,7 +268,7 @@ def deployment_terms(
         lm_head_flop_per_token=figures.lm_head_flop_per_token,
         attention_flop_per_pair_per_layer=figures.attention_flop_per_pair_per_layer,
         memory_capacity_bytes=gpu.memory_gb * BYTES_PER_GB,
-        peak_tflops=compute_peak_tflops(gpu, weight_format),
+        peak_tflops=peak,
         bandwidth_gb_per_s=gpu.memory_bandwidth_gb_per_s,
         tp_link_gb_per_s=attention_link.gb_per_s_per_direction if attention_link else 1.0,
         tp_link_latency_us=attention_link.latency_us if attention_link else 0.0,

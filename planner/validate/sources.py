@@ -24,6 +24,7 @@ from planner.validate.cases import (
     _read_csv,
     measurements_dir,
 )
+from planner.validate.edge_builds import DP4A_ENGINE, DP4A_NOTE, edge_engine
 from planner.validate.names import GPU_IDS, MEMORY_MODEL_FORMATS, MODEL_IDS
 from planner.validate.sources_load import LOAD_READERS
 from planner.validate.sources_serving import UNREAD_SOURCES, _lambda
@@ -323,10 +324,12 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
         elif not quant and MODEL_IDS.get(row["model"]) is not None:
             b.skip(src, label, "quantisation not stated")
             continue
-        cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant, engine="llamacpp")
+        engine = edge_engine(row)
+        cfg = b.terms(src, label, model=row["model"], gpu=row["device"], quant=quant, engine=engine)
         if cfg is None:
             continue
         note = "not llama.cpp" if "llama.cpp" not in row["backend"] else ""
+        note = DP4A_NOTE if engine == DP4A_ENGINE else note
         fitted = cfg[0].placement != "datacenter" and row["uncertain"] != "U"
         if cfg[0].placement == "datacenter":
             note = (note + "; " if note else "") + "llama.cpp on a datacenter GPU: validated, not fitted"

@@ -14,6 +14,7 @@ import math
 from planner import performance as perf
 from planner.catalog.schema import Accelerator, NumericFormat
 from planner.validate.cases import MAX_OFFLINE_BATCH, _Builder, _fitting_batch, _num
+from planner.validate.finite_runs import start_transient_reason
 from planner.validate.names import KV_FORMAT_IDS
 
 SHAREGPT_INPUT_TOKENS = 230.0
@@ -197,8 +198,13 @@ def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
         gpus = float(row["gpu_count"])
         per_gpu = _num(row, "output_tokens_per_s_per_gpu")
         p_tok, g_tok = mean_lengths(row, p_tok, g_tok)
+        ttft = _num(row, "mean_ttft_ms")
+        transient = start_transient_reason(cfg[2], clients=conc, prompt_tokens=p_tok, mean_ttft_ms=ttft,
+                                           p99_ttft_ms=_num(row, "p99_ttft_ms"))
+        if transient:
+            b.skip(src, label + " TTFT", transient)
         _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
-                   ttft=_num(row, "mean_ttft_ms"), tpot=_num(row, "mean_tpot_ms"),
+                   ttft=None if transient else ttft, tpot=_num(row, "mean_tpot_ms"),
                    tput=per_gpu * gpus if per_gpu is not None else None,
                    note=UNCERTAIN + ("; MoE, EP modelled as TP" if "DeepSeek" in row["model"] else ""))
 
