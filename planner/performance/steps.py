@@ -339,7 +339,7 @@ class MixedStep:
         self.kv_read = kv_parts(terms, decode_context_tokens)  # c(H), paging at H, s_kv·p
         self.kv_write = kv_parts(terms, prompt_tokens)
         self.allreduces = 2 * (terms.layers / terms.pp)
-        self.spread = moe.imbalance_spread(terms.attention_dp)
+        self.spread = moe.imbalance_spread(terms.expert_parallel)
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
