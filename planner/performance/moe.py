@@ -54,7 +54,6 @@ batch-1 step pays for one row per expert it reads, not for E·m_half rows.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -62,12 +61,16 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers.communication import collective_launch_s, ep_remote_bytes, transfer_s
+from planner.ledgers.training import expected_max_standard_normal
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
 Num = Any
 
 ACTIVATION_BYTES = 2.0
 """Dispatch/combine payload per hidden value (BF16), B."""
+
+Routing = tuple[Num, Num, Num]
+"""(U experts touched, λ token imbalance, e·U_max busiest group's touched experts × e) of one pass: :func:`routing`."""
 
 
 def ep_choices(experts_routed: int | None, *, tp: int, widths: list[int] | tuple[int, ...]) -> list[int]:
@@ -109,23 +112,18 @@ def imbalance_factor(ep: Num, routed_tokens: Num) -> Num:
 
 
 def max_normal_constant(ranks: Num) -> Num:
-    """c_e = E[max of e independent standard normals] = ∫ x·e·φ(x)·Φ(x)^(e − 1) dx (0 at e ≤ 1): 0.5642 at 2
-    (= 1/sqrt(π)), 1.0294 at 4, 1.4236 at 8, 1.7660 at 16; below the bound sqrt(2·ln e). Works on arrays."""
+    """c_e = E[max of e independent standard normals] (ledgers.training.expected_max_standard_normal, card 4;
+    0 at e ≤ 1): 0.5642 at 2 (= 1/sqrt(π)), 1.0294 at 4, 1.4236 at 8, 1.7660 at 16; below the bound
+    sqrt(2·ln e). Works on arrays of integer e."""
     e = np.asarray(ranks, dtype=float)
     values, where = np.unique(e, return_inverse=True)
-    return np.array([_max_normal(float(v)) for v in values])[where].reshape(e.shape)
+    return np.array([_max_normal(int(round(v))) for v in values])[where].reshape(e.shape)
 
 
 @functools.lru_cache(maxsize=64)
-def _max_normal(ranks: float) -> float:
-    """:func:`max_normal_constant` of one e, by the trapezoid rule on [−8, 8 + sqrt(2·ln e)] (error < 1e-6)."""
-    if ranks <= 1.0:
-        return 0.0
-    x = np.linspace(-8.0, 8.0 + math.sqrt(2.0 * math.log(ranks)), 4001)
-    cdf = 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x]))
-    pdf = ranks * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi) * cdf ** (ranks - 1.0)
-    y = x * pdf
-    return float(np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2.0)
+def _max_normal(ranks: int) -> float:
+    """:func:`max_normal_constant` of one e, evaluated once per e."""
+    return 0.0 if ranks <= 1 else expected_max_standard_normal(ranks)
 
 
 def imbalance_spread(ep: Num) -> tuple[Num, Num]:
@@ -168,7 +166,7 @@ def touched_experts(terms: Any, tokens: Num) -> Num:
     )
 
 
-def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> tuple[Num, Num, Num]:
+def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> Routing:
     """(U(n) experts touched per MoE layer, λ load imbalance, e·U_max the busiest group's touched experts times
     e) of a pass over ``tokens`` tokens: the routing figures both :func:`weights_read_bytes` and
     :func:`expert_gemm_s` read, so a step computes them once. ``spread``: :func:`imbalance_spread` of the
@@ -179,7 +177,7 @@ def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> t
     return union, lam, spread[0] * busiest_touched(spread, union, terms.experts_routed)
 
 
-def weights_read_bytes(terms: Any, tokens: Num, routed: tuple[Num, Num, Num] | None = None) -> Num:
+def weights_read_bytes(terms: Any, tokens: Num, routed: Routing | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams, as a replica total (÷ w·p = per GPU), B.
 
     Non-expert part replicated per attention rank (× D); experts: L_moe·e·U_max(n)·M_e (the busiest
@@ -236,7 +234,7 @@ def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
 
 
 def expert_gemm_s(
-    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: tuple[Num, Num, Num] | None = None,
+    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: Routing | None = None,
     half_rows: Num | None = None,
 ) -> Num:
     """Time of the routed-expert GEMMs of a pass over ``tokens`` tokens on the busiest GPU, s.

@@ -65,7 +65,7 @@ def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
+def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: moe.Routing | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B.
 
     With expert parallelism the fixed part is read once per attention rank and the experts by the busiest
