@@ -11,7 +11,7 @@ MOE_NOTES = [
     "  2.35 → 1.93x and 3.49 → 3.49x; TP1·DP8·EP8 would give ITL 0.67x and 0.18x. Validated, not fitted:",
     "  vLLM's DeepSeek decode sits near 16 ms at small batch (B200 EP8 B = 8: 16.8 ms, model 9.2; H100",
     "  AWQ TP8 batch 1: 16.1 ms, model 5.2) while SGLang on H200 TP8 at N = 8 measures 12.8 ms (model",
-    "  13.9): ≈ 120-170 µs per layer of engine cost that one source cannot locate. ML.ENERGY prompt",
+    "  13.9): ≈ 125-180 µs per layer of engine cost that one source cannot locate. ML.ENERGY prompt",
     "  lengths are not recorded (256 tokens assumed); NVLS in-switch all-reduce is not modelled.",
     "- Load imbalance over e expert groups: the expected maximum of e Gaussians, c_e = 1.424 at e = 8, in",
     "  place of the bound sqrt(2 ln e) = 2.04, and the weight stream charges the busiest group's touched",
@@ -30,7 +30,8 @@ MOE_NOTES = [
     "  cap measures 16.1 ms per output step, less than its modelled weight read alone at 0.65 MBU plus KV,",
     "  all-reduces and host (15.8 + 3.0 + 4.0 + 1.4 ms): the run held more sequences than 512 or streamed",
     "  near peak. Examined, not adopted: a fixed time per MoE layer (routing, permute and combine kernels,",
-    "  ≈ 27 µs from the blog's gpt-oss-20b vs Llama-3.1-8B intercepts): gpt-oss-20b 0.71 → ≈ 0.9x, but",
-    "  SGLang DeepSeek N = 8 TPOT +9 → ≈ +21 %.",
+    "  27 µs from the blog's gpt-oss-20b vs Llama-3.1-8B intercepts): gpt-oss-20b ITL 0.71 → 0.91x and",
+    "  Mixtral 8x22B H100 1.15 → 1.08x, but Qwen3-235B 0.78/0.73 → 0.67/0.67x and SGLang DeepSeek N = 8",
+    "  TPOT 1.09 → 1.21x; the vLLM DeepSeek rows gain only 0.55 → 0.64x (EP8) and 0.32 → 0.42x (AWQ).",
 ]
 """Lines of the report's method section on MoE rows, expert parallelism and the all-to-all (issue 12 scope 3)."""
