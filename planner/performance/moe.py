@@ -249,9 +249,10 @@ def expert_gemm_s(
 
 
 def all_to_all_s(terms: Any, tokens: Num) -> Num:
-    """Dispatch + combine of every MoE layer of one stage for ``tokens`` tokens, s (0 without EP).
+    """Dispatch + combine of every MoE layer of one stage for ``tokens`` tokens, s (0 without attention DP: with
+    EP inside the TP group every GPU already has every token, and the TP all-reduce sums the experts' outputs).
 
-    Per layer 2·[τ_e + (e − 1)·α + bytes/(B·η_link)], bytes = :func:`ledgers.communication.ep_remote_bytes`
+    Per layer 2·[τ_e + (e − 1)·α + bytes/(B·η_link)], e = the attention-DP ranks D, bytes = :func:`ledgers.communication.ep_remote_bytes`
     of the n/w tokens one GPU holds (k copies of d values, the (e − 1)/e that leave its rank); one message per
     peer rank, each paying the link's start-up α (card 6 α–β model), over the link that joins the w GPUs.
     """
