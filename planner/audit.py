@@ -25,6 +25,7 @@ from planner.performance.optimizations import (
     optimized_max_batch,
     optimized_memory_per_gpu_bytes,
 )
+from planner.readout.moe_terms import moe_terms_at
 from planner.readout.optimizations import is_on
 from planner.readout.types import Deployment
 from planner.scenario import Scenario
@@ -201,6 +202,7 @@ def at_served_load(
     return replace(
         deployment,
         batch=batch,
+        moe=None if deployment.moe is None else moe_terms_at(terms, float(batch)),
         ttft_ms=float(op.ttft_s) * 1e3,
         tpot_ms=float(op.tpot_s) * 1e3,
         decode_step_ms=float(step.total_s) * 1e3,

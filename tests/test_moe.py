@@ -34,9 +34,12 @@ def _terms(catalog: Catalog, model: str = "qwen3_235b_a22b", *, tp: int = 1, ep:
 
 
 def test_imbalance_worked_example() -> None:
-    """512 tokens × top-8 over EP8: μ = 512 per rank, λ = 1 + sqrt(2·ln 8·(7/8)/512) = 1.084306."""
-    assert float(moe.imbalance_factor(8, 512 * 8)) == pytest.approx(1 + math.sqrt(2 * math.log(8) * 0.875 / 512))
-    assert float(moe.imbalance_factor(8, 512 * 8)) == pytest.approx(1.084306, abs=1e-6)
+    """512 tokens × top-8 over EP8: μ = 512 per rank, λ = 1 + c_8·sqrt((7/8)/512) = 1.058851, c_8 = 1.423600
+    (the expected maximum of 8 standard normals; tables give 1.42360)."""
+    assert float(moe.max_normal_constant(8)) == pytest.approx(1.423600, abs=1e-6)
+    assert float(moe.max_normal_constant(2)) == pytest.approx(1 / math.sqrt(math.pi), abs=1e-9)
+    assert float(moe.imbalance_factor(8, 512 * 8)) == pytest.approx(1 + 1.4236003 * math.sqrt(0.875 / 512))
+    assert float(moe.imbalance_factor(8, 512 * 8)) == pytest.approx(1.058851, abs=1e-6)
     assert float(moe.imbalance_factor(1, 3.0)) == 1.0
     assert float(moe.imbalance_factor(8, 1e-6)) == 8.0  # capped: everything on one rank
 
@@ -44,8 +47,9 @@ def test_imbalance_worked_example() -> None:
 def test_expert_weights_and_union_worked_example(catalog: Catalog) -> None:
     """Qwen3-235B FP8: one expert 3·4096·1536 = 18,874,368 B, 94·128 of them = 227,096,395,776 B.
 
-    TP8: every GPU holds W/8; TP1·EP8: (W − X) + X/8. A 16-token step touches 128·(1 − (15/16)^16) = 82.4225
-    experts per layer; with EP8 the busiest rank reads λ = 1 + sqrt(2 ln 8 · 7/8 / 16) = 1.4770 times its share.
+    TP8: every GPU holds W/8; TP1·EP8: (W − X) + X/8. A 16-token step touches U = 128·(1 − (15/16)^16) =
+    82.4225 experts per layer; with EP8 the busiest rank touches u + c_8·sqrt(u·(1 − U/128)) = 10.3028 +
+    1.4236·sqrt(10.3028·0.35607) = 10.3028 + 2.7267 = 13.0295 of its 16 (u = U/8).
     """
     t8 = _terms(catalog, tp=8)
     e8 = _terms(catalog, tp=1, ep=8)
@@ -57,9 +61,11 @@ def test_expert_weights_and_union_worked_example(catalog: Catalog) -> None:
     assert float(perf.weights_bytes_per_gpu(e8)) == pytest.approx(w - experts + experts / 8)
     union = 128 * (1 - (15 / 16) ** 16)
     assert float(moe.touched_experts(e8, 16.0)) == pytest.approx(union) == pytest.approx(82.4225, abs=1e-4)
-    lam = 1 + math.sqrt(2 * math.log(8) * 0.875 / 16)
+    u = union / 8
+    busiest = u + 1.4236003 * math.sqrt(u * (1 - union / 128))
+    assert busiest == pytest.approx(13.0295, abs=1e-4)
     assert float(moe.weights_read_bytes(e8, 16.0)) == pytest.approx(
-        float(e8.weights_read_fixed_bytes) * 8 + 94 * min(lam * union, 128) * 18_874_368
+        float(e8.weights_read_fixed_bytes) * 8 + 94 * 8 * busiest * 18_874_368
     )
     # without EP the union is read as before: fixed + L·U·M_e
     assert float(moe.weights_read_bytes(t8, 16.0)) == pytest.approx(
@@ -249,7 +255,7 @@ def test_predict_cli_takes_ep() -> None:
     assert data["ep"] == 8 and data["gpus"] == 8 and data["tp"] == 1
     terms = data["breakdown"]["moe"]
     assert terms["ep"] == 8 and terms["rows_per_touched_expert"] == pytest.approx(64 * 8 / terms["experts_touched_per_layer"])
-    assert terms["load_imbalance"] == pytest.approx(1 + math.sqrt(2 * math.log(8) * 0.875 / 64))
+    assert terms["load_imbalance"] == pytest.approx(1 + 1.4236003 * math.sqrt(0.875 / 64))
     assert terms["all_to_all_ms"] > 0
     bad = runner.invoke(app, ["predict", "--model", "llama_3_1_8b", "--gpu", "h200_sxm", "--ep", "2"])
     assert bad.exit_code in (2, 3) and "dense" in bad.output

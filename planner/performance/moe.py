@@ -11,26 +11,39 @@ Layout (a replica stage of w = t·e GPUs, t = attention TP, e = EP, called ``ep`
   tokens' hidden states to the ranks holding their experts and gets the results back (two all-to-alls); the
   TP all-reduces run inside each rank's t GPUs only.
 
-With DeploymentTerms ``tp`` = w (GPUs per stage, the divisor of every per-GPU figure) and ``attention_dp`` = e:
+- EP inside the TP group (``ep_in_tp``; vLLM ``-tp w --enable-expert-parallel`` without ``-dp``): attention is
+  tensor-parallel over all w GPUs (every GPU sees every token), the routed experts are split e ways as whole
+  experts (e = w: one group per GPU); each GPU runs its experts' tokens and the MoE output is summed by the TP
+  all-reduce the layer has anyway: no all-to-all, no attention DP, but the load imbalance of the e groups.
 
-    non-expert bytes per GPU  = (M_W − M_experts)·e/(w·p)       (replicated per attention rank)
-    expert bytes per GPU      = M_experts/(w·p) = (E/e experts)·M_e/(t·p)     (never grows with e)
-    expert reads per step     = L_moe·min(λ·U(n), E)·M_e/(w·p),  U(n) = E·(1 − (1 − k/E)^n)   (card 2)
+With DeploymentTerms ``tp`` = w (GPUs per stage, the divisor of every per-GPU figure), ``attention_dp`` = D
+(e in the attention-DP layout, 1 inside TP) and ``expert_parallel`` = e:
+
+    non-expert bytes per GPU  = (M_W − M_experts)·D/(w·p)       (replicated per attention rank)
+    expert bytes per GPU      = M_experts/(w·p) = (E/e experts)·M_e/((w/e)·p)     (never grows with e)
+    expert reads per step     = L_moe·e·U_max(n)·M_e/(w·p),  U(n) = E·(1 − (1 − k/E)^n)   (card 2)
+    U_max (busiest group)     = min(u + c_e·sqrt(u·(1 − U/E)), E/e),  u = U/e
     expert GEMM time          = λ·n·F_e/(w·p) / (Π·η_e(m)),  m = n·k/U(n) rows per touched expert
     η_e(m)                    = η_max·m/(m + m_half)      (the prefill saturation curve, card 1/3)
     m_half                    = min(n_half of the family, ridge rows Π·η_max·b/(2·β·η_m))
-    λ (load imbalance)        = min(1 + sqrt(2·ln(e)·(1 − 1/e)/μ), e),  μ = n·k/e routed tokens per rank
-    all-to-all per MoE layer  = 2·[τ_e + (e − 1)·α + (n/w)·k·d·2 B·(e − 1)/e / (B_link·η_link)]
+    λ (load imbalance)        = min(1 + c_e·sqrt((1 − 1/e)/μ), e),  μ = n·k/e routed tokens per group
+    all-to-all per MoE layer  = 2·[τ_e + (D − 1)·α + (n/w)·k·d·2 B·(D − 1)/D / (B_link·η_link)]
 
 n = tokens in the step (per stage), k of E experts per token, F_e = 2·3·d·f_e FLOP per token per expert,
 Π the dense peak, n_half the family's ``prefill_saturation_tokens``, b bytes per expert parameter, β·η_m the
-achieved bandwidth.
+achieved bandwidth, c_e = E[max of e standard normals] (:func:`max_normal_constant`: 0.564 at e = 2, 1.029 at
+4, 1.424 at 8, 1.766 at 16).
 
-Load imbalance [U — assumption]: λ is the expected busiest rank under *uniform* routing — the maximum of e
-binomial loads of mean μ, approximated by μ + σ·sqrt(2·ln e) (the bound on the expected maximum of e
-Gaussians), σ² = μ(1 − 1/e). Real routers are skewed (DeepSeek-V3 adds redundant experts, EPLB, for that),
-so λ is a lower bound; it costs nothing without EP (every GPU holds a slice of every expert). It is monotone:
-larger with e, smaller with more tokens, 1 at e = 1, never above e (all tokens on one rank).
+Load imbalance [U — assumption: uniform routing]: the busiest of e groups. Tokens: each group's routed load
+is binomial with mean μ and variance μ(1 − 1/e); its maximum over e groups ≈ μ + c_e·σ (the expected maximum
+of e Gaussians). Weight reads: each of a group's E/e experts is touched with probability U/E, so the busiest
+group touches u + c_e·sqrt(u(1 − U/E)) of them, never more than E/e. Checked against a Monte Carlo of top-k
+routing (DeepSeek-V3, E = 256, k = 8, e = 8; tests/test_moe_ep.py): tokens at n = 8/64/512 simulate
+1.52/1.18/1.06 against λ = 1.47/1.17/1.06; touched experts 10.6/30.4/32 against U_max = 10.5/30.5/32 (the
+former bound sqrt(2·ln e) in place of c_e gave 1.67/1.24/1.08 and 12.0/32/32). Real routers are skewed
+(DeepSeek-V3 adds redundant experts, EPLB, for that), so λ is a lower bound; it costs nothing without EP
+(every GPU holds a slice of every expert). Monotone: larger with e, smaller with more tokens, 1 at e = 1,
+never above e (all tokens on one group).
 
 Expert GEMM efficiency: a grouped GEMM runs one small matrix product per touched expert with m rows; it
 meets the same tile-filling limit as a short prefill (issue 12 item 3: "MoE expert GEMM efficiency from
@@ -40,6 +53,7 @@ batch-1 step pays for one row per expert it reads, not for E·m_half rows.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -47,12 +61,16 @@ import numpy as np
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.ledgers.communication import collective_launch_s, ep_remote_bytes, transfer_s
+from planner.ledgers.training import expected_max_standard_normal
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
 Num = Any
 
 ACTIVATION_BYTES = 2.0
 """Dispatch/combine payload per hidden value (BF16), B."""
+
+Routing = tuple[Num, Num, Num]
+"""(U experts touched, λ token imbalance, e·U_max busiest group's touched experts × e) of one pass: :func:`routing`."""
 
 
 def ep_choices(experts_routed: int | None, *, tp: int, widths: list[int] | tuple[int, ...]) -> list[int]:
@@ -85,25 +103,49 @@ def layout_name(tp: int, pp: int, ep: int = 1) -> str:
 
 
 def imbalance_factor(ep: Num, routed_tokens: Num) -> Num:
-    """Busiest EP rank's load over the mean, λ = min(1 + sqrt(2·ln(e)·(1 − 1/e)/μ), e), μ = ``routed_tokens``/e.
+    """Busiest expert group's token load over the mean, λ = min(1 + c_e·sqrt((1 − 1/e)/μ), e), μ =
+    ``routed_tokens``/e, c_e = :func:`max_normal_constant` of e.
 
     ``routed_tokens`` = n·k (token-expert pairs in the step). 1 where e ≤ 1. See the module docstring [U].
     """
     return imbalance_at(imbalance_spread(ep), routed_tokens)
 
 
+def max_normal_constant(ranks: Num) -> Num:
+    """c_e = E[max of e independent standard normals] (ledgers.training.expected_max_standard_normal, card 4;
+    0 at e ≤ 1): 0.5642 at 2 (= 1/sqrt(π)), 1.0294 at 4, 1.4236 at 8, 1.7660 at 16; below the bound
+    sqrt(2·ln e). Works on arrays of integer e."""
+    e = np.asarray(ranks, dtype=float)
+    values, where = np.unique(e, return_inverse=True)
+    return np.array([_max_normal(int(round(v))) for v in values])[where].reshape(e.shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _max_normal(ranks: int) -> float:
+    """:func:`max_normal_constant` of one e, evaluated once per e."""
+    return 0.0 if ranks <= 1 else expected_max_standard_normal(ranks)
+
+
 def imbalance_spread(ep: Num) -> tuple[Num, Num]:
-    """(e = max(EP, 1), 2·ln(e)·(1 − 1/e)): the parts of :func:`imbalance_factor` that do not read the tokens."""
+    """(e = max(EP, 1), c_e): the parts of :func:`imbalance_factor` that do not read the tokens."""
     e = np.maximum(np.asarray(ep, dtype=float), 1.0)
-    return e, 2.0 * np.log(e) * (1.0 - 1.0 / e)
+    return e, max_normal_constant(e)
 
 
 def imbalance_at(spread: tuple[Num, Num], routed_tokens: Num) -> Num:
     """:func:`imbalance_factor` from its :func:`imbalance_spread` and the routed tokens n·k."""
-    e, spread_num = spread
+    e, c = spread
     mu = np.maximum(np.asarray(routed_tokens, dtype=float) / e, 1e-9)
-    lam = 1.0 + np.sqrt(spread_num / mu)
+    lam = 1.0 + c * np.sqrt((1.0 - 1.0 / e) / mu)
     return np.where(e > 1.0, np.minimum(lam, e), 1.0)
+
+
+def busiest_touched(spread: tuple[Num, Num], union: Num, experts: Num) -> Num:
+    """Experts the busiest of e groups touches, U_max = min(u + c_e·sqrt(u·(1 − U/E)), E/e), u = U/e (= U at
+    e = 1): each of a group's E/e experts is touched with probability U/E (module docstring)."""
+    e, c = spread
+    u = union / e
+    return np.minimum(u + c * np.sqrt(np.maximum(u * (1.0 - union / experts), 0.0)), experts / e)
 
 
 def experts_bytes(terms: Any) -> Num:
@@ -124,23 +166,25 @@ def touched_experts(terms: Any, tokens: Num) -> Num:
     )
 
 
-def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> tuple[Num, Num]:
-    """(U(n) experts touched per MoE layer, λ load imbalance) of a pass over ``tokens`` tokens: the routing
-    figures both :func:`weights_read_bytes` and :func:`expert_gemm_s` read, so a step computes them once.
-    ``spread``: :func:`imbalance_spread` of the terms' EP when the caller has it."""
-    spread = imbalance_spread(terms.attention_dp) if spread is None else spread
-    return touched_experts(terms, tokens), imbalance_at(spread, tokens * terms.experts_per_token)
+def routing(terms: Any, tokens: Num, spread: tuple[Num, Num] | None = None) -> Routing:
+    """(U(n) experts touched per MoE layer, λ load imbalance, e·U_max the busiest group's touched experts times
+    e) of a pass over ``tokens`` tokens: the routing figures both :func:`weights_read_bytes` and
+    :func:`expert_gemm_s` read, so a step computes them once. ``spread``: :func:`imbalance_spread` of the
+    terms' expert groups when the caller has it."""
+    spread = imbalance_spread(terms.expert_parallel) if spread is None else spread
+    union = touched_experts(terms, tokens)
+    lam = imbalance_at(spread, tokens * terms.experts_per_token)
+    return union, lam, spread[0] * busiest_touched(spread, union, terms.experts_routed)
 
 
-def weights_read_bytes(terms: Any, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
+def weights_read_bytes(terms: Any, tokens: Num, routed: Routing | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams, as a replica total (÷ w·p = per GPU), B.
 
-    Non-expert part replicated per attention rank (× e); experts: L_moe·min(λ·U(n), E)·M_e (the busiest
-    rank's share times e, so per GPU it is what the slowest GPU reads). ``routed``: :func:`routing` of
-    ``tokens`` when the caller has it.
+    Non-expert part replicated per attention rank (× D); experts: L_moe·e·U_max(n)·M_e (the busiest
+    group's touched experts times e, so per GPU it is what the slowest GPU reads; L_moe·U(n)·M_e at e = 1).
+    ``routed``: :func:`routing` of ``tokens`` when the caller has it.
     """
-    union, lam = routing(terms, tokens) if routed is None else routed
-    busiest = np.minimum(lam * union, terms.experts_routed)
+    _union, _lam, busiest = routing(terms, tokens) if routed is None else routed
     return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
 
 
@@ -190,7 +234,7 @@ def expert_flop_per_gpu(terms: Any, tokens: Num) -> Num:
 
 
 def expert_gemm_s(
-    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: tuple[Num, Num] | None = None,
+    terms: Any, tokens: Num, *, peak_flop_per_s: Num, eta_max: Num, routed: Routing | None = None,
     half_rows: Num | None = None,
 ) -> Num:
     """Time of the routed-expert GEMMs of a pass over ``tokens`` tokens on the busiest GPU, s.
@@ -199,15 +243,16 @@ def expert_gemm_s(
     ``routed``: :func:`routing` of ``tokens``, ``half_rows``: :func:`expert_half_rows` at ``eta_max``, when
     the caller has them.
     """
-    union, lam = routing(terms, tokens) if routed is None else routed
+    union, lam, _busiest = routing(terms, tokens) if routed is None else routed
     eta = expert_gemm_efficiency_frac(terms, tokens, eta_max, union, half_rows)
     return lam * expert_flop_per_gpu(terms, tokens) / (peak_flop_per_s * eta)
 
 
 def all_to_all_s(terms: Any, tokens: Num) -> Num:
-    """Dispatch + combine of every MoE layer of one stage for ``tokens`` tokens, s (0 without EP).
+    """Dispatch + combine of every MoE layer of one stage for ``tokens`` tokens, s (0 without attention DP: with
+    EP inside the TP group every GPU already has every token, and the TP all-reduce sums the experts' outputs).
 
-    Per layer 2·[τ_e + (e − 1)·α + bytes/(B·η_link)], bytes = :func:`ledgers.communication.ep_remote_bytes`
+    Per layer 2·[τ_e + (e − 1)·α + bytes/(B·η_link)], e = the attention-DP ranks D, bytes = :func:`ledgers.communication.ep_remote_bytes`
     of the n/w tokens one GPU holds (k copies of d values, the (e − 1)/e that leave its rank); one message per
     peer rank, each paying the link's start-up α (card 6 α–β model), over the link that joins the w GPUs.
     """
@@ -253,12 +298,16 @@ def explain_terms(terms: Any, *, tokens: float) -> dict[str, float]:
         return {}
     eta = float(terms.efficiency.prefill_mfu_frac)
     return {
-        "ep": float(terms.attention_dp),
+        "ep": float(terms.expert_parallel),
+        "attention_dp": float(terms.attention_dp),
         "attention_tp": float(attention_tp(terms)),
         "experts_touched_per_layer": float(touched_experts(terms, tokens)),
+        "experts_touched_busiest_group": float(
+            busiest_touched(imbalance_spread(terms.expert_parallel), touched_experts(terms, tokens), terms.experts_routed)
+        ),
         "rows_per_touched_expert": float(rows_per_expert(terms, tokens)),
         "expert_half_rows": float(expert_half_rows(terms, eta)),
         "expert_gemm_efficiency_frac": float(expert_gemm_efficiency_frac(terms, tokens, eta)),
-        "load_imbalance": float(imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)),
+        "load_imbalance": float(imbalance_factor(terms.expert_parallel, tokens * terms.experts_per_token)),
         "all_to_all_ms": float(all_to_all_s(terms, tokens / terms.pp)) * float(terms.pp) * 1e3,
     }

@@ -65,7 +65,7 @@ def experts_touched(terms: DeploymentTerms, tokens: Num) -> Num:
     )
 
 
-def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: tuple[Num, Num] | None = None) -> Num:
+def weights_read_bytes(terms: DeploymentTerms, tokens: Num, routed: moe.Routing | None = None) -> Num:
     """Weight bytes one pass over ``tokens`` tokens streams: fixed part + expert union (cards 1, 2), B.
 
     With expert parallelism the fixed part is read once per attention rank and the experts by the busiest
@@ -339,7 +339,7 @@ class MixedStep:
         self.kv_read = kv_parts(terms, decode_context_tokens)  # c(H), paging at H, s_kv·p
         self.kv_write = kv_parts(terms, prompt_tokens)
         self.allreduces = 2 * (terms.layers / terms.pp)
-        self.spread = moe.imbalance_spread(terms.attention_dp)
+        self.spread = moe.imbalance_spread(terms.expert_parallel)
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)

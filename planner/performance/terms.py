@@ -84,7 +84,11 @@ class DeploymentTerms:
     """Steps the scheduler runs ahead of the GPU (SGLang overlap scheduler: 1), else 0."""
     # mixture of experts (planner/performance/moe.py; all neutral for dense models and EP 1)
     attention_dp: Num = 1.0
-    """Expert-parallel degree e = attention data-parallel ranks per stage (``tp`` is then t·e GPUs)."""
+    """Attention data-parallel ranks per stage, = the EP degree e of the attention-DP layout (``tp`` is then t·e
+    GPUs); 1 without EP and with EP inside the TP group."""
+    expert_parallel: Num = 1.0
+    """Groups the routed experts are split into, e (whole experts per group; the load imbalance is over them):
+    ``attention_dp`` in the attention-DP layout, the EP degree inside the TP group with ``ep_in_tp``."""
     expert_flop_per_token: Num = 0.0
     """Routed-expert FLOPs per token, 2·k·L_moe·N_e (part of ``linear_flop_per_token``)."""
     ep_link_gb_per_s: Num = 1.0
@@ -218,13 +222,16 @@ def deployment_terms(
     ideal: bool = False,
     engine: Engine | str = DEFAULT_ENGINE,
     ep: int = 1,
+    ep_in_tp: bool = False,
 ) -> DeploymentTerms:
     """Evaluate the architecture ledgers and catalog figures of one deployment into DeploymentTerms.
 
     ``engine`` (a record or an id of catalogs/engines.yaml) supplies the host costs, the collective start-up
     and the chunked-prefill budget; ``ideal`` zeroes its costs like every other efficiency term.
     ``ep`` > 1 is expert parallelism with attention data parallel (DP = EP, planner/performance/moe.py): the
-    stage spans tp·ep GPUs. Raises UnsupportedDeployment for configurations that cannot run (format, fabric,
+    stage spans tp·ep GPUs. ``ep_in_tp``: EP inside the TP group instead (vLLM ``-tp w --enable-expert-parallel``
+    without ``-dp``): the stage is ``tp`` GPUs, attention tensor-parallel over all of them, the routed experts split
+    ``ep`` ways (``ep`` divides ``tp``), combined by the TP all-reduce (no all-to-all). Raises UnsupportedDeployment for configurations that cannot run (format, fabric,
     layer split, EP on a dense model or not dividing the experts).
     """
     eng = catalog.engine(engine) if isinstance(engine, str) else engine
@@ -237,13 +244,16 @@ def deployment_terms(
         raise UnsupportedDeployment(f"format {kv_format.id} cannot hold the KV cache")
     if pp > model.layers:
         raise UnsupportedDeployment(f"PP{pp} exceeds the {model.layers} layers of {model.id}")
-    attention_tp, tp = tp, tp * ep  # from here on ``tp`` is the stage width w = t·e (the per-GPU divisor)
+    if ep_in_tp and tp % ep:
+        raise UnsupportedDeployment(f"EP{ep} inside TP{tp} needs an EP degree that divides the TP degree")
+    dp = 1 if ep_in_tp else ep  # attention data-parallel ranks
+    attention_tp, tp = tp, tp * dp  # from here on ``tp`` is the stage width w = t·DP (the per-GPU divisor)
     links = group_links(catalog, gpu, tp=tp, pp=pp)
     attention_link = group_links(catalog, gpu, tp=attention_tp, pp=1).tp
     hp = catalog.format(weight_format.high_precision).bytes_per_value
     figures = model_figures(model, weight_format, kv_format, high_precision_bytes_per_value=hp)  # card 2 ledgers
     moe = model.moe
-    kv_shards = ep * (1 if model.mla is not None else min(attention_tp, model.kv_heads))
+    kv_shards = dp * (1 if model.mla is not None else min(attention_tp, model.kv_heads))
     efficiency = eff.EfficiencyTerms.ideal() if ideal else efficiency_terms(catalog, gpu, weight_format)
     peak = matmul_peak_tflops(gpu, weight_format, eng, tensor_peak_tflops=compute_peak_tflops(gpu, weight_format))
     if peak is None:
@@ -277,7 +287,8 @@ def deployment_terms(
         **in_switch_fields(attention_link),
         efficiency=efficiency,
         **engine_fields(eng, ideal=ideal),
-        attention_dp=ep,
+        attention_dp=dp,
+        expert_parallel=ep,
         expert_flop_per_token=figures.expert_flop_per_token,
         ep_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
         ep_link_latency_us=links.tp.latency_us if links.tp else 0.0,

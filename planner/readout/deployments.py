@@ -12,6 +12,7 @@ import pandas as pd
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.roles import role_fields
+from planner.readout.moe_terms import deployment_moe_terms
 from planner.readout.optimizations import deployment_optimizations
 from planner.readout.sharing import annotate_sharing, gpus_of
 from planner.readout.types import Deployment, SupplyLine
@@ -76,6 +77,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 tp=int(c["tp"]),
                 pp=int(c["pp"]),
                 ep=int(c.get("ep", 1)),
+                moe=deployment_moe_terms(ctx.catalog, c, int(p.batch)),
                 replicas=replicas,
                 gpus=gpus_of(replicas, float(c["gpus"])),
                 batch=int(p.batch),

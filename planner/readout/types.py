@@ -71,6 +71,9 @@ class Deployment:
     """[{name, on, why}]: prefix cache / speculative decoding (when stated), KV quantization, chunked prefill."""
     ep: int = 1
     """Expert parallelism (MoE): attention data parallel DP = EP, experts split EP ways; tp·ep·pp GPUs a replica."""
+    moe: dict[str, float] | None = None
+    """MoE models: the decode step's MoE terms at :attr:`batch` (EP, attention DP/TP, experts touched, rows per
+    expert, expert GEMM efficiency, load imbalance, all-to-all ms; planner/readout/moe_terms.py); None if dense."""
     role: str = "colocated"
     """colocated, or prefill / decode: a pool of prefill/decode disaggregation (card 8). A prefill pool's
     TPOT figures and a decode pool's TTFT figures are 0 (not its stage)."""

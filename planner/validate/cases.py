@@ -121,8 +121,10 @@ class _Builder:
         kv: str | None = None,
         tp: int = 1,
         ep: int = 1,
+        ep_in_tp: bool = False,
     ) -> tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str] | None:
-        """Deployment terms of a measurement configuration, or None (row skipped) if it is not in the catalog."""
+        """Deployment terms of a measurement configuration, or None (row skipped) if it is not in the catalog
+        (``ep``/``ep_in_tp``: :func:`planner.performance.deployment_terms`)."""
         if gpu not in GPU_IDS or GPU_IDS[gpu] is None:
             self.skip(source, label, f"GPU '{gpu}' is not in the catalog")
             return None
@@ -145,6 +147,7 @@ class _Builder:
                 tp=tp,
                 engine=engine,
                 ep=ep,
+                ep_in_tp=ep_in_tp,
             )
         except InputError as exc:
             self.skip(source, label, f"not a supported deployment: {exc}")

@@ -78,21 +78,33 @@ def _book(b: _Builder, rows: list[dict[str, str]]) -> None:
             b.skip(src, label + " output tokens/s", BOOK_LOGGING_REASON)
 
 
+MLENERGY_EP_NOTE = (
+    "EP inside the TP group (vLLM -tp 8 --enable-expert-parallel: throughput x ITL = 7.6 and 1,742 running "
+    "sequences, max_num_seqs of ONE engine, not of 8 DP ranks); validated, not fitted: vLLM DeepSeek decode "
+    "sits near 16 ms at small batch (also the AWQ H100 TP8 batch-1 rows), which no term explains"
+)
+"""Why the ML.ENERGY DeepSeek-V3.1 "EP8" rows are predicted with ``ep_in_tp`` and are not fitted."""
+
+
 def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
+    """ML.ENERGY vLLM sweeps. "EP8" rows: 8 GPUs, experts split 8 ways inside the TP group (MLENERGY_EP_NOTE):
+    every row of the source, single-engine ones included, has throughput × median ITL ≈ 0.7-1 × max_num_seqs,
+    which one engine gives; eight attention-DP engines would each run max_num_seqs (8× more)."""
     src = "mlenergy_vllm"
     for row in rows:
         par = row["parallelism"]
         tp = int(row["gpu_count"])
+        ep = int(par[2:]) if par.startswith("EP") else 1
         seqs = _num(row, "max_num_seqs") or 1.0
         label = f"{row['model']} {row['gpu']} {par} {row['weights_precision']} max_num_seqs={seqs:g}"
         cfg = b.terms(
-            src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp, engine="vllm"
+            src, label, model=row["model"], gpu=row["gpu"], quant=row["weights_precision"], tp=tp, engine="vllm",
+            ep=ep, ep_in_tp=ep > 1,
         )
         if cfg is None:
             continue
         out = _num(row, "avg_output_len_tokens") or 256.0
-        # EP is not modelled yet (approximated as TP): validated, not fitted, so it cannot drag vLLM's scales
-        note = "EP approximated as TP over the same GPUs; validated, not fitted" if par.startswith("EP") else ""
+        note = MLENERGY_EP_NOTE if ep > 1 else ""
         batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs, engine="vllm")
         ctx = float(perf.mean_decode_context_tokens(MLENERGY_INPUT_TOKENS, out))
         b.add(
@@ -104,7 +116,7 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
             batch=batch,
             context_tokens=ctx,
             note=note,
-            fitted=not par.startswith("EP"),
+            fitted=ep == 1,
             serving=True,
             prompt_tokens=MLENERGY_INPUT_TOKENS,
             output_tokens=out,
@@ -119,7 +131,7 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
             prompt_tokens=MLENERGY_INPUT_TOKENS,
             output_tokens=out,
             note=note,
-            fitted=not par.startswith("EP"),
+            fitted=ep == 1,
         )
 
 

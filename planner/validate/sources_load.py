@@ -206,7 +206,14 @@ def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
         _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
                    ttft=None if transient else ttft, tpot=_num(row, "mean_tpot_ms"),
                    tput=per_gpu * gpus if per_gpu is not None else None,
-                   note=UNCERTAIN + ("; MoE, EP modelled as TP" if "DeepSeek" in row["model"] else ""))
+                   note=UNCERTAIN + _moe_layout_note(row))
+
+
+def _moe_layout_note(row: dict[str, str]) -> str:
+    """The layout a DeepSeek row ran, as the source states it: EP1 (tensor parallel, as predicted) or not stated."""
+    if "DeepSeek" not in row["model"]:
+        return ""
+    return f"; MoE, TP{row['tp']} EP1 as run" if row.get("ep") == "1" else "; MoE, EP not stated (TP assumed)"
 
 
 def mean_lengths(row: dict[str, str], p_nominal: float, g_nominal: float) -> tuple[float, float]:

@@ -85,8 +85,10 @@ def test_a_steps_routing_figures_are_the_ones_each_term_computes(catalog: Catalo
     # the steps built on them: one pass per step gives the terms' numbers (imbalance > 1 on the EP row)
     assert float(routed[1][0, 0]) > 1.0 and np.all(routed[1][1:] == 1.0)
     union = moe.touched_experts(terms, tokens)
-    lam = moe.imbalance_factor(terms.attention_dp, tokens * terms.experts_per_token)
-    busiest = np.minimum(lam * union, terms.experts_routed)
+    e = terms.expert_parallel
+    u = union / e
+    busiest = e * np.minimum(u + moe.max_normal_constant(e) * np.sqrt(u * (1 - union / terms.experts_routed)),
+                             terms.experts_routed / e)
     expected = terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
     assert np.array_equal(perf.weights_read_bytes(terms, tokens), expected)
     step = mixed_step(terms, decode_batch=tokens, decode_context_tokens=2000.0, prefill_tokens=2 * tokens,
@@ -159,7 +161,7 @@ def test_the_parts_of_kv_all_to_all_and_imbalance_compose_to_the_formulas(catalo
     e = np.array([[8.0], [1.0]])
     lam = moe.imbalance_factor(e, tokens)
     mu = tokens / 8.0
-    assert np.array_equal(lam[0], np.minimum(1.0 + np.sqrt(2.0 * np.log(8.0) * (1.0 - 1.0 / 8.0) / mu[0]), 8.0))
+    assert np.array_equal(lam[0], np.minimum(1.0 + moe.max_normal_constant(8.0) * np.sqrt((1.0 - 1.0 / 8.0) / mu[0]), 8.0))
     assert np.all(lam[1] == 1.0)
 
 
