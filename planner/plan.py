@@ -19,6 +19,7 @@ from planner.catalog.loader import Catalog
 from planner.optimize import early_alternatives, solve
 from planner.optimize.alternative_record import rank
 from planner.optimize.alternatives import alternatives
+from planner.optimize.canonical import canonical
 from planner.optimize.explain import (
     Explanation,
     explain_capacity,
@@ -102,7 +103,7 @@ def plan(
         if sol.status == "infeasible":
             why = explain_capacity(catalog, scenario, table, solver)
             return _infeasible(scenario, table, sol.solve_seconds, start, why)
-        sol = early.solution(sol)
+        sol = canonical(ctx, early.solution(sol))  # equal-cost plans: the tie-break's (planner.optimize.canonical)
         deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
         alts = (
             alternatives(

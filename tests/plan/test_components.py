@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pulp
 import pytest
@@ -113,12 +114,12 @@ def test_a_split_problem_gets_a_first_plan_and_keeps_its_optimum(
     restriction (planner.optimize.incumbent, as a one-part problem is; HiGHS 1.46 → 0.97-1.07 s), and the
     optimum is the one solved without it."""
     from planner.optimize import solver as solver_module
+    from planner.optimize.incumbent import restricted_start as real
 
     found: list[int] = []
-    real = solver_module.restricted_start
 
-    def recording(ctx: BuildContext, **kwargs: object) -> object:
-        start = real(ctx, **kwargs)  # type: ignore[arg-type]
+    def recording(ctx: BuildContext, **kwargs: Any) -> Any:
+        start = real(ctx, **kwargs)
         found.append(0 if start is None else len(start))
         return start
 
