@@ -43,22 +43,6 @@ def _fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     signal.alarm(0)
 
 
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The pids of the children forked by this process during the test."""
-    made: list[int] = []
-    real = os.fork
-
-    def counting() -> int:
-        pid = real()
-        if pid:
-            made.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting)
-    return made
-
-
 def _alternatives(catalog: Catalog, example: str, deadline: float | None = None) -> AlternativeSet:
     scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
     table = candidates_for(catalog, scenario)

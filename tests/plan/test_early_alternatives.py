@@ -38,22 +38,6 @@ def _fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     signal.alarm(0)
 
 
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The pids of the children forked by this process during the test."""
-    made: list[int] = []
-    real = os.fork
-
-    def counting() -> int:
-        pid = real()
-        if pid:
-            made.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", counting)
-    return made
-
-
 def _reaped(pids: list[int]) -> bool:
     """True when none of ``pids`` is still a child of this process (running or a zombie)."""
     for pid in pids:
