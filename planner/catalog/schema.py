@@ -371,8 +371,10 @@ CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
     "prefill_mfu_scale": (0.1, 10.0),
     "weight_only_read_efficiency_frac": (0.01, 1.0),
     "kv_page_tokens": (1.0, 4096.0),
+    "operator_overlap_exponent": (1.0, float("inf")),
 }
-"""Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them)."""
+"""Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them);
+operator_overlap_exponent: q of ledgers.efficiency.overlapped_stage_s, 1 (no overlap) to .inf (the max)."""
 
 
 class CalibrationFamily(Sourced):
