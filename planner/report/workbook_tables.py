@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT
 from planner.report.workbook_costs import TOTAL_NAME
-from planner.report.xlsx import Formula, Tables, align, column_of, finish_sheet, header_table, set_cell
+from planner.report.xlsx import (
+    Formula,
+    Tables,
+    align,
+    column_of,
+    finish_sheet,
+    header_table,
+    set_cell,
+    wrap_text_row,
+)
 
 if TYPE_CHECKING:
     from planner.readout import Deployment, PlanResult
@@ -63,6 +72,9 @@ SLO_HEADERS = [
     "Limited by",
     "Sync ratio (%)",
 ]
+LOST_BECAUSE_WIDTH = 70
+"""Characters of the Alternatives sheet's "Lost because" column (longer causes wrap)."""
+
 ALT_HEADERS = [
     "Kind",
     "Option",
@@ -291,7 +303,10 @@ def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
     headers = ALT_HEADERS + ["Served (x stated demand)"] if served else ALT_HEADERS
     formats += [NUMBER_FORMAT] if served else []
     last = header_table(ws, tables, 1, headers, rows, formats, "Alternatives")
-    finish_sheet(ws, freeze="A2")
+    why = ALT_HEADERS.index("Lost because") + 1
+    for r in range(2, last + 1):  # a cause can be a sentence: wrapped in its column, the row grows
+        wrap_text_row(ws, r, why, chars_per_line=None)
+    finish_sheet(ws, freeze="A2", widths={column_of(ALT_HEADERS, "Lost because"): LOST_BECAUSE_WIDTH})
     return last
 
 
