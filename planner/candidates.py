@@ -250,11 +250,12 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     pending, pd_pending = add_pd_rows(catalog, pending, table)
     table.start_evaluation(pool_rows=bool(pd_pending))
     net = network_column(pending, network_s)[:, None] if pending else np.zeros((0, 1))
+    idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending], dtype=np.int64)  # each row's configuration
     first, where = distinct_pairs(pending, net)
-    with _curves(pending, net, first, pd_pending, scenario, ev, index_of) as curves:
+    with _curves(pending, net, first, pd_pending, scenario, ev, idx) as curves:
         point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table)
         if pending:
-            point_rows.insert(0, colocated_points(pending, net, where, scenario, ev, index_of, table, curves.result()))
+            point_rows.insert(0, colocated_points(pending, net, where, scenario, ev, idx, table, curves.result()))
     candidates = table.frame()
     points = points_frame(point_rows)
     return CandidateTable(candidates=candidates, points=points, sites=sites)
@@ -267,12 +268,12 @@ def _curves(
     pd_pending: list[Pending],
     scenario: Scenario,
     ev: dict[str, Any],
-    index_of: dict[int, int],
+    idx: np.ndarray,
 ) -> Background[Curves]:
     """The co-located rows' curves (planner.candidates_colocated), computed on the other core while this
     process computes the prefill/decode pools' (planner.forked.Background; here without pools to overlap)."""
     parallel = len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
-    return Background(lambda: colocated_curves_of(pending, net, first, scenario, ev, index_of), fork=parallel)
+    return Background(lambda: colocated_curves_of(pending, net, first, scenario, ev, idx), fork=parallel)
 
 
 def _pool_points(

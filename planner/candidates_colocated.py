@@ -40,12 +40,12 @@ def colocated_curves_of(
     first: np.ndarray,
     scenario: Scenario,
     ev: dict[str, Any],
-    index_of: dict[int, int],
+    idx: np.ndarray,
 ) -> Curves:
     """Floors, capacity at the SLO and load-fraction points of every pending co-located row's distinct
     (configuration, network seconds ``net`` (n, 1)) pair — ``first`` their first rows, :func:`distinct_pairs`
-    — (planner.candidate_rows.colocated_curves; the numeric work of the rows)."""
-    idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
+    —, ``idx`` each row's configuration in ``ev`` (planner.candidate_rows.colocated_curves; the numeric work
+    of the rows)."""
     workloads, w_of = workload_rows(pending)
     in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
     out_tok = np.array([w.output_tokens for w in workloads], dtype=float)[w_of][:, None]
@@ -73,13 +73,12 @@ def colocated_points(
     where: np.ndarray,
     scenario: Scenario,
     ev: dict[str, Any],
-    index_of: dict[int, int],
+    idx: np.ndarray,
     table: CandidateRows,
     c: Curves,
 ) -> dict[str, np.ndarray]:
     """Fill every pending co-located row from its curves ``c`` (:func:`colocated_curves_of`; ``where``: each
     row's distinct pair, :func:`distinct_pairs`); its operating points (columns)."""
-    idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending])
     fit = ev["fit_batch"][idx].astype(int)
     # the rows' numbers (the same values as float(x) · 1e3 etc. row by row), set column by column below
     weights_gb = (ev["weights_per_gpu_bytes"][idx] / BYTES_PER_GB).tolist()
