@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from planner.cli.main import app
 from planner.errors import InputError, ScenarioError
-from planner.inputs import MAX_DEPTH, id_spelling, load_yaml_file, parse_yaml_text
+from planner.inputs import MAX_DEPTH, load_yaml_file, parse_yaml_text
 from planner.report.files import atomic_write_text, check_output_dir, check_output_file
+from planner.validation_messages import id_spelling
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/chat_70b_cloud/scenario.yaml"
@@ -185,3 +186,28 @@ def test_interrupt_and_memory_error(
     res = runner.invoke(app, ["plan", str(EXAMPLE)])
     assert res.exit_code == code
     assert len(res.stderr.strip().splitlines()) == 1 and word in res.stderr
+
+
+def test_a_misspelt_required_field_is_one_problem_listed_first(tmp_path: Path) -> None:
+    """``nme:`` for ``name:`` and ``model:`` for ``models:``: each is one problem (the unknown field, naming the
+    required one it stands for), before the others; no separate "name: required" (it hid the typo behind
+    "(and 2 more)")."""
+    from planner.catalog import default_catalog
+    from planner.errors import ScenarioError
+    from planner.scenario import load_scenario
+
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "workloads:\n  - nme: chat\n    model: [llama_3_1_8b]\n    requests_per_s: 2\n"
+        "    input_tokens: 512\n    output_tokens: 256\n"
+    )
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(path, default_catalog())
+    problems = str(err.value).split("; ")
+    assert [p.split(": ", 2)[1] for p in problems] == ["workloads[0].nme", "workloads[0].model", "name"]
+    assert problems[0].endswith(
+        "unknown field — did you mean `name:`? (required: Workload id (lowercase, digits, underscores))"
+    )
+    assert "did you mean `models:`? (required" in problems[1]
+    assert problems[2].endswith("required — add `name:` (Scenario name (free text))")
+    assert "workloads[0].name: required" not in str(err.value)

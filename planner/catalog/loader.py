@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from planner import inputs
+from planner import inputs, validation_messages
 from planner.catalog.schema import (
     Accelerator,
     CalibrationFamily,
@@ -99,8 +99,8 @@ def _lookup(table: Mapping[str, R], key: str, what: str) -> R:
 def format_validation_error(
     path: str, err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
 ) -> str:
-    """One line: ``file: field.path: problem (got value) — alternative`` (see :mod:`planner.inputs`)."""
-    return inputs.format_validation_error(path, err, prefix=prefix, model=model)
+    """One line: ``file: field.path: problem (got value) — alternative`` (see :mod:`planner.validation_messages`)."""
+    return validation_messages.format_validation_error(path, err, prefix=prefix, model=model)
 
 
 def _read_yaml(path: Path) -> Any:

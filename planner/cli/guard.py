@@ -127,7 +127,7 @@ class GuardedGroup(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
         except Exception as exc:  # noqa: BLE001 - the top level turns every bug into exit 4
             if _is_validation_error(exc):  # a value from an option that a record refused: input, not a bug
-                from planner.inputs import format_validation_error
+                from planner.validation_messages import format_validation_error
 
                 refused = cast("ValidationError", exc)
                 _print_error(f"invalid value: {format_validation_error(refused.title, refused)}")

@@ -165,6 +165,11 @@ STRUCTURE_CASES = [
         (f"{W}.input_token", "did you mean input_tokens"),
         mutate=put(f"{W}.input_token", 5),
     ),
+    Case(
+        "misspelt-required-name",
+        (f"{W}.nme", "unknown field — did you mean `name:`? (required"),
+        mutate=both(drop(f"{W}.name"), put(f"{W}.nme", "chat")),
+    ),
     Case("typo-slo.ttft", (f"{W}.slo.ttft", "did you mean ttft_ms"), mutate=put(f"{W}.slo.ttft", 800)),
     Case("typo-tpot", (f"{W}.slo.tpot", "did you mean tpot_ms"), mutate=put(f"{W}.slo.tpot", 30)),
     Case("typo-hardware.gpu", ("hardware.gpu", "did you mean gpus"), mutate=put("hardware.gpu", ["b200"])),
