@@ -2,10 +2,11 @@
 
 Run on a machine with a CUDA GPU and PyTorch (not a dependency of the planner):
 
-    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_kernels.py OUT_DIR
+    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_kernels.py OUT_DIR [base|extra]
 
-It writes OUT_DIR/gpu_kernels.csv (one row per measurement) and OUT_DIR/gpu_kernels_env.json (GPU,
-driver, torch, clocks). Every time is the median of timed CUDA-graph replays (no launch gaps) over
+It writes OUT_DIR/gpu_kernels[_extra].csv (one row per measurement) and OUT_DIR/gpu_kernels[_extra]_env.json
+(GPU, driver, torch, clocks). ``base`` (default) is the first set below; ``extra`` the MoE grouped GEMMs,
+row-wise-scaled FP8 GEMMs and the compiled decode step. Every time is the median of timed CUDA-graph replays (no launch gaps) over
 weights rotated through more than the L2 cache, on random data. What it measures:
 
 - ``copy``: device-to-device copy, bytes read + written per second (the achievable HBM ceiling);
@@ -16,7 +17,12 @@ weights rotated through more than the L2 cache, on random data. What it measures
 - ``attn_decode``: one query token per sequence over a contiguous KV cache of L tokens (SDPA);
 - ``decode_step_graph`` / ``decode_step_eager``: a whole Llama-3.1-8B-shaped bf16 decode step (32 layers,
   RMSNorm, QKV, RoPE-like elementwise, GQA attention over a static cache, O, SwiGLU, LM head, argmax),
-  replayed as a CUDA graph (GPU time only) and run eagerly (adds PyTorch's per-kernel host cost).
+  replayed as a CUDA graph (GPU time only) and run eagerly (adds PyTorch's per-kernel host cost);
+- ``moe_gemm`` (extra): grouped expert GEMMs (torch._grouped_mm) of Mixtral-8x7B, Qwen3-30B-A3B, gpt-oss-20b
+  and DeepSeek-V3 at EP8 (32 local experts) with m = 1…1,024 tokens per expert;
+- ``gemm`` ``fp8_rowwise`` (extra): FP8 GEMMs with per-token and per-channel scales;
+- ``decode_step_compiled`` (extra): the 8B decode step with its non-attention parts compiled by
+  torch.compile (fused elementwise work, as vLLM V1) and replayed as one CUDA graph.
 """
 
 from __future__ import annotations
@@ -281,6 +287,123 @@ def measure_decode_steps(w, fh) -> None:
         torch.cuda.empty_cache()
 
 
+MOE_SHAPES = [  # (name, local experts E, experts per token k, hidden H, expert FFN F)
+    ("mixtral_8x7b", 8, 2, 4096, 14336),
+    ("qwen3_30b_a3b", 128, 8, 2048, 768),
+    ("gpt_oss_20b", 32, 4, 2880, 2880),
+    ("deepseek_v3_ep8", 32, 8, 7168, 2048),
+]
+TOKENS_PER_EXPERT = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+
+def measure_moe(w, fh) -> None:
+    """Grouped expert GEMMs (torch._grouped_mm, CUTLASS) with every local expert given m tokens."""
+    for name, e, _k, h, f in MOE_SHAPES:
+        for part, n, k in (("gate_up", 2 * f, h), ("down", h, f)):
+            wt = torch.randn(e, n, k, device=DEV, dtype=torch.bfloat16) * 0.02
+            r = rotation(e * n * k * 2)
+            ws = [wt] + [torch.randn_like(wt) for _ in range(r - 1)]
+            for m in TOKENS_PER_EXPERT:
+                for pad in (1, 16):
+                    mp = ((m + pad - 1) // pad) * pad
+                    x = torch.randn(e * mp, k, device=DEV, dtype=torch.bfloat16)
+                    offs = torch.arange(1, e + 1, device=DEV, dtype=torch.int32) * mp
+                    try:
+                        t, rep = graph_time_ms(lambda i, x=x, ws=ws, offs=offs, r=r: torch._grouped_mm(
+                            x, ws[i % r].transpose(-2, -1), offs=offs), calls=max(r, 4))
+                    except Exception as exc:  # noqa: BLE001
+                        if pad == 1:
+                            continue
+                        row(w, fh, kind="moe_gemm", name=f"{name}_{part}", dtype="bf16", m_rows=m, n_cols=n,
+                            k_inner=k, batch=e, time_ms=float("nan"), note=f"error: {type(exc).__name__}: {str(exc)[:80]}")
+                        break
+                    row(w, fh, kind="moe_gemm", name=f"{name}_{part}", dtype="bf16", m_rows=m, n_cols=n, k_inner=k,
+                        batch=e, time_ms=t, flop=2.0 * e * m * n * k, bytes=2.0 * e * (n * k + mp * (k + n)),
+                        replays=rep, note="torch._grouped_mm; m_rows = tokens per expert, batch = experts"
+                        + ("" if mp == m else f"; groups padded to {mp} rows"))
+                    break
+            del ws, wt
+            torch.cuda.empty_cache()
+
+
+def measure_gemm_fp8_rowwise(w, fh) -> None:
+    """FP8 GEMMs with per-token activation and per-channel weight scales (vLLM's dynamic FP8 W8A8)."""
+    for name, n, k in shapes():
+        if name not in ("8b_gate_up", "8b_o", "70b_tp1_gate_up", "70b_tp8_gate_up", "70b_tp8_o"):
+            continue
+        r = rotation(n * k)
+        weights = [(torch.randn(n, k, device=DEV) * 0.02).to(torch.float8_e4m3fn) for _ in range(r)]
+        sb = torch.rand(1, n, device=DEV, dtype=torch.float32) + 0.5
+        for m in M_ROWS:
+            mp = max(16, m)
+            x = torch.randn(mp, k, device=DEV).to(torch.float8_e4m3fn)
+            sa = torch.rand(mp, 1, device=DEV, dtype=torch.float32) + 0.5
+            flop = 2.0 * m * n * k
+            t, rep = graph_time_ms(lambda i, x=x, ws=weights, r=r, sa=sa, sb=sb: torch._scaled_mm(
+                x, ws[i % r].t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
+                calls=int(min(64, 4 * r if flop < 1e10 else r)))
+            row(w, fh, kind="gemm", name=name, dtype="fp8_rowwise", m_rows=m, n_cols=n, k_inner=k, time_ms=t,
+                flop=flop, bytes=1.0 * (n * k + mp * k) + 2.0 * mp * n, replays=rep,
+                note="per-token x per-channel scales" + ("" if m >= 16 else f"; padded to {mp} rows"))
+            del x
+        del weights
+        torch.cuda.empty_cache()
+
+
+def measure_compiled_steps(w, fh) -> None:
+    """The Llama-3.1-8B-shaped decode step with its non-attention parts compiled by torch.compile (Inductor
+    fuses RMSNorm, RoPE-like and SwiGLU elementwise work into the GEMMs' neighbours, as vLLM V1 does) and
+    attention left as one SDPA call per layer (vLLM's piecewise graph split), replayed as one CUDA graph."""
+    c = LLAMA8B
+    hq, hkv, hd = c["heads"], c["kv_heads"], c["head_dim"]
+
+    def rms(x, wt):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * wt
+
+    def pre(x, ln1, qkv_w, cos):
+        b = x.shape[0]
+        q, k, v = F.linear(rms(x, ln1), qkv_w).split([hq * hd, hkv * hd, hkv * hd], dim=-1)
+        return (q.reshape(b, hq, 1, hd) * cos, k.reshape(b, hkv, 1, hd) * cos, v.reshape(b, hkv, 1, hd))
+
+    def post(x, att, o_w, ln2, gu_w, down_w):
+        b = x.shape[0]
+        x = x + F.linear(att.reshape(b, hq * hd), o_w)
+        gate, up = F.linear(rms(x, ln2), gu_w).chunk(2, dim=-1)
+        return x + F.linear(F.silu(gate) * up, down_w)
+
+    def head(x, ln, lm):
+        return torch.argmax(F.linear(rms(x, ln), lm), dim=-1)
+
+    cpre, cpost, chead = (torch.compile(f, dynamic=False, fullgraph=True) for f in (pre, post, head))
+    weights_bytes = 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
+        ((hq + 2 * hkv) * hd + hq * hd) * c["hidden"] + 3 * c["ffn"] * c["hidden"]))
+    for batch, ctx in ((1, 512), (1, 8192), (16, 2048), (64, 2048), (256, 1024)):
+        model = Llama8BStep(batch, ctx)
+
+        def step(_i=0, m=model):
+            x = F.embedding(m.tokens, m.embed)
+            for lay in m.layers:
+                q, k, v = cpre(x, lay["ln1"], lay["qkv"], m.cos)
+                lay["k"][:, :, -1:, :].copy_(k)
+                lay["v"][:, :, -1:, :].copy_(v)
+                att = F.scaled_dot_product_attention(q, lay["k"], lay["v"], enable_gqa=True)
+                x = cpost(x, att, lay["o"], lay["ln2"], lay["gate_up"], lay["down"])
+            return chead(x, m.final_ln, m.lm_head)
+
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        kv_bytes = 2.0 * 2 * c["layers"] * batch * hkv * ctx * hd
+        t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
+        row(w, fh, kind="decode_step_compiled", name="llama8b_bf16", dtype="bf16", batch=batch,
+            context_tokens=ctx, time_ms=t, bytes=weights_bytes + kv_bytes, replays=rep,
+            note=f"torch.compile (Inductor) + one CUDA graph; first call {compile_s:.1f} s")
+        del model
+        torch.cuda.empty_cache()
+
+
 def environment() -> dict[str, object]:
     p = torch.cuda.get_device_properties(0)
     env: dict[str, object] = {
@@ -304,15 +427,20 @@ def environment() -> dict[str, object]:
 
 def main() -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else "."
+    which = sys.argv[2] if len(sys.argv) > 2 else "base"
+    sections = {
+        "base": (measure_copy, measure_gemm_bf16, measure_decode_steps, measure_attention, measure_gemm_fp8),
+        "extra": (measure_moe, measure_gemm_fp8_rowwise, measure_compiled_steps),
+    }[which]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = False
     env = environment()
-    with open(os.path.join(out, "gpu_kernels.csv"), "w", newline="") as fh:
+    suffix = "" if which == "base" else f"_{which}"
+    with open(os.path.join(out, f"gpu_kernels{suffix}.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
-        for section in (measure_copy, measure_gemm_bf16, measure_decode_steps, measure_attention,
-                        measure_gemm_fp8):
+        for section in sections:
             t0 = time.perf_counter()
             try:
                 section(w, fh)
@@ -324,7 +452,7 @@ def main() -> None:
     env["nvidia_smi_after"] = subprocess.run(
         ["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw", "--format=csv"],
         capture_output=True, text=True).stdout
-    with open(os.path.join(out, "gpu_kernels_env.json"), "w") as fh:
+    with open(os.path.join(out, f"gpu_kernels{suffix}_env.json"), "w") as fh:
         json.dump(env, fh, indent=1)
     print(json.dumps(env, indent=1))
 
