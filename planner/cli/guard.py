@@ -5,6 +5,8 @@
 - A pydantic ``ValidationError`` (an option value a record refused, e.g. ``--total-usd inf``) → exit 2.
 - Any other exception (a bug) → ``error: internal error: TypeError: ... (rerun with --debug for the
   traceback)`` and exit 4; ``planner --debug CMD`` prints the traceback too.
+- Output piped into a reader that stopped (``planner plan X | head -3``): the ``BrokenPipeError`` passes
+  through to typer, which silences the closed stream and exits 1 (no "internal error").
 - Ctrl-C → ``interrupted`` and exit 130; SIGTERM → ``terminated`` and exit 143. Both unwind through the
   ``finally`` blocks of :mod:`planner.report.files`, so no temporary file is left and no existing output
   changes.
@@ -114,7 +116,7 @@ class GuardedGroup(TyperGroup):
         try:
             with sigterm_raises():
                 return super().invoke(ctx)
-        except _PASS_THROUGH:
+        except (*_PASS_THROUGH, BrokenPipeError):
             raise
         except Terminated:
             _print_error("terminated — no output was changed")

@@ -207,3 +207,26 @@ def test_plan_table_shows_slo_headroom_rentals_and_period_runs() -> None:
     assert res.exit_code == 0, res.output
     assert "TTFT/SLO" in res.stdout and "/2000 " in res.stdout  # the chat SLO is 2000 ms
     assert "what to rent (quote paid)" in res.stdout and "/GPU-h" in res.stdout
+
+
+def test_a_reader_that_stops_early_is_not_an_internal_error() -> None:
+    """``planner predict --help | head -40`` printed "internal error: BrokenPipeError" (exit 4) when `head`
+    left while the command was still writing: the guard took the closed pipe for a bug. It now passes it to
+    typer, which silences the closed stream and exits 1 with no message."""
+    import typer
+
+    from planner.cli.guard import GuardedGroup
+
+    demo = typer.Typer(cls=GuardedGroup)
+
+    @demo.command()
+    def show() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    @demo.command()
+    def other() -> None:
+        """A second command, so that ``show`` is a subcommand as planner's commands are."""
+
+    res = CliRunner().invoke(demo, ["show"])
+    assert res.exit_code == 1
+    assert "internal error" not in res.output
