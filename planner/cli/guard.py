@@ -54,6 +54,8 @@ _PASS_THROUGH: tuple[type[BaseException], ...] = tuple(
     }
 )
 """Exceptions that are the CLI's own way of ending (exit codes, usage errors): never wrapped."""
+_PASS_THROUGH_AND_PIPE: tuple[type[BaseException], ...] = (*_PASS_THROUGH, BrokenPipeError)
+"""…and a closed stdout, which typer's main silences (exit 1)."""
 
 
 class _State:
@@ -116,7 +118,7 @@ class GuardedGroup(TyperGroup):
         try:
             with sigterm_raises():
                 return super().invoke(ctx)
-        except (*_PASS_THROUGH, BrokenPipeError):
+        except _PASS_THROUGH_AND_PIPE:
             raise
         except Terminated:
             _print_error("terminated — no output was changed")
