@@ -123,3 +123,27 @@ def test_hand_made_sglang_rate_sweep(tmp_path: Path, catalog: Catalog, monkeypat
     light_throughput = rows[2].predicted
     assert light_throughput == pytest.approx(1.0 * 500.0, rel=1e-9)  # stable: λ·G
     assert rows[0].predicted > float(perf.prefill_step(cases[0].terms, prompt_tokens=500.0).total_s) * 1e3 * 0.9
+
+
+def test_a_finite_run_holds_at_most_its_prompts(tmp_path: Path, catalog: Catalog,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """An offline burst of N = 40 prompts runs at most 40 sequences, whatever the memory would hold: the case's
+    batch is 40 and its output rate is the saturated point at B = 40 (8B on one H200: B_lim = 822 at 1,000 tokens)."""
+    header = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision", "num_prompts",
+              "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived", "median_ttft_ms",
+              "median_itl_ms", "output_tokens_per_s"]
+    with (tmp_path / "datacrunch_sglang_h200.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for prompts in ("40", "40000"):
+            w.writerow(["meta-llama/Llama-3.1-8B-Instruct", "H200", "1", "1", "SGLang", "0.4", "BF16", prompts,
+                        "inf", "500", "500", "", "20", "3000"])
+    monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
+    cases, _skipped = v.build_cases(catalog)
+    burst = [c for c in cases if c.metric == "throughput"]
+    assert [c.batch for c in burst][0] == 40.0
+    assert burst[1].batch == 822.0  # 40,000 prompts: memory at 1,000 tokens binds (822 < SGLang's 1,024)
+    rows = {r.label: r.predicted for r in v.evaluate(catalog, burst)}
+    at_40 = saturated_point(burst[0].terms, input_tokens=500.0, output_tokens=500.0, max_batch=40.0)
+    assert rows[burst[0].label] == pytest.approx(float(at_40.output_tokens_per_s), rel=1e-9)
+    assert rows[burst[0].label] < rows[burst[1].label]  # fewer sequences in flight: a lower output rate

@@ -33,8 +33,11 @@ def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float, engine: st
 
 def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p_tok: float, g_tok: float,
                rate: float = 0.0, concurrency: float = 0.0, ttft: float | None = None,
-               tpot: float | None = None, tput: float | None = None, note: str = "") -> None:
-    batch = _engine_batch(b, cfg, context_tokens=p_tok + g_tok, engine=engine)
+               tpot: float | None = None, tput: float | None = None, note: str = "",
+               prompts: float | None = None) -> None:
+    """TTFT, TPOT and throughput cases of one row measured at a load. ``prompts``: the run's request count N
+    where stated — a finite run never holds more than N sequences, so the batch limit is min(B_lim, N)."""
+    batch = min(_engine_batch(b, cfg, context_tokens=p_tok + g_tok, engine=engine), prompts or math.inf)
     kw = {"batch": batch, "prompt_tokens": p_tok, "output_tokens": g_tok, "requests_per_s": rate,
           "concurrency": concurrency, "note": note, "fitted": False}
     b.add(src, "ttft_or_prefill", label, ttft, cfg, **kw)
@@ -60,7 +63,7 @@ def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
             note += "; nominal lengths are maxima, the range ratio is not recorded"
         _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, rate=rate,
                    ttft=_num(row, "median_ttft_ms"), tpot=_num(row, "median_tpot_ms"),
-                   tput=_num(row, "output_tokens_per_s"), note=note)
+                   tput=_num(row, "output_tokens_per_s"), note=note, prompts=_num(row, "num_prompts"))
         if engine == "vllm" and _num(row, "median_itl_ms") is not None:
             b.skip(src, label + " ITL", "vLLM multi-step (10 steps) ITL counts 10-token bursts; TPOT is used")
 
@@ -95,7 +98,7 @@ def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
             ttft = None
         _load_rows(b, src, label, cfg, engine="sglang", p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
-                   note="uniform random lengths predicted at their means")
+                   note="uniform random lengths predicted at their means", prompts=_num(row, "num_prompts"))
 
 
 def _lmdeploy(b: _Builder, rows: list[dict[str, str]]) -> None:
