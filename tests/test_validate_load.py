@@ -99,18 +99,27 @@ def test_closed_loop_obeys_littles_law(catalog: Catalog) -> None:
     assert float(pt.running_batch) < 8.0
 
 
-def test_hand_made_sglang_rate_sweep(tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """datacrunch-style rows: a Poisson row gives TTFT/ITL/throughput cases; an offline burst skips its TTFT."""
-    header = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision", "num_prompts",
-              "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived", "median_ttft_ms",
-              "median_itl_ms", "output_tokens_per_s"]
+DATACRUNCH_HEADER = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision",
+                     "num_prompts", "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived",
+                     "median_ttft_ms", "median_itl_ms", "output_tokens_per_s"]
+
+
+def _write_datacrunch(tmp_path: Path, rows: list[list[str]]) -> None:
+    """A datacrunch_sglang_h200.csv of ``rows`` (columns :data:`DATACRUNCH_HEADER`) in ``tmp_path``."""
     with (tmp_path / "datacrunch_sglang_h200.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(header)
-        w.writerow(["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "300", "1.0",
-                    "500", "500", "80", "14", "500"])
-        w.writerow(["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "3000", "inf",
-                    "500", "500", "90000", "150", "4500"])
+        w.writerow(DATACRUNCH_HEADER)
+        w.writerows(rows)
+
+
+def test_hand_made_sglang_rate_sweep(tmp_path: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """datacrunch-style rows: a Poisson row gives TTFT/ITL/throughput cases; an offline burst skips its TTFT."""
+    _write_datacrunch(tmp_path, [
+        ["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "300", "1.0", "500", "500",
+         "80", "14", "500"],
+        ["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "3000", "inf", "500", "500",
+         "90000", "150", "4500"],
+    ])
     monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
     cases, skipped = v.build_cases(catalog)
     assert [(c.metric, c.requests_per_s) for c in cases] == [
@@ -129,15 +138,11 @@ def test_a_finite_run_holds_at_most_its_prompts(tmp_path: Path, catalog: Catalog
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """An offline burst of N = 40 prompts runs at most 40 sequences, whatever the memory would hold: the case's
     batch is 40 and its output rate is the saturated point at B = 40 (8B on one H200: B_lim = 822 at 1,000 tokens)."""
-    header = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision", "num_prompts",
-              "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived", "median_ttft_ms",
-              "median_itl_ms", "output_tokens_per_s"]
-    with (tmp_path / "datacrunch_sglang_h200.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        for prompts in ("40", "40000"):
-            w.writerow(["meta-llama/Llama-3.1-8B-Instruct", "H200", "1", "1", "SGLang", "0.4", "BF16", prompts,
-                        "inf", "500", "500", "", "20", "3000"])
+    _write_datacrunch(tmp_path, [
+        ["meta-llama/Llama-3.1-8B-Instruct", "H200", "1", "1", "SGLang", "0.4", "BF16", prompts, "inf", "500", "500",
+         "", "20", "3000"]
+        for prompts in ("40", "40000")
+    ])
     monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
     cases, _skipped = v.build_cases(catalog)
     burst = [c for c in cases if c.metric == "throughput"]
