@@ -60,6 +60,15 @@ def test_worked_example_tp8_shard_at_2048_rows_shows_the_n_over_t_curve(rows: li
     assert prefill.measured_ms == pytest.approx(0.32535)
 
 
+def test_fp8_gemm_runs_at_the_measured_fraction_of_the_fp8_peak(rows: list[K.KernelRow]) -> None:
+    """8B gate_up FP8 at m = 2,048: 240.5/2 ... F = 2·2048·28672·4096 = 481.0 GFLOP at 1,979 · 0.89 · 0.6 =
+    1,056.8 TFLOP/s = 455.2 µs on the decode path; measured 380.8 µs (1,263 TFLOP/s)."""
+    r = _row(rows, "8b_gate_up fp8 m=2048", "decode")
+    flop = 2 * 2048 * 28672 * 4096
+    assert r.predicted_ms * 1e3 == pytest.approx(flop / (1979e12 * 0.89 * 0.6) * 1e6, rel=1e-6)
+    assert r.measured_ms == pytest.approx(0.3808)
+
+
 def test_attention_rows_use_the_steps_attention_terms(rows: list[K.KernelRow]) -> None:
     """Causal prefill of 8,192 tokens, 32 heads × 128: 4·S²/2·d·h = 549.8 GFLOP (the CSV's flop) at
     989.5 · η_p(8192) = 0.6·8192/8256 → 933.3 µs vs 896.4 measured; decode B = 1, H = 1,024: the KV read
@@ -111,3 +120,16 @@ def test_gemm_kernels_per_pass(catalog: Catalog) -> None:
     ds = catalog.model("deepseek_v3")
     assert ds.moe is not None
     assert perf.gemm_kernels_per_pass(ds) == 4 * ds.layers + 3 * ds.moe.moe_layers + 1
+
+
+def test_fp8_matmul_peak_is_scaled_on_hopper_only(catalog: Catalog) -> None:
+    """H100/H200 FP8 GEMMs reach 0.89 of the fraction of peak that BF16 reaches (h200_kernels.csv, MAMF)."""
+    fp8, bf16 = catalog.format("fp8"), catalog.format("bf16")
+    assert perf.compute_peak_tflops(catalog.gpu("h200_sxm"), fp8) == pytest.approx(1979 * 0.89)
+    assert perf.compute_peak_tflops(catalog.gpu("h100_sxm"), fp8) == pytest.approx(1978.9 * 0.89, rel=1e-3)
+    assert perf.compute_peak_tflops(catalog.gpu("h200_sxm"), bf16) == 989.5
+    b200 = catalog.gpu("b200")
+    assert perf.compute_peak_tflops(b200, fp8) == b200.dense_tflops["fp8"]
+    for gpu in catalog.accelerators.values():  # an FP8 GEMM is never slower than the same GEMM in BF16
+        if "fp8" in gpu.dense_tflops and "bf16" in gpu.dense_tflops:
+            assert perf.compute_peak_tflops(gpu, fp8) >= perf.compute_peak_tflops(gpu, bf16)

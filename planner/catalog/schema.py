@@ -122,6 +122,9 @@ class Efficiency(Sourced):
     decode_mbu_frac: Fraction
     link_efficiency_frac: Fraction
     """Achieved all-reduce bus bandwidth / link spec."""
+    format_mfu_scale: dict[str, Fraction] = {}
+    """Dense-matmul efficiency of a compute format relative to BF16's on this GPU, (achieved / peak of the
+    format) ÷ (achieved / peak in BF16), per compute format id; missing = 1 (performance.terms.compute_peak_tflops)."""
 
 
 class Purchase(Sourced):

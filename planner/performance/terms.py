@@ -190,8 +190,13 @@ def pick_group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) ->
 
 
 def compute_peak_tflops(gpu: Accelerator, fmt: NumericFormat) -> float:
-    """Dense peak used for matmuls stored in ``fmt``: the format's compute peak, else BF16 (card 5)."""
-    return gpu.dense_tflops.get(fmt.compute_format) or gpu.dense_tflops["bf16"]
+    """Dense peak used for matmuls stored in ``fmt``: the format's compute peak, else BF16 (card 5), times the
+    format's matmul efficiency relative to BF16 on this GPU (accelerators.yaml ``efficiency.format_mfu_scale``:
+    H100/H200 FP8 GEMMs reach 0.89 of the fraction of peak BF16 reaches), TFLOP/s."""
+    peak = gpu.dense_tflops.get(fmt.compute_format)
+    if not peak:
+        return gpu.dense_tflops["bf16"]
+    return peak * gpu.efficiency.format_mfu_scale.get(fmt.compute_format, 1.0)
 
 
 def check_format_supported(gpu: Accelerator, fmt: NumericFormat, *, role: str) -> None:
