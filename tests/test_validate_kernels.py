@@ -133,3 +133,11 @@ def test_fp8_matmul_peak_is_scaled_on_hopper_only(catalog: Catalog) -> None:
     for gpu in catalog.accelerators.values():  # an FP8 GEMM is never slower than the same GEMM in BF16
         if "fp8" in gpu.dense_tflops and "bf16" in gpu.dense_tflops:
             assert perf.compute_peak_tflops(gpu, fp8) >= perf.compute_peak_tflops(gpu, bf16)
+
+
+def test_report_prints_the_kernel_section_before_the_method_notes(rows: list[K.KernelRow]) -> None:
+    from planner.validate.report import ValidationReport
+
+    text = ValidationReport(rows=[], skipped=[], kernel_lines=K.kernel_markdown(rows)).to_markdown()
+    assert text.index("## Kernel check") < text.index("## Method and known gaps")
+    assert "| gemm 8b_gate_up bf16 m=1 | decode | 75.3 | 62.7 | +20.0 % |" in text
