@@ -122,6 +122,8 @@ class Efficiency(Sourced):
     decode_mbu_frac: Fraction
     link_efficiency_frac: Fraction
     """Achieved all-reduce bus bandwidth / link spec."""
+    format_mfu_scale: dict[str, Fraction] = {}
+    """Matmul efficiency of a compute format relative to BF16's, (achieved/peak) ÷ BF16's (absent = 1)."""
 
 
 class Purchase(Sourced):
@@ -372,6 +374,7 @@ CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
     "weight_only_read_efficiency_frac": (0.01, 1.0),
     "kv_page_tokens": (1.0, 4096.0),
     "operator_overlap_exponent": (1.0, float("inf")),
+    "weight_stream_frac": (0.0, 1.0), "gemm_launch_us": (0.0, 100.0), "layer_kernels_us": (0.0, 1000.0),
 }
 """Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them);
 operator_overlap_exponent: q of ledgers.efficiency.overlapped_stage_s, 1 (no overlap) to .inf (the max)."""

@@ -62,6 +62,7 @@ from planner.performance.terms import (
     deployment_terms,
     efficiency_terms,
     engine_fields,
+    gemm_kernels_per_pass,
     group_links,
 )
 
@@ -82,6 +83,7 @@ __all__ = [
     "efficiency_terms",
     "engine_fields",
     "experts_touched",
+    "gemm_kernels_per_pass",
     "group_links",
     "kv_bytes_per_gpu",
     "kv_bytes_per_sequence",

@@ -205,7 +205,7 @@ def ridge_rows(terms: Any, eta_max: Num) -> Num:
     params = terms.expert_flop_per_token / np.maximum(2.0 * terms.experts_per_token * terms.moe_layers, 1e-12)
     bytes_per_param = terms.expert_bytes / np.maximum(params, 1e-12)
     compute = terms.peak_tflops * FLOP_PER_TFLOP * eta_max * bytes_per_param
-    stream = 2.0 * terms.bandwidth_gb_per_s * BYTES_PER_GB * e.decode_mbu_frac * e.weight_read_efficiency_frac
+    stream = 2.0 * terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.weight_stream_efficiency_frac(e)
     return compute / stream
 
 

@@ -184,8 +184,9 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
     )
-    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * mbu
-    weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
+    peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
+    bw = peak_bw * mbu
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels / p, terms.layers / p)
     kv_s = kv_bytes / bw
     allreduces = 2 * (terms.layers / p)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
@@ -239,9 +240,10 @@ def prefill_step(
         routed=routed,
     )
     attention_s = attn_flop / t / peak
-    bw = terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.decode_bandwidth_efficiency_frac(e, tokens)
+    peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
+    bw = peak_bw * eff.decode_bandwidth_efficiency_frac(e, tokens)
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
-    weights_s = w_bytes / (bw * e.weight_read_efficiency_frac)
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
@@ -378,7 +380,8 @@ class MixedStep:
         )
         attn_s = attn_dec / self.tp_pp / (peak * eta_dec) + attn_pre / self.tp_pp / (peak * eta_pre)
         bw = self.bw_bytes * eff.decode_bandwidth_efficiency_frac(e, rows)
-        weights_s = weights_read_bytes(terms, rows, routed) / self.tp_pp / (bw * e.weight_read_efficiency_frac)
+        w_bytes = weights_read_bytes(terms, rows, routed) / self.tp_pp
+        weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p)
         kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
         kv_write = kv_bytes_of(prompts, self.kv_write) / p
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)

@@ -97,6 +97,9 @@ class DeploymentTerms:
     """Algorithm bandwidth of the TP fabric's in-switch reduction (NVLS), GB/s; 0 = the switch cannot reduce."""
     tp_in_switch_latency_us: Num = 0.0
     """Start-up of that in-switch all-reduce, µs (ledgers.collectives.allreduce_choice picks per message)."""
+    gemm_kernels: Num = 0.0
+    """GEMM kernels of one pass over the whole model (:func:`gemm_kernels_per_pass`; each pays the efficiency
+    terms' ``gemm_launch_s``)."""
 
     def as_dict(self) -> dict[str, Any]:
         """Field values by name (efficiency terms flattened with an ``eff_`` prefix)."""
@@ -187,8 +190,13 @@ def pick_group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) ->
 
 
 def compute_peak_tflops(gpu: Accelerator, fmt: NumericFormat) -> float:
-    """Dense peak used for matmuls stored in ``fmt``: the format's compute peak, else BF16 (card 5)."""
-    return gpu.dense_tflops.get(fmt.compute_format) or gpu.dense_tflops["bf16"]
+    """Dense peak used for matmuls stored in ``fmt``: the format's compute peak, else BF16 (card 5), times the
+    format's matmul efficiency relative to BF16 on this GPU (accelerators.yaml ``efficiency.format_mfu_scale``:
+    H100/H200 FP8 GEMMs reach 0.89 of the fraction of peak BF16 reaches), TFLOP/s."""
+    peak = gpu.dense_tflops.get(fmt.compute_format)
+    if not peak:
+        return gpu.dense_tflops["bf16"]
+    return peak * gpu.efficiency.format_mfu_scale.get(fmt.compute_format, 1.0)
 
 
 def check_format_supported(gpu: Accelerator, fmt: NumericFormat, *, role: str) -> None:
@@ -292,7 +300,21 @@ def deployment_terms(
         expert_flop_per_token=figures.expert_flop_per_token,
         ep_link_gb_per_s=links.tp.gb_per_s_per_direction if links.tp else 1.0,
         ep_link_latency_us=links.tp.latency_us if links.tp else 0.0,
+        gemm_kernels=gemm_kernels_per_pass(model),
     )
+
+
+GEMM_KERNELS_PER_LAYER = 4.0
+"""QKV, O, gate/up (fused) and down projections of one decoder layer (vLLM's fused linear layers)."""
+
+
+def gemm_kernels_per_pass(model: Model) -> float:
+    """GEMM kernels one forward pass launches: 4 per layer (QKV, O, gate-up, down; a MoE layer's fused
+    expert kernels take the place of gate-up and down) + 1 router per MoE layer + 1 shared-expert pair where
+    the model has shared experts + the LM head."""
+    moe = model.moe
+    moe_extra = 0.0 if moe is None else moe.moe_layers * (1.0 + (2.0 if moe.experts_shared else 0.0))
+    return GEMM_KERNELS_PER_LAYER * model.layers + moe_extra + 1.0
 
 
 def check_expert_parallel(model: Model, ep: int) -> None:

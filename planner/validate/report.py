@@ -34,6 +34,7 @@ class ValidationReport:
     held_out_rows: list[ResultRow] = field(default_factory=list)
     """Each source's time/throughput rows predicted by a calibration fitted without that source."""
     fitted_parameters: dict[str, dict[str, float]] = field(default_factory=dict)
+    kernel_lines: list[str] = field(default_factory=list)  # validate.kernels.kernel_markdown (not a target)
 
     def by_metric(self) -> list[ErrorSummary]:
         """Error summary per metric (calibrated model)."""
@@ -186,6 +187,7 @@ class ValidationReport:
                 lines.append(f"| {fam} | " + " | ".join(f"{params[p]:.3g}" for p in FIT_PARAMETERS) + " |")
             lines.append("")
         lines += [
+            *self.kernel_lines,
             "## Method and known gaps",
             "",
             "- Host costs are the engine's (catalogs/engines.yaml): each source is predicted with the engine it",
