@@ -10,6 +10,7 @@ from typing import Any
 
 from planner.validate.cases import TIME_METRICS, Skipped
 from planner.validate.fit import FIT_PARAMETERS
+from planner.validate.report_eager import EAGER_NOTES
 from planner.validate.report_moe import MOE_NOTES
 from planner.validate.report_throughput import THROUGHPUT_NOTES
 from planner.validate.scores import ErrorSummary, ResultRow, summarize
@@ -293,8 +294,7 @@ class ValidationReport:
             "  13.7K) only fits output tokens. The GB200 catalog (2,500/5,000/10,000 TFLOP/s, 8,000 GB/s,",
             "  NVLink5 900 GB/s) matches hardware.md. Efficiency is per accelerator, not per format: NVFP4 MAMF",
             "  6,624/10,000 = 66 % [U] vs BF16 73-78 %, and the B200/GB200 FP4 rows are +33..+42 %.",
-            *MOE_NOTES,
-            *THROUGHPUT_NOTES,
+            *MOE_NOTES, *THROUGHPUT_NOTES, *EAGER_NOTES,
             "- nccl_allreduce_small_msg is used for the engines' collective floor (catalogs/engines.yaml), not",
             "  predicted row by row; every other file is read, rows that cannot be expressed are listed below.",
             "",
