@@ -3,6 +3,7 @@ examined and not adopted (with the numbers), so that a later change starts from 
 
 from __future__ import annotations
 
+from planner.validate.report_eager import EAGER_NOTES
 from planner.validate.report_moe import MOE_NOTES
 from planner.validate.report_throughput import THROUGHPUT_NOTES
 
@@ -114,6 +115,7 @@ METHOD_NOTES: list[str] = [
     "  6,624/10,000 = 66 % [U] vs BF16 73-78 %, and the B200/GB200 FP4 rows are +33..+42 %.",
     *MOE_NOTES,
     *THROUGHPUT_NOTES,
+    *EAGER_NOTES,
     "- nccl_allreduce_small_msg is used for the engines' collective floor (catalogs/engines.yaml), not",
     "  predicted row by row; every other file is read, rows that cannot be expressed are listed below.",
 ]
