@@ -169,12 +169,18 @@ def print_plan(result: Any, source: Path | None = None) -> None:
         f"${data['opex_usd_per_month']:,.0f}/month"
         + (f"; ${per_mtok:,.2f} per million output tokens)" if per_mtok is not None else ")")
     )
+    multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
     t = Table(
         title=text(title),
         caption="TTFT/SLO, TPOT/SLO: observed / target ms and the headroom 1 − observed/target; "
-        "sync: exposed TP/PP communication / decode step (≤ max_sync_ratio)",
+        "sync: exposed TP/PP communication / decode step (≤ max_sync_ratio)"
+        + (
+            "; repl, GPUs, req/s cap: in the workload's peak period (the largest period where it runs none then); "
+            "$/month: its share of its GPUs' supply over the horizon"
+            if multi_period
+            else ""
+        ),
     )
-    multi_period = any(len(d["replicas_per_period"]) > 1 for d in data["deployments"])
     left = ("workload", "model", "quant/kv", "gpu", "site", "placement", "replicas per period")
     columns = ["workload", "model", "quant/kv", "gpu", "TPxPP", "site", "placement", "repl", "GPUs", "batch"]
     columns += ["TTFT/SLO ms", "TPOT/SLO ms", "sync", "req/s cap", "$/month"]

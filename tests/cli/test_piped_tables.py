@@ -49,3 +49,15 @@ def test_plan_title_counts_the_horizon_in_words() -> None:
     assert one.exit_code == many.exit_code == 0
     assert "— $857 over 1 month ($857/month;" in one.stdout
     assert " over 36 months (" in many.stdout
+
+
+def test_a_multi_period_plan_says_which_period_repl_counts() -> None:
+    """buy_vs_rent's chat on H100 runs 5 1 0 2 0 4×3 5 1 2 8 replicas per quarter and the table's repl says 8:
+    the caption names the period it counts (the peak) — a one-period plan's caption does not need it."""
+    multi = runner.invoke(app, ["plan", str(ROOT / "examples/buy_vs_rent/scenario.yaml"), "--no-alternatives"])
+    single = runner.invoke(app, ["plan", str(ROOT / "examples/chat_70b_cloud/scenario.yaml"), "--no-alternatives"])
+    assert multi.exit_code == 0 and single.exit_code == 0
+    flat = " ".join(multi.stdout.split())
+    assert "repl, GPUs, req/s cap: in the workload's peak period" in flat
+    assert "$/month: its share of its GPUs' supply over the horizon" in flat
+    assert "peak period" not in " ".join(single.stdout.split())
