@@ -3,9 +3,9 @@ buys, rents and reserves in every slice), the replicas are re-chosen to minimize
 
 Why: the tie-break (planner.problem.cost_terms.tie_break_usd, 1e-3 USD × months per replica, ranked by
 GPUs, quality tier and candidate) is far below the solver's optimality tolerance (1e-6 of the cost:
-$0.73 on a $730,296 plan), so among equal-cost plans HiGHS stops at whichever it meets first: in
-examples/buy_vs_rent's quarter 8 a one-replica H100 decode pool beside three H100 prefill replicas, where
-two co-located and two prefill replicas on the same rented GPUs cost the same. (Most of that plan's change
+$0.78 on a $784,340 plan), so among equal-cost plans HiGHS stops at whichever it meets first: in
+examples/buy_vs_rent's quarter 8 a one-replica H200 decode pool and two prefill replicas beside six
+co-located ones, where nine co-located replicas on the same rented GPUs cost the same. (Most of that plan's change
 from quarter to quarter is not a tie: the cheapest mix of 4- and 8-GPU instances differs as demand grows.)
 
 With every supply variable fixed at its solved value, the cost categories (they read supply variables

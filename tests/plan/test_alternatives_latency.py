@@ -34,8 +34,8 @@ def test_alternatives_have_worst_tpot_and_ttft_within_slos(catalog: Catalog, exa
 
 
 def test_single_gpu_alternative_matches_a_single_gpu_plan(catalog: Catalog) -> None:
-    """long_context_rag's plan uses one GPU type; that GPU's alternative is the same plan at the same cost."""
-    scenario = load_scenario(ROOT / "examples/long_context_rag/scenario.yaml", catalog)
+    """rag_prefix_cache's plan uses one GPU type (H100); that GPU's alternative is the same plan at the same cost."""
+    scenario = load_scenario(ROOT / "examples/rag_prefix_cache/scenario.yaml", catalog)
     data = plan(catalog, scenario).to_json()
     gpus = {d["gpu"] for d in data["deployments"]}
     assert len(gpus) == 1

@@ -35,9 +35,11 @@ def _gpus_per_period(ctx: BuildContext, values: dict[tuple[int, int, int], float
 
 
 def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
-    """buy_vs_rent (12 quarters): same cost and supply, a smaller tie-break, no period with more GPUs
-    deployed; the solve's quarter 8 (an H100 decode pool of one replica beside three prefill replicas and no
-    co-located one) becomes two co-located and two prefill replicas on the same rented H100s."""
+    """buy_vs_rent (12 quarters): same cost and supply, a smaller tie-break; the solve's quarter 8 (an H200
+    decode pool of one replica and two prefill replicas beside six co-located ones) becomes nine co-located
+    replicas on the same rented GPUs. The tie-break ranks replicas (by GPUs per replica, tier, id), it does
+    not count GPUs: quarter 6 deploys 16 of the paid GPUs instead of 14 (co-located 4 + 4 instead of 1
+    co-located, 2 decode and 4 prefill replicas), at the same cost."""
     sol, ctx = _solved(catalog, "buy_vs_rent")
     raw = dataclasses.replace(sol, values={f: dict(v) for f, v in sol.values.items()})
     made = canonical(ctx, sol)
@@ -47,13 +49,15 @@ def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
         assert {k: round(v) for k, v in made.values[family].items()} == {k: round(v) for k, v in raw.values[family].items()}
     assert made.costs_usd[TIE_BREAK] < raw.costs_usd[TIE_BREAK]
     before, after = _gpus_per_period(ctx, raw.values["n_rep"]), _gpus_per_period(ctx, made.values["n_rep"])
-    assert all(after[t] <= before[t] for t in before)
+    assert (before[6], after[6]) == (14.0, 16.0)
+    assert all(after[t] == before[t] for t in before if t != 6)
     def used(values: dict[tuple[int, int, int], float]) -> set[tuple[str, str]]:
         roles, gpus = ctx.cands["role"].to_dict(), ctx.cands["gpu"].to_dict()
         return {(str(roles[c]), str(gpus[c])) for (c, _j, t), r in values.items() if t == 8 and round(r)}
 
-    assert ("decode", "h100_sxm") in used(raw.values["n_rep"])
-    assert ("decode", "h100_sxm") not in used(made.values["n_rep"])
+    assert used(raw.values["n_rep"]) == {("colocated", "h100_sxm"), ("colocated", "h200_sxm"), ("decode", "h200_sxm"),
+                                         ("prefill", "h100_sxm"), ("prefill", "h200_sxm")}
+    assert used(made.values["n_rep"]) == {("colocated", "h100_sxm"), ("colocated", "h200_sxm")}
     assert canonical(ctx, made).values["n_rep"] == made.values["n_rep"]  # a fixed point
 
 
