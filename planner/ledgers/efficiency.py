@@ -59,6 +59,8 @@ class EfficiencyTerms:
     layer_kernels_s: Num = 0.0
     """Fixed GPU time per decoder layer of its small non-GEMM kernels (norms, RoPE, KV write, activation,
     residual), s (0 = none)."""
+    kv_stream_frac: Num = 0.0
+    """Achieved fraction of peak bandwidth of the attention kernels' KV read and write (0 = ``decode_mbu_frac``)."""
 
     @classmethod
     def ideal(cls) -> EfficiencyTerms:
@@ -85,6 +87,13 @@ def weight_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     where set, else the decode MBU η_m; times the de-quantizing kernels' read efficiency η_q."""
     frac = np.where(terms.weight_stream_frac > 0, terms.weight_stream_frac, terms.decode_mbu_frac)
     return frac * terms.weight_read_efficiency_frac
+
+
+def kv_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
+    """Achieved fraction of peak bandwidth of the KV stream: ``kv_stream_frac`` (kernel level) where set, else the
+    decode MBU η_m. Measured (measurements/h200_kernels.csv attn_decode, SDPA over a contiguous bf16 KV cache):
+    0.85-0.93 of 4.8 TB/s at ≥ 256 MiB of KV per kernel, a ≈ 7.8 µs floor per kernel below that."""
+    return np.where(terms.kv_stream_frac > 0, terms.kv_stream_frac, terms.decode_mbu_frac)
 
 
 def weight_stream_s(
@@ -218,4 +227,5 @@ def calibrated_efficiency_terms(
         weight_stream_frac=0.0 if weight_only else parameters.get("weight_stream_frac", 0.0),
         gemm_launch_s=parameters.get("gemm_launch_us", 0.0) / 1e6,
         layer_kernels_s=parameters.get("layer_kernels_us", 0.0) / 1e6,
+        kv_stream_frac=parameters.get("kv_stream_frac", 0.0),
     )
