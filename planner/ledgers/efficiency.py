@@ -96,8 +96,16 @@ def kv_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     return np.where(terms.kv_stream_frac > 0, terms.kv_stream_frac, terms.decode_mbu_frac)
 
 
+def expert_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
+    """Achieved fraction of peak bandwidth of the routed experts' weight stream: the decode MBU η_m times η_q.
+    ``weight_stream_frac`` is a dense-GEMM figure; grouped expert GEMMs were measured at 0.47-0.63 of β at 1-64
+    tokens per expert (measurements/h200_kernels_extra.csv moe_gemm, torch._grouped_mm bf16), below η_m = 0.65."""
+    return terms.decode_mbu_frac * terms.weight_read_efficiency_frac
+
+
 def weight_stream_s(
-    terms: EfficiencyTerms, weight_bytes: Num, bandwidth_bytes_per_s: Num, gemm_kernels: Num, layers: Num = 0.0
+    terms: EfficiencyTerms, weight_bytes: Num, bandwidth_bytes_per_s: Num, gemm_kernels: Num, layers: Num = 0.0,
+    expert_bytes: Num = 0.0,
 ) -> Num:
     """Time to stream the weights of ``gemm_kernels`` GEMM kernels over ``layers`` decoder layers, s:
 
@@ -106,11 +114,13 @@ def weight_stream_s(
     W = weight bytes per GPU, β = peak bandwidth (B/s), η_w·η_q = :func:`weight_stream_efficiency_frac`,
     τ_gemm = ``gemm_launch_s`` (the per-kernel fixed time of a memory-bound GEMM: prologue, first tile's
     latency, tail), τ_layer = ``layer_kernels_s`` (the small kernels of a layer that run between its GEMMs,
-    serially). With τ = 0 and η_w unset this is the roofline weight read at the decode MBU. Monotone: more
+    serially). ``expert_bytes`` (part of W: routed experts) stream at :func:`expert_stream_efficiency_frac`.
+    With τ = 0 and η_w unset this is the roofline weight read at the decode MBU. Monotone: more
     bandwidth never slows it. Measured (measurements/h200_kernels.csv, H200, 1-32 rows, bf16 and FP8):
     t ≈ 3.6 µs + W / 3.99 TB/s (0.83 of 4.8 TB/s), median error 5 %.
     """
-    stream = weight_bytes / (bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms))
+    dense = (weight_bytes - expert_bytes) / (bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms))
+    stream = dense + expert_bytes / (bandwidth_bytes_per_s * expert_stream_efficiency_frac(terms))
     return stream + gemm_kernels * terms.gemm_launch_s + layers * terms.layer_kernels_s
 
 

@@ -161,8 +161,7 @@ def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
 
 def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> StepBreakdown:
     """One decode step of ``batch`` sequences at history ``context_tokens`` (see the module docstring)."""
-    e = terms.efficiency
-    t, p = terms.tp, terms.pp
+    e, t, p = terms.efficiency, terms.tp, terms.pp
     micro = batch / p
     window_ctx = _min(context_tokens, terms.window_tokens)
     attn_flop = (
@@ -184,7 +183,8 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         e, context_tokens
     )
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
-    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels / p, terms.layers / p)
+    x_bytes = moe.expert_read_bytes(terms, routed) / (t * p)
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels / p, terms.layers / p, x_bytes)
     kv_s = kv_bytes / (peak_bw * eff.kv_stream_efficiency_frac(e))
     allreduces = 2 * (terms.layers / p)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
@@ -221,8 +221,7 @@ def prefill_step(
     terms: DeploymentTerms, *, prompt_tokens: Num, cached_tokens: Num = 0.0, batch: Num = 1.0
 ) -> StepBreakdown:
     """Prefill of ``batch`` prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` (module docstring)."""
-    e = terms.efficiency
-    t, p = terms.tp, terms.pp
+    e, t, p = terms.efficiency, terms.tp, terms.pp
     tokens = batch * prompt_tokens
     pairs = arch.attention_pairs(prompt_tokens, cached_tokens=cached_tokens, batch=batch)
     windowed = _min(pairs, batch * prompt_tokens * terms.window_tokens)
@@ -241,7 +240,8 @@ def prefill_step(
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
     bw = peak_bw * eff.kv_stream_efficiency_frac(e)  # the KV write; the weight stream: eff.weight_stream_s
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
-    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers)
+    x_bytes = moe.expert_read_bytes(terms, routed) / t
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers, x_bytes)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
@@ -379,7 +379,8 @@ class MixedStep:
         )
         attn_s = attn_dec / self.tp_pp / (peak * eta_dec) + attn_pre / self.tp_pp / (peak * eta_pre)
         w_bytes = weights_read_bytes(terms, rows, routed) / self.tp_pp
-        weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p)
+        x_bytes = moe.expert_read_bytes(terms, routed) / self.tp_pp  # experts stream at η_m
+        weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p, x_bytes)
         kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
         kv_write = kv_bytes_of(prompts, self.kv_write) / p
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
