@@ -119,8 +119,11 @@ def weight_stream_s(
     bandwidth never slows it. Measured (measurements/h200_kernels.csv, H200, 1-32 rows, bf16 and FP8):
     t ≈ 3.6 µs + W / 3.99 TB/s (0.83 of 4.8 TB/s), median error 5 %.
     """
-    dense = (weight_bytes - expert_bytes) / (bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms))
-    stream = dense + expert_bytes / (bandwidth_bytes_per_s * expert_stream_efficiency_frac(terms))
+    dense_bw = bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms)
+    # the experts' correction is exactly 0 where both fractions are equal (kernel terms unset): W/(β·η_m) as before
+    stream = weight_bytes / dense_bw + expert_bytes * (
+        1.0 / (bandwidth_bytes_per_s * expert_stream_efficiency_frac(terms)) - 1.0 / dense_bw
+    )
     return stream + gemm_kernels * terms.gemm_launch_s + layers * terms.layer_kernels_s
 
 
