@@ -374,7 +374,7 @@ CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
     "weight_only_read_efficiency_frac": (0.01, 1.0),
     "kv_page_tokens": (1.0, 4096.0),
     "operator_overlap_exponent": (1.0, float("inf")),
-    "weight_stream_frac": (0.0, 1.0), "gemm_launch_us": (0.0, 100.0), "layer_kernels_us": (0.0, 1000.0),
+    "weight_stream_frac": (0.0, 1.0), "gemm_launch_us": (0.0, 100.0), "layer_kernels_us": (0.0, 1000.0), "kv_stream_frac": (0.0, 1.0),
 }
 """Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them);
 operator_overlap_exponent: q of ledgers.efficiency.overlapped_stage_s, 1 (no overlap) to .inf (the max)."""

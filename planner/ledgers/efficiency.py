@@ -59,6 +59,8 @@ class EfficiencyTerms:
     layer_kernels_s: Num = 0.0
     """Fixed GPU time per decoder layer of its small non-GEMM kernels (norms, RoPE, KV write, activation,
     residual), s (0 = none)."""
+    kv_stream_frac: Num = 0.0
+    """Achieved fraction of peak bandwidth of the attention kernels' KV read and write (0 = ``decode_mbu_frac``)."""
 
     @classmethod
     def ideal(cls) -> EfficiencyTerms:
@@ -87,8 +89,23 @@ def weight_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     return frac * terms.weight_read_efficiency_frac
 
 
+def kv_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
+    """Achieved fraction of peak bandwidth of the KV stream: ``kv_stream_frac`` (kernel level) where set, else the
+    decode MBU η_m. Measured (measurements/h200_kernels.csv attn_decode, SDPA over a contiguous bf16 KV cache):
+    0.85-0.93 of 4.8 TB/s at ≥ 256 MiB of KV per kernel, a ≈ 7.8 µs floor per kernel below that."""
+    return np.where(terms.kv_stream_frac > 0, terms.kv_stream_frac, terms.decode_mbu_frac)
+
+
+def expert_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
+    """Achieved fraction of peak bandwidth of the routed experts' weight stream: the decode MBU η_m times η_q.
+    ``weight_stream_frac`` is a dense-GEMM figure; grouped expert GEMMs were measured at 0.47-0.63 of β at 1-64
+    tokens per expert (measurements/h200_kernels_extra.csv moe_gemm, torch._grouped_mm bf16), below η_m = 0.65."""
+    return terms.decode_mbu_frac * terms.weight_read_efficiency_frac
+
+
 def weight_stream_s(
-    terms: EfficiencyTerms, weight_bytes: Num, bandwidth_bytes_per_s: Num, gemm_kernels: Num, layers: Num = 0.0
+    terms: EfficiencyTerms, weight_bytes: Num, bandwidth_bytes_per_s: Num, gemm_kernels: Num, layers: Num = 0.0,
+    expert_bytes: Num = 0.0,
 ) -> Num:
     """Time to stream the weights of ``gemm_kernels`` GEMM kernels over ``layers`` decoder layers, s:
 
@@ -97,11 +114,16 @@ def weight_stream_s(
     W = weight bytes per GPU, β = peak bandwidth (B/s), η_w·η_q = :func:`weight_stream_efficiency_frac`,
     τ_gemm = ``gemm_launch_s`` (the per-kernel fixed time of a memory-bound GEMM: prologue, first tile's
     latency, tail), τ_layer = ``layer_kernels_s`` (the small kernels of a layer that run between its GEMMs,
-    serially). With τ = 0 and η_w unset this is the roofline weight read at the decode MBU. Monotone: more
+    serially). ``expert_bytes`` (part of W: routed experts) stream at :func:`expert_stream_efficiency_frac`.
+    With τ = 0 and η_w unset this is the roofline weight read at the decode MBU. Monotone: more
     bandwidth never slows it. Measured (measurements/h200_kernels.csv, H200, 1-32 rows, bf16 and FP8):
     t ≈ 3.6 µs + W / 3.99 TB/s (0.83 of 4.8 TB/s), median error 5 %.
     """
-    stream = weight_bytes / (bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms))
+    dense_bw = bandwidth_bytes_per_s * weight_stream_efficiency_frac(terms)
+    # the experts' correction is exactly 0 where both fractions are equal (kernel terms unset): W/(β·η_m) as before
+    stream = weight_bytes / dense_bw + expert_bytes * (
+        1.0 / (bandwidth_bytes_per_s * expert_stream_efficiency_frac(terms)) - 1.0 / dense_bw
+    )
     return stream + gemm_kernels * terms.gemm_launch_s + layers * terms.layer_kernels_s
 
 
@@ -218,4 +240,5 @@ def calibrated_efficiency_terms(
         weight_stream_frac=0.0 if weight_only else parameters.get("weight_stream_frac", 0.0),
         gemm_launch_s=parameters.get("gemm_launch_us", 0.0) / 1e6,
         layer_kernels_s=parameters.get("layer_kernels_us", 0.0) / 1e6,
+        kv_stream_frac=parameters.get("kv_stream_frac", 0.0),
     )

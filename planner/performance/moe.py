@@ -188,6 +188,11 @@ def weights_read_bytes(terms: Any, tokens: Num, routed: Routing | None = None) -
     return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
 
 
+def expert_read_bytes(terms: Any, routed: Routing) -> Num:
+    """The routed-expert part of :func:`weights_read_bytes` (replica total), B."""
+    return terms.moe_layers * routed[2] * terms.expert_bytes
+
+
 def rows_per_expert(terms: Any, tokens: Num, touched: Num | None = None) -> Num:
     """Rows of each touched expert's GEMM, m = n·k/U(n) ≥ 1 (tokens per expert B·k/E at large n);
     ``touched`` = U(n) when the caller has it."""
@@ -205,7 +210,7 @@ def ridge_rows(terms: Any, eta_max: Num) -> Num:
     params = terms.expert_flop_per_token / np.maximum(2.0 * terms.experts_per_token * terms.moe_layers, 1e-12)
     bytes_per_param = terms.expert_bytes / np.maximum(params, 1e-12)
     compute = terms.peak_tflops * FLOP_PER_TFLOP * eta_max * bytes_per_param
-    stream = 2.0 * terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.weight_stream_efficiency_frac(e)
+    stream = 2.0 * terms.bandwidth_gb_per_s * BYTES_PER_GB * eff.expert_stream_efficiency_frac(e)
     return compute / stream
 
 

@@ -161,8 +161,7 @@ def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
 
 def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> StepBreakdown:
     """One decode step of ``batch`` sequences at history ``context_tokens`` (see the module docstring)."""
-    e = terms.efficiency
-    t, p = terms.tp, terms.pp
+    e, t, p = terms.efficiency, terms.tp, terms.pp
     micro = batch / p
     window_ctx = _min(context_tokens, terms.window_tokens)
     attn_flop = (
@@ -179,15 +178,14 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed
     )
     attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
-    mbu = eff.decode_bandwidth_efficiency_frac(e, batch)
     w_bytes = weights_read_bytes(terms, micro, routed) / (t * p)
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
     )
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
-    bw = peak_bw * mbu
-    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels / p, terms.layers / p)
-    kv_s = kv_bytes / bw
+    x_bytes = moe.expert_read_bytes(terms, routed) / (t * p)
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels / p, terms.layers / p, x_bytes)
+    kv_s = kv_bytes / (peak_bw * eff.kv_stream_efficiency_frac(e))
     allreduces = 2 * (terms.layers / p)
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s + host_s(terms, batch)
@@ -223,8 +221,7 @@ def prefill_step(
     terms: DeploymentTerms, *, prompt_tokens: Num, cached_tokens: Num = 0.0, batch: Num = 1.0
 ) -> StepBreakdown:
     """Prefill of ``batch`` prompts of ``prompt_tokens`` new tokens after ``cached_tokens`` (module docstring)."""
-    e = terms.efficiency
-    t, p = terms.tp, terms.pp
+    e, t, p = terms.efficiency, terms.tp, terms.pp
     tokens = batch * prompt_tokens
     pairs = arch.attention_pairs(prompt_tokens, cached_tokens=cached_tokens, batch=batch)
     windowed = _min(pairs, batch * prompt_tokens * terms.window_tokens)
@@ -241,9 +238,10 @@ def prefill_step(
     )
     attention_s = attn_flop / t / peak
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
-    bw = peak_bw * eff.decode_bandwidth_efficiency_frac(e, tokens)
+    bw = peak_bw * eff.kv_stream_efficiency_frac(e)  # the KV write; the weight stream: eff.weight_stream_s
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
-    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers)
+    x_bytes = moe.expert_read_bytes(terms, routed) / t
+    weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers, x_bytes)
     kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
     allreduces = 2 * terms.layers
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
@@ -338,6 +336,7 @@ class MixedStep:
         self.dense_head_flop = self.dense_flop + terms.lm_head_flop_per_token
         self.tp_pp = terms.tp * terms.pp
         self.bw_bytes = terms.bandwidth_gb_per_s * BYTES_PER_GB
+        self.kv_bw = self.bw_bytes * eff.kv_stream_efficiency_frac(e)  # B/s of the KV read and write
         self.kv_read = kv_parts(terms, decode_context_tokens)  # c(H), paging at H, s_kv·p
         self.kv_write = kv_parts(terms, prompt_tokens)
         self.allreduces = 2 * (terms.layers / terms.pp)
@@ -379,18 +378,18 @@ class MixedStep:
             terms, rows, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac, routed=routed, half_rows=self.half_rows
         )
         attn_s = attn_dec / self.tp_pp / (peak * eta_dec) + attn_pre / self.tp_pp / (peak * eta_pre)
-        bw = self.bw_bytes * eff.decode_bandwidth_efficiency_frac(e, rows)
         w_bytes = weights_read_bytes(terms, rows, routed) / self.tp_pp
-        weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p)
+        x_bytes = moe.expert_read_bytes(terms, routed) / self.tp_pp  # experts stream at η_m
+        weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p, x_bytes)
         kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
         kv_write = kv_bytes_of(prompts, self.kv_write) / p
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
-        attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / bw)
+        attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / self.kv_bw)
         if self.overlap:  # + the overlap loss of the decode rows (eff.overlap_loss_s); a prompt chunk is far
             # above the ridge, and spreading it over decode steps (c per step) is an average, not a small GEMM
             lin_dec_all = lin_dec + lin_experts * rows_dec / np.maximum(rows, 1e-30)
             linear_ops = linear_ops + eff.overlap_loss_s(e, lin_dec_all, weights_s)
-            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec / self.tp_pp / (peak * eta_dec), kv_read / bw)
+            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec / self.tp_pp / (peak * eta_dec), kv_read / self.kv_bw)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
         allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
         all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from planner.catalog.loader import Catalog
 from planner.validate.fit import _uncalibrated_catalog, fit_calibration, leave_one_source_out
+from planner.validate.kernel_steps import step_markdown, step_rows
 from planner.validate.kernels import kernel_markdown, kernel_rows
 from planner.validate.predictions import evaluate
 from planner.validate.report import ValidationReport
@@ -25,7 +26,8 @@ def run_validation(
         rows=evaluate(catalog, cases),
         skipped=skipped,
         uncalibrated_rows=evaluate(_uncalibrated_catalog(catalog), cases),
-        kernel_lines=kernel_markdown(kernel_rows(catalog)),  # in-house kernel timings: reported, never fitted
+        # in-house kernel and compiled-step timings: reported, never fitted
+        kernel_lines=kernel_markdown(kernel_rows(catalog)) + step_markdown(step_rows(catalog)),
     )
     if cross_validate:
         report.fitted_parameters = fit_calibration(catalog, cases)
