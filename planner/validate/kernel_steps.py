@@ -35,6 +35,7 @@ from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.performance.terms import DeploymentTerms
 from planner.units import MS_PER_S
+from planner.validate.scores import signed_pct_error
 
 STEP_CSV = Path(__file__).resolve().parents[2] / "measurements" / "h200_kernels_extra.csv"
 """In-house timings (measurements/README.md); absent in an installed package → no step table."""
@@ -62,7 +63,7 @@ class StepRow:
     @property
     def error_pct(self) -> float:
         """(predicted − measured) / measured × 100 (signed: + = the model is slow)."""
-        return (self.predicted_ms / self.measured_ms - 1.0) * 100.0
+        return signed_pct_error(self.predicted_ms, measured=self.measured_ms)
 
     @property
     def implied_layer_us(self) -> float:

@@ -41,6 +41,11 @@ class ErrorSummary:
     p90_pct: float
 
 
+def signed_pct_error(predicted: float, *, measured: float) -> float:
+    """(predicted − measured) / measured × 100, % (+ = the model predicts more: slower for a time)."""
+    return (predicted / measured - 1.0) * 100.0
+
+
 def abs_pct_error(predicted: float, *, measured: float) -> float:
     """Absolute percentage error |predicted − measured| / measured × 100, %.
 
