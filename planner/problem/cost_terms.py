@@ -107,6 +107,8 @@ def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: d
 
 def tie_break_usd(ctx: BuildContext) -> Any:
     """TIE_BREAK_USD × months × (1 + rank / #candidates) per replica (:func:`tie_break_weights_usd`): among
-    equal-cost plans the solver prefers fewer GPUs, then the table order."""
+    equal-cost plans the solver prefers fewer replicas and candidates ranked first (fewer GPUs per replica,
+    then quality tier, then table order). It does not count GPUs: a plan with more, better-ranked replicas
+    can win (examples/buy_vs_rent's canonical quarter 6 deploys 16 of its paid GPUs instead of 14)."""
     weights = tie_break_weights_usd(ctx.cands, ctx.points, ctx.periods, ctx.months)
     return pulp.lpSum(w * ctx.variables["n_rep"][key] for key, w in weights.items())
