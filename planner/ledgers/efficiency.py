@@ -72,20 +72,21 @@ class EfficiencyTerms:
         return asdict(self)
 
 
-def decode_bandwidth_efficiency_frac(terms: EfficiencyTerms, batch: Num) -> Num:
-    """Achieved fraction of peak bandwidth while streaming weights and KV, η_m (constant in batch).
+def decode_bandwidth_efficiency_frac(terms: EfficiencyTerms) -> Num:
+    """Achieved fraction of peak bandwidth while streaming weights and KV, η_m (constant in batch): the
+    weight, KV and expert streams' fraction where no kernel-level figure is set.
 
     Per-step fixed costs (engine host time, step overhead) are separate terms: counting them here too would
     add them twice. (The book's RTX PRO 6000 table, 33 % → 65 % with batch, was measured with request logging
     on, a ≈ 26 ms host floor; the same box's GPU-only step gives 0.81 at B = 1.)
     """
-    return terms.decode_mbu_frac + 0.0 * batch
+    return terms.decode_mbu_frac
 
 
 def weight_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     """Achieved fraction of peak bandwidth of the weight stream, η_w·η_q: ``weight_stream_frac`` (kernel level)
     where set, else the decode MBU η_m; times the de-quantizing kernels' read efficiency η_q."""
-    frac = np.where(terms.weight_stream_frac > 0, terms.weight_stream_frac, terms.decode_mbu_frac)
+    frac = np.where(terms.weight_stream_frac > 0, terms.weight_stream_frac, decode_bandwidth_efficiency_frac(terms))
     return frac * terms.weight_read_efficiency_frac
 
 
@@ -93,14 +94,14 @@ def kv_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     """Achieved fraction of peak bandwidth of the KV stream: ``kv_stream_frac`` (kernel level) where set, else the
     decode MBU η_m. Measured (measurements/h200_kernels.csv attn_decode, SDPA over a contiguous bf16 KV cache):
     0.85-0.93 of 4.8 TB/s at ≥ 256 MiB of KV per kernel, a ≈ 7.8 µs floor per kernel below that."""
-    return np.where(terms.kv_stream_frac > 0, terms.kv_stream_frac, terms.decode_mbu_frac)
+    return np.where(terms.kv_stream_frac > 0, terms.kv_stream_frac, decode_bandwidth_efficiency_frac(terms))
 
 
 def expert_stream_efficiency_frac(terms: EfficiencyTerms) -> Num:
     """Achieved fraction of peak bandwidth of the routed experts' weight stream: the decode MBU η_m times η_q.
     ``weight_stream_frac`` is a dense-GEMM figure; grouped expert GEMMs were measured at 0.47-0.63 of β at 1-64
     tokens per expert (measurements/h200_kernels_extra.csv moe_gemm, torch._grouped_mm bf16), below η_m = 0.65."""
-    return terms.decode_mbu_frac * terms.weight_read_efficiency_frac
+    return decode_bandwidth_efficiency_frac(terms) * terms.weight_read_efficiency_frac
 
 
 def weight_stream_s(

@@ -184,8 +184,8 @@ def weights_read_bytes(terms: Any, tokens: Num, routed: Routing | None = None) -
     group's touched experts times e, so per GPU it is what the slowest GPU reads; L_moe·U(n)·M_e at e = 1).
     ``routed``: :func:`routing` of ``tokens`` when the caller has it.
     """
-    _union, _lam, busiest = routing(terms, tokens) if routed is None else routed
-    return terms.weights_read_fixed_bytes * terms.attention_dp + terms.moe_layers * busiest * terms.expert_bytes
+    routed = routing(terms, tokens) if routed is None else routed
+    return terms.weights_read_fixed_bytes * terms.attention_dp + expert_read_bytes(terms, routed)
 
 
 def expert_read_bytes(terms: Any, routed: Routing) -> Num:

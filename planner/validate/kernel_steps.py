@@ -35,12 +35,13 @@ from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.performance.terms import DeploymentTerms
 from planner.units import MS_PER_S
+from planner.validate.kernels import h200_terms
 from planner.validate.scores import signed_pct_error
 
 STEP_CSV = Path(__file__).resolve().parents[2] / "measurements" / "h200_kernels_extra.csv"
 """In-house timings (measurements/README.md); absent in an installed package → no step table."""
 STEP_KIND = "decode_step_compiled"
-STEP_MODEL, STEP_GPU, STEP_FORMAT = "llama_3_1_8b", "h200_sxm", "bf16"
+STEP_MODEL, STEP_FORMAT = "llama_3_1_8b", "bf16"
 KERNEL_GEMM_TERMS = {"weight_stream_frac": 0.83, "gemm_launch_s": 3.6e-6}
 """Memory-bound cuBLAS GEMMs on the H200 (h200_kernels.csv, 1-32 rows, bf16 and FP8): 3.6 µs + W / (0.83·β)."""
 
@@ -73,13 +74,7 @@ class StepRow:
 
 def step_terms(catalog: Catalog) -> DeploymentTerms:
     """Deployment terms of the measured step: Llama-3.1-8B, bf16 weights and KV, H200 SXM, TP1."""
-    return perf.deployment_terms(
-        catalog,
-        model=catalog.model(STEP_MODEL),
-        gpu=catalog.gpu(STEP_GPU),
-        weight_format=catalog.format(STEP_FORMAT),
-        kv_format=catalog.format(STEP_FORMAT),
-    )
+    return h200_terms(catalog, model_id=STEP_MODEL, weight_format=STEP_FORMAT)
 
 
 def kernel_gemm_terms(terms: DeploymentTerms) -> DeploymentTerms:

@@ -79,16 +79,21 @@ def shape_tp(name: str) -> tuple[str, int]:
     return MODEL_OF_SHAPE[parts[0]], tp
 
 
-def _bare_terms(catalog: Catalog, *, model_id: str, dtype: str, tp: int) -> DeploymentTerms:
-    """The row's deployment terms with one layer, no weights, FLOPs, host or step overhead."""
-    terms = perf.deployment_terms(
+def h200_terms(catalog: Catalog, *, model_id: str, weight_format: str = "bf16", tp: int = 1) -> DeploymentTerms:
+    """Deployment terms of ``model_id`` on the measured H200 with ``weight_format`` weights, a bf16 KV cache
+    and TP ``tp`` (the measured deployments: these kernels and the compiled step of kernel_steps.py)."""
+    return perf.deployment_terms(
         catalog,
         model=catalog.model(model_id),
         gpu=catalog.gpu(KERNEL_GPU),
-        weight_format=catalog.format(FORMAT_OF_DTYPE[dtype]),
+        weight_format=catalog.format(weight_format),
         kv_format=catalog.format("bf16"),
         tp=tp,
     )
+
+
+def _bare_terms(terms: DeploymentTerms) -> DeploymentTerms:
+    """``terms`` with one layer, no weights, FLOPs, host or step overhead."""
     return dataclasses.replace(
         terms,
         layers=1,
@@ -106,12 +111,11 @@ def _bare_terms(catalog: Catalog, *, model_id: str, dtype: str, tp: int) -> Depl
     )
 
 
-def gemm_times_ms(catalog: Catalog, row: dict[str, str]) -> dict[str, float]:
-    """Model time of one GEMM row per path (``decode``, ``prefill``), ms."""
-    model_id, tp = shape_tp(row["name"])
+def gemm_times_ms(bare: DeploymentTerms, row: dict[str, str], bytes_per_value: float) -> dict[str, float]:
+    """Model time of one GEMM row per path (``decode``, ``prefill``), ms; ``bare``: :func:`_bare_terms` of the
+    row's model, format and TP degree, whose weights take ``bytes_per_value`` B each."""
+    tp = bare.tp
     m, n, k = float(row["m_rows"]), float(row["n_cols"]), float(row["k_inner"])
-    bare = _bare_terms(catalog, model_id=model_id, dtype=row["dtype"], tp=tp)
-    bytes_per_value = catalog.format(FORMAT_OF_DTYPE[row["dtype"]]).bytes_per_value
     terms = dataclasses.replace(
         bare, weights_read_fixed_bytes=n * k * bytes_per_value * tp, linear_flop_per_token=2.0 * n * k * tp
     )
@@ -120,18 +124,11 @@ def gemm_times_ms(catalog: Catalog, row: dict[str, str]) -> dict[str, float]:
     return {"decode": float(decode) * MS_PER_S, "prefill": float(prefill) * MS_PER_S}
 
 
-def attention_time_ms(catalog: Catalog, row: dict[str, str]) -> float:
-    """Model time of one attention row (8B heads, one layer), ms."""
-    bare = _bare_terms(catalog, model_id=MODEL_OF_SHAPE["8b"], dtype=row["dtype"], tp=1)
-    full = perf.deployment_terms(
-        catalog,
-        model=catalog.model(MODEL_OF_SHAPE["8b"]),
-        gpu=catalog.gpu(KERNEL_GPU),
-        weight_format=catalog.format("bf16"),
-        kv_format=catalog.format("bf16"),
-    )
+def attention_time_ms(full: DeploymentTerms, row: dict[str, str]) -> float:
+    """Model time of one attention row, ms: one layer of ``full`` (the 8B on the H200) with attention only."""
     terms = dataclasses.replace(
-        bare, full_attention_layers=1, attention_flop_per_pair_per_layer=full.attention_flop_per_pair_per_layer
+        _bare_terms(full), full_attention_layers=1,
+        attention_flop_per_pair_per_layer=full.attention_flop_per_pair_per_layer,
     )
     if row["kind"] == "attn_prefill":
         step = perf.prefill_step(terms, prompt_tokens=float(row["seq_tokens"]))
@@ -141,9 +138,12 @@ def attention_time_ms(catalog: Catalog, row: dict[str, str]) -> float:
 
 
 def kernel_rows(catalog: Catalog, path: Path = KERNEL_CSV) -> list[KernelRow]:
-    """Every gemm / attention row of the kernel CSV with the model's time on each path it runs on."""
+    """Every gemm / attention row of the kernel CSV with the model's time on each path it runs on (the terms
+    of each measured deployment evaluated once)."""
     if not path.is_file():
         return []
+    bare: dict[tuple[str, str, int], DeploymentTerms] = {}
+    full = h200_terms(catalog, model_id=MODEL_OF_SHAPE["8b"])
     out: list[KernelRow] = []
     with path.open(encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
@@ -151,7 +151,13 @@ def kernel_rows(catalog: Catalog, path: Path = KERNEL_CSV) -> list[KernelRow]:
             if row["kind"] == "gemm":
                 label = f"{row['name']} {row['dtype']} m={row['m_rows']}"
                 regime = gemm_regime(float(row["m_rows"]))
-                for kernel_path, ms in gemm_times_ms(catalog, row).items():
+                model_id, tp = shape_tp(row["name"])
+                fmt = FORMAT_OF_DTYPE[row["dtype"]]
+                key = (model_id, fmt, tp)
+                if key not in bare:
+                    bare[key] = _bare_terms(h200_terms(catalog, model_id=model_id, weight_format=fmt, tp=tp))
+                times = gemm_times_ms(bare[key], row, catalog.format(fmt).bytes_per_value)
+                for kernel_path, ms in times.items():
                     out.append(KernelRow("gemm", row["name"], row["dtype"], regime, kernel_path, label, ms, measured))
             elif row["kind"] in ("attn_prefill", "attn_decode"):
                 decode = row["kind"] == "attn_decode"
@@ -159,7 +165,7 @@ def kernel_rows(catalog: Catalog, path: Path = KERNEL_CSV) -> list[KernelRow]:
                     f"B={row['batch']} H={row['context_tokens']}" if decode else f"S={row['seq_tokens']} causal"
                 )
                 phase = "decode" if decode else "prefill"
-                ms = attention_time_ms(catalog, row)
+                ms = attention_time_ms(full, row)
                 out.append(KernelRow(row["kind"], row["name"], row["dtype"], phase, phase, label, ms, measured))
     return out
 
