@@ -204,6 +204,26 @@ def measure_attention(w, fh) -> None:
         torch.cuda.empty_cache()
 
 
+def rms(x, wt):
+    """RMSNorm in float32, back to the input's dtype, times the weight."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * wt
+
+
+def llama8b_weight_bytes() -> float:
+    """Bytes of the Llama-3.1-8B-shaped step's bf16 weights (embedding, LM head, every layer's projections)."""
+    c = LLAMA8B
+    return 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
+        ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
+        + 3 * c["ffn"] * c["hidden"]))
+
+
+def llama8b_kv_bytes(batch: int, ctx: int) -> float:
+    """Bytes of the step's bf16 K and V cache over every layer at ``batch`` sequences of ``ctx`` tokens."""
+    c = LLAMA8B
+    return 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
+
+
 class Llama8BStep:
     """A Llama-3.1-8B-shaped bf16 decode step over a static KV cache (random weights)."""
 
@@ -231,17 +251,12 @@ class Llama8BStep:
         self.tokens = torch.randint(0, c["vocab"], (batch,), device=DEV)
         self.cos = torch.randn(batch, 1, 1, hd, device=DEV, dtype=torch.bfloat16)
 
-    @staticmethod
-    def rms(x, wt):
-        xf = x.float()
-        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * wt
-
     def step(self, _i: int = 0):
         c = self.cfg
         hd, hq, hkv, b = c["head_dim"], c["heads"], c["kv_heads"], self.batch
         x = F.embedding(self.tokens, self.embed)
         for lay in self.layers:
-            hdn = self.rms(x, lay["ln1"])
+            hdn = rms(x, lay["ln1"])
             qkv = F.linear(hdn, lay["qkv"])
             q, k, v = qkv.split([hq * hd, hkv * hd, hkv * hd], dim=-1)
             q = q.view(b, hq, 1, hd) * self.cos
@@ -250,22 +265,20 @@ class Llama8BStep:
             lay["v"][:, :, -1:, :].copy_(v.view(b, hkv, 1, hd))
             att = F.scaled_dot_product_attention(q, lay["k"], lay["v"], enable_gqa=True)
             x = x + F.linear(att.reshape(b, hq * hd), lay["o"])
-            hdn = self.rms(x, lay["ln2"])
+            hdn = rms(x, lay["ln2"])
             gate, up = F.linear(hdn, lay["gate_up"]).chunk(2, dim=-1)
             x = x + F.linear(F.silu(gate) * up, lay["down"])
-        logits = F.linear(self.rms(x, self.final_ln), self.lm_head)
+        logits = F.linear(rms(x, self.final_ln), self.lm_head)
         return torch.argmax(logits, dim=-1)
 
 
 def measure_decode_steps(w, fh) -> None:
     c = LLAMA8B
-    weights_bytes = 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
-        ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
-        + 3 * c["ffn"] * c["hidden"]))
+    weights_bytes = llama8b_weight_bytes()
     for batch, ctx in ((1, 512), (1, 8192), (8, 2048), (32, 2048), (64, 2048), (128, 2048), (256, 1024),
                        (64, 8192)):
         model = Llama8BStep(batch, ctx)
-        kv_bytes = 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
+        kv_bytes = llama8b_kv_bytes(batch, ctx)
         flop = 2.0 * batch * (weights_bytes / 2.0 - c["vocab"] * c["hidden"]) + 4.0 * c["layers"] * batch * c[
             "heads"] * c["head_dim"] * ctx
         t, rep = graph_time_ms(model.step, calls=1, target_ms=200.0)
@@ -357,10 +370,6 @@ def measure_compiled_steps(w, fh) -> None:
     c = LLAMA8B
     hq, hkv, hd = c["heads"], c["kv_heads"], c["head_dim"]
 
-    def rms(x, wt):
-        xf = x.float()
-        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * wt
-
     def pre(x, ln1, qkv_w, cos):
         b = x.shape[0]
         q, k, v = F.linear(rms(x, ln1), qkv_w).split([hq * hd, hkv * hd, hkv * hd], dim=-1)
@@ -376,8 +385,7 @@ def measure_compiled_steps(w, fh) -> None:
         return torch.argmax(F.linear(rms(x, ln), lm), dim=-1)
 
     cpre, cpost, chead = (torch.compile(f, dynamic=False, fullgraph=True) for f in (pre, post, head))
-    weights_bytes = 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
-        ((hq + 2 * hkv) * hd + hq * hd) * c["hidden"] + 3 * c["ffn"] * c["hidden"]))
+    weights_bytes = llama8b_weight_bytes()
     for batch, ctx in ((1, 512), (1, 8192), (16, 2048), (64, 2048), (256, 1024)):
         model = Llama8BStep(batch, ctx)
 
@@ -395,7 +403,7 @@ def measure_compiled_steps(w, fh) -> None:
         step()
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0
-        kv_bytes = 2.0 * 2 * c["layers"] * batch * hkv * ctx * hd
+        kv_bytes = llama8b_kv_bytes(batch, ctx)
         t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
         row(w, fh, kind="decode_step_compiled", name="llama8b_bf16", dtype="bf16", batch=batch,
             context_tokens=ctx, time_ms=t, bytes=weights_bytes + kv_bytes, replays=rep,
