@@ -27,6 +27,7 @@ from planner.performance.pools import (
     prefill_capacity_at_slo,
 )
 from planner.performance.terms import with_efficiency
+from planner.readout.moe_terms import moe_terms_at
 from planner.readout.types import Deployment
 from planner.scenario import Scenario, Workload
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
@@ -96,7 +97,7 @@ def pool_check(
 
 
 def pool_memory_bytes(terms: perf.DeploymentTerms, scenario: Scenario, check: PoolCheck) -> float:
-    """Resident bytes per GPU of a pool replica: weights + KV of its resident sequences + workspace."""
+    """Bytes per GPU of a pool replica: weights + KV of its resident sequences + workspace + the engine's reserve."""
     return float(
         perf.memory_per_gpu_bytes(
             terms, batch=check.resident_sequences, context_tokens=check.context_tokens,
@@ -134,6 +135,7 @@ def pool_at_served_load(
     return replace(
         deployment,
         batch=int(check.resident_sequences),
+        moe=None if deployment.moe is None else moe_terms_at(terms, float(int(check.resident_sequences))),
         ttft_ms=float(check.point.ttft_s) * 1e3 if prefill else 0.0,
         tpot_ms=0.0 if prefill else float(check.point.tpot_s) * 1e3,
         decode_step_ms=step * 1e3,

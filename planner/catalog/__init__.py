@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from planner.catalog.calibration_schema import CalibrationFamily
 from planner.catalog.loader import Catalog, default_catalog, load_catalog
 from planner.catalog.schema import (
     Accelerator,
-    CalibrationFamily,
     Interconnect,
     Model,
     NumericFormat,

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from planner import inputs, validation_messages
+from planner.catalog.calibration_schema import CalibrationFamily
 from planner.catalog.schema import (
     Accelerator,
-    CalibrationFamily,
     Engine,
     Interconnect,
     Model,

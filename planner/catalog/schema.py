@@ -12,8 +12,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from planner.errors import did_you_mean
-
 Id = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(_[a-z0-9]+)*$")]
 AsOf = Annotated[str, StringConstraints(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")]
 Source = Annotated[str, StringConstraints(min_length=3)]
@@ -355,6 +353,13 @@ class Engine(Sourced):
     (planner/performance/prefill_first.py)."""
     max_running_sequences: Annotated[int, Field(ge=1)]
     """Largest number of sequences one step runs (max_num_seqs)."""
+    memory_claim_frac: Fraction
+    """Share u of device memory the engine allocates in all — weights, activation workspace and KV cache
+    (vLLM ``gpu_memory_utilization``); the rest stays unused. KV room = k·(u·M − W − A)
+    (planner/performance/memory.py kv_room_bytes)."""
+    kv_free_memory_frac: Fraction
+    """Share k of the memory left after weights and workspace that becomes KV cache (TensorRT-LLM
+    ``free_gpu_memory_fraction``); 1 where the engine sizes the cache from all of it."""
     scheduler_steps: Annotated[int, Field(ge=1)] = 1
     """Decode steps the scheduler runs per call (vLLM V0 ``--num-scheduler-steps``): a new prompt is admitted
     only between blocks of this many steps (planner/performance/tail.step_phase_s)."""
@@ -364,36 +369,3 @@ class Engine(Sourced):
     """Steps the scheduler prepares ahead of the GPU (SGLang's overlap scheduler: 1): a prompt that arrives
     during step k is scheduled after step k + 1 is already queued, so it also waits for that step."""
     notes: str = ""
-
-
-CALIBRATION_RANGES: dict[str, tuple[float, float]] = {
-    "step_overhead_ms": (0.0, 1000.0),
-    "prefill_saturation_tokens": (0.0, 1_000_000.0),
-    "decode_mbu_scale": (0.1, 10.0),
-    "prefill_mfu_scale": (0.1, 10.0),
-    "weight_only_read_efficiency_frac": (0.01, 1.0),
-    "kv_page_tokens": (1.0, 4096.0),
-    "operator_overlap_exponent": (1.0, float("inf")),
-    "weight_stream_frac": (0.0, 1.0), "gemm_launch_us": (0.0, 100.0), "layer_kernels_us": (0.0, 1000.0), "kv_stream_frac": (0.0, 1.0),
-}
-"""Known calibration parameters and their sane ranges (planner/ledgers/efficiency.py reads them);
-operator_overlap_exponent: q of ledgers.efficiency.overlapped_stage_s, 1 (no overlap) to .inf (the max)."""
-
-
-class CalibrationFamily(Sourced):
-    """Fitted performance-model parameters for one accelerator family (see ``make validate``)."""
-
-    family: Id
-    parameters: dict[str, float]
-    fit: str
-    """How the parameters were fitted (rows, objective, date)."""
-
-    @model_validator(mode="after")
-    def _check(self) -> CalibrationFamily:
-        for name, value in self.parameters.items():
-            if name not in CALIBRATION_RANGES:
-                raise ValueError(f"unknown parameter '{name}'{did_you_mean(name, CALIBRATION_RANGES)}")
-            lo, hi = CALIBRATION_RANGES[name]
-            if not lo <= value <= hi:
-                raise ValueError(f"parameter {name} must be in [{lo:g}, {hi:g}] (got {value!r})")
-        return self

@@ -31,6 +31,7 @@ KEYS = (
     "weights_gb",
     "kv_bytes_per_token",
     "kv_cache_gb",
+    "engine_reserve_gb",
     "memory_per_gpu_gb",
     "fits",
     "max_batch",
@@ -52,8 +53,10 @@ def run_problems(result: dict[str, Any], catalog: Any, model: str, tp: int, batc
         problems[-1] += f" (valid TP degrees: {valid_tps(record.q_heads, record.kv_heads, mla)})"
     if not result["fits"]:
         problems.append(
-            f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU, more than the GPU holds "
-            f"(max batch {result['max_batch']}; try more --tp/--pp, a smaller --quant or --kv-dtype)"
+            f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU (with the "
+            f"{result['engine_reserve_gb']:.1f} GB the {result['engine']} engine holds back), more than the "
+            f"GPU's {result['gpu_memory_gb']:.0f} GB (max batch {result['max_batch']}; try more --tp/--pp, a "
+            "smaller --quant or --kv-dtype)"
         )
     return problems
 

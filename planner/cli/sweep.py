@@ -35,7 +35,7 @@ def _money(value: float | None) -> str:
 
 
 def _served(row: SweepRow) -> str:
-    """``4.50 (1.28×)``: requests/s served and the fraction of the stated demand (max_throughput rows)."""
+    """``4.48 (1.28×)``: requests/s served and the fraction of the stated demand (max_throughput rows)."""
     if row.served_requests_per_s is None or row.served_scale is None:
         return ""
     return f"{row.served_requests_per_s:,.2f} ({row.served_scale:.3g}×)"

@@ -34,8 +34,10 @@ References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tr
 from __future__ import annotations
 
 from planner.performance.memory import (
+    engine_reserve_bytes,
     kv_bytes_per_gpu,
     kv_bytes_per_sequence,
+    kv_room_bytes,
     max_batch,
     memory_per_gpu_bytes,
     weights_bytes_per_gpu,
@@ -90,6 +92,8 @@ __all__ = [
     "max_batch",
     "mean_decode_context_tokens",
     "memory_per_gpu_bytes",
+    "kv_room_bytes",
+    "engine_reserve_bytes",
     "predict",
     "prefill_step",
     "resolve",

@@ -48,22 +48,55 @@ def weights_bytes_per_gpu(terms: DeploymentTerms) -> Num:
     return moe.weights_bytes_per_gpu(terms)
 
 
+def kv_room_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resident_bytes: Num = 0.0) -> Num:
+    """Bytes per GPU the serving engine gives its KV cache: k·(u·M − W − A − R), B; negative where the
+    weights do not fit in the engine's share.
+
+    M: the GPU's memory; u: the share the engine allocates (``memory_claim_frac``, vLLM
+    gpu_memory_utilization 0.9); W: weights per GPU; A: the activation workspace (scenario ``workspace_gib``);
+    R: other resident bytes (a draft model, pinned prefix pages); k: the share of what is left that becomes
+    KV cache (``kv_free_memory_frac``, TensorRT-LLM free_gpu_memory_fraction 0.9). Works on numpy arrays.
+    """
+    left = (
+        terms.memory_claim_frac * terms.memory_capacity_bytes
+        - weights_bytes_per_gpu(terms)
+        - workspace_bytes
+        - resident_bytes
+    )
+    return terms.kv_free_memory_frac * left
+
+
+def engine_reserve_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resident_bytes: Num = 0.0) -> Num:
+    """Bytes per GPU the engine keeps out of weights, workspace and KV cache: (1 − u)·M + (1 − k)·max(u·M −
+    W − A − R, 0), B (:func:`kv_room_bytes`); W + A + R + KV + this ≤ M exactly when the KV fits its room."""
+    left = (
+        terms.memory_claim_frac * terms.memory_capacity_bytes
+        - weights_bytes_per_gpu(terms)
+        - workspace_bytes
+        - resident_bytes
+    )
+    return (1.0 - terms.memory_claim_frac) * terms.memory_capacity_bytes + (
+        1.0 - terms.kv_free_memory_frac
+    ) * np.maximum(left, 0.0)
+
+
 def memory_per_gpu_bytes(
     terms: DeploymentTerms, *, batch: Num, context_tokens: Num, workspace_bytes: float
 ) -> Num:
-    """Resident bytes per GPU: weights + KV + workspace (card 1 capacity rule)."""
+    """Bytes per GPU the deployment holds at ``batch``: weights + KV + workspace + the engine's reserve
+    (card 1 capacity rule; :func:`engine_reserve_bytes`), B."""
     return (
         weights_bytes_per_gpu(terms)
         + kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens)
         + workspace_bytes
+        + engine_reserve_bytes(terms, workspace_bytes=workspace_bytes)
     )
 
 
 def max_batch(terms: DeploymentTerms, *, context_tokens: Num, workspace_bytes: float) -> Num:
-    """Largest batch whose KV fits next to the weights and workspace: floor(room / KV per sequence per GPU).
+    """Largest batch whose KV fits the engine's KV room: floor(:func:`kv_room_bytes` / KV per sequence per GPU).
 
     Returns 0 where even the weights do not fit. Works on numpy arrays.
     """
-    room = terms.memory_capacity_bytes - weights_bytes_per_gpu(terms) - workspace_bytes
     per_seq = kv_bytes_per_gpu(terms, batch=1.0, context_tokens=context_tokens)
-    return np.maximum(np.floor(room / per_seq), 0.0)
+    return np.maximum(np.floor(kv_room_bytes(terms, workspace_bytes=workspace_bytes) / per_seq), 0.0)

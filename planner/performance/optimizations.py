@@ -32,7 +32,9 @@ import numpy as np
 
 from planner.ledgers import optimizations as card3
 from planner.performance.memory import (
+    engine_reserve_bytes,
     kv_bytes_per_gpu,
+    kv_room_bytes,
     max_batch,
     memory_per_gpu_bytes,
     weights_bytes_per_gpu,
@@ -132,29 +134,28 @@ def kv_bytes_per_sequence_per_gpu(terms: DeploymentTerms, opt: LoadOptimizations
 def optimized_max_batch(
     terms: DeploymentTerms, opt: LoadOptimizations | None, *, context_tokens: Num, workspace_bytes: float
 ) -> Num:
-    """Largest batch that fits: floor((memory − weights − workspace − resident) / KV per sequence), ≥ 0."""
+    """Largest batch that fits: floor(KV room / KV per sequence), ≥ 0; the room is the engine's share less
+    weights, workspace and resident bytes (planner.performance.memory.kv_room_bytes)."""
     if opt is None:
         return max_batch(terms, context_tokens=context_tokens, workspace_bytes=workspace_bytes)
-    room = (
-        terms.memory_capacity_bytes
-        - weights_bytes_per_gpu(terms)
-        - workspace_bytes
-        - resident_bytes_per_gpu(terms, opt)
-    )
+    room = kv_room_bytes(terms, workspace_bytes=workspace_bytes, resident_bytes=resident_bytes_per_gpu(terms, opt))
     return np.maximum(np.floor(room / kv_bytes_per_sequence_per_gpu(terms, opt, context_tokens)), 0.0)
 
 
 def optimized_memory_per_gpu_bytes(
     terms: DeploymentTerms, opt: LoadOptimizations | None, *, batch: Num, context_tokens: Num, workspace_bytes: float
 ) -> Num:
-    """Resident bytes per GPU at ``batch``: weights + workspace + resident + batch × KV per sequence, B."""
+    """Bytes per GPU at ``batch``: weights + workspace + resident + batch × KV per sequence + the engine's
+    reserve (planner.performance.memory.engine_reserve_bytes), B."""
     if opt is None:
         return memory_per_gpu_bytes(terms, batch=batch, context_tokens=context_tokens, workspace_bytes=workspace_bytes)
+    resident = resident_bytes_per_gpu(terms, opt)
     return (
         weights_bytes_per_gpu(terms)
         + workspace_bytes
-        + resident_bytes_per_gpu(terms, opt)
+        + resident
         + batch * kv_bytes_per_sequence_per_gpu(terms, opt, context_tokens)
+        + engine_reserve_bytes(terms, workspace_bytes=workspace_bytes, resident_bytes=resident)
     )
 
 

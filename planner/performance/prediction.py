@@ -11,6 +11,7 @@ from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.performance.load import serve_at_load
 from planner.performance.memory import (
+    engine_reserve_bytes,
     kv_bytes_per_sequence,
     max_batch,
     memory_per_gpu_bytes,
@@ -62,6 +63,10 @@ class Prediction:
     kv_bytes_per_token: float
     kv_cache_bytes: float
     memory_per_gpu_bytes: float
+    """Weights + KV + workspace + the engine's reserve (planner.performance.memory.memory_per_gpu_bytes), B."""
+    engine_reserve_bytes: float
+    """Device memory the engine keeps out of its weights, workspace and KV cache (memory_claim_frac etc.), B."""
+    gpu_memory_bytes: float
     weights_per_gpu_bytes: float
     fits: bool
     max_batch: int
@@ -108,7 +113,9 @@ class Prediction:
             "kv_bytes_per_token": self.kv_bytes_per_token,
             "kv_cache_gb": self.kv_cache_bytes / BYTES_PER_GB,
             "workspace_gb": r.workspace_gib * BYTES_PER_GIB / BYTES_PER_GB,
+            "engine_reserve_gb": self.engine_reserve_bytes / BYTES_PER_GB,
             "memory_per_gpu_gb": self.memory_per_gpu_bytes / BYTES_PER_GB,
+            "gpu_memory_gb": self.gpu_memory_bytes / BYTES_PER_GB,
             "fits": self.fits,
             "max_batch": self.max_batch,
             "prefill_tflop": self.prefill_flop / FLOP_PER_TFLOP,
@@ -218,6 +225,8 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         kv_bytes_per_token=arch.kv_bytes_per_token(model, kv_bytes_per_value=kfmt.bytes_per_value),
         kv_cache_bytes=float(batch * kv_bytes_per_sequence(terms, float(context))),
         memory_per_gpu_bytes=memory,
+        engine_reserve_bytes=float(engine_reserve_bytes(terms, workspace_bytes=workspace)),
+        gpu_memory_bytes=float(terms.memory_capacity_bytes),
         weights_per_gpu_bytes=float(weights_bytes_per_gpu(terms)),
         fits=bool(memory <= terms.memory_capacity_bytes),
         max_batch=int(max_batch(terms, context_tokens=float(context), workspace_bytes=workspace)),

@@ -78,6 +78,10 @@ class DeploymentTerms:
     """1 when the engine has no chunked prefill (each prompt's prefill is its own pass, decode waits), else 0."""
     max_running_sequences: Num = 1e9
     """The engine's limit on sequences per step (max_num_seqs)."""
+    memory_claim_frac: Num = 1.0
+    """Share u of the GPU's memory the engine allocates (weights, workspace, KV); 1 when ideal."""
+    kv_free_memory_frac: Num = 1.0
+    """Share k of the memory left after weights and workspace that the engine gives its KV cache; 1 when ideal."""
     scheduler_steps: Num = 1.0
     """Decode steps per scheduler call n_s (vLLM V0 multi-step); prompts are admitted between blocks."""
     scheduler_lookahead_steps: Num = 0.0
@@ -340,7 +344,8 @@ def in_switch_fields(tp_link: Interconnect | None) -> dict[str, float]:
 
 
 def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
-    """The DeploymentTerms fields an engine sets (host costs and collective start-up 0 when ``ideal``)."""
+    """The DeploymentTerms fields an engine sets (host costs and collective start-up 0, and its whole memory
+    claimed, when ``ideal``)."""
     cost = 0.0 if ideal else 1.0
     return {
         "host_step_ms": cost * engine.host_step_ms,
@@ -351,6 +356,8 @@ def engine_fields(engine: Engine, *, ideal: bool = False) -> dict[str, float]:
         "chunk_tokens": float(engine.chunked_prefill_tokens),
         "prefill_first": 0.0 if engine.chunked_prefill else 1.0,
         "max_running_sequences": float(engine.max_running_sequences),
+        "memory_claim_frac": 1.0 if ideal else engine.memory_claim_frac,
+        "kv_free_memory_frac": 1.0 if ideal else engine.kv_free_memory_frac,
         "scheduler_steps": float(engine.scheduler_steps),
         "scheduler_lookahead_steps": float(engine.scheduler_lookahead_steps),
     }

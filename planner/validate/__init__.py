@@ -30,7 +30,6 @@ from __future__ import annotations
 from planner.validate.cases import (
     EDGE_GENERATION_TOKENS,
     EDGE_PROMPT_TOKENS,
-    ENGINE_MEMORY_UTILIZATION_FRAC,
     MAX_OFFLINE_BATCH,
     MEASUREMENTS_ENV,
     METRICS,
@@ -70,7 +69,6 @@ from planner.validate.sources import build_cases
 __all__ = [
     "EDGE_GENERATION_TOKENS",
     "EDGE_PROMPT_TOKENS",
-    "ENGINE_MEMORY_UTILIZATION_FRAC",
     "FIT_PARAMETERS",
     "FIT_REGULARIZATION",
     "FORMAT_IDS",

@@ -24,8 +24,6 @@ MAX_OFFLINE_BATCH = 512
 """Batch cap for offline max-throughput runs (engines schedule at most a few hundred sequences)."""
 WORKSPACE_GIB = 2.0
 """Activation workspace per GPU, GiB (the ``planner predict`` default)."""
-ENGINE_MEMORY_UTILIZATION_FRAC = 0.9
-"""Share of device memory an engine claims (vLLM gpu_memory_utilization default)."""
 MLENERGY_INPUT_TOKENS = 256.0
 """Assumed mean prompt length of the ML.ENERGY runs (prompt lengths are not recorded) [U]."""
 EDGE_PROMPT_TOKENS = 512.0
@@ -181,16 +179,8 @@ def _default_kv_format(wfmt: NumericFormat) -> str:
     return "fp16" if wfmt.id == "fp16" else "bf16"
 
 
-def _workspace_bytes(terms: perf.DeploymentTerms, *, engine: str) -> float:
-    capacity = float(terms.memory_capacity_bytes)
-    if engine == "trtllm":
-        # TensorRT-LLM gives the KV cache 90 % of the memory left after weights and activations.
-        free = capacity - float(perf.weights_bytes_per_gpu(terms)) - WORKSPACE_GIB * BYTES_PER_GIB
-        return WORKSPACE_GIB * BYTES_PER_GIB + max(free, 0.0) * (1.0 - ENGINE_MEMORY_UTILIZATION_FRAC)
-    return WORKSPACE_GIB * BYTES_PER_GIB + (1.0 - ENGINE_MEMORY_UTILIZATION_FRAC) * capacity
-
-
-def _fitting_batch(terms: perf.DeploymentTerms, *, context_tokens: float, cap: float, engine: str) -> float:
-    workspace = _workspace_bytes(terms, engine=engine)
-    fits = float(perf.max_batch(terms, context_tokens=context_tokens, workspace_bytes=workspace))
+def _fitting_batch(terms: perf.DeploymentTerms, *, context_tokens: float, cap: float) -> float:
+    """Sequences a replica holds at ``context_tokens``: the KV room of the terms' engine
+    (planner.performance.memory.kv_room_bytes, the plan's own) with the default workspace, at most ``cap``, ≥ 1."""
+    fits = float(perf.max_batch(terms, context_tokens=context_tokens, workspace_bytes=WORKSPACE_GIB * BYTES_PER_GIB))
     return max(min(fits, cap), 1.0)

@@ -10,7 +10,7 @@ from planner.catalog.loader import Catalog
 from planner.errors import InputError
 from planner.ledgers.collectives import CollectiveFabric, allreduce_choice
 from planner.ledgers.communication import busbw_gb_per_s
-from planner.units import BYTES_PER_GB, BYTES_PER_GIB, MS_PER_S
+from planner.units import BYTES_PER_GB, MS_PER_S
 from planner.validate.cases import (
     EDGE_GENERATION_TOKENS,
     EDGE_PROMPT_TOKENS,
@@ -25,8 +25,9 @@ from planner.validate.cases import (
     measurements_dir,
 )
 from planner.validate.edge_builds import DP4A_ENGINE, DP4A_NOTE, edge_engine
-from planner.validate.names import GPU_IDS, MEMORY_MODEL_FORMATS, MODEL_IDS
+from planner.validate.names import GPU_IDS, MODEL_IDS
 from planner.validate.sources_load import LOAD_READERS
+from planner.validate.sources_memory import _vllm_memory
 from planner.validate.sources_serving import UNREAD_SOURCES, _lambda
 
 BOOK_LOGGING_OFF_MS = re.compile(r"([0-9.]+) ms after disabling logging")
@@ -105,7 +106,7 @@ def _mlenergy(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         out = _num(row, "avg_output_len_tokens") or 256.0
         note = MLENERGY_EP_NOTE if ep > 1 else ""
-        batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs, engine="vllm")
+        batch = _fitting_batch(cfg[2], context_tokens=MLENERGY_INPUT_TOKENS + out, cap=seqs)
         ctx = float(perf.mean_decode_context_tokens(MLENERGY_INPUT_TOKENS, out))
         b.add(
             src,
@@ -145,7 +146,7 @@ def _trtllm(b: _Builder, rows: list[dict[str, str]]) -> None:
         cfg = b.terms(src, label, model=row["model"], gpu=row["gpu"], quant=row["precision"], tp=tp, engine="trtllm")
         if cfg is None:
             continue
-        batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH, engine="trtllm")
+        batch = _fitting_batch(cfg[2], context_tokens=isl + osl, cap=MAX_OFFLINE_BATCH)
         b.add(
             src,
             "throughput",
@@ -203,56 +204,6 @@ def _fastertransformer(b: _Builder, rows: list[dict[str, str]]) -> None:
         ctx = float(row["context_tokens"])
         b.add(src, "ttft_or_prefill", label, _num(row, "measured_prefill_ms"), cfg, prompt_tokens=ctx)
         b.add(src, "tpot_itl", label, _num(row, "measured_decode_ms_per_token"), cfg, context_tokens=ctx + 5)
-
-
-def _vllm_memory(b: _Builder, rows: list[dict[str, str]]) -> None:
-    src = "vllm_memory_h100"
-    for row in rows:
-        tp = int(row["tp_gpus"])
-        name = row["model"]
-        label = f"{name} H100 TP{tp} weights per GPU"
-        measured = _num(row, "weights_gib_per_gpu")
-        if measured is None:
-            b.skip(src, label, "no weight size reported (load failed)")
-            continue
-        if MODEL_IDS.get(name) is None:
-            b.skip(src, label, f"model '{name}' is not in the catalog")
-            continue
-        model = b.catalog.model(str(MODEL_IDS[name]))
-        fmt = b.catalog.format(MEMORY_MODEL_FORMATS[name])
-        acc = b.catalog.gpu("h100_sxm")
-        note = ""
-        try:
-            t = perf.deployment_terms(
-                b.catalog, model=model, gpu=acc, weight_format=fmt, kv_format=b.catalog.format("bf16"), tp=tp
-            )
-            predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
-        except perf.UnsupportedDeployment:
-            # vLLM runs MXFP4 on Hopper through weight-only kernels; the bytes are the same.
-            t = perf.deployment_terms(
-                b.catalog,
-                model=model,
-                gpu=b.catalog.gpu("b200"),
-                weight_format=fmt,
-                kv_format=b.catalog.format("bf16"),
-                tp=tp,
-            )
-            predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
-            note = "MXFP4 is weight-only on H100; bytes from the same terms on a native GPU"
-        b.cases.append(
-            Case(
-                source=src,
-                metric="memory",
-                label=label,
-                measured=measured,
-                family=acc.family,
-                gpu=acc,
-                weight_format=fmt,
-                terms=t,
-                note=note,
-                fixed_prediction=predicted,
-            )
-        )
 
 
 def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:

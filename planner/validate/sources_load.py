@@ -25,10 +25,10 @@ Config = tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str]
 """What _Builder.terms returns: accelerator, weight format, deployment terms, engine id."""
 
 
-def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float, engine: str) -> float:
+def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float) -> float:
     """Sequences the replica holds: memory at ``context_tokens`` and the engine's sequence limit."""
     t = cfg[2]
-    return _fitting_batch(t, context_tokens=context_tokens, cap=float(t.max_running_sequences), engine=engine)
+    return _fitting_batch(t, context_tokens=context_tokens, cap=float(t.max_running_sequences))
 
 
 def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p_tok: float, g_tok: float,
@@ -37,7 +37,7 @@ def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p
                prompts: float | None = None) -> None:
     """TTFT, TPOT and throughput cases of one row measured at a load. ``prompts``: the run's request count N
     where stated — a finite run never holds more than N sequences, so the batch limit is min(B_lim, N)."""
-    batch = min(_engine_batch(b, cfg, context_tokens=p_tok + g_tok, engine=engine), prompts or math.inf)
+    batch = min(_engine_batch(b, cfg, context_tokens=p_tok + g_tok), prompts or math.inf)
     kw = {"batch": batch, "prompt_tokens": p_tok, "output_tokens": g_tok, "requests_per_s": rate,
           "concurrency": concurrency, "note": note, "fitted": False}
     b.add(src, "ttft_or_prefill", label, ttft, cfg, **kw)
@@ -139,7 +139,7 @@ def _rocm(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         if offline:
             seqs = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok,
-                                  cap=float(cfg[2].max_running_sequences), engine="vllm")
+                                  cap=float(cfg[2].max_running_sequences))
             b.add(src, "throughput", label, _num(row, "throughput_tokens_per_s"), cfg, batch=seqs,
                   prompt_tokens=p_tok, output_tokens=g_tok,
                   note="output-only vs total tokens not stated [U]; vLLM default max_num_seqs 256", fitted=False)
@@ -253,7 +253,7 @@ def _azure_gb200(b: _Builder, rows: list[dict[str, str]]) -> None:
                       engine="trtllm")
         if cfg is None:
             continue
-        batch = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok, cap=MAX_OFFLINE_BATCH, engine="trtllm")
+        batch = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok, cap=MAX_OFFLINE_BATCH)
         b.add(src, "throughput", label + f" (B={batch:g})", _num(row, "throughput_tokens_per_s"), cfg,
               batch=batch, prompt_tokens=p_tok, output_tokens=g_tok,
               note="output-only vs total tokens not stated [U]")

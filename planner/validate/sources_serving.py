@@ -27,8 +27,7 @@ def _lambda(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         seqs = _num(row, "max_num_seqs") or 256.0
         batch = _fitting_batch(
-            cfg[2], context_tokens=LAMBDA_INPUT_TOKENS + LAMBDA_OUTPUT_TOKENS, cap=seqs, engine="vllm"
-        )
+            cfg[2], context_tokens=LAMBDA_INPUT_TOKENS + LAMBDA_OUTPUT_TOKENS, cap=seqs)
         common = {"batch": batch, "prompt_tokens": LAMBDA_INPUT_TOKENS, "output_tokens": LAMBDA_OUTPUT_TOKENS}
         ctx = float(perf.mean_decode_context_tokens(LAMBDA_INPUT_TOKENS, LAMBDA_OUTPUT_TOKENS))
         b.add(

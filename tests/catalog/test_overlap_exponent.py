@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from planner import performance as perf
+from planner.catalog.calibration_schema import CalibrationFamily
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import CalibrationFamily
 
 
 def test_a_family_may_ship_an_overlap_exponent(catalog: Catalog) -> None:
