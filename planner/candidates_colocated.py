@@ -99,7 +99,8 @@ def colocated_points(
     col["network_ms"][rows] = network_ms
     col["tpot_floor_ms"][rows[fits]] = np.asarray(tpot_floor_ms)[fits]
     for r in np.flatnonzero(~fits).tolist():
-        table.reason[rows[r]] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+        cfg = pending[r][1]
+        table.reason[rows[r]] = perf.no_fit_reason(cfg.terms, cfg.workload.engine)
     for r in np.flatnonzero(fits & ~np.asarray(serves, dtype=bool)).tolist():
         w = pending[r][1].workload
         if tpot_floor_ms[r] > w.slo.tpot_ms:

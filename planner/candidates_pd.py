@@ -245,7 +245,8 @@ def pd_operating_points(
     fit_rows = (fit >= 1)[where]
     serve_rows = fit_rows & np.asarray(serves, dtype=bool)[where]
     for r in np.flatnonzero(~fit_rows).tolist():
-        table.reason[cands[r]] = "does not fit: weights + workspace + one sequence's KV exceed GPU memory"
+        cfg = pending[r][1]
+        table.reason[cands[r]] = perf.no_fit_reason(cfg.terms, cfg.workload.engine)
     for r in np.flatnonzero(fit_rows & ~serve_rows).tolist():
         w, k = pending[r][1].workload, where[r]
         table.reason[cands[r]] = (

@@ -40,6 +40,7 @@ from planner.performance.memory import (
     kv_room_bytes,
     max_batch,
     memory_per_gpu_bytes,
+    no_fit_reason,
     weights_bytes_per_gpu,
 )
 from planner.performance.prediction import Prediction, PredictRequest, predict, resolve
@@ -93,6 +94,7 @@ __all__ = [
     "mean_decode_context_tokens",
     "memory_per_gpu_bytes",
     "kv_room_bytes",
+    "no_fit_reason",
     "engine_reserve_bytes",
     "predict",
     "prefill_step",

@@ -151,7 +151,7 @@ def serve_at_load(
     p_tok, g_tok, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
     first = np.asarray(terms.prefill_first) > 0
     point: LoadPoint | None = None
-    if not np.all(first):
+    if first.size == 0 or not np.all(first):  # an empty table of rows (none fits memory) is solved as chunked
         point = _chunked_at_load(
             terms, lam, prompt_tokens=p_tok, decode_rounds=g_tok, tokens_per_round=per_round, output_tokens=g_out,
             context_tokens=context, max_batch=max_batch, network_s=network_s, opt=opt,

@@ -100,3 +100,16 @@ def max_batch(terms: DeploymentTerms, *, context_tokens: Num, workspace_bytes: f
     """
     per_seq = kv_bytes_per_gpu(terms, batch=1.0, context_tokens=context_tokens)
     return np.maximum(np.floor(kv_room_bytes(terms, workspace_bytes=workspace_bytes) / per_seq), 0.0)
+
+
+def no_fit_reason(terms: DeploymentTerms, engine: str) -> str:
+    """Why a deployment holds no sequence (:func:`max_batch` 0), naming the engine's memory share when it
+    keeps some of the GPU back (:func:`kv_room_bytes`)."""
+    claim, kv_free = float(terms.memory_claim_frac), float(terms.kv_free_memory_frac)
+    if claim < 1:
+        share = f"{claim:g} of GPU memory (the {engine} engine's share)"
+    elif kv_free < 1:
+        share = f"GPU memory ({engine} gives its KV cache {kv_free:g} of what is free)"
+    else:
+        share = "GPU memory"
+    return f"does not fit: weights + workspace + one sequence's KV exceed {share}"

@@ -579,6 +579,10 @@ CATALOG_TEXT_CASES = [
 INFEASIBLE_CASES = [
     Case("ttft-1ms", ("infeasible", "ttft_ms"), exit_code=3, mutate=put(f"{W}.slo.ttft_ms", 1)),
     Case("tpot-0.01ms", ("infeasible", "tpot"), exit_code=3, mutate=put(f"{W}.slo.tpot_ms", 0.01)),
+    Case(  # every configuration out of memory (was an internal AssertionError, exit 4)
+        "nothing-fits-memory", ("infeasible", "does not fit in memory", "of GPU memory"), exit_code=3,
+        mutate=put(f"{W}.models", ["llama_3_1_405b"]),
+    ),
 ]
 
 SCENARIO_CASES = NUMBER_CASES + STRUCTURE_CASES + FILE_CASES + OPTION_CASES

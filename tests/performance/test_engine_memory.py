@@ -4,6 +4,7 @@ one formula plans, `planner predict` and `planner validate-model` use."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,3 +138,30 @@ def test_validation_checks_the_kv_room_against_vllm() -> None:
     assert errors[2] < 0.05  # median within 5 %
     failed = [s for s in b.skipped if s.label == "Llama-3.3-70B-FP8 H100 TP1 KV cache room"]
     assert len(failed) == 1 and "does not fit either" in failed[0].reason
+
+
+def test_a_scenario_nothing_fits_is_infeasible_with_the_engine_share_named(tmp_path: Path) -> None:
+    """Llama-3.1-70B FP8 on H100 at TP1 only: no configuration holds a sequence. The plan exits 3 and says
+    why (it crashed with an internal AssertionError when every row was out of memory: the scheduler was asked
+    about an empty table)."""
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(
+        "name: one-h100-70b\nhorizon_months: 12\nworkloads:\n  - name: chat\n    models: [llama_3_1_70b]\n"
+        "    quantizations: [fp8]\n    requests_per_s: 1\n    input_tokens: 1000\n    output_tokens: 200\n"
+        "    slo: {ttft_ms: 2000, tpot_ms: 60}\nhardware: {gpus: [h100_sxm], tp: [1], pp: [1]}\n"
+    )
+    result = CliRunner().invoke(app, ["plan", str(scenario)])
+    assert result.exit_code == 3, result.output
+    assert "does not fit in memory at any allowed TP/PP and format" in result.output
+    assert "exceed 0.9 of GPU memory (the vllm engine's share)" in result.output
+
+
+def test_the_scheduler_answers_an_empty_table() -> None:
+    """serve_at_load on zero rows returns zero rows (the co-located curves of a table where nothing fits)."""
+    from planner.performance.load import serve_at_load
+    from planner.performance.stack import stack_terms, take_terms
+
+    t = take_terms(stack_terms([_terms("llama_3_1_8b", "h100_sxm", "bf16")]), np.array([], dtype=np.int64))
+    empty = np.zeros((0, 1))
+    pt = serve_at_load(t, requests_per_s=1.0, input_tokens=empty, output_tokens=empty, max_batch=empty + 1)
+    assert np.asarray(pt.tpot_s).size == 0
