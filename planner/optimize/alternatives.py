@@ -10,6 +10,7 @@ is the same under any machine load. An alternative cheaper than the plan (possib
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -323,6 +324,36 @@ def _expensive_first(table: CandidateTable, tasks: list[tuple[str, str]]) -> lis
     return sorted(range(len(tasks)), key=size)
 
 
+def _forked_probes(
+    probe: Callable[[int], _Probe],
+    tasks: list[tuple[str, str]],
+    table: CandidateTable,
+    model: PlanModel | None,
+    main: tuple[Solution, BuildContext] | None,
+    early: EarlyAlternatives | None,
+) -> list[_Probe]:
+    """``[probe(i) for i in range(len(tasks))]`` in forked workers (planner.forked.fork_map), most expensive
+    first. While the early child still solves the GPU types' restrictions (a plan solved faster than they
+    are), the site alternatives start at once, three processes sharing the cores until the child is done;
+    then the GPU types it answered are probed here, without a solve, and the others in workers. Each probe is
+    the one the serial loop computes either way."""
+    order = _expensive_first(table, tasks)
+    if early is None or main is None or not early.solving(model, main[1]):
+        if early is not None and main is not None:
+            early.take(model, main[1])
+        return fork_map(probe, len(tasks), order=order)
+    sites = [i for i in order if tasks[i][0] == "site"]
+    probes = dict(zip(sites, fork_map(lambda k: probe(sites[k]), len(sites)), strict=True))
+    early.take(model, main[1])
+    assert model is not None  # early.solving() said so
+    rest = [i for i in order if tasks[i][0] != "site"]
+    answered = {i for i in rest if model.answered(*tasks[i])}
+    probes.update((i, probe(i)) for i in rest if i in answered)
+    unanswered = [i for i in rest if i not in answered]
+    probes.update(zip(unanswered, fork_map(lambda k: probe(unanswered[k]), len(unanswered)), strict=True))
+    return [probes[i] for i in range(len(tasks))]
+
+
 def alternatives(
     catalog: Catalog,
     scenario: Scenario,
@@ -349,8 +380,6 @@ def alternatives(
     loop's (:func:`_replayed`)."""
     decompose = main is not None and is_large(main[1])
     model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
-    if early is not None and main is not None:
-        early.take(model, main[1])  # the GPU types' restrictions solved while the plan was
     tasks = [(c, v) for c in ("gpu", "site") for v in sorted(str(v) for v in table.candidates[c].unique())]
     big = main is not None and main[0].solve_seconds >= FORK_MIN_SOLVE_S
     if deadline is None and big and workers_for(len(tasks)) > 1:
@@ -360,9 +389,11 @@ def alternatives(
             with shared_solves():  # per child: a GPU type and a site with the same problem, solved once
                 return _probe(catalog, scenario, table, solver, tasks[i], model, main, decompose, threshold_usd)
 
-        probes = fork_map(probe, len(tasks), order=_expensive_first(table, tasks))
+        probes = _forked_probes(probe, tasks, table, model, main, early)
         best = (best_cost_usd, served_scale)
         return _replayed(catalog, scenario, table, solver, tasks, probes, best, main, model, decompose)
+    if early is not None and main is not None:
+        early.take(model, main[1])  # the GPU types' restrictions solved while the plan was
     items: list[Alternative] = []
     cheaper: tuple[Solution, BuildContext] | None = None
     cheapest_usd, best_scale = best_cost_usd * (1 - TIE_REL), served_scale

@@ -66,6 +66,11 @@ class EarlyAlternatives:
         elif self.outcomes is not None:
             model.early = self.outcomes.result()
 
+    def solving(self, model: PlanModel | None, ctx: BuildContext) -> bool:
+        """True while a child solves the answers that :meth:`take` would hand to ``model`` (the site
+        alternatives can then start on the core the plan's solve has freed)."""
+        return model is not None and ctx is self.ctx and self.outcomes is not None and self.outcomes.forked
+
     def cancel(self) -> None:
         """Stop the child (the plan is infeasible, or its alternatives are not asked)."""
         if self.outcomes is not None:

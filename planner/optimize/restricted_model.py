@@ -171,6 +171,12 @@ class PlanModel:
             return made
         return self._run(*made, time_limit_s, max_nodes)
 
+    def answered(self, column: str, value: str) -> bool:
+        """True when :meth:`solve` answers ``value`` of ``column`` without a solve or a rebuild: no feasible
+        candidate there, or solved while the plan was (an early answer passed :meth:`restriction`'s checks,
+        which do not read the plan, so for the plan's own GPU type the plan is then the answer)."""
+        return value not in self.feasible[column] or self.early.get((column, value)) is not None
+
     def restriction(self, column: str, value: str) -> Outcome | tuple[Any, Any] | None:
         """The restriction to ``value`` of ``column`` as a HiGHS model (highspy.HighsLp) with its columns'
         positions here; or its answer when it needs no solve; or None when it must be rebuilt (module

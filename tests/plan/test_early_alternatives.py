@@ -82,6 +82,37 @@ def test_plan_with_early_alternatives_equals_the_serial_plan(
     assert _reaped(forks)
 
 
+def test_sites_start_while_the_gpu_restrictions_finish(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, forks: list[int]
+) -> None:
+    """mixed_fleet with two workers: the site alternatives are handed to workers before the early child's
+    answers are taken (the plan's solve may end first), the GPU types it answered are probed without a
+    worker, and the alternatives are the serial loop's."""
+    monkeypatch.setenv(forked.WORKERS_ENV, "1")
+    serial = _plan_json(catalog, "mixed_fleet")
+    monkeypatch.setenv(forked.WORKERS_ENV, "2")
+    calls: list[tuple[int, bool]] = []  # (tasks, the early answers taken already)
+    taken: list[bool] = []
+    real_map, real_take = alt_module.fork_map, early_alternatives.EarlyAlternatives.take
+
+    def spying_map(fn: Any, n_tasks: int, order: Any = None) -> Any:
+        calls.append((n_tasks, bool(taken)))
+        return real_map(fn, n_tasks, order)
+
+    def spying_take(self: Any, model: Any, ctx: Any) -> None:
+        taken.append(True)
+        real_take(self, model, ctx)
+
+    monkeypatch.setattr(alt_module, "fork_map", spying_map)
+    monkeypatch.setattr(early_alternatives.EarlyAlternatives, "take", spying_take)
+    parallel = _plan_json(catalog, "mixed_fleet")
+    sites = sum(1 for a in serial["alternatives"] if a["kind"] == "site")
+    assert calls[0] == (sites, False)  # the sites first, before the GPU types' answers were taken
+    assert all(n < len(serial["alternatives"]) - sites + 1 for n, _ in calls[1:])
+    assert parallel == serial
+    assert _reaped(forks)
+
+
 def test_early_restrictions_are_the_plan_models(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every GPU type's restriction solved before the plan equals PlanModel.solve of the solved plan, where
     the plan does not answer it itself (mixed_fleet: 9 GPU types)."""
