@@ -10,7 +10,6 @@ is the same under any machine load. An alternative cheaper than the plan (possib
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +18,10 @@ import pandas as pd
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.errors import SolverError
-from planner.forked import fork_map, workers_for
+from planner.forked import workers_for
 from planner.optimize import solve
 from planner.optimize.alternative_record import TIE_REL, Alternative
+from planner.optimize.alternative_schedule import forked_probes
 from planner.optimize.decompose import is_large
 from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
 from planner.optimize.explain import closest_miss, explain_supply
@@ -312,48 +312,6 @@ def _replayed(
     return AlternativeSet(items, cheaper, best_scale)
 
 
-def _expensive_first(table: CandidateTable, tasks: list[tuple[str, str]]) -> list[int]:
-    """Task indices in the order to hand them out: site alternatives first (each is a rebuild of most of the
-    plan), then GPU types, each by its feasible candidates, most first (ties in task order)."""
-    counts = {c: table.feasible[c].value_counts() for c in ("gpu", "site")}
-
-    def size(i: int) -> tuple[int, int, int]:
-        column, value = tasks[i]
-        return (column != "site", -int(counts[column].get(value, 0)), i)
-
-    return sorted(range(len(tasks)), key=size)
-
-
-def _forked_probes(
-    probe: Callable[[int], _Probe],
-    tasks: list[tuple[str, str]],
-    table: CandidateTable,
-    model: PlanModel | None,
-    main: tuple[Solution, BuildContext] | None,
-    early: EarlyAlternatives | None,
-) -> list[_Probe]:
-    """``[probe(i) for i in range(len(tasks))]`` in forked workers (planner.forked.fork_map), most expensive
-    first. While the early child still solves the GPU types' restrictions (a plan solved faster than they
-    are), the site alternatives start at once, three processes sharing the cores until the child is done;
-    then the GPU types it answered are probed here, without a solve, and the others in workers. Each probe is
-    the one the serial loop computes either way."""
-    order = _expensive_first(table, tasks)
-    if early is None or main is None or not early.solving(model, main[1]):
-        if early is not None and main is not None:
-            early.take(model, main[1])
-        return fork_map(probe, len(tasks), order=order)
-    sites = [i for i in order if tasks[i][0] == "site"]
-    probes = dict(zip(sites, fork_map(lambda k: probe(sites[k]), len(sites)), strict=True))
-    early.take(model, main[1])
-    assert model is not None  # early.solving() said so
-    rest = [i for i in order if tasks[i][0] != "site"]
-    answered = {i for i in rest if model.answered(*tasks[i])}
-    probes.update((i, probe(i)) for i in rest if i in answered)
-    unanswered = [i for i in rest if i not in answered]
-    probes.update(zip(unanswered, fork_map(lambda k: probe(unanswered[k]), len(unanswered)), strict=True))
-    return [probes[i] for i in range(len(tasks))]
-
-
 def alternatives(
     catalog: Catalog,
     scenario: Scenario,
@@ -389,7 +347,7 @@ def alternatives(
             with shared_solves():  # per child: a GPU type and a site with the same problem, solved once
                 return _probe(catalog, scenario, table, solver, tasks[i], model, main, decompose, threshold_usd)
 
-        probes = _forked_probes(probe, tasks, table, model, main, early)
+        probes = forked_probes(probe, tasks, table, model, main, early)
         best = (best_cost_usd, served_scale)
         return _replayed(catalog, scenario, table, solver, tasks, probes, best, main, model, decompose)
     if early is not None and main is not None:

@@ -17,8 +17,8 @@ from planner import forked
 from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
 from planner.cli.bench_identity import without_timing
+from planner.optimize import alternative_schedule, early_alternatives, solve
 from planner.optimize import alternatives as alt_module
-from planner.optimize import early_alternatives, solve
 from planner.optimize.restricted_model import PlanModel
 from planner.plan import plan
 from planner.problem.context import build_context
@@ -93,7 +93,7 @@ def test_sites_start_while_the_gpu_restrictions_finish(
     monkeypatch.setenv(forked.WORKERS_ENV, "2")
     calls: list[tuple[int, bool]] = []  # (tasks, the early answers taken already)
     taken: list[bool] = []
-    real_map, real_take = alt_module.fork_map, early_alternatives.EarlyAlternatives.take
+    real_map, real_take = alternative_schedule.fork_map, early_alternatives.EarlyAlternatives.take
 
     def spying_map(fn: Any, n_tasks: int, order: Any = None) -> Any:
         calls.append((n_tasks, bool(taken)))
@@ -103,7 +103,7 @@ def test_sites_start_while_the_gpu_restrictions_finish(
         taken.append(True)
         real_take(self, model, ctx)
 
-    monkeypatch.setattr(alt_module, "fork_map", spying_map)
+    monkeypatch.setattr(alternative_schedule, "fork_map", spying_map)
     monkeypatch.setattr(early_alternatives.EarlyAlternatives, "take", spying_take)
     parallel = _plan_json(catalog, "mixed_fleet")
     sites = sum(1 for a in serial["alternatives"] if a["kind"] == "site")
