@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
 from planner.performance.steps import mixed_step
 from planner.validate import kernel_steps as S
@@ -16,11 +16,6 @@ from planner.validate import kernel_steps as S
 BETA = 4800e9  # H200 SXM HBM3e, B/s
 WEIGHTS_READ = 15_009_849_344  # Llama-3.1-8B bf16 without the embedding table (its B rows are gathered, not streamed)
 KV_PER_TOKEN = 4096 * 32  # 8 KV heads × 128 × 2 (K, V) × 2 B per layer, 32 layers
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 @pytest.fixture(scope="module")

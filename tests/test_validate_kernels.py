@@ -9,14 +9,9 @@ import dataclasses
 import pytest
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
 from planner.validate import kernels as K
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 @pytest.fixture(scope="module")

@@ -48,6 +48,17 @@ def weights_bytes_per_gpu(terms: DeploymentTerms) -> Num:
     return moe.weights_bytes_per_gpu(terms)
 
 
+def _left_in_share(terms: DeploymentTerms, weights_bytes: Num, workspace_bytes: float, resident_bytes: Num) -> Num:
+    """u·M − W − A − R: what the engine's share of the GPU holds beyond weights, workspace and resident bytes, B."""
+    return terms.memory_claim_frac * terms.memory_capacity_bytes - weights_bytes - workspace_bytes - resident_bytes
+
+
+def _reserve_of(terms: DeploymentTerms, left: Num) -> Num:
+    """(1 − u)·M + (1 − k)·max(left, 0), B (:func:`engine_reserve_bytes` from its :func:`_left_in_share`)."""
+    unclaimed = (1.0 - terms.memory_claim_frac) * terms.memory_capacity_bytes
+    return unclaimed + (1.0 - terms.kv_free_memory_frac) * np.maximum(left, 0.0)
+
+
 def kv_room_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resident_bytes: Num = 0.0) -> Num:
     """Bytes per GPU the serving engine gives its KV cache: k·(u·M − W − A − R), B; negative where the
     weights do not fit in the engine's share.
@@ -57,27 +68,14 @@ def kv_room_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resident_by
     R: other resident bytes (a draft model, pinned prefix pages); k: the share of what is left that becomes
     KV cache (``kv_free_memory_frac``, TensorRT-LLM free_gpu_memory_fraction 0.9). Works on numpy arrays.
     """
-    left = (
-        terms.memory_claim_frac * terms.memory_capacity_bytes
-        - weights_bytes_per_gpu(terms)
-        - workspace_bytes
-        - resident_bytes
-    )
+    left = _left_in_share(terms, weights_bytes_per_gpu(terms), workspace_bytes, resident_bytes)
     return terms.kv_free_memory_frac * left
 
 
 def engine_reserve_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resident_bytes: Num = 0.0) -> Num:
     """Bytes per GPU the engine keeps out of weights, workspace and KV cache: (1 − u)·M + (1 − k)·max(u·M −
     W − A − R, 0), B (:func:`kv_room_bytes`); W + A + R + KV + this ≤ M exactly when the KV fits its room."""
-    left = (
-        terms.memory_claim_frac * terms.memory_capacity_bytes
-        - weights_bytes_per_gpu(terms)
-        - workspace_bytes
-        - resident_bytes
-    )
-    return (1.0 - terms.memory_claim_frac) * terms.memory_capacity_bytes + (
-        1.0 - terms.kv_free_memory_frac
-    ) * np.maximum(left, 0.0)
+    return _reserve_of(terms, _left_in_share(terms, weights_bytes_per_gpu(terms), workspace_bytes, resident_bytes))
 
 
 def memory_per_gpu_bytes(
@@ -85,11 +83,12 @@ def memory_per_gpu_bytes(
 ) -> Num:
     """Bytes per GPU the deployment holds at ``batch``: weights + KV + workspace + the engine's reserve
     (card 1 capacity rule; :func:`engine_reserve_bytes`), B."""
+    weights = weights_bytes_per_gpu(terms)
     return (
-        weights_bytes_per_gpu(terms)
+        weights
         + kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens)
         + workspace_bytes
-        + engine_reserve_bytes(terms, workspace_bytes=workspace_bytes)
+        + _reserve_of(terms, _left_in_share(terms, weights, workspace_bytes, 0.0))
     )
 
 

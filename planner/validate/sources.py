@@ -260,20 +260,7 @@ def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
             note = f"NVLS in-switch reduction: {links.tp.id} has no in_switch_reduction figures in the catalog"
         predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
         measured = float(row["value_gb_per_s"])
-        b.cases.append(
-            Case(
-                source=src,
-                metric="allreduce_busbw",
-                label=label,
-                measured=measured,
-                family=acc.family,
-                gpu=acc,
-                weight_format=None,
-                terms=None,
-                note=note,
-                fixed_prediction=predicted,
-            )
-        )
+        b.add(src, "allreduce_busbw", label, measured, (acc, None, None, ""), note=note, fixed_prediction=predicted)
 
 
 def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:

@@ -25,19 +25,19 @@ Config = tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str]
 """What _Builder.terms returns: accelerator, weight format, deployment terms, engine id."""
 
 
-def _engine_batch(b: _Builder, cfg: Config, *, context_tokens: float) -> float:
+def _engine_batch(cfg: Config, *, context_tokens: float) -> float:
     """Sequences the replica holds: memory at ``context_tokens`` and the engine's sequence limit."""
     t = cfg[2]
     return _fitting_batch(t, context_tokens=context_tokens, cap=float(t.max_running_sequences))
 
 
-def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, engine: str, p_tok: float, g_tok: float,
+def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, p_tok: float, g_tok: float,
                rate: float = 0.0, concurrency: float = 0.0, ttft: float | None = None,
                tpot: float | None = None, tput: float | None = None, note: str = "",
                prompts: float | None = None) -> None:
     """TTFT, TPOT and throughput cases of one row measured at a load. ``prompts``: the run's request count N
     where stated — a finite run never holds more than N sequences, so the batch limit is min(B_lim, N)."""
-    batch = min(_engine_batch(b, cfg, context_tokens=p_tok + g_tok), prompts or math.inf)
+    batch = min(_engine_batch(cfg, context_tokens=p_tok + g_tok), prompts or math.inf)
     kw = {"batch": batch, "prompt_tokens": p_tok, "output_tokens": g_tok, "requests_per_s": rate,
           "concurrency": concurrency, "note": note, "fitted": False}
     b.add(src, "ttft_or_prefill", label, ttft, cfg, **kw)
@@ -61,7 +61,7 @@ def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
         note = "ShareGPT mean lengths assumed (230/224) [U]" if row["dataset"] == "ShareGPT" else UNCERTAIN
         if row["dataset"] != "ShareGPT":
             note += "; nominal lengths are maxima, the range ratio is not recorded"
-        _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, rate=rate,
+        _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, rate=rate,
                    ttft=_num(row, "median_ttft_ms"), tpot=_num(row, "median_tpot_ms"),
                    tput=_num(row, "output_tokens_per_s"), note=note, prompts=_num(row, "num_prompts"))
         if engine == "vllm" and _num(row, "median_itl_ms") is not None:
@@ -96,7 +96,7 @@ def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
             b.skip(src, label + " TTFT", "overloaded run (output rate below the offered λ·G): TTFT is the queue "
                    "built up over the run, not a steady state")
             ttft = None
-        _load_rows(b, src, label, cfg, engine="sglang", p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
+        _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
                    note="uniform random lengths predicted at their means", prompts=_num(row, "num_prompts"))
 
@@ -138,8 +138,7 @@ def _rocm(b: _Builder, rows: list[dict[str, str]]) -> None:
         if cfg is None:
             continue
         if offline:
-            seqs = _fitting_batch(cfg[2], context_tokens=p_tok + g_tok,
-                                  cap=float(cfg[2].max_running_sequences))
+            seqs = _engine_batch(cfg, context_tokens=p_tok + g_tok)
             b.add(src, "throughput", label, _num(row, "throughput_tokens_per_s"), cfg, batch=seqs,
                   prompt_tokens=p_tok, output_tokens=g_tok,
                   note="output-only vs total tokens not stated [U]; vLLM default max_num_seqs 256", fitted=False)
@@ -173,7 +172,7 @@ def _vllm_blog(b: _Builder, rows: list[dict[str, str]]) -> None:
             b.add(src, "tpot_itl", label + " ITL at 32k context", _num(row, "itl_at_32k_context_ms_derived"),
                   cfg, context_tokens=32768.0 + g_tok / 2.0, note="linear ITL fit evaluated at 32k")
             continue
-        _load_rows(b, src, label, cfg, engine="vllm", p_tok=float(row["input_tokens"]), g_tok=g_tok,
+        _load_rows(b, src, label, cfg, p_tok=float(row["input_tokens"]), g_tok=g_tok,
                    concurrency=float(row["concurrency"]), ttft=_num(row, "median_ttft_ms"),
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
                    note="GPU not restated (H100 section) [U]; lengths ±15 %")
@@ -206,7 +205,7 @@ def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
                                            p99_ttft_ms=_num(row, "p99_ttft_ms"))
         if transient:
             b.skip(src, label + " TTFT", transient)
-        _load_rows(b, src, label, cfg, engine=engine, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
+        _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
                    ttft=None if transient else ttft, tpot=_num(row, "mean_tpot_ms"),
                    tput=per_gpu * gpus if per_gpu is not None else None,
                    note=UNCERTAIN + _moe_layout_note(row))

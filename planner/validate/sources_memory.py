@@ -8,7 +8,7 @@ from typing import Any
 
 from planner import performance as perf
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB
-from planner.validate.cases import WORKSPACE_GIB, Case, _Builder, _num
+from planner.validate.cases import WORKSPACE_GIB, _Builder, _num
 from planner.validate.names import MEMORY_MODEL_FORMATS, MODEL_IDS
 
 
@@ -46,20 +46,7 @@ def _vllm_memory(b: _Builder, rows: list[dict[str, str]]) -> None:
             )
             predicted = float(perf.weights_bytes_per_gpu(t)) / BYTES_PER_GIB
             note = "MXFP4 is weight-only on H100; bytes from the same terms on a native GPU"
-        b.cases.append(
-            Case(
-                source=src,
-                metric="memory",
-                label=label,
-                measured=measured,
-                family=acc.family,
-                gpu=acc,
-                weight_format=fmt,
-                terms=t,
-                note=note,
-                fixed_prediction=predicted,
-            )
-        )
+        b.add(src, "memory", label, measured, (acc, fmt, t, ""), note=note, fixed_prediction=predicted)
         _kv_room(b, row, src, f"{name} H100 TP{tp} KV cache room", dataclasses.replace(
             t, memory_capacity_bytes=acc.memory_gb * BYTES_PER_GB
         ), acc, fmt)
@@ -78,8 +65,5 @@ def _kv_room(
         b.skip(src, label, f"vLLM left no KV room ({row['notes'] or row['result']}); the model: "
                f"{predicted:.2f} GiB, {verdict}")
         return
-    b.cases.append(
-        Case(source=src, metric="memory", label=label, measured=measured, family=acc.family, gpu=acc,
-             weight_format=fmt, terms=t, fixed_prediction=predicted,
-             note="vLLM gpu_memory_utilization 0.9; measured device memory 79.18 GiB vs the catalog's 80 GB")
-    )
+    note = "vLLM gpu_memory_utilization 0.9; measured device memory 79.18 GiB vs the catalog's 80 GB"
+    b.add(src, "memory", label, measured, (acc, fmt, t, ""), note=note, fixed_prediction=predicted)
