@@ -74,6 +74,12 @@ def wrote(path: Path | str) -> None:
     note(f"wrote {path}")
 
 
+def announce(paths: list[Path]) -> None:
+    """:func:`wrote` for each of ``paths``: the files a command wrote before its stdout, announced after it."""
+    for path in paths:
+        wrote(path)
+
+
 def clean_json(obj: Any) -> Any:
     """JSON-safe copy: NaN/inf → None, numpy scalars → Python numbers."""
     if isinstance(obj, dict):

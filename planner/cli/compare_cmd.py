@@ -14,13 +14,13 @@ from rich.table import Table
 from planner.cli.common import (
     JsonFlag,
     JsonOut,
+    announce,
     emit,
     err,
     infeasible_heading,
     run_guarded,
     show,
     text,
-    wrote,
 )
 from planner.cli.plan_cmd import OutputXlsx, PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
 from planner.cli.progress import working
@@ -106,21 +106,19 @@ def compare(
     if comparison.recommendation is None:
         _print_causes(data, scenario_path)
         raise typer.Exit(code=InfeasiblePlan.exit_code)
+    written = write_compare_files(comparison, output, plots)
     if not emit(data, as_json, json_out):
         print_comparison(data)
-    write_compare_files(comparison, output, plots)
+    announce(written)
 
 
-def write_compare_files(comparison: Any, output: Path | None, plots: Path | None) -> None:
-    """Write the compare workbook and/or PNG charts and announce each file."""
+def write_compare_files(comparison: Any, output: Path | None, plots: Path | None) -> list[Path]:
+    """Write the compare workbook and/or PNG charts; the files written, announced once stdout is done
+    (files first: a reader that stops early cannot cost them)."""
     if output is None and plots is None:
-        return
+        return []
     from planner.report.compare_workbook import write_compare_outputs
 
     with working("writing the workbook"):
         run_guarded(lambda: write_compare_outputs(comparison, workbook=output, plots_dir=plots))
-    if output is not None:
-        wrote(output)
-    if plots is not None:
-        for png in sorted(plots.glob("*.png")):
-            wrote(png)
+    return ([] if output is None else [output]) + ([] if plots is None else sorted(plots.glob("*.png")))

@@ -11,6 +11,7 @@ from rich.table import Table
 from planner.cli.common import (
     JsonFlag,
     JsonOut,
+    announce,
     check_output_path,
     emit,
     err,
@@ -20,7 +21,6 @@ from planner.cli.common import (
     run_guarded,
     show,
     text,
-    wrote,
 )
 from planner.cli.progress import working
 from planner.cli.sharing_view import gpus_cell, sharing_lines
@@ -314,10 +314,12 @@ def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
         show(a)
 
 
-def write_workbook(result: Any, output: Path | None, plots: Path | None) -> None:
-    """Write the plan workbook or HTML report and/or PNG charts and announce each file."""
+def write_workbook(result: Any, output: Path | None, plots: Path | None) -> list[Path]:
+    """Write the plan workbook or HTML report and/or PNG charts; the files written, to announce with
+    :func:`~planner.cli.common.announce` once stdout is done. Files come before stdout, so a reader that
+    stops early (``planner plan X -o plan.xlsx | head``) cannot cost them."""
     if output is None and plots is None:
-        return
+        return []
     from planner.report.workbook import write_plan_outputs
 
     html = output is not None and output.suffix.lower() == ".html"
@@ -328,11 +330,7 @@ def write_workbook(result: Any, output: Path | None, plots: Path | None) -> None
             run_guarded(lambda: write_plan_html(result, output))
         workbook = None if html else output
         run_guarded(lambda: write_plan_outputs(result, None, workbook=workbook, plots_dir=plots))
-    if output is not None:
-        wrote(output)
-    if plots is not None:
-        for png in sorted(plots.glob("*.png")):
-            wrote(png)
+    return ([] if output is None else [output]) + ([] if plots is None else sorted(plots.glob("*.png")))
 
 
 def plan(
@@ -369,13 +367,14 @@ def plan(
             )
 
     result = run_guarded(go)
+    written = [] if result.status == "infeasible" else write_workbook(result, output, plots)
     if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible"):
         print_plan(result, scenario_path)
     elif result.status == "infeasible":
         _print_infeasible(result.to_json(), scenario_path)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
-    write_workbook(result, output, plots)
+    announce(written)
 
 
 def budget(
@@ -422,12 +421,13 @@ def budget(
     data = result.to_json()
     use = budget_use(result)
     data["budget_used"] = use.to_json() if use is not None else None
+    written = [] if result.status == "infeasible" else write_workbook(result, output, None)
     if not emit(data, as_json, json_out, failed=result.status == "infeasible"):
         print_plan(result, scenario_path)
         print_budget(data)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
-    write_workbook(result, output, None)
+    announce(written)
 
 
 def print_budget(data: dict[str, Any]) -> None:

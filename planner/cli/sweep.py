@@ -184,11 +184,12 @@ def sweep(
     quiet = VERBOSITY.quiet
 
     result = run_guarded(go)
-    emit(result.to_json(), as_json, json_out)
-    if output is not None:
+    if output is not None:  # files before stdout: a reader that stops early cannot cost them
         from planner.report.sweep_workbook import write_sweep_workbook
 
         run_guarded(lambda: write_sweep_workbook(result, output))
+    emit(result.to_json(), as_json, json_out)
+    if output is not None:
         wrote(output)
     if not as_json:
         _print_table(result)

@@ -92,6 +92,11 @@ def train(
 
     plan = run_guarded(go)
     data = plan.to_json()
+    # files before stdout: a reader that stops early (`| head`) cannot cost them
+    if output is not None and plan.status == "optimal":
+        from planner.report.training_workbook import write_training_workbook
+
+        run_guarded(lambda: write_training_workbook(plan, output))
     emit(data, as_json, json_out, failed=plan.status != "optimal")
     if not as_json:
         _print_plan(data, scenario_path)
@@ -101,9 +106,6 @@ def train(
     if plan.status != "optimal":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     if output is not None:
-        from planner.report.training_workbook import write_training_workbook
-
-        run_guarded(lambda: write_training_workbook(plan, output))
         wrote(output)
 
 
