@@ -115,7 +115,7 @@ class CandidateRows:
             "cand": np.arange(n, dtype=np.int64),
             "workload": per_config([c.workload.name for c in cfgs]),
             "role": np.array(self.role, dtype=object),
-            "engine": per_config([c.workload.engine for c in cfgs]),
+            "engine": per_config([c.workload.engine_key for c in cfgs]),
             "model": per_config([c.model for c in cfgs]),
             "quantization": per_config([c.quantization for c in cfgs]),
             "kv_dtype": per_config([c.kv_dtype for c in cfgs]),

@@ -90,7 +90,7 @@ def _speculative(
         )
     try:
         draft = perf.deployment_terms(
-            catalog, model=draft_model, gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp, engine=w.engine
+            catalog, model=draft_model, gpu=gpu, weight_format=fmt, kv_format=kfmt, tp=tp, pp=pp, engine=w.engine_key
         )
     except perf.UnsupportedDeployment as exc:
         return None, e_n, "", f"speculative off: the draft does not run here ({exc})"

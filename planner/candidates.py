@@ -167,7 +167,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                     reason = f"format quality tier {tier} above the workload's max_quality_tier {w.max_quality_tier}"
                                 else:
                                     terms, reason = terms_of(model_id=model_id, gpu=gpu, quantization=q, kv_dtype=kv,
-                                                             tp=tp, pp=pp, ep=ep, engine=w.engine)
+                                                             tp=tp, pp=pp, ep=ep, engine=w.engine_key)
                                 if terms is None:
                                     configs.append(_Config(w, model_id, q, kv, gpu, tp, pp, tier, reason, terms, ep=ep))
                                     continue

@@ -33,7 +33,7 @@ def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> li
             cfg: Any = c
             if cfg.terms is None or cfg.tp * cfg.pp * cfg.ep != 1 or cfg.prefix_cache or cfg.speculative:
                 continue
-            key = (frac, cfg.model, cfg.gpu.id, cfg.quantization, cfg.kv_dtype, cfg.workload.engine)
+            key = (frac, cfg.model, cfg.gpu.id, cfg.quantization, cfg.kv_dtype, cfg.workload.engine_key)
             if key not in done:
                 if (cfg.gpu.id, frac) not in slices:
                     slices[cfg.gpu.id, frac] = shared_accelerator(cfg.gpu, frac)
@@ -55,7 +55,7 @@ def _slice_terms(catalog: Catalog, scenario: Scenario, cfg: Any, frac: float, gp
             kv_format=catalog.formats[cfg.kv_dtype],
             tp=1,
             pp=1,
-            engine=cfg.workload.engine,
+            engine=cfg.workload.engine_key,
         )
     except perf.UnsupportedDeployment:
         return None

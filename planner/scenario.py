@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from planner.catalog.engine_settings import EngineSettings, engine_key
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
 from planner.errors import ScenarioError, did_you_mean
@@ -64,6 +65,11 @@ class Workload(Strict):
         "vllm",
         description="Serving engine (catalogs/engines.yaml: vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp); default vllm.",
     )
+    engine_settings: EngineSettings | None = Field(
+        None,
+        description="The engine as you run it (memory_claim_frac, kv_free_memory_frac, max_running_sequences, "
+        "chunked_prefill_tokens); unset fields keep catalogs/engines.yaml's values.",
+    )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
     )
@@ -99,6 +105,12 @@ class Workload(Strict):
     max_sync_ratio: Annotated[float, Field(gt=0, le=1)] | None = Field(
         None, description="Largest exposed communication / step time of its deployments; default: the scenario's."
     )
+
+    @property
+    def engine_key(self) -> str:
+        """The engine with its settings, as deployments show it and ``Catalog.engine`` resolves it
+        (planner.catalog.engine_settings): ``vllm``, ``vllm[memory_claim_frac=0.95]``."""
+        return engine_key(self.engine, self.engine_settings)
 
 
 class HardwareSpace(Strict):
@@ -343,7 +355,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
             raise ScenarioError(
                 f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
             )
-        engine = catalog.engines[w.engine]
+        engine = catalog.engine(w.engine_key)
         if not engine.chunked_prefill and w.input_tokens > engine.chunked_prefill_tokens:
             raise ScenarioError(
                 f"{path}: {loc}.engine: {w.engine} has no chunked prefill and prefills at most "

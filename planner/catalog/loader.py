@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from planner import inputs, validation_messages
 from planner.catalog.calibration_schema import CalibrationFamily
+from planner.catalog.engine_settings import EngineKeyError, parse_engine_key
+from planner.catalog.engine_settings import resolve as resolve_engine
 from planner.catalog.schema import (
     Accelerator,
     Engine,
@@ -77,8 +79,14 @@ class Catalog(BaseModel):
         return _lookup(self.sites, site_id, "site")
 
     def engine(self, engine_id: str) -> Engine:
-        """The serving engine ``engine_id``; CatalogError with a suggestion if unknown."""
-        return _lookup(self.engines, engine_id, "engine")
+        """The serving engine ``engine_id``: an id of catalogs/engines.yaml, or a key ``ID[field=value,...]``
+        with a workload's settings (planner.catalog.engine_settings); CatalogError with a suggestion if
+        unknown."""
+        try:
+            base_id, _settings = parse_engine_key(engine_id)
+        except EngineKeyError as exc:
+            raise CatalogError(str(exc)) from None
+        return resolve_engine(self, engine_id, _lookup(self.engines, base_id, "engine"))
 
     def interconnect(self, link_id: str) -> Interconnect:
         """The interconnect ``link_id``; CatalogError with a suggestion if unknown."""

@@ -79,7 +79,11 @@ def predict(
         float, typer.Option(help="Per-GPU workspace reservation, GiB.", parser=finite_float(0), metavar="GIB")
     ] = 2.0,
     engine: Annotated[
-        str, typer.Option(help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp.")
+        str,
+        typer.Option(
+            help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp; "
+            "with settings as a plan's deployments show it: 'vllm[memory_claim_frac=0.95,max_running_sequences=512]'."
+        ),
     ] = "vllm",
     requests_per_s: Annotated[
         float | None,

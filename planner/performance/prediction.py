@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.catalog.loader import Catalog
-from planner.errors import InputError, did_you_mean
+from planner.errors import CatalogError, InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.performance.load import serve_at_load
@@ -175,7 +175,10 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
-    engine = resolve(catalog, catalog.engines, request.engine, "engine", "--engine")
+    try:  # an id or ID[field=value,...], as a plan's deployments show it (planner.catalog.engine_settings)
+        engine = catalog.engine(request.engine)
+    except CatalogError as exc:
+        raise InputError(f"--engine: {exc}") from None
     terms = deployment_terms(
         catalog,
         model=model,

@@ -62,7 +62,8 @@ class Deployment:
     procurement: str = ""
     rental_kind: str | None = None
     engine: str = "vllm"
-    """Serving engine (catalogs/engines.yaml) whose host costs and scheduler the numbers assume."""
+    """Serving engine (catalogs/engines.yaml) whose host costs and scheduler the numbers assume, with the
+    workload's settings where it has any: ``vllm[memory_claim_frac=0.95]`` (planner.catalog.engine_settings)."""
     served_per_replica_requests_per_s: float = 0.0
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
     capacity_at_slo_requests_per_s: float = 0.0

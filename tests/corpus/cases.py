@@ -28,6 +28,7 @@ BASE: dict[str, Any] = {
             "output_tokens": 100,
             "slo": {"ttft_ms": 2000, "tpot_ms": 50},
             "sites": ["us_east"],
+            "engine_settings": {"memory_claim_frac": 0.9, "max_running_sequences": 256},  # vllm's own values
         }
     ],
     "hardware": {"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
@@ -104,6 +105,7 @@ FLOAT_FIELDS = [
     "workloads[0].weight",
     "workloads[0].slo.ttft_ms",
     "workloads[0].slo.tpot_ms",
+    "workloads[0].engine_settings.memory_claim_frac",
     "workspace_gib",
     "max_utilization_frac",
     "economics.resale_frac",
@@ -124,6 +126,7 @@ INT_FIELDS = [
     "workloads[0].input_tokens",
     "workloads[0].output_tokens",
     "workloads[0].max_quality_tier",
+    "workloads[0].engine_settings.max_running_sequences",
     "hardware.tp[0]",
     "economics.purchase_every_months",
     "sites[0].max_gpus",
@@ -173,6 +176,16 @@ STRUCTURE_CASES = [
     Case("typo-slo.ttft", (f"{W}.slo.ttft", "did you mean ttft_ms"), mutate=put(f"{W}.slo.ttft", 800)),
     Case("typo-tpot", (f"{W}.slo.tpot", "did you mean tpot_ms"), mutate=put(f"{W}.slo.tpot", 30)),
     Case("typo-hardware.gpu", ("hardware.gpu", "did you mean gpus"), mutate=put("hardware.gpu", ["b200"])),
+    Case(
+        "engine-setting-vllm-name",
+        (f"{W}.engine_settings.gpu_memory_utilization", "did you mean memory_claim_frac"),
+        mutate=put(f"{W}.engine_settings", {"gpu_memory_utilization": 0.95}),
+    ),
+    Case(
+        "engine-settings-number",
+        (f"{W}.engine_settings", "expected a mapping (got 0.95)"),
+        mutate=put(f"{W}.engine_settings", 0.95),
+    ),
     Case(
         "typo-economics",
         ("economics.resale", "did you mean resale_frac"),
