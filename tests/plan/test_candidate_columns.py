@@ -14,7 +14,7 @@ from planner.candidate_columns import CandidateRows
 
 def _config(name: str, *, tp: int = 1, share: float = 1.0, why: dict[str, str] | None = None, terms: bool = True) -> Any:
     return SimpleNamespace(
-        workload=SimpleNamespace(name=name, engine="vllm"), model="llama_3_1_8b", quantization="fp8", kv_dtype="fp8",
+        workload=SimpleNamespace(name=name, engine="vllm", engine_key="vllm"), model="llama_3_1_8b", quantization="fp8", kv_dtype="fp8",
         gpu=SimpleNamespace(id="h100_sxm"), tp=tp, pp=1, ep=1, share_frac=share, quality_tier=1,
         prefix_cache=why is not None, speculative=False, why=why,
         terms=SimpleNamespace(chunk_tokens=8192.0, prefill_first=0.0) if terms else None,
@@ -27,7 +27,7 @@ def _dict_rows(configs: list[Any], rows: list[tuple[int, str, float, str, str]])
     for cand, (c, site, usd, reason, role) in enumerate(rows):
         cfg = configs[c]
         out.append({
-            "cand": cand, "workload": cfg.workload.name, "role": role, "engine": cfg.workload.engine,
+            "cand": cand, "workload": cfg.workload.name, "role": role, "engine": cfg.workload.engine_key,
             "model": cfg.model, "quantization": cfg.quantization, "kv_dtype": cfg.kv_dtype, "gpu": cfg.gpu.id,
             "tp": cfg.tp, "pp": cfg.pp, "ep": cfg.ep, "site": site, "placement": "cloud",
             "gpus": cfg.tp * cfg.ep * cfg.pp * cfg.share_frac, "share_frac": cfg.share_frac,
