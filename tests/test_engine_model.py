@@ -7,15 +7,10 @@ import itertools
 import pytest
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator
 from planner.errors import InputError
 from planner.ledgers.inference import engine_host_s
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def test_engines_catalog_has_the_five_engines_with_sources(catalog: Catalog) -> None:

@@ -12,15 +12,10 @@ import yaml
 
 from planner import performance as perf
 from planner.candidates import build_candidates
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.steps import mixed_step
 from planner.scenario import parse_scenario
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _terms(catalog: Catalog, *, tp: int = 4, engine: str = "vllm") -> perf.DeploymentTerms:

@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from planner import performance as perf
 from planner import validate as v
-from planner.catalog import default_catalog
 from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
 
@@ -29,11 +28,6 @@ def _measurements() -> Path:
 
 MEASUREMENTS = _measurements()
 needs_measurements = pytest.mark.skipif(not MEASUREMENTS.is_dir(), reason="shared measurements not present")
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import pytest
 
 from planner import performance as perf
 from planner import validate as v
-from planner.catalog import default_catalog
 from planner.catalog.loader import Catalog
 from planner.performance.steps import host_s
 from planner.validate.sources import BOOK_LOGGING_REASON
@@ -29,11 +28,6 @@ ROW_B1 = [
 ]
 ROW_B16 = [GPU_TEXT, "Qwen3-8B", "BF16", "vLLM 0.23", "16", "2048", "2048", "256", "19.97", "11.14", "27.44",
            "41", "61", "", "", "", "", "", "BOOK"]
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _qwen_terms(catalog: Catalog) -> perf.DeploymentTerms:

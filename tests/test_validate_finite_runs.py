@@ -5,15 +5,9 @@ from __future__ import annotations
 import pytest
 
 from planner import performance as perf
-from planner.catalog import default_catalog
 from planner.catalog.loader import Catalog
 from planner.validate.finite_runs import full_queue_ttft_ms, start_transient_reason
 from planner.validate.sources import build_cases
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _deepseek_h200_tp8(catalog: Catalog) -> perf.DeploymentTerms:

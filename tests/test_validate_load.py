@@ -13,17 +13,11 @@ from hypothesis import strategies as st
 
 from planner import performance as perf
 from planner import validate as v
-from planner.catalog import default_catalog
 from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
 from planner.performance.load import serve_at_load
 from planner.performance.steps import mixed_step
 from planner.validate.load_cases import closed_loop_point, open_loop_point, saturated_point
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _terms(catalog: Catalog, model: str = "llama_3_1_8b", tp: int = 1) -> perf.DeploymentTerms:

@@ -36,7 +36,7 @@ from planner.catalog.loader import Catalog
 from planner.performance.terms import DeploymentTerms
 from planner.units import MS_PER_S
 from planner.validate.kernels import h200_terms
-from planner.validate.scores import signed_pct_error
+from planner.validate.scores import TimedRow
 
 STEP_CSV = Path(__file__).resolve().parents[2] / "measurements" / "h200_kernels_extra.csv"
 """In-house timings (measurements/README.md); absent in an installed package → no step table."""
@@ -47,7 +47,7 @@ KERNEL_GEMM_TERMS = {"weight_stream_frac": 0.83, "gemm_launch_s": 3.6e-6}
 
 
 @dataclass(frozen=True)
-class StepRow:
+class StepRow(TimedRow):
     """One compiled decode step: measured and predicted GPU time and the model's parts of it (ms)."""
 
     batch: int
@@ -60,11 +60,6 @@ class StepRow:
     """linear_ops_s with the kernel-level weight stream and no per-layer term (4 GEMMs per layer + LM head)."""
     attention_ms: float
     """attention_ops_s of the same terms (KV read against attention FLOPs)."""
-
-    @property
-    def error_pct(self) -> float:
-        """(predicted − measured) / measured × 100 (signed: + = the model is slow)."""
-        return signed_pct_error(self.predicted_ms, measured=self.measured_ms)
 
     @property
     def implied_layer_us(self) -> float:

@@ -32,7 +32,7 @@ from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.performance.terms import DeploymentTerms
 from planner.units import MS_PER_S
-from planner.validate.scores import signed_pct_error
+from planner.validate.scores import TimedRow
 
 KERNEL_CSV = Path(__file__).resolve().parents[2] / "measurements" / "h200_kernels.csv"
 """In-house kernel timings (measurements/README.md); absent in an installed package → no kernel section."""
@@ -44,7 +44,7 @@ COMPUTE_BOUND_MIN_ROWS = 1024
 
 
 @dataclass(frozen=True)
-class KernelRow:
+class KernelRow(TimedRow):
     """One kernel timing and the model's time for it on one path (ms)."""
 
     kind: str
@@ -58,11 +58,6 @@ class KernelRow:
     label: str
     predicted_ms: float
     measured_ms: float
-
-    @property
-    def error_pct(self) -> float:
-        """(predicted − measured) / measured × 100 (signed: + = the model is slow)."""
-        return signed_pct_error(self.predicted_ms, measured=self.measured_ms)
 
 
 def gemm_regime(rows: float) -> str:

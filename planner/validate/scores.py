@@ -46,6 +46,18 @@ def signed_pct_error(predicted: float, *, measured: float) -> float:
     return (predicted / measured - 1.0) * 100.0
 
 
+class TimedRow:
+    """Mixin of a dataclass row with ``predicted_ms`` and ``measured_ms``: its signed error."""
+
+    predicted_ms: float
+    measured_ms: float
+
+    @property
+    def error_pct(self) -> float:
+        """(predicted − measured) / measured × 100 (signed: + = the model is slow)."""
+        return signed_pct_error(self.predicted_ms, measured=self.measured_ms)
+
+
 def abs_pct_error(predicted: float, *, measured: float) -> float:
     """Absolute percentage error |predicted − measured| / measured × 100, %.
 

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import Catalog, default_catalog
+from planner.catalog import Catalog
 from planner.errors import InputError
 from planner.scenario import load_scenario
 
@@ -47,11 +47,6 @@ def _set(data: Any, loc: tuple[Any, ...], value: Any) -> None:
     for part in loc[:-1]:
         data = data[part]
     data[loc[-1]] = value
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _load_or_refuse(path: Path, catalog: Catalog) -> str | None:

@@ -5,14 +5,9 @@ from __future__ import annotations
 import pytest
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.validate.cases import _read_csv, measurements_dir
 from planner.validate.edge_builds import DP4A_ENGINE, TENSOR_CORE_ENGINE, edge_engine
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _terms(catalog: Catalog, engine: str, *, gpu: str = "a100_sxm_80gb", quant: str = "int4") -> perf.DeploymentTerms:

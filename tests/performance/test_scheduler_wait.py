@@ -14,15 +14,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.cli.main import app
 from planner.performance.load import LoadPoint, serve_at_load
 from planner.performance.tail import busy_frac, step_phase_s
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _terms(catalog: Catalog, engine: str, *, gpu: str = "h100_sxm", tp: int = 4) -> perf.DeploymentTerms:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from planner import performance as perf
-from planner.catalog.loader import Catalog, default_catalog
+from planner.catalog.loader import Catalog
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.tail import md1_decay_rate_x, md1_wait_quantile_s, tpot_quantile_s
 
@@ -90,11 +90,6 @@ def test_tpot_quantile_matches_simulation(lam: float) -> None:
     for p in (50, 90, 95, 99):
         model = float(tpot_quantile_s(step_s=step, decode_only_step_s=decode_s, running_batch=batch, percentile=p))
         assert model == pytest.approx(float(np.quantile(tpots, p / 100)), rel=0.04), (lam, p)
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Catalog:
-    return default_catalog()
 
 
 def _terms(catalog: Catalog, gpu: str) -> Any:
