@@ -93,6 +93,30 @@ def test_closed_loop_obeys_littles_law(catalog: Catalog) -> None:
     assert float(pt.running_batch) < 8.0
 
 
+def test_a_lone_client_decodes_alone_and_others_prompts_slow_its_tokens(catalog: Catalog) -> None:
+    """Arrival theorem: one client's decode steps carry the other clients' prompt chunks, never its own.
+    N = 1 (DeepSeek-V3, whose prompt chunks would touch every expert): TPOT is the lone step at any prompt
+    length, though the replica at the client's own λ would mix its prefill into the steps; N = 8: more than
+    the lone step, less than the steps the whole λ gives."""
+    terms = perf.deployment_terms(
+        catalog, model=catalog.model("deepseek_v3"), gpu=catalog.gpu("h100_sxm"), weight_format=catalog.format("int4"),
+        kv_format=catalog.format("bf16"), tp=8, engine="vllm",
+    )
+    for prompt in (128.0, 4096.0):
+        lone = float(mixed_step(terms, decode_batch=1.0, decode_context_tokens=prompt + 64.0, prefill_tokens=0.0,
+                                prompt_tokens=prompt))
+        pt = closed_loop_point(terms, concurrency=1.0, input_tokens=prompt, output_tokens=128.0, max_batch=256.0)
+        assert float(pt.tpot_s) == pytest.approx(lone, rel=1e-12)
+        mixed = serve_at_load(terms, requests_per_s=float(pt.requests_per_s), input_tokens=prompt,
+                              output_tokens=128.0, max_batch=256.0)
+        if prompt > 1000:
+            assert float(mixed.tpot_s) > 1.5 * lone  # what the client's own λ would have charged
+    eight = closed_loop_point(terms, concurrency=8.0, input_tokens=4096.0, output_tokens=128.0, max_batch=256.0)
+    whole = serve_at_load(terms, requests_per_s=float(eight.requests_per_s), input_tokens=4096.0,
+                          output_tokens=128.0, max_batch=256.0)
+    assert lone < float(eight.tpot_s) < float(whole.tpot_s)
+
+
 DATACRUNCH_HEADER = ["model", "gpu", "gpu_count", "tp", "engine", "engine_version", "weights_precision",
                      "num_prompts", "request_rate_per_s", "mean_input_tokens_derived", "mean_output_tokens_derived",
                      "median_ttft_ms", "median_itl_ms", "output_tokens_per_s"]

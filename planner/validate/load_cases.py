@@ -14,7 +14,8 @@ plan is sized from.
 - Closed loop with N clients (``--max-concurrency N``, static concurrency sweeps): each client sends its next
   request when the last one ends, so λ = N / (TTFT + (G − 1)·TPOT) (Little's law over one request);
   solved by damped fixed-point iteration from λ₀ = N / (G·T_decode(N)). A request sees the replica loaded
-  by the other N − 1 clients (arrival theorem), so its TTFT is taken at λ·(N − 1)/N.
+  by the other N − 1 clients (arrival theorem), so its TTFT and TPOT are taken at λ·(N − 1)/N: its decode
+  steps carry the other clients' prompt chunks, never its own (TPOT no less than a lone sequence's step).
 """
 
 from __future__ import annotations
@@ -77,12 +78,18 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
                       output_tokens: float, max_batch: float) -> LoadPoint:
     """The replica under ``concurrency`` clients: λ = N / (TTFT + (G − 1)·TPOT), damped fixed point.
 
-    TTFT is the one an arriving request sees: the arrival theorem of closed
-    queueing networks (mean value analysis) — a client's request finds the replica as it is with the other
-    N − 1 clients, i.e. at λ·(N − 1)/N. One client (N = 1) finds the engine idle.
+    TTFT and TPOT are the ones a client's request sees: by the arrival theorem of closed queueing networks
+    (mean value analysis) it finds the replica as it is with the other N − 1 clients, i.e. at λ·(N − 1)/N.
+    Its decode steps carry their prompts' chunks, not its own (its prompt was prefilled before), and it runs
+    in them itself: TPOT ≥ the step of a lone sequence. One client (N = 1) finds the engine idle: TPOT is
+    that lone step. Throughput and the running batch are the replica's at λ.
     """
     cap = SATURATED_FRAC * capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
+    )
+    lone_step_s = float(
+        mixed_step(terms, decode_batch=1.0, decode_context_tokens=mean_decode_context_tokens(input_tokens, output_tokens),
+                   prefill_tokens=0.0, prompt_tokens=input_tokens)
     )
 
     def at(lam: float) -> LoadPoint:
@@ -90,10 +97,18 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
             terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
         )
 
-    lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
     seen = (concurrency - 1.0) / concurrency  # share of the load a request finds: the other N − 1 clients'
+
+    def tagged(lam: float) -> tuple[float, float]:
+        """(TTFT, TPOT) of one client's request at total load λ."""
+        found = at(lam * seen)
+        return float(found.ttft_s), max(float(found.tpot_s), lone_step_s)
+
+    lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
     for _ in range(CLOSED_LOOP_ITERATIONS):
-        latency = float(at(lam * seen).ttft_s) + (output_tokens - 1.0) * float(at(lam).tpot_s)
+        ttft, tpot = tagged(lam)
+        latency = ttft + (output_tokens - 1.0) * tpot
         target = min(concurrency / latency, cap) if math.isfinite(latency) and latency > 0 else cap / 2.0
         lam = 0.5 * lam + 0.5 * target
-    return replace(at(lam), ttft_s=at(lam * seen).ttft_s)
+    ttft, tpot = tagged(lam)
+    return replace(at(lam), ttft_s=ttft, tpot_s=tpot)
