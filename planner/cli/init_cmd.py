@@ -25,6 +25,8 @@ workloads:
     output_tokens: 250        # generated tokens per request
     slo: {ttft_ms: 1500, tpot_ms: 60}   # time to first token, time per output token
     sites: [us_east]          # where it may run: `planner catalog sites`
+    engine: vllm              # serving engine: vllm, sglang, trtllm, ... (catalogs/engines.yaml)
+    # engine_settings: {memory_claim_frac: 0.95, max_running_sequences: 256}  # the engine as you run it
 hardware:
   gpus: [h100_sxm, l40s, a100_sxm_80gb]  # candidates: `planner catalog gpus`, prices: `planner catalog prices`
   tp: [1, 2, 4]               # tensor-parallel degrees to try
