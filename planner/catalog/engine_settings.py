@@ -13,6 +13,7 @@ record per (catalog, key).
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from typing import TYPE_CHECKING, Annotated
@@ -102,7 +103,7 @@ def _number(text: str) -> float | int:
         return int(text)
     except ValueError:
         value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise ValueError(text)
     return value
 
@@ -111,10 +112,9 @@ _RESOLVED: dict[tuple[int, str], tuple[Catalog, Engine]] = {}
 _LOCK = threading.Lock()
 
 
-def resolve(catalog: Catalog, key: str, base: Engine) -> Engine:
-    """The engine of ``key`` in ``catalog``: ``base`` (the catalog engine of its id) with the key's settings
-    applied and validated as a catalog record is; one record per (catalog, key)."""
-    _engine_id, settings = parse_engine_key(key)
+def resolve(catalog: Catalog, key: str, base: Engine, settings: EngineSettings | None) -> Engine:
+    """The engine of ``key`` in ``catalog``: ``base`` (the catalog engine of its id) with its parsed
+    ``settings`` applied and validated as a catalog record is; one record per (catalog, key)."""
     if settings is None or not settings.overrides():
         return base
     with _LOCK:

@@ -83,10 +83,10 @@ class Catalog(BaseModel):
         with a workload's settings (planner.catalog.engine_settings); CatalogError with a suggestion if
         unknown."""
         try:
-            base_id, _settings = parse_engine_key(engine_id)
+            base_id, settings = parse_engine_key(engine_id)
         except EngineKeyError as exc:
             raise CatalogError(str(exc)) from None
-        return resolve_engine(self, engine_id, _lookup(self.engines, base_id, "engine"))
+        return resolve_engine(self, engine_id, _lookup(self.engines, base_id, "engine"), settings)
 
     def interconnect(self, link_id: str) -> Interconnect:
         """The interconnect ``link_id``; CatalogError with a suggestion if unknown."""
