@@ -56,7 +56,7 @@ def test_key_names_the_set_fields_sorted_and_parses_back() -> None:
     ],
 )
 def test_bad_keys_say_what_is_wrong(catalog: Catalog, key: str, fragment: str) -> None:
-    with pytest.raises(EngineKeyError, match=None) as err:
+    with pytest.raises(EngineKeyError) as err:
         parse_engine_key(key)
     assert fragment in str(err.value)
     with pytest.raises(CatalogError):

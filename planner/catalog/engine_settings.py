@@ -13,6 +13,7 @@ record per (catalog, key).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -50,16 +51,18 @@ class EngineSettings(BaseModel):
     )
 
     def overrides(self) -> dict[str, float | int]:
-        """The fields set, by name."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        """The fields set, by name (read per candidate: no model_dump)."""
+        return {k: v for k in type(self).model_fields if (v := getattr(self, k)) is not None}
 
 
 KEY = re.compile(r"^(?P<id>[a-z0-9]+(?:_[a-z0-9]+)*)(?:\[(?P<settings>[^\[\]]*)\])?$")
 """``id`` or ``id[field=value,...]``."""
 
 
+@functools.lru_cache(maxsize=256)
 def engine_key(engine_id: str, settings: EngineSettings | None) -> str:
-    """The key of ``engine_id`` with ``settings``: the bare id when none is set."""
+    """The key of ``engine_id`` with ``settings``: the bare id when none is set. Cached: every candidate
+    configuration reads its workload's key (EngineSettings is frozen, so hashable)."""
     fields = {} if settings is None else settings.overrides()
     if not fields:
         return engine_id

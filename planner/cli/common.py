@@ -74,6 +74,11 @@ def wrote(path: Path | str) -> None:
     note(f"wrote {path}")
 
 
+def written_files(output: Path | None, plots: Path | None) -> list[Path]:
+    """The report ``output`` and the PNG charts in the folder ``plots``, whichever a command was asked for."""
+    return ([] if output is None else [output]) + ([] if plots is None else sorted(plots.glob("*.png")))
+
+
 def announce(paths: list[Path]) -> None:
     """:func:`wrote` for each of ``paths``: the files a command wrote before its stdout, announced after it."""
     for path in paths:

@@ -21,6 +21,7 @@ from planner.cli.common import (
     run_guarded,
     show,
     text,
+    written_files,
 )
 from planner.cli.plan_cmd import OutputXlsx, PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
 from planner.cli.progress import working
@@ -121,4 +122,4 @@ def write_compare_files(comparison: Any, output: Path | None, plots: Path | None
 
     with working("writing the workbook"):
         run_guarded(lambda: write_compare_outputs(comparison, workbook=output, plots_dir=plots))
-    return ([] if output is None else [output]) + ([] if plots is None else sorted(plots.glob("*.png")))
+    return written_files(output, plots)

@@ -21,6 +21,7 @@ from planner.cli.common import (
     run_guarded,
     show,
     text,
+    written_files,
 )
 from planner.cli.progress import working
 from planner.cli.sharing_view import gpus_cell, sharing_lines
@@ -330,7 +331,7 @@ def write_workbook(result: Any, output: Path | None, plots: Path | None) -> list
             run_guarded(lambda: write_plan_html(result, output))
         workbook = None if html else output
         run_guarded(lambda: write_plan_outputs(result, None, workbook=workbook, plots_dir=plots))
-    return ([] if output is None else [output]) + ([] if plots is None else sorted(plots.glob("*.png")))
+    return written_files(output, plots)
 
 
 def plan(

@@ -78,18 +78,27 @@ def engine_reserve_bytes(terms: DeploymentTerms, *, workspace_bytes: float, resi
     return _reserve_of(terms, _left_in_share(terms, weights_bytes_per_gpu(terms), workspace_bytes, resident_bytes))
 
 
-def memory_per_gpu_bytes(
-    terms: DeploymentTerms, *, batch: Num, context_tokens: Num, workspace_bytes: float
+def held_bytes_per_gpu(
+    terms: DeploymentTerms, *, kv_bytes: Num, workspace_bytes: float, resident_bytes: Num = 0.0
 ) -> Num:
-    """Bytes per GPU the deployment holds at ``batch``: weights + KV + workspace + the engine's reserve
-    (card 1 capacity rule; :func:`engine_reserve_bytes`), B."""
+    """Bytes per GPU a deployment holds with ``kv_bytes`` of KV cache: weights + KV + workspace + resident
+    bytes + the engine's reserve (card 1 capacity rule; :func:`engine_reserve_bytes`), B."""
     weights = weights_bytes_per_gpu(terms)
     return (
         weights
-        + kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens)
+        + kv_bytes
         + workspace_bytes
-        + _reserve_of(terms, _left_in_share(terms, weights, workspace_bytes, 0.0))
+        + resident_bytes
+        + _reserve_of(terms, _left_in_share(terms, weights, workspace_bytes, resident_bytes))
     )
+
+
+def memory_per_gpu_bytes(
+    terms: DeploymentTerms, *, batch: Num, context_tokens: Num, workspace_bytes: float
+) -> Num:
+    """Bytes per GPU the deployment holds at ``batch``: :func:`held_bytes_per_gpu` of its KV, B."""
+    kv = kv_bytes_per_gpu(terms, batch=batch, context_tokens=context_tokens)
+    return held_bytes_per_gpu(terms, kv_bytes=kv, workspace_bytes=workspace_bytes)
 
 
 def max_batch(terms: DeploymentTerms, *, context_tokens: Num, workspace_bytes: float) -> Num:

@@ -32,7 +32,7 @@ import numpy as np
 
 from planner.ledgers import optimizations as card3
 from planner.performance.memory import (
-    engine_reserve_bytes,
+    held_bytes_per_gpu,
     kv_bytes_per_gpu,
     kv_room_bytes,
     max_batch,
@@ -145,17 +145,15 @@ def optimized_max_batch(
 def optimized_memory_per_gpu_bytes(
     terms: DeploymentTerms, opt: LoadOptimizations | None, *, batch: Num, context_tokens: Num, workspace_bytes: float
 ) -> Num:
-    """Bytes per GPU at ``batch``: weights + workspace + resident + batch × KV per sequence + the engine's
-    reserve (planner.performance.memory.engine_reserve_bytes), B."""
+    """Bytes per GPU at ``batch``: planner.performance.memory.held_bytes_per_gpu of batch × KV per sequence,
+    with the resident prefix pages and draft weights, B."""
     if opt is None:
         return memory_per_gpu_bytes(terms, batch=batch, context_tokens=context_tokens, workspace_bytes=workspace_bytes)
-    resident = resident_bytes_per_gpu(terms, opt)
-    return (
-        weights_bytes_per_gpu(terms)
-        + workspace_bytes
-        + resident
-        + batch * kv_bytes_per_sequence_per_gpu(terms, opt, context_tokens)
-        + engine_reserve_bytes(terms, workspace_bytes=workspace_bytes, resident_bytes=resident)
+    return held_bytes_per_gpu(
+        terms,
+        kv_bytes=batch * kv_bytes_per_sequence_per_gpu(terms, opt, context_tokens),
+        workspace_bytes=workspace_bytes,
+        resident_bytes=resident_bytes_per_gpu(terms, opt),
     )
 
 
