@@ -189,11 +189,11 @@ def at_served_load(
         output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, opt=opt, **slo_percentiles(w),
     )
     batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
-    # the bare step at the same mean running batch as TPOT (TPOT = this step + prefill interference, both
-    # mean-field: below one running sequence too); memory is held for the whole sequences of the ceiling
+    # the bare step at the batch TPOT is taken at, a request's own steps (TPOT = this step + prefill
+    # interference; performance.load.own_batch); memory is held for the whole sequences of the ceiling
     step = perf.decode_step(
         terms,
-        batch=float(op.running_batch),
+        batch=float(op.own_batch),
         context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
     )
     memory = optimized_memory_per_gpu_bytes(

@@ -127,8 +127,8 @@ def pool_at_served_load(
     step = 0.0
     if not prefill:
         step = float(
-            perf.decode_step(  # at the mean running batch the decode pool's TPOT is taken at
-                terms, batch=float(check.point.running_batch),
+            perf.decode_step(  # at the batch the decode pool's TPOT is taken at (performance.load.own_batch)
+                terms, batch=float(check.point.own_batch),
                 context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
             ).total_s
         )

@@ -57,7 +57,11 @@ def test_steady_state_is_the_fixed_point_of_littles_law(catalog: Catalog) -> Non
     again = mixed_step(t, decode_batch=pt.running_batch, decode_context_tokens=p_tok + g_tok / 2,
                        prefill_tokens=pt.prefill_tokens_per_step, prompt_tokens=p_tok)
     assert float(again) == pytest.approx(float(pt.step_s), rel=1e-6)
-    assert float(pt.tpot_s) == float(pt.step_s)
+    # a request's own steps hold it and the B others it finds (load.own_step_s)
+    own = mixed_step(t, decode_batch=float(pt.running_batch) + 1.0, decode_context_tokens=p_tok + g_tok / 2,
+                     prefill_tokens=pt.prefill_tokens_per_step, prompt_tokens=p_tok)
+    assert float(pt.tpot_s) == pytest.approx(float(own), rel=1e-12)
+    assert float(pt.tpot_s) > float(pt.step_s)
     assert float(pt.output_tokens_per_s) == pytest.approx(lam * g_tok)
     # TTFT = M/D/1 wait + k chunk steps + half a step + network, k = ceil(P / (C − B)) = 1 here
     chunk = 8192.0 - float(pt.running_batch)
@@ -75,8 +79,12 @@ def test_lone_request_sees_the_bare_steps(catalog: Catalog) -> None:
                        network_s=0.05)
     decode0 = mixed_step(t, decode_batch=0.0, decode_context_tokens=1100.0, prefill_tokens=0.0,
                          prompt_tokens=1000.0)
+    lone = mixed_step(t, decode_batch=1.0, decode_context_tokens=1100.0, prefill_tokens=0.0,
+                      prompt_tokens=1000.0)
     prefill = float(perf.prefill_step(t, prompt_tokens=1000.0).total_s)
-    assert float(pt.tpot_s) == pytest.approx(float(decode0), rel=1e-6)
+    assert float(pt.step_s) == pytest.approx(float(decode0), rel=1e-6)  # the engine is empty almost always
+    assert float(pt.tpot_s) == pytest.approx(float(lone), rel=1e-6)  # but a decoding request is in its steps
+    assert float(lone) > float(decode0)
     # a lone request finds the engine idle (P(busy) = 1 − e^(−N) → 0): no step in flight to wait for
     assert float(pt.ttft_s) == pytest.approx(prefill + 0.05, rel=1e-6)
 

@@ -12,7 +12,8 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
     c = λ·P·T                     (prompt tokens arriving per step, processed in the same step)
     T = T_mixed(B, c)             (smallest fixed point above T_mixed(0, 0): secant / regula falsi)
 
-    TPOT = T                      (every running sequence gets one token per step)
+    TPOT = T_mixed(min(B + 1, limit), c)   (the steps a decoding request runs in: its own sequence and
+                                  the B others it finds, :func:`own_batch`)
     TTFT = W_q + k·T_k + W_phase + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
     W_phase = (1 − e^(−N))·(n_s/2 + L)·T,  N = B + λ·k·T_k   (wait for the scheduler to admit the prompt:
                                           tail.step_phase_s; T/2 for a busy engine without multi-step or lookahead)
@@ -64,7 +65,12 @@ class LoadPoint:
 
     requests_per_s: Num
     step_s: Num
-    """Mean engine step T = TPOT."""
+    """Mean engine step T (throughput, TTFT's waits)."""
+    own_batch: Num
+    """Running sequences in a decoding request's own steps, min(B + 1, limit) (:func:`own_batch`)."""
+    own_step_s: Num
+    """Mean step a decoding request runs in, T_mixed(own_batch, c) (:func:`own_step_s`); TPOT = own_step_s / E[N]
+    tokens per round."""
     running_batch: Num
     """Mean running sequences B = λ·G·T."""
     prefill_tokens_per_step: Num
@@ -168,8 +174,9 @@ def serve_at_load(
         )
     assert point is not None  # every row is chunked or prefill-first
     return at_percentiles(
-        point, terms, input_tokens=p_tok, output_tokens=g_tok, network_s=network_s,
-        ttft_percentile=ttft_percentile, tpot_percentile=tpot_percentile,
+        point, terms, step_at=kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok),
+        tokens_per_round=per_round, network_s=network_s, ttft_percentile=ttft_percentile,
+        tpot_percentile=tpot_percentile,
     )
 
 
@@ -201,11 +208,18 @@ def _chunked_at_load(
     )
     service_s = k * chunk_s
     stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
+    own = own_batch(batch, limit)
+    own_s = own_step_s(
+        kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok), step_s=step, batch=own,
+        prefill_tokens=c,
+    )
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     point = LoadPoint(
         requests_per_s=lam,
         step_s=step,
+        own_batch=own,
+        own_step_s=own_s,
         running_batch=batch,
         prefill_tokens_per_step=c,
         prefill_utilization_frac=rho,
@@ -213,11 +227,29 @@ def _chunked_at_load(
         chunk_step_s=chunk_s,
         queue_wait_s=wait,
         ttft_s=wait,
-        tpot_s=step / tokens_per_round,
+        tpot_s=own_s / tokens_per_round,
         output_tokens_per_s=lam * output_tokens,
         stable=stable,
     )
     return replace(point, ttft_s=wait + service_s + step_phase_s(point, terms) + network_s)
+
+
+def own_batch(batch: Num, limit: Num) -> Any:
+    """Running sequences in the steps a decoding request runs in: min(B + 1, limit), at least 1.
+
+    A request is in every step it decodes in, so its steps hold its own sequence and the others it finds.
+    Below the batch limit the running sequences are those of an M/G/∞ station fed by Poisson arrivals: the
+    others are a Poisson number of mean B = λ·G·T, independent of the request, so its steps hold B + 1
+    sequences on average (token-weighted, a step of n sequences counts n times: E[N²]/E[N] = B + 1). A lone
+    request (λ → 0) steps alone, not in the empty engine; at the limit the batch is full either way."""
+    return np.minimum(np.asarray(batch, dtype=float) + 1.0, np.maximum(limit, 1.0))
+
+
+def own_step_s(step_at: Callable[..., Num], *, step_s: Num, batch: Num, prefill_tokens: Num) -> Any:
+    """Mean step a decoding request runs in, s: T_mixed(``batch``, c) at its :func:`own_batch`, never below the
+    engine's mean step T = ``step_s``. ``step_at`` is the prepared round (:func:`round_step`) T came from;
+    c = ``prefill_tokens`` per step."""
+    return np.maximum(step_at(decode_batch=batch, prefill_tokens=prefill_tokens), step_s)
 
 
 def _occupancy(lam: Any, g_tok: Any, p_tok: Any, step: Any, chunk_tokens: Num) -> tuple[Any, Any, Any, Any]:

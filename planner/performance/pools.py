@@ -9,7 +9,8 @@ pools, and a decode replica generates the remaining tokens:
     KV handoff    V_KV = KV bytes of the P prompt tokens (memory ledger); T_handoff = α + V_KV / B_link
                   (ledgers.distributed.kv_handoff_s; B_link = the GPUs' scale-out links of the replica)
     decode pool   T = T_mixed(λ·G·T, 0): the fixed point of :mod:`planner.performance.load` without prompt
-                  tokens, so TPOT = T has no prefill interference; B = λ·G·T running sequences must fit
+                  tokens, so TPOT = T_mixed(min(B + 1, limit), 0) (a request's own steps, load.own_batch)
+                  has no prefill interference; B = λ·G·T running sequences must fit
                   memory (KV of P + G tokens each) and the engine's sequence limit.
 
 Capacities at the SLO are the largest loads (bisection, :func:`planner.performance.load.largest_ok_load`)
@@ -26,8 +27,17 @@ import numpy as np
 
 from planner.ledgers.distributed import kv_handoff_s
 from planner.performance.fixed_point import GiveUp
-from planner.performance.load import LoadPoint, _steady_step_s, deciding, largest_ok_load, serve_at_load
+from planner.performance.load import (
+    LoadPoint,
+    _steady_step_s,
+    deciding,
+    largest_ok_load,
+    own_batch,
+    own_step_s,
+    serve_at_load,
+)
 from planner.performance.memory import kv_bytes_per_sequence
+from planner.performance.step_memo import kept_round_step
 from planner.performance.steps import mean_decode_context_tokens, mixed_step
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -130,21 +140,30 @@ def decode_at_load(
     terms: DeploymentTerms, *, requests_per_s: Num, input_tokens: Num, output_tokens: Num, max_batch: Num
 ) -> LoadPoint:
     """A decode-only replica at ``requests_per_s``: T = T_mixed(λGT, 0) at the mean history P + G/2, B = λGT
-    (no prompt tokens in its steps, so TPOT = T has no prefill interference; TTFT is the prefill pool's, 0 here)."""
+    (no prompt tokens in its steps, so TPOT = T_mixed(min(B + 1, limit), 0), a request's own steps
+    (load.own_step_s), has no prefill interference; TTFT is the prefill pool's, 0 here)."""
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     p_tok = np.asarray(input_tokens, dtype=float)
     g_tok = np.asarray(output_tokens, dtype=float)
     limit = np.minimum(max_batch, terms.max_running_sequences)
+    context, no_prompt = mean_decode_context_tokens(p_tok, g_tok), np.zeros_like(p_tok)
     step, converged = _steady_step_s(
-        terms, lam, input_tokens=np.zeros_like(p_tok), output_tokens=g_tok,
-        context_tokens=mean_decode_context_tokens(p_tok, g_tok), give_up=_over_limit_beyond(lam, g_tok, limit),
+        terms, lam, input_tokens=no_prompt, output_tokens=g_tok, context_tokens=context,
+        give_up=_over_limit_beyond(lam, g_tok, limit),
     )
     batch = _decode_batch(lam, g_tok, step)
     stable = converged & (batch <= limit)
     zero = 0.0 * step
+    own = own_batch(batch, limit)
+    own_s = own_step_s(
+        kept_round_step(terms, None, context_tokens=context, prompt_tokens=no_prompt), step_s=step, batch=own,
+        prefill_tokens=no_prompt,
+    )
     return LoadPoint(
         requests_per_s=lam,
         step_s=step,
+        own_batch=own,
+        own_step_s=own_s,
         running_batch=batch,
         prefill_tokens_per_step=zero,
         prefill_utilization_frac=zero,
@@ -152,7 +171,7 @@ def decode_at_load(
         chunk_step_s=zero,
         queue_wait_s=zero,
         ttft_s=zero,
-        tpot_s=step,
+        tpot_s=own_s,
         output_tokens_per_s=lam * g_tok,
         stable=stable,
     )

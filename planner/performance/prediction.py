@@ -264,6 +264,8 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "stable": bool(pt.stable),
         "ttft_ms": float(pt.ttft_s) * 1e3,
         "tpot_ms": float(pt.tpot_s) * 1e3,
+        # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)
+        "step_ms": float(pt.step_s) * 1e3,
         "output_tokens_per_s": float(pt.output_tokens_per_s),
         "running_batch": float(pt.running_batch),
         "prefill_tokens_per_step": float(pt.prefill_tokens_per_step),

@@ -12,7 +12,8 @@ and G output tokens on one replica:
     τ      = T_d(B) / (1 − u),  B = λ·G·τ  decode runs in the remaining 1 − u of the time; Little's law
     ⇔ s = T_d(λ′·G·s) with s = τ·(1 − u), λ′ = λ / (1 − u): the decode-only fixed point at the load λ′
       (load._steady_step_s with no prompt tokens, as a decode pool), then τ = s / (1 − u), B = λ′·G·s
-    TPOT   = τ
+    TPOT   = T_d(min(B + 1, limit)) / (1 − u)   a request's own decode steps hold it and the B others it finds
+                                         (load.own_step_s)
     TTFT   = W_q + T_p + W_phase + network,  W_q = u·T_p / (2(1 − u))
       (Cobham's non-preemptive priority wait R / (1 − u) with R = u·T_p/2 + (1 − u)·T_d/2: the M/D/1 wait
        behind earlier prompts plus the residual of the decode step in flight, tail.step_phase_s:
@@ -47,8 +48,9 @@ from typing import Any
 import numpy as np
 
 from planner.ledgers.inference import md1_queue_wait_s
-from planner.performance.load import LoadPoint, _steady_step_s
+from planner.performance.load import LoadPoint, _steady_step_s, own_batch, own_step_s
 from planner.performance.optimizations import LoadOptimizations, round_s
+from planner.performance.step_memo import kept_round_step
 from planner.performance.tail import step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -97,11 +99,19 @@ def prefill_first_at_load(
     tau = decode_s / free
     batch = lam * g_tok * tau
     limit = np.minimum(max_batch, terms.max_running_sequences)
+    no_prompt = np.zeros_like(p_tok)
+    own = own_batch(batch, limit)
+    own_decode_s = own_step_s(
+        kept_round_step(terms, opt, context_tokens=context_tokens, prompt_tokens=no_prompt), step_s=decode_s,
+        batch=own, prefill_tokens=no_prompt,
+    )
     stable = converged & (u < 1.0) & (batch <= limit) & (p_tok <= terms.chunk_tokens)
     wait = np.where(stable, md1_queue_wait_s(np.where(stable, lam, 0.0), service_s=t_p), np.inf)
     point = LoadPoint(
         requests_per_s=lam,
         step_s=tau,
+        own_batch=own,
+        own_step_s=own_decode_s / free,
         running_batch=batch,
         prefill_tokens_per_step=lam * p_tok * tau,
         prefill_utilization_frac=u,
@@ -109,7 +119,7 @@ def prefill_first_at_load(
         chunk_step_s=t_p + 0.0 * u,
         queue_wait_s=wait,
         ttft_s=wait,
-        tpot_s=tau / tokens_per_round,
+        tpot_s=own_decode_s / free / tokens_per_round,
         output_tokens_per_s=lam * np.asarray(output_tokens, dtype=float),
         stable=stable,
     )

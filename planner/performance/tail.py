@@ -31,19 +31,20 @@ B/(1 − m)², skewness γ = (1 + 2m)/((1 − m)·√B). Then
     TPOT_p = T_dec + (T − T_dec) · q_p / B
     q_p = max(0, B + σ·(z_p + γ·(z_p² − 1)/6)),  σ = √B / (1 − m)      (Cornish–Fisher quantile of N)
 
-with z_p the standard normal quantile (z_50 = 0, so TPOT_50 ≈ T). The decode batch is held at its mean B
-(its fluctuation is not modelled). tests/performance/test_tail.py checks both against seeded
+with z_p the standard normal quantile (z_50 = 0, so TPOT_50 ≈ T). Every step also holds the request itself:
+the tail is shifted by its own sequence, T_own − T (planner.performance.load.own_batch: B + 1 sequences).
+The decode batch is otherwise held at its mean B (its fluctuation is not modelled). tests/performance/test_tail.py checks both against seeded
 discrete-event simulations.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
 
-from planner.performance.steps import mixed_step
 from planner.performance.terms import DeploymentTerms, Num
 
 ALLOWED_PERCENTILES: tuple[int, ...] = (50, 90, 95, 99)
@@ -153,14 +154,17 @@ def at_percentiles(
     point: Point,
     terms: DeploymentTerms,
     *,
-    input_tokens: Num,
-    output_tokens: Num,
+    step_at: Callable[..., Num],
+    tokens_per_round: Num,
     network_s: Num,
     ttft_percentile: Num | None,
     tpot_percentile: Num | None,
 ) -> Point:
     """``point`` (a load.LoadPoint of means) with ttft_s / tpot_s at the given percentiles.
 
+    ``step_at`` is the engine round the point's steps came from (planner.performance.optimizations.round_step,
+    called with ``decode_batch=`` and ``prefill_tokens=``): the decode-only round T_dec is it without prompt
+    tokens. TPOT is per output token: the round's tail over E[N] = ``tokens_per_round`` tokens, as the mean.
     None, or nan entries of an array, keep the mean. Nothing is computed when both are None.
     """
     if ttft_percentile is None and tpot_percentile is None:
@@ -177,17 +181,11 @@ def at_percentiles(
         changes["ttft_s"] = np.where(np.isnan(p), pt.ttft_s, tail)
     if tpot_percentile is not None:
         p = np.asarray(tpot_percentile, dtype=float)
-        p_tok = np.asarray(input_tokens, dtype=float)
-        g_tok = np.asarray(output_tokens, dtype=float)
-        decode_only = mixed_step(
-            terms, decode_batch=pt.running_batch, decode_context_tokens=p_tok + g_tok / 2.0,
-            prefill_tokens=0.0, prompt_tokens=p_tok,
-        )
-        tail = tpot_quantile_s(
-            step_s=pt.step_s, decode_only_step_s=decode_only, running_batch=pt.running_batch,
-            percentile=np.nan_to_num(p, nan=50.0),
-        )
-        changes["tpot_s"] = np.where(np.isnan(p), pt.tpot_s, tail)
+        round_tail = tpot_quantile_s(
+            step_s=pt.step_s, decode_only_step_s=step_at(decode_batch=pt.running_batch, prefill_tokens=0.0),
+            running_batch=pt.running_batch, percentile=np.nan_to_num(p, nan=50.0),
+        ) + (pt.own_step_s - pt.step_s)  # the request's own sequence in every step (load.own_step_s)
+        changes["tpot_s"] = np.where(np.isnan(p), pt.tpot_s, round_tail / np.asarray(tokens_per_round, dtype=float))
     out: Point = replace(pt, **changes)
     return out
 

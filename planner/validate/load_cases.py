@@ -54,7 +54,8 @@ def saturated_point(terms: DeploymentTerms, *, input_tokens: float, output_token
                             prompt_tokens=input_tokens))
     lam = batch / (output_tokens * step)
     return LoadPoint(
-        requests_per_s=lam, step_s=step, running_batch=batch, prefill_tokens_per_step=prefill,
+        requests_per_s=lam, step_s=step, own_batch=batch, own_step_s=step, running_batch=batch,
+        prefill_tokens_per_step=prefill,
         prefill_utilization_frac=1.0, chunk_steps=1.0, chunk_step_s=step, queue_wait_s=math.inf,
         ttft_s=math.inf, tpot_s=step, output_tokens_per_s=batch / step, stable=False,
     )
@@ -80,16 +81,13 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
 
     TTFT and TPOT are the ones a client's request sees: by the arrival theorem of closed queueing networks
     (mean value analysis) it finds the replica as it is with the other N − 1 clients, i.e. at λ·(N − 1)/N.
-    Its decode steps carry their prompts' chunks, not its own (its prompt was prefilled before), and it runs
-    in them itself: TPOT ≥ the step of a lone sequence. One client (N = 1) finds the engine idle: TPOT is
-    that lone step. Throughput and the running batch are the replica's at λ.
+    Its decode steps carry their prompts' chunks, not its own (its prompt was prefilled before), and hold
+    its own sequence besides the others' (serve_at_load's TPOT, planner.performance.load.own_step_s). One
+    client (N = 1) finds the engine idle: TPOT is the step of a lone sequence. Throughput and the running
+    batch are the replica's at λ.
     """
     cap = SATURATED_FRAC * capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
-    )
-    lone_step_s = float(
-        mixed_step(terms, decode_batch=1.0, decode_context_tokens=mean_decode_context_tokens(input_tokens, output_tokens),
-                   prefill_tokens=0.0, prompt_tokens=input_tokens)
     )
 
     def at(lam: float) -> LoadPoint:
@@ -102,7 +100,7 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
     def tagged(lam: float) -> tuple[float, float]:
         """(TTFT, TPOT) of one client's request at total load λ."""
         found = at(lam * seen)
-        return float(found.ttft_s), max(float(found.tpot_s), lone_step_s)
+        return float(found.ttft_s), float(found.tpot_s)
 
     lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
     for _ in range(CLOSED_LOOP_ITERATIONS):

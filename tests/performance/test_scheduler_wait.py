@@ -31,7 +31,7 @@ def _point(*, lam: float, step_s: float, batch: float, u: float, chunk_s: float)
     return LoadPoint(
         requests_per_s=lam, step_s=step_s, running_batch=batch, prefill_tokens_per_step=0.0,
         prefill_utilization_frac=u, chunk_steps=1.0, chunk_step_s=chunk_s, queue_wait_s=0.0, ttft_s=0.0,
-        tpot_s=step_s, output_tokens_per_s=0.0, stable=True,
+        tpot_s=step_s, output_tokens_per_s=0.0, stable=True, own_batch=batch, own_step_s=step_s,
     )
 
 
@@ -131,5 +131,6 @@ def test_predict_explain_shows_the_scheduler_wait() -> None:
     assert at["scheduler_steps"] == 10.0 and at["scheduler_lookahead_steps"] == 0.0
     assert at["ttft_ms"] == pytest.approx(at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["scheduler_wait_ms"])
     # a busy prefill-first engine: the wait is P(busy)·n_s/2 decode steps (the decode step is τ·(1 − u))
-    decode_ms = at["tpot_ms"] * (1.0 - at["prefill_utilization_frac"])
+    decode_ms = at["step_ms"] * (1.0 - at["prefill_utilization_frac"])
+    assert at["tpot_ms"] > at["step_ms"]  # a request's own steps also hold it (load.own_step_s)
     assert at["scheduler_wait_ms"] == pytest.approx(at["engine_busy_frac"] * 5.0 * decode_ms, rel=1e-9)

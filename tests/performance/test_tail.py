@@ -139,3 +139,17 @@ def test_percentile_point_is_the_mean_point_without_percentiles(catalog: Catalog
     assert np.all(p99.ttft_s >= mean.ttft_s) and np.all(p99.tpot_s > mean.tpot_s)
     assert p99.ttft_s[1] > mean.ttft_s[1]  # at 1 req/s ρ < 1 %: the p99 wait is 0, TTFT stays at its mean
     assert np.array_equal(p99.step_s, mean.step_s)  # the mean step is untouched
+
+
+def test_tpot_percentiles_are_per_output_token_under_speculation(catalog: Catalog) -> None:
+    """With E[N] = 2.5 tokens per speculative round, TPOT's percentiles are per token like its mean: the round's
+    tail over E[N]. The median is the mean (z_50 = 0) and the p99 lies between the mean and one round."""
+    from planner.performance.optimizations import LoadOptimizations
+
+    terms = _terms(catalog, "h100_sxm")
+    kw = {"requests_per_s": np.array([0.5, 2.0, 6.0]), "input_tokens": 1000.0, "output_tokens": 200.0,
+          "max_batch": 128.0, "opt": LoadOptimizations(tokens_per_round=2.5)}
+    mean, p50, p99 = (serve_at_load(terms, **kw, tpot_percentile=p) for p in (None, 50, 99))
+    assert p50.tpot_s == pytest.approx(mean.tpot_s, rel=1e-12)
+    assert np.all(p99.tpot_s > mean.tpot_s) and np.all(p99.tpot_s < p99.step_s)
+    assert mean.tpot_s == pytest.approx(mean.own_step_s / 2.5, rel=1e-12)

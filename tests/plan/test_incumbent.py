@@ -62,7 +62,9 @@ def test_restricted_start_is_a_plan_of_the_full_problem_and_keeps_the_optimum(
     cold_usd = _exact(ctx, None)
     warm_usd = _exact(ctx, start)
     assert warm_usd == pytest.approx(cold_usd, rel=1e-6)
-    assert cold_usd <= start_usd * (1 + 1e-9)
+    # no worse than the start, within the exact solve's own optimality tolerance (solver.make_solver gap_rel 1e-6:
+    # $0.13 here, above the cents a tie-break move is worth)
+    assert cold_usd <= start_usd * (1 + 1e-6)
     # near-optimal: the restriction keeps the columns the relaxation prices best (fails if it keeps the wrong ones)
     assert start_usd <= cold_usd * 1.10
 

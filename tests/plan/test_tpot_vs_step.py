@@ -1,7 +1,8 @@
-"""A deployment's reported decode step is the bare step at the same mean running batch as its TPOT, so TPOT
-(= step + prefill interference; the step alone for a decode pool) is never below it. The step was taken at
-ceil(batch) (a decode pool's at its resident sequences) while TPOT was at the mean batch: buy_vs_rent's H200
-decode pool showed a 30.09 ms step under a 30.07 ms TPOT, small_models_shared's L40S 28.72 under 28.65."""
+"""A deployment's reported decode step is the bare step at the batch its TPOT is taken at (a request's own
+steps, performance.load.own_batch), so TPOT (= step + prefill interference; the step alone for a decode pool) is
+never below it. The step was taken at ceil(batch) (a decode pool's at its resident sequences) while TPOT was at
+the mean batch: buy_vs_rent's H200 decode pool showed a 30.09 ms step under a 30.07 ms TPOT, small_models_shared's
+L40S 28.72 under 28.65."""
 
 from __future__ import annotations
 
