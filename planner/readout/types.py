@@ -39,10 +39,10 @@ class Deployment:
     ttft_ms: float
     """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network)."""
     tpot_ms: float
-    """Time per output token at the load each replica serves: the mean engine step with the prefill chunks it
-    carries."""
+    """Time per output token at the load each replica serves: the step a request runs in (its own sequence and
+    the others it finds, planner.performance.load.own_batch) with the prefill chunks it carries."""
     decode_step_ms: float
-    """The bare decode step at this batch."""
+    """The bare decode step at the batch TPOT is taken at (no prefill chunks): never above TPOT."""
     ttft_slo_ms: float
     tpot_slo_ms: float
     memory_per_gpu_gb: float

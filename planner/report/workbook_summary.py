@@ -50,7 +50,8 @@ def _money(usd: float) -> str:
 
 
 def recommendation_text(result: PlanResult) -> str:
-    """The plan in words: what to rent or buy, which deployment serves each workload, and its money."""
+    """The plan in words: what to rent or buy, which deployment (and engine, with the workload's settings)
+    serves each workload, and its money."""
     ledger = result.ledger
     if ledger is None or not result.feasible:
         return "No feasible plan: see the infeasibility rows below."
@@ -66,7 +67,8 @@ def recommendation_text(result: PlanResult) -> str:
         count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
         count += f", {d.role} pool" if d.role != "colocated" else ""
         served.setdefault(d.workload, []).append(
-            f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site} ({d.placement}, {count})"
+            f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site}"
+            f" with {d.engine} ({d.placement}, {count})"
         )
     uses = "; ".join(f"{w}: {', '.join(sorted(set(v)))}" for w, v in served.items())
     per_mtok = ledger.cost_usd_per_million_output_tokens

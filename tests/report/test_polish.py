@@ -99,3 +99,17 @@ def test_recommendation_names_prefill_and_decode_pools() -> None:
     text = recommendation_text(syn.plan_result(deployments=pools))
     assert "prefill pool" in text and "decode pool" in text
     assert "pool" not in recommendation_text(syn.plan_result())  # co-located deployments read as before
+
+
+def test_recommendation_names_the_engine_and_its_settings() -> None:
+    """Two plans that differ only in a workload's engine settings read differently in the Summary sheet's
+    recommendation (the settings were only in the Deployments sheet's Engine column and the JSON)."""
+    import dataclasses
+
+    from planner.report.workbook_summary import recommendation_text
+
+    first = syn.DEPLOYMENTS[0]
+    tuned = dataclasses.replace(first, engine="vllm[memory_claim_frac=0.95]")
+    assert f"on {first.gpu} at {first.site} with {first.engine} (" in recommendation_text(syn.plan_result())
+    text = recommendation_text(syn.plan_result(deployments=[tuned]))
+    assert "with vllm[memory_claim_frac=0.95] (" in text

@@ -191,7 +191,7 @@ def test_summary_and_supply_are_formulas(written: Path) -> None:
     text = find_row(summary, "Recommendation")[1].value
     assert (
         "16x mi300x at us_east" in text
-        and "h200_sxm at dc1 (datacenter" in text
+        and "h200_sxm at dc1 with vllm (datacenter" in text
         and "up to 2 replicas" in text
     )
     assert str(find_row(summary, "mi300x (rent)")[1].value).startswith("=SUMIFS(")
