@@ -268,6 +268,7 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "step_ms": float(pt.step_s) * 1e3,
         "output_tokens_per_s": float(pt.output_tokens_per_s),
         "running_batch": float(pt.running_batch),
+        "own_batch": float(pt.own_batch),  # sequences in a request's own steps, min(B + 1, limit): TPOT's batch
         "prefill_tokens_per_step": float(pt.prefill_tokens_per_step),
         "prefill_utilization_frac": float(pt.prefill_utilization_frac),
         "chunk_steps": float(pt.chunk_steps),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from planner import performance as perf
@@ -27,8 +28,8 @@ from planner.validate.cases import (
 from planner.validate.edge_builds import DP4A_ENGINE, DP4A_NOTE, edge_engine
 from planner.validate.names import GPU_IDS, MODEL_IDS
 from planner.validate.sources_load import LOAD_READERS
-from planner.validate.sources_memory import _vllm_memory
-from planner.validate.sources_serving import UNREAD_SOURCES, _lambda
+from planner.validate.sources_memory import MEMORY_READERS
+from planner.validate.sources_serving import SERVING_READERS, UNREAD_SOURCES
 
 BOOK_LOGGING_OFF_MS = re.compile(r"([0-9.]+) ms after disabling logging")
 """The §1.3 box's step time with request logging off, as the B = 1 row's notes print it."""
@@ -308,20 +309,26 @@ def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
             )
 
 
+READERS: dict[str, Callable[[_Builder, list[dict[str, str]]], None]] = {
+    "book_rtxpro6000_qwen3_8b.csv": _book,
+    "mlenergy_vllm.csv": _mlenergy,
+    "trtllm_throughput.csv": _trtllm,
+    "trtllm_a100_llama7b.csv": _trtllm_a100,
+    "fastertransformer_13b.csv": _fastertransformer,
+    **MEMORY_READERS,
+    "nccl.csv": _nccl,
+    "edge_llamacpp.csv": _edge,
+    **SERVING_READERS,
+    **LOAD_READERS,
+}
+"""Every read measurement file → its reader, in report order (this module's and its siblings' tables)."""
+
+
 def build_cases(catalog: Catalog, directory: Path | None = None) -> tuple[list[Case], list[Skipped]]:
     """Map every prediction-target row of the measurement CSVs to a case (or a skipped entry)."""
     d = directory or measurements_dir()
     b = _Builder(catalog)
-    _book(b, _read_csv(d, "book_rtxpro6000_qwen3_8b.csv"))
-    _mlenergy(b, _read_csv(d, "mlenergy_vllm.csv"))
-    _trtllm(b, _read_csv(d, "trtllm_throughput.csv"))
-    _trtllm_a100(b, _read_csv(d, "trtllm_a100_llama7b.csv"))
-    _fastertransformer(b, _read_csv(d, "fastertransformer_13b.csv"))
-    _vllm_memory(b, _read_csv(d, "vllm_memory_h100.csv"))
-    _nccl(b, _read_csv(d, "nccl.csv"))
-    _edge(b, _read_csv(d, "edge_llamacpp.csv"))
-    _lambda(b, _read_csv(d, "lambda_vllm_a100_h100.csv"))
-    for name, reader in LOAD_READERS.items():
+    for name, reader in READERS.items():
         reader(b, _read_csv(d, name))
     for name, reason in UNREAD_SOURCES.items():
         for i, _row in enumerate(_read_csv(d, name)):

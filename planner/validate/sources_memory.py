@@ -67,3 +67,7 @@ def _kv_room(
         return
     note = "vLLM gpu_memory_utilization 0.9; measured device memory 79.18 GiB vs the catalog's 80 GB"
     b.add(src, "memory", label, measured, (acc, fmt, t, ""), note=note, fixed_prediction=predicted)
+
+
+MEMORY_READERS = {"vllm_memory_h100.csv": _vllm_memory}
+"""Measurement file → reader (called by planner.validate.sources.build_cases)."""

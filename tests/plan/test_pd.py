@@ -92,7 +92,7 @@ def _served(result: dict[str, object]) -> float:
 def test_card8_design_case_through_the_optimizer(card8_plans: dict[str, dict[str, object]]) -> None:
     """auto: ≥ 4.4 req/s with prefill on the A100s and decode on the H20s (book 4.55). off, on the book's
     prefill-first engine (vllm_v0): ≈ 3.0 req/s (book 3.02) under the example's SLOs (TPOT 100 ms binds:
-    the book's co-located point runs 82–84 ms per token). The chunked-prefill engine (vllm) serves more
+    the book's co-located point runs 84–86 ms per token). The chunked-prefill engine (vllm) serves more
     co-located, 3.47: chunking never loses capacity here."""
     auto, off, chunked = card8_plans["auto"], card8_plans["off"], card8_plans["off_chunked"]
     assert _served(auto) >= 4.4
@@ -109,7 +109,7 @@ def test_card8_design_case_through_the_optimizer(card8_plans: dict[str, dict[str
 
 def test_card8_engine_chunking_and_the_books_co_located_rate(catalog: Catalog) -> None:
     """With the SLOs lifted (the book states none) the prefill-first co-located capacity of 4 A100 + 4 H20
-    is the book's 3.02 within 5 % (3.05: memory allows a decode batch above the book's 32). The pools run
+    is the book's 3.02 within 5 % (3.01). The pools run
     prefill-only / decode-only passes, so the engine's chunking does not move them: decode capacities are
     equal; prefill within 2 % and never lower on V0 (at saturation V0 batches waiting prompts into steps of
     up to 32,768 tokens, V1 up to 8,192: bigger steps, slightly higher efficiency). Per GPU,
