@@ -10,9 +10,11 @@ of the same PD group (model, weight and KV format), and their KV caches cross th
 Notation: P_wg / D_wg the prefill / decode candidates of workload w in PD group g (planner/candidates_pd.py,
 planner.problem.roles.pd_groups); pd_flow[w, g, t] requests/s served disaggregated (demand_coverage counts
 it next to the co-located flows); V_wg the KV handed over per request (GB: the prompt's KV, memory ledger);
-B_k a replica's scale-out bandwidth per direction (GB/s: its GPUs × the per-GPU link). The capacity rows
+B_k a replica's scale-out bandwidth per direction (GB/s: its tp·ep GPUs × the per-GPU link). The capacity rows
 (slo_operating_point) bound each pool's flow by its replicas at the SLO, so the MILP picks co-located or
-disaggregated serving per workload, and the P:D ratio, at the lowest cost.
+disaggregated serving per workload, and the P:D ratio, at the lowest cost. A pool replica's capacity is
+already within its own link (B_k / V_KV, planner.performance.pools.link_capped_requests_per_s), so (3)/(4)
+hold wherever the capacity rows do; they stay to name the link in the binding constraints when it binds.
 """
 
 from __future__ import annotations

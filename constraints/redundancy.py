@@ -67,7 +67,8 @@ Site domain (every set S of r sites that serve w; survivors at the other sites, 
     z[w, g, S, t] ≤ Σ_{k ∈ X_wg, site(k) ∉ S} cap·n[k, t]                                 ∀ X ∈ {P, D}, g, S, t
 
 Served flow on the right keeps the rows valid for max_throughput (decode flows repeat the prefill flows and
-are not counted twice). Not modelled: the KV link of a PD group with a node down (rows (3)/(4) of pd_flow).
+are not counted twice). The KV link of a PD group is in cap: a pool replica's capacity is capped at its own link,
+B_k / V_KV (planner.performance.pools.link_capped_requests_per_s), so a lost replica takes its link with it.
 No rows without ``redundancy`` or with r = 0: the rule raises cost only where it binds.
 """
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from planner import performance as perf
 from planner.candidates import network_s
-from planner.candidates_pd import kv_link
+from planner.candidates_pd import kv_link, replica_kv_link_gb_per_s
 from planner.catalog.loader import Catalog
 from planner.performance.load import LoadPoint
 from planner.performance.pools import (
@@ -23,6 +23,7 @@ from planner.performance.pools import (
     decode_capacity_at_slo,
     handoff_s,
     kv_bytes_per_request,
+    link_capped_requests_per_s,
     prefill_at_load,
     prefill_capacity_at_slo,
 )
@@ -73,15 +74,18 @@ def pool_check(
     """Capacity and the figures at ``requests_per_s`` of one prefill or decode replica (module docstring)."""
     w: Workload = next(x for x in scenario.workloads if x.name == deployment.workload)
     p_tok, g_tok = float(w.input_tokens), float(w.output_tokens)
+    gb_per_s, latency_us = kv_link(catalog, catalog.accelerators[deployment.gpu], int(deployment.tp))
+    kv_bytes = float(kv_bytes_per_request(terms, input_tokens=p_tok))
+    link = {"kv_bytes": kv_bytes, "replica_link_gb_per_s": replica_kv_link_gb_per_s(gb_per_s, int(deployment.ep))}
     if deployment.role == "prefill":
-        gb_per_s, latency_us = kv_link(catalog, catalog.accelerators[deployment.gpu], int(deployment.tp))
-        hand = float(
-            handoff_s(kv_bytes_per_request(terms, input_tokens=p_tok), link_gb_per_s=gb_per_s, latency_us=latency_us)
-        )
+        hand = float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
         net = network_s(w, sites[deployment.site])
-        cap = prefill_capacity_at_slo(
-            terms, input_tokens=p_tok, max_batch=max_batch, network_s=net, handoff_s=hand,
-            slo_ttft_s=w.slo.ttft_ms / 1e3,
+        cap = link_capped_requests_per_s(
+            prefill_capacity_at_slo(
+                terms, input_tokens=p_tok, max_batch=max_batch, network_s=net, handoff_s=hand,
+                slo_ttft_s=w.slo.ttft_ms / 1e3,
+            ),
+            **link,
         )
         op = prefill_at_load(
             terms, requests_per_s=requests_per_s, input_tokens=p_tok, max_batch=max_batch, network_s=net,
@@ -89,8 +93,11 @@ def pool_check(
         )
         prompts = max(float(np.ceil(float(op.prefill_tokens_per_step) / p_tok - 1e-9)), 1.0)
         return PoolCheck(float(cap), op, p_tok, prompts)
-    cap = decode_capacity_at_slo(
-        terms, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch, slo_tpot_s=w.slo.tpot_ms / 1e3
+    cap = link_capped_requests_per_s(
+        decode_capacity_at_slo(
+            terms, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch, slo_tpot_s=w.slo.tpot_ms / 1e3
+        ),
+        **link,
     )
     op = decode_at_load(terms, requests_per_s=requests_per_s, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch)
     return PoolCheck(float(cap), op, p_tok + g_tok, max(float(np.ceil(float(op.running_batch) - 1e-9)), 1.0))

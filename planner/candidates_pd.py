@@ -14,10 +14,11 @@ Per replica (planner/performance/pools.py):
 - prefill: capacity = the largest prompts/s with TTFT = queueing + chunk steps + T/2 + RTT + upload +
   KV handoff ≤ SLO; TPOT columns are 0 (not its stage);
 - decode: capacity = the largest requests/s with TPOT ≤ SLO and B = λ·G·T within memory; TTFT columns 0;
+- both capped at the replica's KV link, B_k / V_KV (pools.link_capped_requests_per_s);
 - ``sync_ratio`` of the pool's own step (prefill step of the prompts it runs at once / decode step at its
   batch, planner/performance/sync.py), points above ``max_sync_ratio`` dropped like co-located ones;
-- ``kv_bytes_per_request`` V_KV (memory ledger, the prompt's KV) and ``kv_link_gb_per_s`` the replica's
-  scale-out bandwidth (GPUs × per-GPU link, per direction) that bounds the KV traffic in the MILP.
+- ``kv_bytes_per_request`` V_KV (memory ledger, the prompt's KV) and ``kv_link_gb_per_s`` B_k, the replica's
+  scale-out bandwidth (its tp·ep GPUs × per-GPU link, per direction) that bounds the KV traffic in the MILP.
 The KV handoff always uses the scale-out link (a prefill and a decode replica of the same GPU type sharing a
 node over NVLink are not modelled: conservative).
 """
@@ -47,6 +48,7 @@ from planner.performance.pools import (
     decode_capacity_at_slo,
     handoff_s,
     kv_bytes_per_request,
+    link_capped_requests_per_s,
     prefill_at_load,
     prefill_capacity_at_slo,
 )
@@ -64,10 +66,17 @@ Pending = tuple[int, Any, Site]
 
 
 def kv_link(catalog: Catalog, gpu: Accelerator, tp: int) -> tuple[float, float]:
-    """The KV handoff link of one replica: (its GPUs × the per-GPU scale-out bandwidth per direction, GB/s;
-    the link's start-up latency, µs)."""
+    """The KV handoff path of one request: (the scale-out bandwidth per direction of the tp GPUs that hold
+    its KV, GB/s; the link's start-up latency, µs). A replica of ``ep`` attention data-parallel ranks has
+    ``ep`` such paths (:func:`replica_kv_link_gb_per_s`)."""
     link = catalog.interconnect(str(gpu.scale_out))
     return tp * link.gb_per_s_per_direction, link.latency_us
+
+
+def replica_kv_link_gb_per_s(path_gb_per_s: Any, ep: Any) -> Any:
+    """B_k, a replica's scale-out bandwidth per direction for KV, GB/s: its tp·ep GPUs' links, i.e. one
+    request's path (:func:`kv_link`) × its ``ep`` attention data-parallel ranks."""
+    return path_gb_per_s * ep
 
 
 def _pd_possible(catalog: Catalog, cfg: Any, site: Site) -> bool:
@@ -127,7 +136,7 @@ def _same_values(
     """(first, where) of :func:`pd_operating_points` merged further over rows that hold the same numbers
     (planner.candidate_rows.same_value_rows: e.g. two formats with the same bytes and efficiencies)."""
     cfgs = [pending[i][1] for i in first]
-    links = [kv_link(catalog, cfg.gpu, cfg.tp) for cfg in cfgs]
+    links = [(*kv_link(catalog, cfg.gpu, cfg.tp), cfg.ep) for cfg in cfgs]
     columns = [
         *value_columns(len(first), take_terms(terms, first), None),
         np.asarray(net_s, dtype=float).reshape(-1)[first],
@@ -165,6 +174,7 @@ def pd_operating_points(
     links = [kv_link(catalog, cfg.gpu, cfg.tp) for _, cfg, _ in distinct]
     link_gb_per_s = _column([gb for gb, _ in links])
     latency_us = _column([us for _, us in links])
+    replica_link = replica_kv_link_gb_per_s(link_gb_per_s, _column([cfg.ep for _, cfg, _ in distinct]))
     in_tok = _column([cfg.workload.input_tokens for _, cfg, _ in distinct])
     out_tok = _column([cfg.workload.output_tokens for _, cfg, _ in distinct])
     slo_ttft = _column([cfg.workload.slo.ttft_ms / 1e3 for _, cfg, _ in distinct])
@@ -184,6 +194,7 @@ def pd_operating_points(
             t_fit, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows], handoff_s=hand[rows],
             slo_ttft_s=slo_ttft[rows], schedule_size=len(pending),
         )
+        cap = link_capped_requests_per_s(cap, kv_bytes=kv[rows], replica_link_gb_per_s=replica_link[rows])
         at = prefill_at_load(
             t_fit, requests_per_s=cap * fractions, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows],
             handoff_s=hand[rows],
@@ -202,6 +213,7 @@ def pd_operating_points(
             t_fit, input_tokens=in_fit, output_tokens=out_fit, max_batch=lim_fit, slo_tpot_s=slo_tpot[rows],
             schedule_size=len(pending),
         )
+        cap = link_capped_requests_per_s(cap, kv_bytes=kv[rows], replica_link_gb_per_s=replica_link[rows])
         at = decode_at_load(
             t_fit, requests_per_s=cap * fractions, input_tokens=in_fit, output_tokens=out_fit, max_batch=lim_fit
         )
@@ -223,7 +235,7 @@ def pd_operating_points(
 
     # per distinct row k: the numbers as Python lists (the same values as float(x) · 1e3 etc. row by row)
     weights_gb = (np.ravel(weights) / BYTES_PER_GB).tolist()
-    fits, kv_bytes, link = fit.tolist(), kv[:, 0].tolist(), link_gb_per_s[:, 0].tolist()
+    fits, kv_bytes, link = fit.tolist(), kv[:, 0].tolist(), replica_link[:, 0].tolist()
     prefill_ms = (lone.chunk_steps[:, 0] * lone.chunk_step_s[:, 0] * 1e3).tolist() if prefill else None
     network_ms = ((net[:, 0] + hand[:, 0]) * 1e3).tolist() if prefill else None
     tpot_floor_ms = None if prefill else (lone.tpot_s[:, 0] * 1e3).tolist()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.ledgers.distributed import kv_handoff_s
+from planner.ledgers.distributed import kv_handoff_s, kv_link_rate_per_s
 from planner.performance.fixed_point import GiveUp
 from planner.performance.load import (
     LoadPoint,
@@ -50,6 +50,19 @@ def kv_bytes_per_request(terms: DeploymentTerms, *, input_tokens: Num) -> Num:
 def handoff_s(kv_bytes: Num, *, link_gb_per_s: Num, latency_us: Num) -> Num:
     """T_handoff = α + V_KV / B_link, s (ledgers.distributed.kv_handoff_s, on whole arrays)."""
     return np.asarray(kv_handoff_s(kv_bytes, latency_us=latency_us, link_gb_per_s=link_gb_per_s), dtype=float)
+
+
+def link_capped_requests_per_s(capacity_requests_per_s: Num, *, kv_bytes: Num, replica_link_gb_per_s: Num) -> Any:
+    """A prefill or decode replica's capacity within its KV link: min(capacity, B_k / V_KV), requests/s.
+
+    Card 8's B_net / V_KV (ledgers.distributed.kv_link_rate_per_s) per replica: B_k is the replica's own
+    scale-out links per direction (its GPUs × the per-GPU link), over which a prefill replica sends and a
+    decode replica receives its requests' KV. As a capacity it rides with the replica: the MILP's capacity
+    rows bound each pool's flow by it, and a replica lost to a failure takes its link with it
+    (constraints.redundancy)."""
+    return np.minimum(
+        capacity_requests_per_s, kv_link_rate_per_s(replica_link_gb_per_s, kv_bytes_per_request=kv_bytes)
+    )
 
 
 def _batched(terms: DeploymentTerms) -> DeploymentTerms:

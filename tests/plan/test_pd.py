@@ -224,3 +224,42 @@ def test_auto_never_costs_more_than_off(catalog: Catalog, rps: float, gpus: list
     off = plan(catalog, _rented(catalog, "off", rps, gpus), with_alternatives=False)
     assert auto.feasible and off.feasible
     assert auto.total_cost_usd <= off.total_cost_usd * (1 + 1e-9)
+
+
+def test_a_pool_replica_carries_no_more_than_its_own_kv_link(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Card 8 with a 0.5 GB/s-per-GPU handoff link: V_KV = 1.125 GiB, so a TP1 pool replica hands over at most
+    0.45 req/s (B_k / V_KV) — below the prefill capacity the A100 has at the SLO. Every pool candidate's capacity
+    is within its link, the planned deployments' capacity at the SLO too (the audit caps alike), and so a replica
+    lost to a failure takes its link with it (constraints.redundancy counts capacity)."""
+    import planner.audit_pd as audit_pd
+    import planner.candidates_pd as candidates_pd
+
+    def slow_link(catalog: Catalog, gpu: object, tp: int) -> tuple[float, float]:
+        return 0.5 * tp, 5.0
+
+    monkeypatch.setattr(candidates_pd, "kv_link", slow_link)
+    monkeypatch.setattr(audit_pd, "kv_link", slow_link)
+    scenario = _card8(catalog, disaggregation="on", slo={"ttft_ms": 3.5e6, "tpot_ms": 3.5e6})
+    table = build_candidates(catalog, scenario).feasible
+    pools = table[table["role"] != "colocated"]
+    link_rate = pools["kv_link_gb_per_s"] * 1e9 / pools["kv_bytes_per_request"]
+    assert (pools["best_capacity_requests_per_s"] <= link_rate * (1 + 1e-12)).all()
+    prefill = pools[(pools["role"] == "prefill") & (pools["gpu"] == "a100_sxm_80gb")]
+    assert prefill["best_capacity_requests_per_s"].max() == pytest.approx(0.5e9 / (1.125 * 2**30), rel=1e-9)
+    result = plan(catalog, scenario, with_alternatives=False)
+    for d in result.deployments:
+        assert d.capacity_per_replica_requests_per_s <= 0.5e9 * d.tp / (1.125 * 2**30) * (1 + 1e-9)
+
+
+def test_an_expert_parallel_pool_replica_has_the_links_of_all_its_gpus(catalog: Catalog) -> None:
+    """A TP1·EP4 pool replica holds each request's KV on one attention rank (its handoff path is one GPU's
+    link) but hands over for its four ranks at once: B_k = 4 GPUs' links (it counted one)."""
+    from planner.candidates_pd import kv_link, replica_kv_link_gb_per_s
+
+    scenario = load_scenario(ROOT / "examples/moe_ep/scenario.yaml", catalog)
+    table = build_candidates(catalog, scenario).feasible
+    ep4 = table[(table["role"] != "colocated") & (table["ep"] == 4) & (table["tp"] == 1)]
+    assert len(ep4) > 0
+    for gpu, link in zip(ep4["gpu"], ep4["kv_link_gb_per_s"], strict=True):
+        path, _latency = kv_link(catalog, catalog.accelerators[gpu], 1)
+        assert link == pytest.approx(replica_kv_link_gb_per_s(path, 4)) == pytest.approx(4 * path)
