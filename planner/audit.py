@@ -19,7 +19,7 @@ from planner.candidate_optimizations import deployment_load_optimizations
 from planner.candidates import network_s, slo_percentiles
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
-from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
@@ -189,12 +189,10 @@ def at_served_load(
         output_tokens=float(w.output_tokens), max_batch=limit, network_s=net, opt=opt, **slo_percentiles(w),
     )
     batch = max(int(np.ceil(float(op.running_batch) - 1e-9)), 1)
-    # the bare step at the batch TPOT is taken at, a request's own steps (TPOT = this step + prefill
-    # interference; performance.load.own_batch); memory is held for the whole sequences of the ceiling
-    step = perf.decode_step(
-        terms,
-        batch=float(op.own_batch),
-        context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
+    # TPOT without prompt chunks at the batch TPOT is taken at, a request's own steps (TPOT = this + prefill
+    # interference; performance.load.bare_tpot_s); memory is held for the whole sequences of the ceiling
+    bare_s = bare_tpot_s(
+        terms, op, input_tokens=float(w.input_tokens), output_tokens=float(w.output_tokens), opt=opt
     )
     memory = optimized_memory_per_gpu_bytes(
         terms, opt, batch=float(batch), context_tokens=context, workspace_bytes=workspace
@@ -205,7 +203,7 @@ def at_served_load(
         moe=None if deployment.moe is None else moe_terms_at(terms, float(batch)),
         ttft_ms=float(op.ttft_s) * 1e3,
         tpot_ms=float(op.tpot_s) * 1e3,
-        decode_step_ms=float(step.total_s) * 1e3,
+        decode_step_ms=float(bare_s) * 1e3,
         memory_per_gpu_gb=float(memory) / BYTES_PER_GB,
         served_per_replica_requests_per_s=per_replica,
         capacity_at_slo_requests_per_s=capacity,

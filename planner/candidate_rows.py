@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from planner import performance as perf
-from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_memory_per_gpu_bytes
 from planner.performance.stack import take_optimizations, take_terms
 
@@ -180,6 +180,7 @@ def colocated_curves(
     memory = optimized_memory_per_gpu_bytes(
         fit_terms, fit_opt, batch=batch, context_tokens=in_tok + out_tok, workspace_bytes=workspace_bytes
     )
+    bare = bare_tpot_s(fit_terms, at, input_tokens=in_tok, output_tokens=out_tok, opt=fit_opt)  # ≤ TPOT
     solved = {
         "lone_tpot_s": np.asarray(lone.tpot_s, dtype=float),
         "lone_ttft_s": np.asarray(lone.ttft_s, dtype=float),
@@ -188,7 +189,7 @@ def colocated_curves(
         "tpot_s": spread(at.tpot_s, rows, n),
         "ttft_s": spread(at.ttft_s, rows, n),
         "batch": spread(batch, rows, n),
-        "decode_step_s": spread(step.total_s, rows, n),
+        "decode_step_s": spread(bare, rows, n),
         "sync_ratio": spread(perf.sync_ratio(step), rows, n),
         "memory_per_gpu_bytes": spread(memory, rows, n),
     }

@@ -10,7 +10,8 @@ Two pandas DataFrames (columns carry units): ``candidates``, one row per candida
     prefix_cache_why, speculative_why, chunk_tokens.
 
 ``points`` — one row per SLO-feasible operating point (cand, batch):
-    cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (the bare decode step T(b)),
+    cand, batch, tpot_ms (decode step + prefill interference), decode_step_ms (TPOT without prompt chunks: the
+    bare decode step at a request's own batch, per output token under speculation),
     ttft_ms (at the operating load), capacity_requests_per_s (one replica, with headroom), memory_per_gpu_gb,
     sync_ratio (exposed communication / decode step; points above max_sync_ratio are left out).
 

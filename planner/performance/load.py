@@ -252,6 +252,23 @@ def own_step_s(step_at: Callable[..., Num], *, step_s: Num, batch: Num, prefill_
     return np.maximum(step_at(decode_batch=batch, prefill_tokens=prefill_tokens), step_s)
 
 
+def bare_tpot_s(
+    terms: DeploymentTerms, point: LoadPoint, *, input_tokens: Num, output_tokens: Num,
+    opt: LoadOptimizations | None = None,
+) -> Any:
+    """TPOT with no prompt tokens in the steps, s per output token: the request's own round (``point.own_batch``
+    sequences, no prefill chunk) over E[N] tokens per round — the bare decode step at the own batch without
+    optimizations. TPOT − this is the prefill interference (and the prefill-first engine's paused share).
+    ``input_tokens`` / ``output_tokens`` as given to :func:`serve_at_load` for ``point``."""
+    g_out = np.asarray(output_tokens, dtype=float)
+    p_tok, _rounds, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
+    context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
+    own_round = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)(
+        decode_batch=point.own_batch, prefill_tokens=0.0
+    )
+    return own_round / per_round
+
+
 def _occupancy(lam: Any, g_tok: Any, p_tok: Any, step: Any, chunk_tokens: Num) -> tuple[Any, Any, Any, Any]:
     """(B = λGT running sequences, c = λPT prompt tokens per step, spare budget max(C − B, 1), ρ = c / budget)
     at step T = ``step``; each grows with T (so :func:`_fits` holds at T only if at every smaller step)."""

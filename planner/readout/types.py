@@ -42,7 +42,8 @@ class Deployment:
     """Time per output token at the load each replica serves: the step a request runs in (its own sequence and
     the others it finds, planner.performance.load.own_batch) with the prefill chunks it carries."""
     decode_step_ms: float
-    """The bare decode step at the batch TPOT is taken at (no prefill chunks): never above TPOT."""
+    """TPOT without prompt chunks: the bare decode step at the batch TPOT is taken at, per output token under
+    speculation (a round over its E[N] tokens; planner.performance.load.bare_tpot_s). Never above TPOT."""
     ttft_slo_ms: float
     tpot_slo_ms: float
     memory_per_gpu_gb: float

@@ -29,3 +29,16 @@ def test_tpot_is_at_least_the_bare_decode_step(catalog: Catalog, example: str) -
             assert d.decode_step_ms == pytest.approx(d.tpot_ms, rel=1e-6)
         checked += 1
     assert checked >= 1
+
+
+def test_a_speculative_deployment_reports_its_decode_time_per_token(catalog: Catalog) -> None:
+    """With speculation (E[N] = 3.36 tokens per round) TPOT is per output token; the reported decode step is too
+    (the bare round over E[N]): it showed the plain target step, 20.0 ms under an 11.4 ms TPOT."""
+    from planner.readout.optimizations import is_on
+    from tests.plan.test_optimizations import _spec_scenario
+
+    deployments = plan(catalog, _spec_scenario(catalog, 0.8), with_alternatives=False).deployments
+    assert deployments and all(is_on(d.optimizations, "speculative") for d in deployments)
+    for d in deployments:
+        assert d.decode_step_ms <= d.tpot_ms * (1 + 1e-9), (d.decode_step_ms, d.tpot_ms)
+        assert d.decode_step_ms > 0.8 * d.tpot_ms  # a few % of prefill interference at most
