@@ -17,7 +17,7 @@ from planner import performance as perf
 from planner.candidates import network_s
 from planner.candidates_pd import kv_link, replica_kv_link_gb_per_s
 from planner.catalog.loader import Catalog
-from planner.performance.load import LoadPoint
+from planner.performance.load import LoadPoint, bare_tpot_s
 from planner.performance.pools import (
     decode_at_load,
     decode_capacity_at_slo,
@@ -132,13 +132,9 @@ def pool_at_served_load(
     prefill = deployment.role == "prefill"
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
     step = 0.0
-    if not prefill:
-        step = float(
-            perf.decode_step(  # at the batch the decode pool's TPOT is taken at (performance.load.own_batch)
-                terms, batch=float(check.point.own_batch),
-                context_tokens=perf.mean_decode_context_tokens(w.input_tokens, w.output_tokens),
-            ).total_s
-        )
+    if not prefill:  # TPOT without prompt chunks, as for co-located deployments (its TPOT: no pool has chunks)
+        step = float(bare_tpot_s(terms, check.point, input_tokens=float(w.input_tokens),
+                                 output_tokens=float(w.output_tokens)))
     return replace(
         deployment,
         batch=int(check.resident_sequences),

@@ -42,6 +42,7 @@ from planner.performance.fixed_point import GiveUp, fixed_point_s, rows_of
 from planner.performance.optimizations import LoadOptimizations, round_s, round_step
 from planner.performance.stack import take_optimizations, take_terms
 from planner.performance.step_memo import kept_round_step, zero_load_round_s
+from planner.performance.steps import mean_decode_context_tokens
 from planner.performance.tail import at_percentiles, step_phase_s
 from planner.performance.terms import DeploymentTerms, Num
 
@@ -153,7 +154,7 @@ def serve_at_load(
     """
     lam = np.maximum(np.asarray(requests_per_s, dtype=float), 0.0)
     g_out = np.asarray(output_tokens, dtype=float)
-    context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
+    context = mean_decode_context_tokens(np.asarray(input_tokens, dtype=float), g_out)
     p_tok, g_tok, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
     first = np.asarray(terms.prefill_first) > 0
     point: LoadPoint | None = None
@@ -173,6 +174,8 @@ def serve_at_load(
             **{f.name: np.where(first, getattr(pf, f.name), getattr(point, f.name)) for f in fields(LoadPoint)}
         )
     assert point is not None  # every row is chunked or prefill-first
+    if ttft_percentile is None and tpot_percentile is None:  # the means: no round to prepare for the tails
+        return point
     return at_percentiles(
         point, terms, step_at=kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok),
         tokens_per_round=per_round, network_s=network_s, ttft_percentile=ttft_percentile,
@@ -203,16 +206,12 @@ def _chunked_at_load(
     )
     batch, c, chunk_budget, rho = _occupancy(lam, g_tok, p_tok, step, terms.chunk_tokens)
     k = np.ceil(p_tok / chunk_budget)
-    chunk_s = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)(
-        decode_batch=batch, prefill_tokens=np.minimum(c + p_tok / k, chunk_budget)
-    )
+    round_at = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)
+    chunk_s = round_at(decode_batch=batch, prefill_tokens=np.minimum(c + p_tok / k, chunk_budget))
     service_s = k * chunk_s
     stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
     own = own_batch(batch, limit)
-    own_s = own_step_s(
-        kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok), step_s=step, batch=own,
-        prefill_tokens=c,
-    )
+    own_s = own_step_s(round_at, step_s=step, batch=own, prefill_tokens=c)
     arrival = np.where(stable, rho / service_s, 0.0)
     wait = np.where(stable, md1_queue_wait_s(arrival, service_s=service_s), np.inf)
     point = LoadPoint(
@@ -262,7 +261,7 @@ def bare_tpot_s(
     ``input_tokens`` / ``output_tokens`` as given to :func:`serve_at_load` for ``point``."""
     g_out = np.asarray(output_tokens, dtype=float)
     p_tok, _rounds, per_round = _new_tokens_and_rounds(input_tokens, g_out, opt)
-    context = np.asarray(input_tokens, dtype=float) + g_out / 2.0
+    context = mean_decode_context_tokens(np.asarray(input_tokens, dtype=float), g_out)
     own_round = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)(
         decode_batch=point.own_batch, prefill_tokens=0.0
     )
