@@ -43,6 +43,7 @@ from planner.candidate_rows import (
 )
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
+from planner.performance.load import bare_tpot_s
 from planner.performance.pools import (
     decode_at_load,
     decode_capacity_at_slo,
@@ -223,7 +224,9 @@ def pd_operating_points(
         )
         batch = np.maximum(np.ceil(at.running_batch - 1e-9), 1.0)
         step = perf.decode_step(t_fit, batch=batch, context_tokens=perf.mean_decode_context_tokens(in_fit, out_fit))
-        bare, sync = step.total_s, perf.sync_ratio(step)
+        sync = perf.sync_ratio(step)
+        # the reported decode step is the one co-located rows and the audit report (a pool's TPOT: no chunks)
+        bare = bare_tpot_s(t_fit, at, input_tokens=in_fit, output_tokens=out_fit)
         memory = perf.memory_per_gpu_bytes(
             t_fit, batch=batch, context_tokens=in_fit + out_fit, workspace_bytes=workspace
         )

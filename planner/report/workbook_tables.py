@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 SLO_MARGIN_WARN_FRAC = 0.10
 SAME_REL = 1e-9
+WHY_HEADER = "Optimizations: why (card 3)"
+WHY_WIDTH = 60
+"""Characters of the Deployments sheet's reasons column (longer reasons wrap)."""
 DEPLOY_HEADERS = [
     "Workload",
     "Model",
@@ -48,7 +51,7 @@ DEPLOY_HEADERS = [
     "Rental kind",
     "Engine",
     "Optimizations on",
-    "Optimizations: why (card 3)",
+    WHY_HEADER,
     "Role",
     "GPU share per replica",
     "Instance GPUs",
@@ -184,7 +187,10 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")
     align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
-    finish_sheet(ws, freeze="C2")
+    why = DEPLOY_HEADERS.index(WHY_HEADER) + 1
+    for r in range(2, last + 1):  # the reasons wrap within their column (they ran past it in print)
+        wrap_text_row(ws, r, why, chars_per_line=None)
+    finish_sheet(ws, freeze="C2", widths={column_of(DEPLOY_HEADERS, WHY_HEADER): WHY_WIDTH})
     return max(last, 2)
 
 

@@ -145,15 +145,23 @@ def test_rag_with_80_percent_hits_costs_clearly_less(catalog: Catalog) -> None:
 
 
 def test_workbook_shows_the_optimizations(catalog: Catalog) -> None:
+    from openpyxl.utils import get_column_letter
+
     from planner.report.workbook import build_workbook
-    from planner.report.workbook_tables import DEPLOY_HEADERS
+    from planner.report.workbook_tables import DEPLOY_HEADERS, WHY_WIDTH
+    from planner.report.xlsx import POINTS_PER_LINE
 
     result = plan(catalog, load_scenario(RAG, catalog), with_alternatives=False)
     ws = build_workbook(result)["Deployments"]
     on = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations on") + 1).value
-    why = ws.cell(row=2, column=DEPLOY_HEADERS.index("Optimizations: why (card 3)") + 1).value
+    why_col = DEPLOY_HEADERS.index("Optimizations: why (card 3)") + 1
+    why = ws.cell(row=2, column=why_col).value
     assert on == "prefix_cache, chunked_prefill"
     assert "prefix cache on: 80 % hit rate > 3.4 % break-even" in why and "speculative off" in why
+    # the reasons wrap within their column, on a row tall enough for their lines (they ran past it in print)
+    assert len(why) > WHY_WIDTH and ws.cell(row=2, column=why_col).alignment.wrap_text
+    assert ws.column_dimensions[get_column_letter(why_col)].width == WHY_WIDTH
+    assert ws.row_dimensions[2].height >= POINTS_PER_LINE * -(-len(why) // WHY_WIDTH)
 
 
 def test_higher_hit_frac_never_costs_more(catalog: Catalog) -> None:
