@@ -46,6 +46,7 @@ from planner.catalog.schema import Accelerator, Site
 from planner.costs import rent_quote
 from planner.forked import Background
 from planner.gc_pause import gc_paused
+from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.moe import layout_name, moe_layouts
 from planner.performance.optimizations import (
     LoadOptimizations,
@@ -58,10 +59,6 @@ from planner.units import BYTES_PER_GIB
 FORK_MIN_ROWS = 2000
 """Co-located rows from which their curves are computed in a forked child while the prefill/decode pools'
 are computed here (planner.forked.Background): below, the fork (~0.03-0.06 s) costs more than it saves."""
-
-PROMPT_BYTES_PER_TOKEN = 4.0
-"""Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
-
 
 @dataclass(frozen=True)
 class CandidateTable:
@@ -300,9 +297,8 @@ def _pool_points(
 
 
 def network_s(workload: Workload, site: Site) -> float:
-    """Network part of TTFT: site RTT + prompt upload (P tokens × 4 B over the users' uplink), s (card 12)."""
-    upload_s = workload.input_tokens * PROMPT_BYTES_PER_TOKEN * 8.0 / (site.uplink_mbit_per_s * 1e6)
-    return site.rtt_ms / 1e3 + upload_s
+    """Network part of TTFT at ``site``: its RTT + the prompt's upload, s (planner.ledgers.edge_cloud)."""
+    return request_network_s(workload.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s)
 
 
 class SloPercentiles(TypedDict):

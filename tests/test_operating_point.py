@@ -3,6 +3,8 @@ and the same numbers from ``planner predict --requests-per-s`` and the candidate
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from pathlib import Path
 
@@ -146,14 +148,18 @@ def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog, engine: str
         model=str(feasible["model"]), gpu=str(feasible["gpu"]), tp=int(feasible["tp"]), pp=int(feasible["pp"]),
         quant=str(feasible["quantization"]), kv_dtype=str(feasible["kv_dtype"]), input_tokens=w.input_tokens,
         output_tokens=w.output_tokens, workspace_gib=scenario.workspace_gib, engine=str(feasible["engine"]),
-        requests_per_s=float(point["capacity_requests_per_s"]),
+        requests_per_s=float(point["capacity_requests_per_s"]), site=str(feasible["site"]),
     )
     assert feasible["engine"] == engine
     at = perf.predict(catalog, request).to_json()["at_load"]
     assert at is not None and at["stable"]
     # the printed TTFT parts add up: queue wait + prefill (chunks, or one pass) + the scheduler's admission wait
-    parts = at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["scheduler_wait_ms"]
+    # + the site's RTT and prompt upload (--site; the candidate's network_ms)
+    parts = at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["scheduler_wait_ms"] + at["network_ms"]
     assert at["ttft_ms"] == pytest.approx(parts, rel=1e-9)
+    assert at["network_ms"] == pytest.approx(float(feasible["network_ms"]), rel=1e-12) and at["network_ms"] > 10
     assert at["tpot_ms"] == pytest.approx(float(point["tpot_ms"]), rel=1e-9)
-    # the plan's TTFT adds the site's RTT and the prompt upload (the candidate's network_ms)
-    assert at["ttft_ms"] + float(feasible["network_ms"]) == pytest.approx(float(point["ttft_ms"]), rel=1e-9)
+    assert at["ttft_ms"] == pytest.approx(float(point["ttft_ms"]), rel=1e-9)
+    # without --site: no network time
+    bare = perf.predict(catalog, dataclasses.replace(request, site=None)).to_json()["at_load"]
+    assert bare["network_ms"] == 0.0 and bare["ttft_ms"] == pytest.approx(at["ttft_ms"] - at["network_ms"], rel=1e-9)

@@ -92,7 +92,14 @@ def predict(
             parser=finite_float(0),
             metavar="REQ/S",
             help="Offered load of one replica, requests/s: TTFT/TPOT/throughput under the engine scheduler "
-            "(the numbers planner plan reports for this deployment at that load).",
+            "(the numbers planner plan reports for this deployment at that load; with --site, TTFT too).",
+        ),
+    ] = None,
+    site: Annotated[
+        str | None,
+        typer.Option(
+            help="Site id (catalogs/sites.yaml) the users reach: TTFT under --requests-per-s adds its RTT and the "
+            "prompt upload, as a plan's deployment at that site reports it. Default: no network time.",
         ),
     ] = None,
     ideal: Annotated[
@@ -114,7 +121,7 @@ def predict(
     catalog = _catalog()
     request = PredictRequest(
         model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal, engine,
-        requests_per_s, ep,
+        requests_per_s, ep, site,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)

@@ -47,6 +47,9 @@ MATHIS_C = math.sqrt(1.5)
 TOKENS_PER_MILLION = 1e6
 """Prices and volumes in the rent-vs-API ledger are per million tokens."""
 
+PROMPT_BYTES_PER_TOKEN = 4.0
+"""Upload size of a prompt: ≈ 4 bytes of UTF-8 text per token (English BPE average)."""
+
 API_REBUILD_WINDOW_FRAC = 0.1
 """Rent-vs-API experiment: a cache rebuild is triggered when O + T exceed 10 % of the history."""
 
@@ -80,6 +83,36 @@ def link_transfer_s(n_bytes: float, *, mbit_per_s: float) -> float:
     Card 12 (ledgers.md), book ch12 §12.1.
     """
     return transfer_s(n_bytes, bandwidth_gb_per_s=mbit_per_s_to_bytes_per_s(mbit_per_s) / BYTES_PER_GB)
+
+
+def request_network_s(input_tokens: float, *, rtt_ms: float, uplink_mbit_per_s: float) -> float:
+    """Network part of a request's time to first token at a site: its round trip and the prompt's upload.
+
+    Parameters
+    ----------
+    input_tokens : float
+        Prompt tokens P.
+    rtt_ms : float
+        Users' round-trip time to the site, ms.
+    uplink_mbit_per_s : float
+        Users' uplink rate, Mbit/s (> 0).
+
+    Returns
+    -------
+    float
+        Network time, s.
+
+    Notes
+    -----
+    T_net = RTT + 8·P·b / (U·10^6), b = :data:`PROMPT_BYTES_PER_TOKEN` bytes of text per token. Every TTFT a
+    plan reports at a site adds it (planner.candidates.network_s), and so does ``planner predict --site``.
+
+    References
+    ----------
+    Card 12 (ledgers.md), book ch12 §12.1.
+    """
+    _require_positive("uplink_mbit_per_s", uplink_mbit_per_s)
+    return rtt_ms / 1e3 + input_tokens * PROMPT_BYTES_PER_TOKEN * 8.0 / (uplink_mbit_per_s * 1e6)
 
 
 def remote_exec_s(

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.catalog.loader import Catalog
+from planner.catalog.schema import Site
 from planner.errors import CatalogError, InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
+from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.load import serve_at_load
 from planner.performance.memory import (
     engine_reserve_bytes,
@@ -50,6 +52,9 @@ class PredictRequest:
     """Offered load of one replica; with it the engine scheduler gives TTFT/TPOT/throughput at that load."""
     ep: int = 1
     """Expert parallelism (MoE models): attention DP = EP, tp·ep·pp GPUs (planner/performance/moe.py)."""
+    site: str | None = None
+    """Catalog site the users reach: TTFT at load adds its RTT and the prompt upload, as a plan's does there
+    (planner.ledgers.edge_cloud.request_network_s); None: no network time."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ class Prediction:
             "context_tokens": r.input_tokens + r.output_tokens,
             "ideal": r.ideal,
             "engine": r.engine,
+            "site": r.site,
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
@@ -171,10 +177,16 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         raise InputError("--input-tokens and --output-tokens must be >= 1")
     if request.requests_per_s is not None and not request.requests_per_s > 0:
         raise InputError("--requests-per-s must be > 0 (requests per second offered to one replica)")
+    if request.site is not None and request.requests_per_s is None:
+        raise InputError(
+            "--site: the network time is part of TTFT under load; give --requests-per-s too (ttft_ms without a"
+            " load is the prefill alone)"
+        )
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
+    site = None if request.site is None else resolve(catalog, catalog.sites, request.site, "site", "--site")
     try:  # an id or ID[field=value,...], as a plan's deployments show it (planner.catalog.engine_settings)
         engine = catalog.engine(request.engine)
     except CatalogError as exc:
@@ -244,20 +256,27 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         efficiency=terms.efficiency,
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
         moe=explain_terms(terms, tokens=batch) or None,
-        load=None if request.requests_per_s is None else _at_load(terms, request, workspace),
+        load=None if request.requests_per_s is None else _at_load(terms, request, workspace, site),
     )
 
 
-def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) -> dict[str, float | bool]:
-    """serve_at_load of one replica at the request's offered load (the candidate table's function)."""
+def _at_load(
+    terms: DeploymentTerms, request: PredictRequest, workspace: float, site: Site | None
+) -> dict[str, float | bool]:
+    """serve_at_load of one replica at the request's offered load (the candidate table's function), with the
+    network time of ``site`` in TTFT (none without one)."""
     context = float(request.input_tokens + request.output_tokens)
     limit = float(max_batch(terms, context_tokens=context, workspace_bytes=workspace))
+    network = 0.0 if site is None else request_network_s(
+        request.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s
+    )
     pt = serve_at_load(
         terms,
         requests_per_s=float(request.requests_per_s or 0.0),
         input_tokens=float(request.input_tokens),
         output_tokens=float(request.output_tokens),
         max_batch=max(limit, 1.0),
+        network_s=network,
     )
     return {
         "requests_per_s": float(pt.requests_per_s),
@@ -274,10 +293,11 @@ def _at_load(terms: DeploymentTerms, request: PredictRequest, workspace: float) 
         "chunk_steps": float(pt.chunk_steps),
         "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
         "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
-        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network (0 here); scheduler_wait =
+        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network; scheduler_wait =
         # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
         "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
         "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
+        "network_ms": network * 1e3,  # the site's RTT + the prompt upload (0 without --site)
         "engine_busy_frac": float(busy_frac(pt)),
         "scheduler_steps": float(terms.scheduler_steps),
         "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),

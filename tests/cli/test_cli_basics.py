@@ -125,6 +125,22 @@ def test_predict_that_does_not_fit_exits_3_and_force_shows_the_numbers() -> None
     assert data["fits"] is False and data["max_batch"] == 0 and data["memory_per_gpu_gb"] > 24
 
 
+def test_predict_site_needs_a_load_and_a_known_site() -> None:
+    """``--site`` adds the site's network time to TTFT under load: without --requests-per-s, or with an unknown
+    site, exit 2 with one line naming the option (and a valid site)."""
+    base = ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--site"]
+    alone = runner.invoke(app, [*base, "us_east"])
+    assert alone.exit_code == 2 and "--site" in alone.stderr and "--requests-per-s" in alone.stderr
+    assert not alone.stdout
+    typo = runner.invoke(app, [*base, "us_eats", "--requests-per-s", "1"])
+    assert typo.exit_code == 2 and "unknown site 'us_eats'" in typo.stderr and "us_east" in typo.stderr
+    assert "Traceback" not in typo.stderr and len(typo.stderr.strip().splitlines()) == 1
+    ok = runner.invoke(app, [*base, "us_east", "--requests-per-s", "1", "--json"])
+    assert ok.exit_code == 0
+    data = json.loads(ok.stdout)
+    assert data["site"] == "us_east" and data["at_load"]["network_ms"] > 0
+
+
 def test_head_split_rule() -> None:
     from planner.head_split import head_split_problems
 

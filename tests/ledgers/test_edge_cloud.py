@@ -49,6 +49,7 @@ from planner.ledgers.edge_cloud import (
     propagation_rtt_s,
     remote_exec_s,
     replicated_failure_frac,
+    request_network_s,
     required_uplink_mbit_per_s,
     retry_expected_cost,
     selfhost_breakeven_tasks,
@@ -151,6 +152,17 @@ def test_streaming_playback_and_buffer() -> None:
 
 def test_c12_3_propagation_floor() -> None:
     assert propagation_rtt_s(10_000) == pytest.approx(0.100)
+
+
+def test_request_network_time_is_the_rtt_and_the_prompt_upload() -> None:
+    """A 1,500-token prompt (≈ 6 kB of text) over a 100 Mbit/s uplink to a 15 ms site: 15 + 0.48 ms; the upload
+    is link_transfer_s of its bytes."""
+    assert request_network_s(1500, rtt_ms=15.0, uplink_mbit_per_s=100.0) == pytest.approx(0.01548, rel=1e-12)
+    assert request_network_s(1500, rtt_ms=0.0, uplink_mbit_per_s=100.0) == pytest.approx(
+        link_transfer_s(1500 * 4.0, mbit_per_s=100.0), rel=1e-12
+    )
+    with pytest.raises(ValueError):
+        request_network_s(1500, rtt_ms=15.0, uplink_mbit_per_s=0.0)
 
 
 # ---------------------------------------------------------------- C12.5 phone capacity
