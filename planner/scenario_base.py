@@ -3,7 +3,7 @@ ranged number types, latency SLOs with their percentiles, redundancy and GPU sha
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -20,6 +20,9 @@ Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
 Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 Degree = Annotated[int, Field(ge=1, le=1024)]
+SloPercentile = Literal[50, 90, 95, 99]
+SLO_PERCENTILES: tuple[int, ...] = get_args(SloPercentile)
+"""The percentiles a latency SLO may be stated at (planner.performance.tail has their tails)."""
 
 
 class Strict(BaseModel):
@@ -35,10 +38,10 @@ class Slo(Strict):
 
     ttft_ms: LatencyMs = Field(2000.0, description="Time to first token, ms: queue + prefill + RTT + upload.")
     tpot_ms: LatencyMs = Field(50.0, description="Time per output token (mean inter-token interval), ms.")
-    ttft_percentile: Literal[50, 90, 95, 99] | None = Field(
+    ttft_percentile: SloPercentile | None = Field(
         None, description="TTFT SLO holds at this percentile (50, 90, 95, 99); default: the mean TTFT."
     )
-    tpot_percentile: Literal[50, 90, 95, 99] | None = Field(
+    tpot_percentile: SloPercentile | None = Field(
         None, description="Per-request TPOT SLO holds at this percentile (50, 90, 95, 99); default: the mean."
     )
 

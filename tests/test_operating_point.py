@@ -132,13 +132,19 @@ def test_eager_engine_pays_launches_per_layer_and_per_collective(catalog: Catalo
     assert float(eager.total_s - graphs.total_s) == pytest.approx(host_gap + collective_gap, rel=1e-9)
 
 
-@pytest.mark.parametrize("engine", ["vllm", "vllm_v0"])
-def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog, engine: str) -> None:
-    """The candidate table's operating point and ``planner predict --requests-per-s`` agree for one deployment,
-    with a chunked-prefill engine and with a prefill-first one (vllm_v0, planner/performance/prefill_first.py)."""
+@pytest.mark.parametrize(("engine", "percentiles"), [("vllm", None), ("vllm_v0", None), ("vllm", (99, 90))])
+def test_predict_at_load_returns_the_plans_numbers(
+    catalog: Catalog, engine: str, percentiles: tuple[int, int] | None
+) -> None:
+    """The candidate table's operating point and ``planner predict --requests-per-s --site`` agree for one
+    deployment, with a chunked-prefill engine, with a prefill-first one (vllm_v0,
+    planner/performance/prefill_first.py), and with SLOs stated at p99 TTFT / p90 TPOT (``--ttft-percentile``,
+    ``--tpot-percentile``: the plan reports the tails its SLOs are stated at)."""
     data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
     for w in data["workloads"]:
         w["engine"] = engine
+        if percentiles is not None:
+            w["slo"].update(ttft_percentile=percentiles[0], tpot_percentile=percentiles[1])
     scenario = parse_scenario(data)
     table = build_candidates(catalog, scenario)
     feasible = table.feasible.iloc[0]
@@ -149,6 +155,7 @@ def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog, engine: str
         quant=str(feasible["quantization"]), kv_dtype=str(feasible["kv_dtype"]), input_tokens=w.input_tokens,
         output_tokens=w.output_tokens, workspace_gib=scenario.workspace_gib, engine=str(feasible["engine"]),
         requests_per_s=float(point["capacity_requests_per_s"]), site=str(feasible["site"]),
+        ttft_percentile=w.slo.ttft_percentile, tpot_percentile=w.slo.tpot_percentile,
     )
     assert feasible["engine"] == engine
     at = perf.predict(catalog, request).to_json()["at_load"]
@@ -156,10 +163,18 @@ def test_predict_at_load_returns_the_plans_numbers(catalog: Catalog, engine: str
     # the printed TTFT parts add up: queue wait + prefill (chunks, or one pass) + the scheduler's admission wait
     # + the site's RTT and prompt upload (--site; the candidate's network_ms)
     parts = at["queue_wait_ms"] + at["prefill_chunks_ms"] + at["scheduler_wait_ms"] + at["network_ms"]
-    assert at["ttft_ms"] == pytest.approx(parts, rel=1e-9)
+    if percentiles is None:
+        assert at["ttft_ms"] == pytest.approx(parts, rel=1e-9)
+    else:  # the p99 tail is above the mean the parts add up to
+        assert at["ttft_ms"] > parts * 1.05
     assert at["network_ms"] == pytest.approx(float(feasible["network_ms"]), rel=1e-12) and at["network_ms"] > 10
     assert at["tpot_ms"] == pytest.approx(float(point["tpot_ms"]), rel=1e-9)
     assert at["ttft_ms"] == pytest.approx(float(point["ttft_ms"]), rel=1e-9)
     # without --site: no network time
     bare = perf.predict(catalog, dataclasses.replace(request, site=None)).to_json()["at_load"]
     assert bare["network_ms"] == 0.0 and bare["ttft_ms"] == pytest.approx(at["ttft_ms"] - at["network_ms"], rel=1e-9)
+    if percentiles is not None:  # the means, as predict gives them without the options, are below the tails
+        means = perf.predict(
+            catalog, dataclasses.replace(request, ttft_percentile=None, tpot_percentile=None)
+        ).to_json()["at_load"]
+        assert means["ttft_ms"] < at["ttft_ms"] and means["tpot_ms"] < at["tpot_ms"]

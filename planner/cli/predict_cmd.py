@@ -102,6 +102,21 @@ def predict(
             "prompt upload, as a plan's deployment at that site reports it. Default: no network time.",
         ),
     ] = None,
+    ttft_percentile: Annotated[
+        int | None,
+        typer.Option(
+            "--ttft-percentile", metavar="P",
+            help="TTFT under --requests-per-s at this percentile (50, 90, 95, 99), as a plan whose SLO is stated "
+            "there reports it. Default: the mean.",
+        ),
+    ] = None,
+    tpot_percentile: Annotated[
+        int | None,
+        typer.Option(
+            "--tpot-percentile", metavar="P",
+            help="Per-request TPOT under --requests-per-s at this percentile (50, 90, 95, 99). Default: the mean.",
+        ),
+    ] = None,
     ideal: Annotated[
         bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
     ] = False,
@@ -121,7 +136,7 @@ def predict(
     catalog = _catalog()
     request = PredictRequest(
         model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal, engine,
-        requests_per_s, ep, site,
+        requests_per_s, ep, site, ttft_percentile, tpot_percentile,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)
@@ -143,7 +158,9 @@ def predict(
         t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     show(t)
     if result["at_load"] is not None:
-        _print_terms(f"engine scheduler at {requests_per_s:g} requests/s per replica", result["at_load"])
+        tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
+        at = f"engine scheduler at {requests_per_s:g} requests/s per replica{f' ({site})' if site else ''}"
+        _print_terms(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"])
     if explain:
         _print_breakdown(result)
 

@@ -29,6 +29,7 @@ from planner.performance.steps import (
 )
 from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DEFAULT_ENGINE, DeploymentTerms, deployment_terms, engine_fields
+from planner.scenario_base import SLO_PERCENTILES
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
 
@@ -55,6 +56,11 @@ class PredictRequest:
     site: str | None = None
     """Catalog site the users reach: TTFT at load adds its RTT and the prompt upload, as a plan's does there
     (planner.ledgers.edge_cloud.request_network_s); None: no network time."""
+    ttft_percentile: int | None = None
+    """TTFT at load at this percentile (planner.scenario_base.SLO_PERCENTILES), as a plan whose SLO is stated
+    there reports it; None: the mean."""
+    tpot_percentile: int | None = None
+    """Per-request TPOT at load at this percentile; None: the mean."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,8 @@ class Prediction:
             "ideal": r.ideal,
             "engine": r.engine,
             "site": r.site,
+            "ttft_percentile": r.ttft_percentile,
+            "tpot_percentile": r.tpot_percentile,
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
@@ -182,6 +190,13 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
             "--site: the network time is part of TTFT under load; give --requests-per-s too (ttft_ms without a"
             " load is the prefill alone)"
         )
+    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
+        if percentile is None:
+            continue
+        if percentile not in SLO_PERCENTILES:
+            raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
+        if request.requests_per_s is None:
+            raise InputError(f"{option}: a latency percentile is taken under load; give --requests-per-s too")
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
@@ -277,12 +292,14 @@ def _at_load(
         output_tokens=float(request.output_tokens),
         max_batch=max(limit, 1.0),
         network_s=network,
+        ttft_percentile=request.ttft_percentile,
+        tpot_percentile=request.tpot_percentile,
     )
     return {
         "requests_per_s": float(pt.requests_per_s),
         "stable": bool(pt.stable),
-        "ttft_ms": float(pt.ttft_s) * 1e3,
-        "tpot_ms": float(pt.tpot_s) * 1e3,
+        "ttft_ms": float(pt.ttft_s) * 1e3,  # at --ttft-percentile when given (the parts below are means)
+        "tpot_ms": float(pt.tpot_s) * 1e3,  # at --tpot-percentile when given
         # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)
         "step_ms": float(pt.step_s) * 1e3,
         "output_tokens_per_s": float(pt.output_tokens_per_s),

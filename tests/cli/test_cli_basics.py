@@ -135,6 +135,10 @@ def test_predict_site_needs_a_load_and_a_known_site() -> None:
     typo = runner.invoke(app, [*base, "us_eats", "--requests-per-s", "1"])
     assert typo.exit_code == 2 and "unknown site 'us_eats'" in typo.stderr and "us_east" in typo.stderr
     assert "Traceback" not in typo.stderr and len(typo.stderr.strip().splitlines()) == 1
+    for option, value, why in (("--ttft-percentile", "80", "one of 50, 90, 95, 99 (got 80)"),
+                               ("--tpot-percentile", "90", "--requests-per-s")):
+        bad = runner.invoke(app, [*base[:-1], option, value])
+        assert bad.exit_code == 2 and option in bad.stderr and why in bad.stderr and not bad.stdout
     ok = runner.invoke(app, [*base, "us_east", "--requests-per-s", "1", "--json"])
     assert ok.exit_code == 0
     data = json.loads(ok.stdout)
