@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -28,7 +28,24 @@ from planner.performance.optimizations import (
     spec_breakeven_tokens,
     spec_tokens_per_round,
 )
-from planner.scenario import Workload
+from planner.scenario_optimizations import PrefixCache, Speculative
+
+
+class OptimizedWorkload(Protocol):
+    """What the variants read of a workload: planner.scenario.Workload, or ``planner predict``'s request."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def engine_key(self) -> str: ...
+    @property
+    def prefix_cache(self) -> PrefixCache | None: ...
+    @property
+    def speculative(self) -> Speculative | None: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +63,7 @@ def _pct(frac: float) -> str:
     return f"{100 * frac:.1f} %" if 0 < frac < 0.1 else f"{100 * frac:.0f} %"
 
 
-def _prefix(catalog: Catalog, w: Workload, terms: perf.DeploymentTerms, gpu: Accelerator) -> tuple[bool, str, str]:
+def _prefix(catalog: Catalog, w: OptimizedWorkload, terms: perf.DeploymentTerms, gpu: Accelerator) -> tuple[bool, str, str]:
     """(gate passed, why if on, why if off) of the prefix cache on this deployment."""
     assert w.prefix_cache is not None
     h, s = w.prefix_cache.hit_frac, w.prefix_cache.prefix_tokens
@@ -66,7 +83,7 @@ def _prefix(catalog: Catalog, w: Workload, terms: perf.DeploymentTerms, gpu: Acc
 
 def _speculative(
     catalog: Catalog,
-    w: Workload,
+    w: OptimizedWorkload,
     terms: perf.DeploymentTerms,
     *,
     model_id: str,
@@ -110,7 +127,7 @@ def _speculative(
 
 def config_variants(
     catalog: Catalog,
-    w: Workload,
+    w: OptimizedWorkload,
     terms: perf.DeploymentTerms,
     *,
     model_id: str,
@@ -184,7 +201,7 @@ def stack_optimizations(
 
 def deployment_load_optimizations(
     catalog: Catalog,
-    w: Workload,
+    w: OptimizedWorkload,
     terms: perf.DeploymentTerms,
     *,
     model_id: str,

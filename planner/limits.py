@@ -24,6 +24,9 @@ MAX_WORKLOADS = 100
 """Workloads in one scenario."""
 MAX_BATCH = 4096
 """Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
+DEFAULT_MAX_BATCH = 256
+"""A scenario's ``max_batch`` default, the running sequences a replica is planned at most (and
+``planner predict --max-batch``'s)."""
 MAX_CONFIGURATIONS = 150_000
 """Upper bound on (workload, model, format, KV format, GPU, TP, PP, site) combinations. Peak memory grows
 about 4.5 MB per 1,000 (`make bench` scaling rows: 10 workloads over the full catalog, 59,136

@@ -19,6 +19,7 @@ from planner.catalog.schema import Id, RentalKind, Site
 from planner.errors import ScenarioError, did_you_mean
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import (
+    DEFAULT_MAX_BATCH,
     MAX_BATCH,
     MAX_COUNT,
     MAX_LIST,
@@ -275,7 +276,7 @@ class Scenario(Strict):
         2.0, description="Per-GPU workspace reservation, GiB (card 1 default)."
     )
     max_batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = Field(
-        256, description="Largest batch breakpoint considered."
+        DEFAULT_MAX_BATCH, description="Largest batch breakpoint considered."
     )
     max_utilization_frac: Annotated[float, Field(gt=0, le=1)] = Field(
         0.9, description="Replicas are loaded to at most this fraction of their SLO capacity (headroom)."

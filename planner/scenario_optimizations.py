@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 MAX_DRAFT_TOKENS = 16
 """Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
+DEFAULT_DRAFT_TOKENS = 4
+"""Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
 
 
 class _Strict(BaseModel):
@@ -49,7 +51,8 @@ class Speculative(_Strict):
         description="Per-position acceptance a of a drafted token, 0..1 (card 3: E[N] = 1 + a + … + a^k)."
     )
     draft_tokens: Annotated[int, Field(ge=1, le=MAX_DRAFT_TOKENS)] = Field(
-        4, description="Tokens drafted per round k (the target verifies k + 1 per sequence); default 4."
+        DEFAULT_DRAFT_TOKENS,
+        description="Tokens drafted per round k (the target verifies k + 1 per sequence); default 4.",
     )
 
 

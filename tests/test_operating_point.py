@@ -4,7 +4,6 @@ and the same numbers from ``planner predict --requests-per-s`` and the candidate
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from planner.candidates import build_candidates
 from planner.catalog.loader import Catalog
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.steps import mixed_step
-from planner.scenario import parse_scenario
+from planner.scenario import load_scenario, parse_scenario
 
 
 def _terms(catalog: Catalog, *, tp: int = 4, engine: str = "vllm") -> perf.DeploymentTerms:
@@ -178,3 +177,43 @@ def test_predict_at_load_returns_the_plans_numbers(
             catalog, dataclasses.replace(request, ttft_percentile=None, tpot_percentile=None)
         ).to_json()["at_load"]
         assert means["ttft_ms"] < at["ttft_ms"] and means["tpot_ms"] < at["tpot_ms"]
+
+
+def test_predict_at_load_returns_an_optimized_deployments_numbers(catalog: Catalog) -> None:
+    """A plan's prefix-cached deployment (rag_prefix_cache: 7 x H100 TP2 at 1.71 req/s each, 80 % of requests
+    hit a 6,144-token prefix) and ``planner predict --requests-per-s --site --prefix-hit-frac --prefix-tokens``
+    give the same TTFT, TPOT and decode step: one computation (the variant's optimizations, serve_at_load)."""
+    from planner.plan import plan
+    from planner.readout.optimizations import is_on
+
+    scenario = load_scenario("examples/rag_prefix_cache/scenario.yaml", catalog)
+    w = scenario.workloads[0]
+    deployments = plan(catalog, scenario, with_alternatives=False).deployments
+    assert deployments
+    for d in deployments:
+        assert is_on(d.optimizations, "prefix_cache") and not is_on(d.optimizations, "speculative")
+        request = perf.PredictRequest(
+            model=d.model, gpu=d.gpu, tp=d.tp, pp=d.pp, quant=d.quantization, kv_dtype=d.kv_dtype,
+            input_tokens=w.input_tokens, output_tokens=w.output_tokens, engine=d.engine,
+            requests_per_s=d.served_per_replica_requests_per_s, site=d.site, prefix_cache=w.prefix_cache,
+        )
+        at = perf.predict(catalog, request).to_json()["at_load"]
+        assert at["cached_prompt_tokens"] == pytest.approx(0.8 * 6144, rel=1e-12)
+        for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
+            assert at[key] == pytest.approx(getattr(d, key), rel=1e-9), key
+        plain = perf.predict(catalog, dataclasses.replace(request, prefix_cache=None)).to_json()["at_load"]
+        assert plain["ttft_ms"] > 1.5 * at["ttft_ms"]  # the cached prefix is not prefilled again
+
+
+def test_predict_at_load_holds_the_batch_limit(catalog: Catalog) -> None:
+    """TensorRT-LLM runs up to 2,048 sequences, but a replica is planned at max_batch (256 by default) at most;
+    ``--max-batch`` sets it, as a scenario's max_batch does: at 6 req/s the replica runs 96 sequences, within
+    256 but not within 64."""
+    base = perf.PredictRequest(
+        model="llama_3_1_8b", gpu="h200_sxm", quant="fp8", engine="trtllm", input_tokens=200, output_tokens=2000,
+        requests_per_s=6.0,
+    )
+    at = perf.predict(catalog, base).to_json()["at_load"]
+    assert at["batch_limit"] == 256.0 and at["stable"] and 64 < at["running_batch"] < 256
+    small = perf.predict(catalog, dataclasses.replace(base, batch_limit=64)).to_json()["at_load"]
+    assert small["batch_limit"] == 64.0 and not small["stable"]

@@ -184,9 +184,9 @@ def usage_error(message: str) -> NoReturn:
     fail(InputError(message))
 
 
-def finite_float(minimum: float) -> Callable[[str], float]:
-    """A command-line parser for a finite number ≥ ``minimum``: "nan", "inf" and values below the minimum are
-    usage errors that name the option (the option layer checks them, so no NaN reaches a model)."""
+def finite_float(minimum: float, maximum: float = math.inf) -> Callable[[str], float]:
+    """A command-line parser for a finite number in [``minimum``, ``maximum``]: "nan", "inf" and values outside
+    are usage errors that name the option (the option layer checks them, so no NaN reaches a model)."""
 
     def parse(raw: str) -> float:
         try:
@@ -197,6 +197,8 @@ def finite_float(minimum: float) -> Callable[[str], float]:
             raise typer.BadParameter(f"must be a finite number, not {raw!r}")
         if value < minimum:
             raise typer.BadParameter(f"must be at least {minimum:g}, not {raw}")
+        if value > maximum:
+            raise typer.BadParameter(f"must be at most {maximum:g}, not {raw}")
         return value
 
     return parse

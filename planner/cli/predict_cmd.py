@@ -23,8 +23,10 @@ from planner.cli.common import (
     show,
     text,
 )
-from planner.errors import InfeasiblePlan
+from planner.errors import InfeasiblePlan, InputError
 from planner.head_split import head_split_problems, valid_tps
+from planner.limits import DEFAULT_MAX_BATCH, MAX_BATCH
+from planner.scenario_optimizations import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, PrefixCache, Speculative
 
 KEYS = (
     "params",
@@ -117,6 +119,45 @@ def predict(
             help="Per-request TPOT under --requests-per-s at this percentile (50, 90, 95, 99). Default: the mean.",
         ),
     ] = None,
+    max_batch: Annotated[
+        int,
+        typer.Option(
+            "--max-batch", min=1, max=MAX_BATCH,
+            help="Running sequences per replica under --requests-per-s at most (besides memory and the engine's "
+            "limit), as a scenario's max_batch.",
+        ),
+    ] = DEFAULT_MAX_BATCH,
+    prefix_hit_frac: Annotated[
+        float | None,
+        typer.Option(
+            "--prefix-hit-frac", parser=finite_float(0, 1), metavar="FRAC",
+            help="Prefix cache on under --requests-per-s: share of requests that find the shared prefix cached, "
+            "0..1 (with --prefix-tokens; a scenario's prefix_cache.hit_frac).",
+        ),
+    ] = None,
+    prefix_tokens: Annotated[
+        int | None,
+        typer.Option("--prefix-tokens", min=1, help="Tokens of the shared prefix, part of --input-tokens."),
+    ] = None,
+    draft_model: Annotated[
+        str | None,
+        typer.Option(
+            "--draft-model",
+            help="Speculative decoding on under --requests-per-s with this draft model (with --acceptance-frac; "
+            "a scenario's speculative).",
+        ),
+    ] = None,
+    acceptance_frac: Annotated[
+        float | None,
+        typer.Option(
+            "--acceptance-frac", parser=finite_float(0, 1), metavar="FRAC",
+            help="Per-position acceptance of a drafted token, 0..1.",
+        ),
+    ] = None,
+    draft_tokens: Annotated[
+        int,
+        typer.Option("--draft-tokens", min=1, max=MAX_DRAFT_TOKENS, help="Tokens drafted per round."),
+    ] = DEFAULT_DRAFT_TOKENS,
     ideal: Annotated[
         bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
     ] = False,
@@ -135,8 +176,12 @@ def predict(
     run_guarded(lambda: check_output_path(json_out, "--json-out"))
     catalog = _catalog()
     request = PredictRequest(
-        model, gpu, tp, pp, quant, kv_dtype, batch, input_tokens, output_tokens, workspace_gib, ideal, engine,
-        requests_per_s, ep, site, ttft_percentile, tpot_percentile,
+        model=model, gpu=gpu, tp=tp, pp=pp, quant=quant, kv_dtype=kv_dtype, batch=batch, input_tokens=input_tokens,
+        output_tokens=output_tokens, workspace_gib=workspace_gib, ideal=ideal, engine=engine,
+        requests_per_s=requests_per_s, ep=ep, site=site, ttft_percentile=ttft_percentile,
+        tpot_percentile=tpot_percentile, batch_limit=max_batch,
+        prefix_cache=run_guarded(lambda: _prefix_cache(prefix_hit_frac, prefix_tokens)),
+        speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)),
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)
@@ -163,6 +208,30 @@ def predict(
         _print_terms(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"])
     if explain:
         _print_breakdown(result)
+
+
+def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCache | None:
+    """The prefix cache of --prefix-hit-frac and --prefix-tokens (both or neither)."""
+    if hit_frac is None and prefix_tokens is None:
+        return None
+    if hit_frac is None or prefix_tokens is None:
+        given, missing = ("--prefix-hit-frac", "--prefix-tokens") if prefix_tokens is None else (
+            "--prefix-tokens", "--prefix-hit-frac"
+        )
+        raise InputError(f"{given}: the prefix cache needs {missing} too")
+    return PrefixCache(hit_frac=hit_frac, prefix_tokens=prefix_tokens)
+
+
+def _speculative(draft_model: str | None, acceptance_frac: float | None, draft_tokens: int) -> Speculative | None:
+    """Speculative decoding of --draft-model, --acceptance-frac and --draft-tokens."""
+    if draft_model is None and acceptance_frac is None:
+        return None
+    if draft_model is None or acceptance_frac is None:
+        given, missing = ("--draft-model", "--acceptance-frac") if acceptance_frac is None else (
+            "--acceptance-frac", "--draft-model"
+        )
+        raise InputError(f"{given}: speculative decoding needs {missing} too")
+    return Speculative(draft_model=draft_model, acceptance_frac=acceptance_frac, draft_tokens=draft_tokens)
 
 
 def _print_breakdown(result: dict[str, Any]) -> None:

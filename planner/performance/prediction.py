@@ -6,12 +6,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planner.catalog.loader import Catalog
-from planner.catalog.schema import Site
 from planner.errors import CatalogError, InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
-from planner.ledgers.edge_cloud import request_network_s
-from planner.performance.load import serve_at_load
+from planner.limits import DEFAULT_MAX_BATCH
 from planner.performance.memory import (
     engine_reserve_bytes,
     kv_bytes_per_sequence,
@@ -20,16 +18,16 @@ from planner.performance.memory import (
     weights_bytes_per_gpu,
 )
 from planner.performance.moe import explain_terms
+from planner.performance.predict_load import at_load
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
-    host_s,
     mean_decode_context_tokens,
     prefill_step,
 )
-from planner.performance.tail import busy_frac, step_phase_s
-from planner.performance.terms import DEFAULT_ENGINE, DeploymentTerms, deployment_terms, engine_fields
+from planner.performance.terms import DEFAULT_ENGINE, deployment_terms, engine_fields
 from planner.scenario_base import SLO_PERCENTILES
+from planner.scenario_optimizations import PrefixCache, Speculative
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
 
@@ -61,6 +59,12 @@ class PredictRequest:
     there reports it; None: the mean."""
     tpot_percentile: int | None = None
     """Per-request TPOT at load at this percentile; None: the mean."""
+    batch_limit: int = DEFAULT_MAX_BATCH
+    """Running sequences at load at most (besides memory and the engine's), as a scenario's ``max_batch``."""
+    prefix_cache: PrefixCache | None = None
+    """The prefix cache on at load (planner/candidate_optimizations.py: the plan's 'on' variant)."""
+    speculative: Speculative | None = None
+    """Speculative decoding on at load (the plan's 'on' variant)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,8 @@ class Prediction:
             "site": r.site,
             "ttft_percentile": r.ttft_percentile,
             "tpot_percentile": r.tpot_percentile,
+            "prefix_cache": None if r.prefix_cache is None else r.prefix_cache.model_dump(),
+            "speculative": None if r.speculative is None else r.speculative.model_dump(),
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
@@ -190,6 +196,17 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
             "--site: the network time is part of TTFT under load; give --requests-per-s too (ttft_ms without a"
             " load is the prefill alone)"
         )
+    if request.requests_per_s is None and (request.prefix_cache is not None or request.speculative is not None):
+        raise InputError(
+            "--prefix-hit-frac / --draft-model: the optimizations act on a replica under load; give --requests-per-s too"
+        )
+    if request.prefix_cache is not None and request.prefix_cache.prefix_tokens > request.input_tokens:
+        raise InputError(
+            f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
+            " (the shared prefix is part of the prompt)"
+        )
+    if request.speculative is not None:
+        resolve(catalog, catalog.models, request.speculative.draft_model, "model", "--draft-model")
     for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
         if percentile is None:
             continue
@@ -271,52 +288,8 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         efficiency=terms.efficiency,
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
         moe=explain_terms(terms, tokens=batch) or None,
-        load=None if request.requests_per_s is None else _at_load(terms, request, workspace, site),
+        load=None if request.requests_per_s is None else at_load(
+            catalog, request, terms, workspace_bytes=workspace, site=site, model_id=model.id, gpu=gpu, fmt=wfmt,
+            kfmt=kfmt,
+        ),
     )
-
-
-def _at_load(
-    terms: DeploymentTerms, request: PredictRequest, workspace: float, site: Site | None
-) -> dict[str, float | bool]:
-    """serve_at_load of one replica at the request's offered load (the candidate table's function), with the
-    network time of ``site`` in TTFT (none without one)."""
-    context = float(request.input_tokens + request.output_tokens)
-    limit = float(max_batch(terms, context_tokens=context, workspace_bytes=workspace))
-    network = 0.0 if site is None else request_network_s(
-        request.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s
-    )
-    pt = serve_at_load(
-        terms,
-        requests_per_s=float(request.requests_per_s or 0.0),
-        input_tokens=float(request.input_tokens),
-        output_tokens=float(request.output_tokens),
-        max_batch=max(limit, 1.0),
-        network_s=network,
-        ttft_percentile=request.ttft_percentile,
-        tpot_percentile=request.tpot_percentile,
-    )
-    return {
-        "requests_per_s": float(pt.requests_per_s),
-        "stable": bool(pt.stable),
-        "ttft_ms": float(pt.ttft_s) * 1e3,  # at --ttft-percentile when given (the parts below are means)
-        "tpot_ms": float(pt.tpot_s) * 1e3,  # at --tpot-percentile when given
-        # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)
-        "step_ms": float(pt.step_s) * 1e3,
-        "output_tokens_per_s": float(pt.output_tokens_per_s),
-        "running_batch": float(pt.running_batch),
-        "own_batch": float(pt.own_batch),  # sequences in a request's own steps, min(B + 1, limit): TPOT's batch
-        "prefill_tokens_per_step": float(pt.prefill_tokens_per_step),
-        "prefill_utilization_frac": float(pt.prefill_utilization_frac),
-        "chunk_steps": float(pt.chunk_steps),
-        "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
-        "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
-        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network; scheduler_wait =
-        # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
-        "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
-        "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
-        "network_ms": network * 1e3,  # the site's RTT + the prompt upload (0 without --site)
-        "engine_busy_frac": float(busy_frac(pt)),
-        "scheduler_steps": float(terms.scheduler_steps),
-        "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),
-        "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
-    }

@@ -145,6 +145,29 @@ def test_predict_site_needs_a_load_and_a_known_site() -> None:
     assert data["site"] == "us_east" and data["at_load"]["network_ms"] > 0
 
 
+def test_predict_optimizations_come_in_pairs_and_only_where_the_plan_would_deploy_them() -> None:
+    """The prefix cache needs --prefix-hit-frac and --prefix-tokens, speculation --draft-model and
+    --acceptance-frac (exit 2 naming the missing one); a draft that does not pay, or has another tokenizer, is
+    one the planner never deploys: exit 3 with card 3's reason."""
+    base = ["predict", "--model", "llama_3_1_70b", "--gpu", "h100_sxm", "--tp", "2", "--quant", "fp8",
+            "--requests-per-s", "1"]
+    for extra, why in (
+        (["--prefix-tokens", "100"], "--prefix-tokens: the prefix cache needs --prefix-hit-frac too"),
+        (["--acceptance-frac", "0.5"], "--acceptance-frac: speculative decoding needs --draft-model too"),
+        (["--prefix-tokens", "3000", "--prefix-hit-frac", "0.5"], "exceeds --input-tokens 2048"),
+        (["--draft-model", "llama_3_1_8x", "--acceptance-frac", "0.5"], "did you mean llama_3_1_8b"),
+        (["--prefix-tokens", "100", "--prefix-hit-frac", "1.5"], "must be at most 1"),
+    ):
+        res = runner.invoke(app, [*base, *extra])
+        assert res.exit_code == 2 and why in res.stderr and not res.stdout, (extra, res.stderr)
+    for draft, acceptance, why in (("llama_3_1_8b", "0.05", "tokens/round ≤"), ("qwen3_8b", "0.7", "tokenizer")):
+        res = runner.invoke(app, [*base, "--draft-model", draft, "--acceptance-frac", acceptance])
+        assert res.exit_code == 3 and why in res.stderr and "never turns it on" in res.stderr and not res.stdout
+    ok = runner.invoke(app, [*base, "--draft-model", "llama_3_1_8b", "--acceptance-frac", "0.7", "--json"])
+    assert ok.exit_code == 0
+    assert json.loads(ok.stdout)["at_load"]["tokens_per_round"] == pytest.approx(1 + 0.7 + 0.7**2 + 0.7**3 + 0.7**4)
+
+
 def test_head_split_rule() -> None:
     from planner.head_split import head_split_problems
 

@@ -1,0 +1,119 @@
+"""``planner predict --requests-per-s``: one replica under the engine scheduler at an offered load, with what a
+plan's deployment adds there — the site's network time, the SLO percentiles, the batch limit and the workload's
+optimizations (prefix cache, speculative decoding) — so it gives the numbers ``planner plan`` reports for that
+deployment at that load. The candidate table, the audit and this read the same functions: serve_at_load, the
+optimizations' variants (planner.candidate_optimizations) and request_network_s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, NumericFormat, Site
+from planner.errors import InfeasiblePlan
+from planner.ledgers.edge_cloud import request_network_s
+from planner.performance.load import bare_tpot_s, serve_at_load
+from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
+from planner.performance.steps import host_s
+from planner.performance.tail import busy_frac, step_phase_s
+from planner.performance.terms import DeploymentTerms
+from planner.scenario_optimizations import PrefixCache, Speculative
+
+if TYPE_CHECKING:
+    from planner.performance.prediction import PredictRequest
+
+
+@dataclass(frozen=True)
+class _PredictedWorkload:
+    """What the optimizations' variants read of a workload (planner.candidate_optimizations.OptimizedWorkload),
+    from predict's options."""
+
+    name: str
+    input_tokens: int
+    output_tokens: int
+    engine_key: str
+    prefix_cache: PrefixCache | None
+    speculative: Speculative | None
+
+
+def load_optimizations(
+    catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, model_id: str, gpu: Accelerator,
+    fmt: NumericFormat, kfmt: NumericFormat,
+) -> LoadOptimizations | None:
+    """The optimizations the request turns on, as the plan's 'on' variant of this configuration has them (None
+    when plain). One the planner never deploys here (card 3's break-even fails, the draft does not run or has
+    another tokenizer) raises InfeasiblePlan (exit 3) with its reason."""
+    if request.prefix_cache is None and request.speculative is None:
+        return None
+    from planner.candidate_optimizations import config_variants  # it builds on planner.performance
+
+    w = _PredictedWorkload(
+        "predict", request.input_tokens, request.output_tokens, request.engine, request.prefix_cache,
+        request.speculative,
+    )
+    variants = config_variants(
+        catalog, w, terms, model_id=model_id, gpu=gpu, fmt=fmt, kfmt=kfmt, tp=request.tp, pp=request.pp
+    )
+    want = (w.prefix_cache is not None, w.speculative is not None)
+    for v in variants:
+        if (v.prefix_cache, v.speculative) == want:
+            return v.opt
+    plain = variants[0]  # its reasons say why each stated optimization is off
+    missing = [
+        plain.why[name] for name, asked in (("prefix_cache", want[0]), ("speculative", want[1]))
+        if asked and not any(getattr(v, name) for v in variants)
+    ]
+    raise InfeasiblePlan("; ".join(missing) + " — the planner never turns it on for this configuration")
+
+
+def at_load(
+    catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, workspace_bytes: float, site: Site | None,
+    model_id: str, gpu: Accelerator, fmt: NumericFormat, kfmt: NumericFormat,
+) -> dict[str, float | bool]:
+    """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
+    min(memory fit with the optimizations, ``batch_limit``), the network time of ``site`` in TTFT (none without
+    one), TTFT / TPOT at the request's percentiles (None: means)."""
+    opt = load_optimizations(catalog, request, terms, model_id=model_id, gpu=gpu, fmt=fmt, kfmt=kfmt)
+    context = float(request.input_tokens + request.output_tokens)
+    fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace_bytes))
+    limit = max(min(fit, float(request.batch_limit)), 1.0)
+    network = 0.0 if site is None else request_network_s(
+        request.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s
+    )
+    p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
+    pt = serve_at_load(
+        terms, requests_per_s=float(request.requests_per_s or 0.0), input_tokens=p_tok, output_tokens=g_tok,
+        max_batch=limit, network_s=network, opt=opt, ttft_percentile=request.ttft_percentile,
+        tpot_percentile=request.tpot_percentile,
+    )
+    return {
+        "requests_per_s": float(pt.requests_per_s),
+        "stable": bool(pt.stable),
+        "ttft_ms": float(pt.ttft_s) * 1e3,  # at --ttft-percentile when given (the parts below are means)
+        "tpot_ms": float(pt.tpot_s) * 1e3,  # at --tpot-percentile when given
+        # TPOT without prompt chunks, as a plan's deployment reports its decode step (load.bare_tpot_s)
+        "decode_step_ms": float(bare_tpot_s(terms, pt, input_tokens=p_tok, output_tokens=g_tok, opt=opt)) * 1e3,
+        # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)
+        "step_ms": float(pt.step_s) * 1e3,
+        "output_tokens_per_s": float(pt.output_tokens_per_s),
+        "batch_limit": limit,
+        "running_batch": float(pt.running_batch),
+        "own_batch": float(pt.own_batch),  # sequences in a request's own steps, min(B + 1, limit): TPOT's batch
+        "tokens_per_round": 1.0 if opt is None else float(opt.tokens_per_round),  # E[N] under speculation
+        "cached_prompt_tokens": 0.0 if opt is None else float(opt.cached_tokens),  # h·S under the prefix cache
+        "prefill_tokens_per_step": float(pt.prefill_tokens_per_step),
+        "prefill_utilization_frac": float(pt.prefill_utilization_frac),
+        "chunk_steps": float(pt.chunk_steps),
+        "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
+        "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
+        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network; scheduler_wait =
+        # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
+        "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
+        "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
+        "network_ms": network * 1e3,  # the site's RTT + the prompt upload (0 without --site)
+        "engine_busy_frac": float(busy_frac(pt)),
+        "scheduler_steps": float(terms.scheduler_steps),
+        "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),
+        "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
+    }
