@@ -24,6 +24,10 @@ MAX_WORKLOADS = 100
 """Workloads in one scenario."""
 MAX_BATCH = 4096
 """Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
+MAX_DRAFT_TOKENS = 16
+"""Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
+DEFAULT_DRAFT_TOKENS = 4
+"""Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
 DEFAULT_MAX_BATCH = 256
 """A scenario's ``max_batch`` default, the running sequences a replica is planned at most (and
 ``planner predict --max-batch``'s)."""

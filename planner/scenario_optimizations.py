@@ -15,15 +15,11 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from planner.errors import ScenarioError, did_you_mean
-from planner.limits import MAX_TOKENS
+from planner.limits import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, MAX_TOKENS
 
 if TYPE_CHECKING:
     from planner.catalog.loader import Catalog
 
-MAX_DRAFT_TOKENS = 16
-"""Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
-DEFAULT_DRAFT_TOKENS = 4
-"""Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
 
 
 class _Strict(BaseModel):

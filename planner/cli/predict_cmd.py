@@ -6,7 +6,7 @@ degree does not split the attention heads — exits 3 with the reason; ``--force
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -25,8 +25,10 @@ from planner.cli.common import (
 )
 from planner.errors import InfeasiblePlan, InputError
 from planner.head_split import head_split_problems, valid_tps
-from planner.limits import DEFAULT_MAX_BATCH, MAX_BATCH
-from planner.scenario_optimizations import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, PrefixCache, Speculative
+from planner.limits import DEFAULT_DRAFT_TOKENS, DEFAULT_MAX_BATCH, MAX_BATCH, MAX_DRAFT_TOKENS
+
+if TYPE_CHECKING:
+    from planner.scenario_optimizations import PrefixCache, Speculative
 
 KEYS = (
     "params",
@@ -212,6 +214,7 @@ def predict(
 
 def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCache | None:
     """The prefix cache of --prefix-hit-frac and --prefix-tokens (both or neither)."""
+    from planner.scenario_optimizations import PrefixCache  # pydantic: not on the CLI's import path
     if hit_frac is None and prefix_tokens is None:
         return None
     if hit_frac is None or prefix_tokens is None:
@@ -224,6 +227,7 @@ def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCa
 
 def _speculative(draft_model: str | None, acceptance_frac: float | None, draft_tokens: int) -> Speculative | None:
     """Speculative decoding of --draft-model, --acceptance-frac and --draft-tokens."""
+    from planner.scenario_optimizations import Speculative  # pydantic: not on the CLI's import path
     if draft_model is None and acceptance_frac is None:
         return None
     if draft_model is None or acceptance_frac is None:
