@@ -23,7 +23,8 @@ def format_value(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Choice:
-    """One deployment of a workload in a variant's plan: model, GPU type, TP×PP and weight format."""
+    """One deployment of a workload in a variant's plan: model, GPU type, TP×PP(×EP), weight format, site and
+    role (co-located, or the prefill / decode pool of a disaggregated pair)."""
 
     workload: str
     model: str
@@ -32,11 +33,20 @@ class Choice:
     pp: int
     quantization: str
     replicas: int
+    ep: int = 1
+    site: str = ""
+    role: str = "colocated"
+    """Fields a resume file written before they were recorded lacks take these defaults."""
 
     @property
     def label(self) -> str:
-        """``h100_sxm TP4xPP1 fp8`` (the chosen GPU/TP/quant as a table shows it)."""
-        return f"{self.gpu} TP{self.tp}xPP{self.pp} {self.quantization}"
+        """``2× h100_sxm TP4xPP1 fp8 at us_east``, with ``xEP8`` for expert parallelism and `` (prefill pool)`` /
+        `` (decode pool)`` for a disaggregated pair's pools: a PD plan's pools and its co-located replicas
+        read alike without it."""
+        ep = f"xEP{self.ep}" if self.ep > 1 else ""
+        at = f" at {self.site}" if self.site else ""
+        pool = "" if self.role == "colocated" else f" ({self.role} pool)"
+        return f"{self.replicas}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from planner.report.files import atomic_write
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT, USD_WHOLE_FORMAT
-from planner.report.xlsx import Tables, finish_sheet, header_table, letter, set_cell, write_note
+from planner.report.xlsx import (
+    Tables,
+    finish_sheet,
+    header_table,
+    letter,
+    set_cell,
+    wrap_text_row,
+    write_note,
+)
 
 if TYPE_CHECKING:
     from planner.readout.sweep import SweepResult, SweepRow
@@ -43,6 +51,10 @@ ROW_FORMATS = (
     USD_FORMAT,
 )
 KEY_HEADERS = ("variants", "with a plan", "lowest total cost (USD)", "highest total cost (USD)")
+CHART_ROWS = 16
+"""Sheet rows a per-key chart (7.5 cm high) covers."""
+WRAPPED_WIDTHS = {"GPU / TP / quant per workload": 60, "binding constraints": 50}
+"""Characters of the row columns whose long text wraps (each deployment of a variant is listed)."""
 
 
 def _cell_value(value: Any) -> Any:
@@ -152,13 +164,16 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     formats += [NUMBER_FORMAT, NUMBER_FORMAT] if served else []
     body = [_row(r, paths) + (_served(r) if served else []) for r in result.rows]
     last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")
+    wrapped = {headers.index(h) + 1: width for h, width in WRAPPED_WIDTHS.items()}
+    for r in range(4, last + 1):  # the choices and binding constraints wrap within their columns
+        for col in wrapped:
+            wrap_text_row(ws, r, col, chars_per_line=None)
     row = write_note(
         ws,
         last + 2,
         "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
         "Per key below: the lowest and highest total cost over the variants with that value.",
     )
-    chart_col = letter(len(KEY_HEADERS) + 3)
     for k, path in enumerate(paths):
         summary = key_summary(result, path)
         start = row + 2
@@ -166,10 +181,14 @@ def build_sweep_workbook(result: SweepResult) -> Any:
         body = [[_cell_value(s.value), s.variants, s.feasible, s.lowest_usd, s.highest_usd] for s in summary]
         fmts = [None, INT_FORMAT, INT_FORMAT, USD_WHOLE_FORMAT, USD_WHOLE_FORMAT]
         end = header_table(ws, tables, start + 1, [path, *KEY_HEADERS], body, fmts, f"sweep_key_{k + 1}")
-        _key_chart(ws, path, start + 1, end, f"{chart_col}{start}")
-        row = max(end, start + 15)
+        # below its table, within the first columns: a chart beside it crossed the printed page's edge once
+        # the variants' columns were wide enough to move the page break into it
+        _key_chart(ws, path, start + 1, end, f"A{end + 2}")
+        row = end + 2 + CHART_ROWS
     labels = [str(_cell_value(r.values[p])) for r in result.rows for p in paths]
-    finish_sheet(ws, freeze="B4", widths={"A": max(10, min(40, max(map(len, labels), default=0) + 2))})
+    widths = {"A": max(10, min(40, max(map(len, labels), default=0) + 2))}
+    widths.update({letter(col): width for col, width in wrapped.items()})
+    finish_sheet(ws, freeze="B4", widths=widths)
     return wb
 
 

@@ -56,6 +56,9 @@ def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
             int(d["pp"]),
             d["quantization"],
             int(d["replicas"]),
+            ep=int(d.get("ep", 1)),
+            site=d["site"],
+            role=d.get("role", "colocated"),
         )
         for d in data["deployments"]
     ]

@@ -107,6 +107,13 @@ def test_the_sweep_sheet_holds_the_rows_and_a_chart_per_key(run: tuple[dict[str,
         assert cells[headers.index("capex (USD)")] == row["capex_usd"]
         assert cells[headers.index("opex (USD/month)")] == pytest.approx(row["opex_usd_per_month"], rel=1e-14)
     assert len(ws._charts) == 2
+    # each chart sits below its key's table in the first columns (beside it, it crossed the printed page's edge)
+    anchors = [chart.anchor._from for chart in ws._charts]
+    assert [a.col for a in anchors] == [0, 0] and anchors[0].row < anchors[1].row
+    # the deployments of a variant and its binding constraints wrap within their columns
+    choice_col = headers.index("GPU / TP / quant per workload") + 1
+    assert ws.cell(row=4, column=choice_col).alignment.wrap_text
+    assert "× " in ws.cell(row=4, column=choice_col).value and " at us_" in ws.cell(row=4, column=choice_col).value
     result = SweepResult(
         data["scenario"],
         data["vary"],

@@ -15,10 +15,11 @@ import pytest
 
 from planner.catalog import Catalog
 from planner.plan import plan
+from planner.readout.sweep import Choice
 from planner.scenario import parse_scenario
 from planner.sweep import LocalEngine, SweepResult, run_sweep
 from planner.sweep.spec import Variant
-from planner.sweep.task import SweepContext, solve_variant
+from planner.sweep.task import SweepContext, row_from_plan, solve_variant
 from tests.sweep.helpers import chat_sweep, die
 
 
@@ -37,12 +38,33 @@ def test_every_row_is_the_plan_of_its_variant(catalog: Catalog, local_result: Sw
         ):
             assert getattr(row, name) == direct[name], name
         assert sum(row.gpus_by_type.values()) == sum(d["gpus"] for d in direct["deployments"])
-        assert [(c.gpu, c.tp, c.quantization) for c in row.choices] == [
-            (d["gpu"], d["tp"], d["quantization"]) for d in direct["deployments"]
+        assert [(c.gpu, c.tp, c.ep, c.quantization, c.site, c.role) for c in row.choices] == [
+            (d["gpu"], d["tp"], d["ep"], d["quantization"], d["site"], d["role"]) for d in direct["deployments"]
         ]
         assert row.binding_constraints == [
             f"{b['family']}:{'/'.join(b['key'])}" for b in direct["binding_constraints"]
         ]
+
+
+def test_a_disaggregated_plans_pools_read_apart_from_its_colocated_replicas(catalog: Catalog) -> None:
+    """chat_70b_cloud at 16 req/s: 1 co-located MI300X TP1 replica, 3 TP1 prefill and 1 TP2 decode replica.
+    The sweep's choice showed "mi300x TP1xPP1 fp8" twice (role, site and replicas left out)."""
+    import yaml
+
+    data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
+    data["workloads"][0]["requests_per_s"] = 16
+    direct = plan(catalog, parse_scenario(data), with_alternatives=False).to_json()
+    row = row_from_plan(Variant(0, (("workloads.chat.requests_per_s", 16),)), direct)
+    labels = [c.label for c in row.choices]
+    assert labels == [
+        "1× mi300x TP1xPP1 fp8 at us_east",
+        "3× mi300x TP1xPP1 fp8 at us_east (prefill pool)",
+        "1× mi300x TP2xPP1 fp8 at us_east (decode pool)",
+    ]
+    assert len(set(labels)) == len(labels)
+    # a resume file written before role, EP and site were recorded still reads, as co-located
+    old = {k: v for k, v in row.choices[1].__dict__.items() if k not in ("ep", "site", "role")}
+    assert Choice(**old).label == "3× mi300x TP1xPP1 fp8"
 
 
 def test_rent_only_cost_scales_with_the_rent_price(local_result: SweepResult) -> None:
