@@ -53,6 +53,10 @@ def print_comparison(data: dict[str, Any]) -> None:
             money(o["cost_usd_per_million_output_tokens"]),
         )
     show(t)
+    for o in data["options"]:  # why an option has no plan, in the user's words (the JSON's infeasibility)
+        for item in o["infeasibility"] if o["status"] == "infeasible" else []:
+            fix = f" — {item['relaxation']}" if item.get("relaxation") else ""
+            show(f"{text(o['name'])} has no plan: {text(item['message'])}{text(fix)}")
     show(
         f"recommendation: {text(data['recommendation'] or DASH)} — {text(data.get('recommendation_reason', ''))}"
     )

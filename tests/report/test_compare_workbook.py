@@ -280,3 +280,15 @@ def test_cli_compare_bad_input_keeps_an_existing_file(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert target.read_bytes() == b"old workbook" and [p.name for p in tmp_path.iterdir()] == ["compare.xlsx"]
+
+
+def test_cli_compare_says_why_an_option_has_no_plan() -> None:
+    """buy_vs_rent's buy-only option is infeasible (nothing bought arrives before month 2): the terminal
+    table showed "infeasible" and no reason, which only the JSON and the workbook carried."""
+    result = runner.invoke(app, ["compare", str(ROOT / "examples/buy_vs_rent/scenario.yaml"), "--no-flip-points"])
+    assert result.exit_code == 0, result.output
+    assert (
+        "buy_only has no plan: chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its "
+        "demand before month 2 cannot be served — add rent or inventory for the first months"
+    ) in " ".join(result.stdout.split())
+    assert "rent_only has no plan" not in result.stdout and "hybrid has no plan" not in result.stdout
