@@ -215,6 +215,7 @@ def predict(
 def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCache | None:
     """The prefix cache of --prefix-hit-frac and --prefix-tokens (both or neither)."""
     from planner.scenario_optimizations import PrefixCache  # pydantic: not on the CLI's import path
+
     if hit_frac is None and prefix_tokens is None:
         return None
     if hit_frac is None or prefix_tokens is None:
@@ -228,6 +229,7 @@ def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCa
 def _speculative(draft_model: str | None, acceptance_frac: float | None, draft_tokens: int) -> Speculative | None:
     """Speculative decoding of --draft-model, --acceptance-frac and --draft-tokens."""
     from planner.scenario_optimizations import Speculative  # pydantic: not on the CLI's import path
+
     if draft_model is None and acceptance_frac is None:
         return None
     if draft_model is None or acceptance_frac is None:

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat, Site
-from planner.errors import InfeasiblePlan
+from planner.errors import InfeasiblePlan, InputError, did_you_mean
 from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.load import bare_tpot_s, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
 from planner.performance.steps import host_s
 from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DeploymentTerms
+from planner.scenario_base import SLO_PERCENTILES
 from planner.scenario_optimizations import PrefixCache, Speculative
 
 if TYPE_CHECKING:
@@ -35,6 +36,37 @@ class _PredictedWorkload:
     engine_key: str
     prefix_cache: PrefixCache | None
     speculative: Speculative | None
+
+
+def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
+    """InputError (exit 2, naming the option) for a load option without ``--requests-per-s``, a percentile a
+    latency SLO cannot be stated at, a prefix longer than the prompt, or an unknown draft model or site."""
+    load_only = (
+        ("--site", request.site), ("--ttft-percentile", request.ttft_percentile),
+        ("--tpot-percentile", request.tpot_percentile), ("--prefix-hit-frac", request.prefix_cache),
+        ("--draft-model", request.speculative),
+    )
+    for option, value in load_only:
+        if value is not None and request.requests_per_s is None:
+            raise InputError(
+                f"{option} acts on a replica under load; give --requests-per-s too (without a load, ttft_ms is the"
+                " prefill alone and decode_step_ms the plain step at --batch)"
+            )
+    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
+        if percentile is not None and percentile not in SLO_PERCENTILES:
+            raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
+    if request.prefix_cache is not None and request.prefix_cache.prefix_tokens > request.input_tokens:
+        raise InputError(
+            f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
+            " (the shared prefix is part of the prompt)"
+        )
+    for option, what, key, table in (
+        ("--draft-model", "model", None if request.speculative is None else request.speculative.draft_model,
+         catalog.models),
+        ("--site", "site", request.site, catalog.sites),
+    ):
+        if key is not None and key not in table:
+            raise InputError(f"{option}: unknown {what} '{key}'{did_you_mean(key, table)}")
 
 
 def load_optimizations(

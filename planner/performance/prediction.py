@@ -18,7 +18,7 @@ from planner.performance.memory import (
     weights_bytes_per_gpu,
 )
 from planner.performance.moe import explain_terms
-from planner.performance.predict_load import at_load
+from planner.performance.predict_load import at_load, check_load_options
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
@@ -26,7 +26,6 @@ from planner.performance.steps import (
     prefill_step,
 )
 from planner.performance.terms import DEFAULT_ENGINE, deployment_terms, engine_fields
-from planner.scenario_base import SLO_PERCENTILES
 from planner.scenario_optimizations import PrefixCache, Speculative
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
@@ -191,34 +190,12 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         raise InputError("--input-tokens and --output-tokens must be >= 1")
     if request.requests_per_s is not None and not request.requests_per_s > 0:
         raise InputError("--requests-per-s must be > 0 (requests per second offered to one replica)")
-    if request.site is not None and request.requests_per_s is None:
-        raise InputError(
-            "--site: the network time is part of TTFT under load; give --requests-per-s too (ttft_ms without a"
-            " load is the prefill alone)"
-        )
-    if request.requests_per_s is None and (request.prefix_cache is not None or request.speculative is not None):
-        raise InputError(
-            "--prefix-hit-frac / --draft-model: the optimizations act on a replica under load; give --requests-per-s too"
-        )
-    if request.prefix_cache is not None and request.prefix_cache.prefix_tokens > request.input_tokens:
-        raise InputError(
-            f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
-            " (the shared prefix is part of the prompt)"
-        )
-    if request.speculative is not None:
-        resolve(catalog, catalog.models, request.speculative.draft_model, "model", "--draft-model")
-    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
-        if percentile is None:
-            continue
-        if percentile not in SLO_PERCENTILES:
-            raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
-        if request.requests_per_s is None:
-            raise InputError(f"{option}: a latency percentile is taken under load; give --requests-per-s too")
+    check_load_options(catalog, request)
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
-    site = None if request.site is None else resolve(catalog, catalog.sites, request.site, "site", "--site")
+    site = None if request.site is None else catalog.sites[request.site]
     try:  # an id or ID[field=value,...], as a plan's deployments show it (planner.catalog.engine_settings)
         engine = catalog.engine(request.engine)
     except CatalogError as exc:
