@@ -41,6 +41,9 @@ class _PredictedWorkload:
 def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
     """InputError (exit 2, naming the option) for a load option without ``--requests-per-s``, a percentile a
     latency SLO cannot be stated at, a prefix longer than the prompt, or an unknown draft model or site."""
+    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
+        if percentile is not None and percentile not in SLO_PERCENTILES:
+            raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
     load_only = (
         ("--site", request.site), ("--ttft-percentile", request.ttft_percentile),
         ("--tpot-percentile", request.tpot_percentile), ("--prefix-hit-frac", request.prefix_cache),
@@ -52,9 +55,6 @@ def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
                 f"{option} acts on a replica under load; give --requests-per-s too (without a load, ttft_ms is the"
                 " prefill alone and decode_step_ms the plain step at --batch)"
             )
-    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
-        if percentile is not None and percentile not in SLO_PERCENTILES:
-            raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
     if request.prefix_cache is not None and request.prefix_cache.prefix_tokens > request.input_tokens:
         raise InputError(
             f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
