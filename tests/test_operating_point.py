@@ -14,6 +14,7 @@ import yaml
 from planner import performance as perf
 from planner.candidates import build_candidates
 from planner.catalog.loader import Catalog
+from planner.errors import InputError
 from planner.performance.load import capacity_at_slo, serve_at_load
 from planner.performance.steps import mixed_step
 from planner.scenario import load_scenario, parse_scenario
@@ -217,3 +218,34 @@ def test_predict_at_load_holds_the_batch_limit(catalog: Catalog) -> None:
     assert at["batch_limit"] == 256.0 and at["stable"] and 64 < at["running_batch"] < 256
     small = perf.predict(catalog, dataclasses.replace(base, batch_limit=64)).to_json()["at_load"]
     assert small["batch_limit"] == 64.0 and not small["stable"]
+
+
+def test_predict_at_load_returns_a_disaggregated_pairs_numbers(catalog: Catalog) -> None:
+    """chat_70b_cloud at 16 req/s: 3 MI300X TP1 prefill replicas and 1 TP2 decode replica beside a co-located
+    one. ``planner predict --role prefill|decode --requests-per-s --site`` gives each pool's figures as the plan
+    reports them: the prefill replica's TTFT with the KV handoff and the network, the decode replica's TPOT
+    and decode step with no prompt in its steps."""
+    from planner.plan import plan
+
+    data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
+    data["workloads"][0]["requests_per_s"] = 16
+    scenario = parse_scenario(data)
+    w = scenario.workloads[0]
+    deployments = plan(catalog, scenario, with_alternatives=False).deployments
+    assert sorted(d.role for d in deployments) == ["colocated", "decode", "prefill"]
+    for d in deployments:
+        request = perf.PredictRequest(
+            model=d.model, gpu=d.gpu, tp=d.tp, pp=d.pp, quant=d.quantization, kv_dtype=d.kv_dtype,
+            input_tokens=w.input_tokens, output_tokens=w.output_tokens, engine=d.engine, role=d.role,
+            requests_per_s=d.served_per_replica_requests_per_s, site=d.site,
+        )
+        at = perf.predict(catalog, request).to_json()["at_load"]
+        checked = {"colocated": ("ttft_ms", "tpot_ms", "decode_step_ms"), "prefill": ("ttft_ms",),
+                   "decode": ("tpot_ms", "decode_step_ms")}[d.role]
+        for key in checked:
+            assert at[key] == pytest.approx(getattr(d, key), rel=1e-9), (d.role, key)
+        assert (at["handoff_ms"] > 0) == (d.role == "prefill")
+    with pytest.raises(InputError, match="--ttft-percentile: a plan's decode pools"):
+        perf.predict(catalog, dataclasses.replace(request, role="decode", ttft_percentile=99))
+    with pytest.raises(InputError, match="--role: must be one of colocated, prefill, decode"):
+        perf.predict(catalog, dataclasses.replace(request, role="pool"))

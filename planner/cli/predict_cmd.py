@@ -160,6 +160,14 @@ def predict(
         int,
         typer.Option("--draft-tokens", min=1, max=MAX_DRAFT_TOKENS, help="Tokens drafted per round."),
     ] = DEFAULT_DRAFT_TOKENS,
+    role: Annotated[
+        str,
+        typer.Option(
+            "--role",
+            help="Under --requests-per-s: colocated, or a disaggregated pair's prefill pool (TTFT with the KV "
+            "handoff) or decode pool (TPOT with no prompts in its steps) replica.",
+        ),
+    ] = "colocated",
     ideal: Annotated[
         bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
     ] = False,
@@ -183,7 +191,7 @@ def predict(
         requests_per_s=requests_per_s, ep=ep, site=site, ttft_percentile=ttft_percentile,
         tpot_percentile=tpot_percentile, batch_limit=max_batch,
         prefix_cache=run_guarded(lambda: _prefix_cache(prefix_hit_frac, prefix_tokens)),
-        speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)),
+        speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)), role=role,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)
@@ -206,7 +214,8 @@ def predict(
     show(t)
     if result["at_load"] is not None:
         tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
-        at = f"engine scheduler at {requests_per_s:g} requests/s per replica{f' ({site})' if site else ''}"
+        where = ", ".join(x for x in (site, None if role == "colocated" else f"{role} pool") if x)
+        at = f"engine scheduler at {requests_per_s:g} requests/s per replica{f' ({where})' if where else ''}"
         _print_terms(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"])
     if explain:
         _print_breakdown(result)

@@ -15,6 +15,7 @@ from planner.errors import InfeasiblePlan, InputError, did_you_mean
 from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.load import bare_tpot_s, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
+from planner.performance.pools import decode_at_load, handoff_s, kv_bytes_per_request, prefill_at_load
 from planner.performance.steps import host_s
 from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DeploymentTerms
@@ -23,6 +24,9 @@ from planner.scenario_optimizations import PrefixCache, Speculative
 
 if TYPE_CHECKING:
     from planner.performance.prediction import PredictRequest
+
+ROLES = ("colocated", "prefill", "decode")
+"""What a replica does: serve requests whole, or the prefill / decode pool of a disaggregated pair."""
 
 
 @dataclass(frozen=True)
@@ -41,13 +45,26 @@ class _PredictedWorkload:
 def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
     """InputError (exit 2, naming the option) for a load option without ``--requests-per-s``, a percentile a
     latency SLO cannot be stated at, a prefix longer than the prompt, or an unknown draft model or site."""
+    if request.role not in ROLES:
+        raise InputError(f"--role: must be one of {', '.join(ROLES)} (got {request.role})")
+    if request.role != "colocated":
+        pool_options: tuple[tuple[str, object], ...] = (
+            ("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile),
+            ("--prefix-hit-frac", request.prefix_cache), ("--draft-model", request.speculative),
+        )
+        for option, value in pool_options:
+            if value is not None:
+                raise InputError(
+                    f"{option}: a plan's {request.role} pools run without optimizations and report means; drop"
+                    f" it or --role {request.role}"
+                )
     for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
         if percentile is not None and percentile not in SLO_PERCENTILES:
             raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
-    load_only = (
+    load_only: tuple[tuple[str, object], ...] = (
         ("--site", request.site), ("--ttft-percentile", request.ttft_percentile),
         ("--tpot-percentile", request.tpot_percentile), ("--prefix-hit-frac", request.prefix_cache),
-        ("--draft-model", request.speculative),
+        ("--draft-model", request.speculative), ("--role", None if request.role == "colocated" else request.role),
     )
     for option, value in load_only:
         if value is not None and request.requests_per_s is None:
@@ -67,6 +84,18 @@ def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
     ):
         if key is not None and key not in table:
             raise InputError(f"{option}: unknown {what} '{key}'{did_you_mean(key, table)}")
+
+
+def pool_handoff_s(
+    catalog: Catalog, terms: DeploymentTerms, *, gpu: Accelerator, tp: int, input_tokens: float
+) -> float:
+    """A prefill pool replica's KV handoff of one request to the decode pool, s (planner.candidates_pd.kv_link:
+    its tp GPUs' scale-out path)."""
+    from planner.candidates_pd import kv_link  # it builds on planner.performance
+
+    gb_per_s, latency_us = kv_link(catalog, gpu, tp)
+    kv_bytes = float(kv_bytes_per_request(terms, input_tokens=input_tokens))
+    return float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
 
 
 def load_optimizations(
@@ -114,11 +143,20 @@ def at_load(
         request.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s
     )
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
-    pt = serve_at_load(
-        terms, requests_per_s=float(request.requests_per_s or 0.0), input_tokens=p_tok, output_tokens=g_tok,
-        max_batch=limit, network_s=network, opt=opt, ttft_percentile=request.ttft_percentile,
-        tpot_percentile=request.tpot_percentile,
-    )
+    lam = float(request.requests_per_s or 0.0)
+    handoff = 0.0
+    if request.role == "prefill":  # TTFT with the KV handoff to the decode pool, as the plan's prefill pools
+        handoff = pool_handoff_s(catalog, terms, gpu=gpu, tp=request.tp, input_tokens=p_tok)
+        pt = prefill_at_load(
+            terms, requests_per_s=lam, input_tokens=p_tok, max_batch=limit, network_s=network, handoff_s=handoff
+        )
+    elif request.role == "decode":  # TPOT with no prompt in the steps
+        pt = decode_at_load(terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=limit)
+    else:
+        pt = serve_at_load(
+            terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=limit, network_s=network,
+            opt=opt, ttft_percentile=request.ttft_percentile, tpot_percentile=request.tpot_percentile,
+        )
     return {
         "requests_per_s": float(pt.requests_per_s),
         "stable": bool(pt.stable),
@@ -144,6 +182,7 @@ def at_load(
         "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
         "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
         "network_ms": network * 1e3,  # the site's RTT + the prompt upload (0 without --site)
+        "handoff_ms": handoff * 1e3,  # a prefill pool's KV handoff to its decode pool (0 otherwise)
         "engine_busy_frac": float(busy_frac(pt)),
         "scheduler_steps": float(terms.scheduler_steps),
         "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),

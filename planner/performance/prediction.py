@@ -64,6 +64,9 @@ class PredictRequest:
     """The prefix cache on at load (planner/candidate_optimizations.py: the plan's 'on' variant)."""
     speculative: Speculative | None = None
     """Speculative decoding on at load (the plan's 'on' variant)."""
+    role: str = "colocated"
+    """colocated, or a prefill / decode pool replica (planner.performance.pools: TTFT with the KV handoff, TPOT
+    without prompts in the steps), as a plan's disaggregated deployments."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,7 @@ class Prediction:
             "tpot_percentile": r.tpot_percentile,
             "prefix_cache": None if r.prefix_cache is None else r.prefix_cache.model_dump(),
             "speculative": None if r.speculative is None else r.speculative.model_dump(),
+            "role": r.role,
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
