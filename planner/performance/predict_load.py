@@ -160,10 +160,13 @@ def at_load(
     return {
         "requests_per_s": float(pt.requests_per_s),
         "stable": bool(pt.stable),
-        "ttft_ms": float(pt.ttft_s) * 1e3,  # at --ttft-percentile when given (the parts below are means)
-        "tpot_ms": float(pt.tpot_s) * 1e3,  # at --tpot-percentile when given
+        # a pool reports only its own half, 0 for the other, as the plan's PD deployments do
+        "ttft_ms": 0.0 if request.role == "decode" else float(pt.ttft_s) * 1e3,  # at --ttft-percentile if given
+        "tpot_ms": 0.0 if request.role == "prefill" else float(pt.tpot_s) * 1e3,  # at --tpot-percentile if given
         # TPOT without prompt chunks, as a plan's deployment reports its decode step (load.bare_tpot_s)
-        "decode_step_ms": float(bare_tpot_s(terms, pt, input_tokens=p_tok, output_tokens=g_tok, opt=opt)) * 1e3,
+        "decode_step_ms": 0.0 if request.role == "prefill" else float(
+            bare_tpot_s(terms, pt, input_tokens=p_tok, output_tokens=g_tok, opt=opt)
+        ) * 1e3,
         # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)
         "step_ms": float(pt.step_s) * 1e3,
         "output_tokens_per_s": float(pt.output_tokens_per_s),
