@@ -252,3 +252,16 @@ def test_predict_at_load_returns_a_disaggregated_pairs_numbers(catalog: Catalog)
         perf.predict(catalog, dataclasses.replace(request, role="decode", ttft_percentile=99))
     with pytest.raises(InputError, match="--role: must be one of colocated, prefill, decode"):
         perf.predict(catalog, dataclasses.replace(request, role="pool"))
+
+
+@pytest.mark.parametrize("role", ["colocated", "prefill", "decode"])
+def test_predict_names_the_load_a_replica_saturates_at(catalog: Catalog, role: str) -> None:
+    """``saturation_requests_per_s`` is the most a replica sustains with no SLO: 1 % below it the scheduler
+    is stable, 1 % above it is not (the figures at load then grow without bound)."""
+    base = perf.PredictRequest(model="qwen3_8b", gpu="h100_sxm", role=role, requests_per_s=1.0)
+    top = perf.predict(catalog, base).to_json()["at_load"]["saturation_requests_per_s"]
+    assert top > 1.0
+    below = perf.predict(catalog, dataclasses.replace(base, requests_per_s=0.99 * top)).to_json()["at_load"]
+    above = perf.predict(catalog, dataclasses.replace(base, requests_per_s=1.01 * top)).to_json()["at_load"]
+    assert below["stable"] and not above["stable"]
+    assert below["saturation_requests_per_s"] == above["saturation_requests_per_s"] == top

@@ -212,6 +212,13 @@ def predict(
         value = result[key]
         t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     show(t)
+    if result["at_load"] is not None and not result["at_load"]["stable"]:
+        err.print(
+            f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
+            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO, so the figures "
+            "under load grow without bound (no steady state)",
+            soft_wrap=True,
+        )
     if result["at_load"] is not None:
         tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
         where = ", ".join(x for x in (site, None if role == "colocated" else f"{role} pool") if x)

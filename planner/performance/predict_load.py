@@ -6,6 +6,7 @@ optimizations' variants (planner.candidate_optimizations) and request_network_s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,9 +14,16 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat, Site
 from planner.errors import InfeasiblePlan, InputError, did_you_mean
 from planner.ledgers.edge_cloud import request_network_s
-from planner.performance.load import bare_tpot_s, serve_at_load
+from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
-from planner.performance.pools import decode_at_load, handoff_s, kv_bytes_per_request, prefill_at_load
+from planner.performance.pools import (
+    decode_at_load,
+    decode_capacity_at_slo,
+    handoff_s,
+    kv_bytes_per_request,
+    prefill_at_load,
+    prefill_capacity_at_slo,
+)
 from planner.performance.steps import host_s
 from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DeploymentTerms
@@ -98,6 +106,27 @@ def pool_handoff_s(
     return float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
 
 
+def saturation_requests_per_s(
+    terms: DeploymentTerms, request: PredictRequest, *, max_batch: float, network_s: float, handoff_s: float,
+    opt: LoadOptimizations | None,
+) -> float:
+    """The most requests/s the replica sustains with no latency SLO (the capacity functions at SLOs of inf):
+    above it the engine's queue grows without bound and the figures at load are no steady state."""
+    p_tok, g_tok, inf = float(request.input_tokens), float(request.output_tokens), math.inf
+    if request.role == "prefill":
+        cap = prefill_capacity_at_slo(
+            terms, input_tokens=p_tok, max_batch=max_batch, network_s=network_s, handoff_s=handoff_s, slo_ttft_s=inf
+        )
+    elif request.role == "decode":
+        cap = decode_capacity_at_slo(terms, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch, slo_tpot_s=inf)
+    else:
+        cap = capacity_at_slo(
+            terms, input_tokens=p_tok, output_tokens=g_tok, max_batch=max_batch, network_s=network_s,
+            slo_ttft_s=inf, slo_tpot_s=inf, opt=opt,
+        )
+    return float(cap)
+
+
 def load_optimizations(
     catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, model_id: str, gpu: Accelerator,
     fmt: NumericFormat, kfmt: NumericFormat,
@@ -160,6 +189,9 @@ def at_load(
     return {
         "requests_per_s": float(pt.requests_per_s),
         "stable": bool(pt.stable),
+        "saturation_requests_per_s": saturation_requests_per_s(
+            terms, request, max_batch=limit, network_s=network, handoff_s=handoff, opt=opt
+        ),
         # a pool reports only its own half, 0 for the other, as the plan's PD deployments do
         "ttft_ms": 0.0 if request.role == "decode" else float(pt.ttft_s) * 1e3,  # at --ttft-percentile if given
         "tpot_ms": 0.0 if request.role == "prefill" else float(pt.tpot_s) * 1e3,  # at --tpot-percentile if given

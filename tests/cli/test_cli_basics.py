@@ -168,6 +168,18 @@ def test_predict_optimizations_come_in_pairs_and_only_where_the_plan_would_deplo
     assert json.loads(ok.stdout)["at_load"]["tokens_per_round"] == pytest.approx(1 + 0.7 + 0.7**2 + 0.7**3 + 0.7**4)
 
 
+def test_predict_warns_when_the_load_overloads_the_replica() -> None:
+    """An offered load above what the replica sustains printed exploding figures (2.6e14 running sequences)
+    with only ``stable False`` to tell: a warning names the load it saturates at."""
+    res = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "50"])
+    assert res.exit_code == 0
+    assert "warning: 50 requests/s overloads this replica: it sustains about 10.1 requests/s" in " ".join(
+        res.stderr.split()
+    )
+    calm = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "5"])
+    assert calm.exit_code == 0 and "overloads" not in calm.stderr
+
+
 def test_head_split_rule() -> None:
     from planner.head_split import head_split_problems
 
