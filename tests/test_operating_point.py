@@ -265,3 +265,33 @@ def test_predict_names_the_load_a_replica_saturates_at(catalog: Catalog, role: s
     above = perf.predict(catalog, dataclasses.replace(base, requests_per_s=1.01 * top)).to_json()["at_load"]
     assert below["stable"] and not above["stable"]
     assert below["saturation_requests_per_s"] == above["saturation_requests_per_s"] == top
+
+
+def test_predict_takes_a_scenarios_stated_efficiencies(catalog: Catalog) -> None:
+    """pd_card8 states MFU = MBU = 0.5 for both GPUs (hardware.efficiency): with ``--prefill-mfu-frac 0.5
+    --decode-mbu-frac 0.5`` predict gives its A100 prefill and H20 decode replicas' figures as the plan reports
+    them; without them it does not."""
+    from planner.plan import plan
+
+    scenario = load_scenario("examples/pd_card8/scenario.yaml", catalog)
+    w = scenario.workloads[0]
+    deployments = plan(catalog, scenario, with_alternatives=False).deployments
+    assert sorted(d.role for d in deployments) == ["decode", "prefill"]
+    for d in deployments:
+        request = perf.PredictRequest(
+            model=d.model, gpu=d.gpu, tp=d.tp, pp=d.pp, quant=d.quantization, kv_dtype=d.kv_dtype,
+            input_tokens=w.input_tokens, output_tokens=w.output_tokens, engine=d.engine, role=d.role,
+            requests_per_s=d.served_per_replica_requests_per_s, site=d.site, prefill_mfu_frac=0.5,
+            decode_mbu_frac=0.5,
+        )
+        key = "ttft_ms" if d.role == "prefill" else "tpot_ms"
+        at = perf.predict(catalog, request).to_json()["at_load"]
+        assert at[key] == pytest.approx(getattr(d, key), rel=1e-9)
+        catalogs = perf.predict(
+            catalog, dataclasses.replace(request, prefill_mfu_frac=None, decode_mbu_frac=None)
+        ).to_json()["at_load"]
+        assert catalogs[key] < 0.95 * at[key]  # the catalog's efficiencies are above the book's 0.5
+    with pytest.raises(InputError, match="--prefill-mfu-frac: --ideal"):
+        perf.predict(catalog, dataclasses.replace(request, ideal=True))
+    with pytest.raises(InputError, match=r"--prefill-mfu-frac: must be in \(0, 1\]"):
+        perf.predict(catalog, dataclasses.replace(request, prefill_mfu_frac=0.0))

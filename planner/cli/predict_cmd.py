@@ -160,6 +160,20 @@ def predict(
         int,
         typer.Option("--draft-tokens", min=1, max=MAX_DRAFT_TOKENS, help="Tokens drafted per round."),
     ] = DEFAULT_DRAFT_TOKENS,
+    prefill_mfu_frac: Annotated[
+        float | None,
+        typer.Option(
+            "--prefill-mfu-frac", parser=finite_float(0, 1), metavar="FRAC",
+            help="Stated matmul efficiency (MFU) in place of the catalog's, as a scenario's hardware.efficiency.",
+        ),
+    ] = None,
+    decode_mbu_frac: Annotated[
+        float | None,
+        typer.Option(
+            "--decode-mbu-frac", parser=finite_float(0, 1), metavar="FRAC",
+            help="Stated weight and KV stream efficiency (MBU) in place of the catalog's.",
+        ),
+    ] = None,
     role: Annotated[
         str,
         typer.Option(
@@ -192,6 +206,7 @@ def predict(
         tpot_percentile=tpot_percentile, batch_limit=max_batch,
         prefix_cache=run_guarded(lambda: _prefix_cache(prefix_hit_frac, prefix_tokens)),
         speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)), role=role,
+        prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(result, catalog, model, tp, batch)

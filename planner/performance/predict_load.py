@@ -50,9 +50,16 @@ class _PredictedWorkload:
     speculative: Speculative | None
 
 
-def check_load_options(catalog: Catalog, request: PredictRequest) -> None:
-    """InputError (exit 2, naming the option) for a load option without ``--requests-per-s``, a percentile a
-    latency SLO cannot be stated at, a prefix longer than the prompt, or an unknown draft model or site."""
+def check_options(catalog: Catalog, request: PredictRequest) -> None:
+    """InputError (exit 2, naming the option) for a stated efficiency outside (0, 1] or beside --ideal, a role
+    other than colocated / prefill / decode, percentiles or optimizations on a pool role, a load option without
+    ``--requests-per-s``, a percentile a latency SLO cannot be stated at, a prefix longer than the prompt, or an
+    unknown draft model or site."""
+    for option, frac in (("--prefill-mfu-frac", request.prefill_mfu_frac), ("--decode-mbu-frac", request.decode_mbu_frac)):
+        if frac is not None and not 0 < frac <= 1:
+            raise InputError(f"{option}: must be in (0, 1] (got {frac:g})")
+        if frac is not None and request.ideal:
+            raise InputError(f"{option}: --ideal takes every efficiency at 1; give one or the other")
     if request.role not in ROLES:
         raise InputError(f"--role: must be one of {', '.join(ROLES)} (got {request.role})")
     if request.role != "colocated":

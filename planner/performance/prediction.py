@@ -18,14 +18,14 @@ from planner.performance.memory import (
     weights_bytes_per_gpu,
 )
 from planner.performance.moe import explain_terms
-from planner.performance.predict_load import at_load, check_load_options
+from planner.performance.predict_load import at_load, check_options
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
     mean_decode_context_tokens,
     prefill_step,
 )
-from planner.performance.terms import DEFAULT_ENGINE, deployment_terms, engine_fields
+from planner.performance.terms import DEFAULT_ENGINE, deployment_terms, engine_fields, with_efficiency
 from planner.scenario_optimizations import PrefixCache, Speculative
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
@@ -64,6 +64,10 @@ class PredictRequest:
     """The prefix cache on at load (planner/candidate_optimizations.py: the plan's 'on' variant)."""
     speculative: Speculative | None = None
     """Speculative decoding on at load (the plan's 'on' variant)."""
+    prefill_mfu_frac: float | None = None
+    """Stated prefill matmul efficiency in place of the catalog's (a scenario's ``hardware.efficiency``)."""
+    decode_mbu_frac: float | None = None
+    """Stated decode bandwidth efficiency in place of the catalog's."""
     role: str = "colocated"
     """colocated, or a prefill / decode pool replica (planner.performance.pools: TTFT with the KV handoff, TPOT
     without prompts in the steps), as a plan's disaggregated deployments."""
@@ -128,6 +132,8 @@ class Prediction:
             "prefix_cache": None if r.prefix_cache is None else r.prefix_cache.model_dump(),
             "speculative": None if r.speculative is None else r.speculative.model_dump(),
             "role": r.role,
+            "prefill_mfu_frac": r.prefill_mfu_frac,
+            "decode_mbu_frac": r.decode_mbu_frac,
             "params": self.params,
             "weights_bytes": self.weights_bytes,
             "weights_gb": self.weights_bytes / BYTES_PER_GB,
@@ -194,7 +200,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         raise InputError("--input-tokens and --output-tokens must be >= 1")
     if request.requests_per_s is not None and not request.requests_per_s > 0:
         raise InputError("--requests-per-s must be > 0 (requests per second offered to one replica)")
-    check_load_options(catalog, request)
+    check_options(catalog, request)
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
@@ -216,6 +222,8 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         engine=engine,
         ep=request.ep,
     )
+    # stated efficiencies, as a scenario's hardware.efficiency for the GPU (planner.audit_pd.scenario_terms)
+    terms = with_efficiency(terms, prefill_mfu_frac=request.prefill_mfu_frac, decode_mbu_frac=request.decode_mbu_frac)
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
     batch = float(request.batch)
