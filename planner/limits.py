@@ -28,6 +28,8 @@ MAX_DRAFT_TOKENS = 16
 """Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
 DEFAULT_DRAFT_TOKENS = 4
 """Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
+DEFAULT_WORKSPACE_GIB = 2.0
+"""Per-GPU workspace reservation, GiB (card 1's default): a scenario's ``workspace_gib`` and predict's."""
 DEFAULT_MAX_BATCH = 256
 """A scenario's ``max_batch`` default, the running sequences a replica is planned at most (and
 ``planner predict --max-batch``'s)."""

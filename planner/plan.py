@@ -31,6 +31,7 @@ from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.readout.deployments import deployments
 from planner.readout.ledger import CostLedger
+from planner.readout.predict_command import predict_command
 from planner.readout.read import cost_ledger, schedule, supply_lines
 from planner.readout.result import PlanResult
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
@@ -169,6 +170,7 @@ def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: Buil
         at_served_load(catalog, scenario, d, table.sites, r.capacity_requests_per_s)
         for d, r in zip(deps, records, strict=True)
     ]
+    deps = [dataclasses.replace(d, predict_command=predict_command(scenario, d)) for d in deps]
     return _Readout(entries, ledger, supply, deps)
 
 

@@ -20,6 +20,7 @@ from planner.errors import ScenarioError, did_you_mean
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import (
     DEFAULT_MAX_BATCH,
+    DEFAULT_WORKSPACE_GIB,
     MAX_BATCH,
     MAX_COUNT,
     MAX_LIST,
@@ -273,7 +274,7 @@ class Scenario(Strict):
     inventory: list[InventoryItem] = Field(default_factory=list, max_length=256)
     economics: Economics = Field(default_factory=Economics)
     workspace_gib: Annotated[float, Field(gt=0, le=1024)] = Field(
-        2.0, description="Per-GPU workspace reservation, GiB (card 1 default)."
+        DEFAULT_WORKSPACE_GIB, description="Per-GPU workspace reservation, GiB (card 1 default)."
     )
     max_batch: Annotated[int, Field(ge=1, le=MAX_BATCH)] = Field(
         DEFAULT_MAX_BATCH, description="Largest batch breakpoint considered."

@@ -299,7 +299,10 @@ def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
             b.add_row(text(row["family"]), text("/".join(row["key"])))
         show(b)
     if data["alternatives"]:
-        a = Table(title="alternatives (best plan per GPU type and per site)")
+        a = Table(
+            title="alternatives (best plan per GPU type and per site)",
+            caption="max TPOT: the worst over its replicas at their planned capacity (the deployments above: at the load they serve)",
+        )
         for c in ("kind", "value", "status", "cost delta $", "max TPOT ms", "why it lost"):
             a.add_column(c)
         for row in data["alternatives"]:

@@ -25,7 +25,13 @@ from planner.cli.common import (
 )
 from planner.errors import InfeasiblePlan, InputError
 from planner.head_split import head_split_problems, valid_tps
-from planner.limits import DEFAULT_DRAFT_TOKENS, DEFAULT_MAX_BATCH, MAX_BATCH, MAX_DRAFT_TOKENS
+from planner.limits import (
+    DEFAULT_DRAFT_TOKENS,
+    DEFAULT_MAX_BATCH,
+    DEFAULT_WORKSPACE_GIB,
+    MAX_BATCH,
+    MAX_DRAFT_TOKENS,
+)
 
 if TYPE_CHECKING:
     from planner.scenario_optimizations import PrefixCache, Speculative
@@ -81,7 +87,7 @@ def predict(
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
     workspace_gib: Annotated[
         float, typer.Option(help="Per-GPU workspace reservation, GiB.", parser=finite_float(0), metavar="GIB")
-    ] = 2.0,
+    ] = DEFAULT_WORKSPACE_GIB,
     engine: Annotated[
         str,
         typer.Option(

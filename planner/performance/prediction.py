@@ -9,7 +9,7 @@ from planner.catalog.loader import Catalog
 from planner.errors import CatalogError, InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
-from planner.limits import DEFAULT_MAX_BATCH
+from planner.limits import DEFAULT_MAX_BATCH, DEFAULT_WORKSPACE_GIB
 from planner.performance.memory import (
     engine_reserve_bytes,
     kv_bytes_per_sequence,
@@ -43,7 +43,7 @@ class PredictRequest:
     batch: int = 1
     input_tokens: int = 2048
     output_tokens: int = 256
-    workspace_gib: float = 2.0
+    workspace_gib: float = DEFAULT_WORKSPACE_GIB
     ideal: bool = False
     engine: str = DEFAULT_ENGINE
     requests_per_s: float | None = None

@@ -93,6 +93,9 @@ class Deployment:
     """GPUs per instance that holds one of its replicas (a node for bought/owned GPUs), per supply line used."""
     shares_gpu_with: list[str] = field(default_factory=list)
     """Other deployments (``workload/model``) holding shares of the same GPUs (first-fit packing per period)."""
+    predict_command: str = ""
+    """``planner predict …`` that reproduces its TTFT, TPOT and decode step (add ``--explain`` for every term;
+    planner/readout/predict_command.py)."""
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
         for a, x, y in zip(points, xs, ys, strict=True):
             ax.annotate(str(a.get(kind, "")), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_title("Alternatives: total cost vs TPOT")
-    ax.set_xlabel("Max TPOT (ms)")
+    ax.set_xlabel("Max TPOT at capacity (ms)")
     ax.set_ylabel("Total cost over the horizon (USD)")
     _usd_axis(ax.yaxis)
     if feasible:

@@ -162,7 +162,7 @@ def build_html(result: PlanResult) -> str:
         for a in data["alternatives"]
     ]
     if alternatives:
-        headers = ["Kind", "Option", "Status", "Cost delta (USD)", "Max TPOT (ms)", "Why it lost"]
+        headers = ["Kind", "Option", "Status", "Cost delta (USD)", "Max TPOT at capacity (ms)", "Why it lost"]
         parts += ["<h2>Alternatives</h2>", table(headers, alternatives)]
     binding = [[b["family"], "/".join(str(k) for k in b["key"])] for b in data["binding_constraints"]]
     if binding:

@@ -22,6 +22,7 @@ from planner.report.workbook_costs import CostsLayout, write_assumptions, write_
 from planner.report.workbook_summary import write_summary
 from planner.report.workbook_tables import (
     ALT_HEADERS,
+    ALT_TPOT_HEADER,
     write_alternatives,
     write_constraints,
     write_deployments,
@@ -122,7 +123,7 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     from openpyxl.chart.shapes import GraphicalProperties
 
     kind_col = 1
-    tpot_col = ALT_HEADERS.index("Max TPOT (ms)") + 1
+    tpot_col = ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
     cost_col = ALT_HEADERS.index("Total cost (USD)") + 1
     # Rows are grouped by kind (gpu, then site): one contiguous series per kind.
     runs: list[tuple[str, int, int]] = []
@@ -134,7 +135,7 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
             runs.append((kind, r, r))
     chart = ScatterChart()
     chart.title = "Alternatives: total cost vs TPOT"
-    chart.x_axis.title, chart.y_axis.title = "Max TPOT (ms)", "Total cost (USD)"
+    chart.x_axis.title, chart.y_axis.title = ALT_TPOT_HEADER, "Total cost (USD)"
     for k, (kind, first, last) in enumerate(runs):
         series = Series(
             Reference(ws, min_col=cost_col, min_row=first, max_row=last),

@@ -57,6 +57,9 @@ DEPLOY_HEADERS = [
     "Instance GPUs",
     "Shares GPU with",
 ]
+REPRODUCE_HEADER = "Reproduce: planner predict (add --explain for every term)"
+REPRODUCE_WIDTH = 60
+"""Characters of the SLOs sheet's command column (the command wraps)."""
 SLO_HEADERS = [
     "Workload",
     "Model",
@@ -74,10 +77,14 @@ SLO_HEADERS = [
     "Decode step (ms)",
     "Limited by",
     "Sync ratio (%)",
+    REPRODUCE_HEADER,
 ]
 LOST_BECAUSE_WIDTH = 70
 """Characters of the Alternatives sheet's "Lost because" column (longer causes wrap)."""
 
+ALT_TPOT_HEADER = "Max TPOT at capacity (ms)"
+"""An alternative's worst TPOT over its replicas at their planned capacity (their operating points: the
+Deployments and SLOs sheets show TPOT at the load each replica serves, at most this)."""
 ALT_HEADERS = [
     "Kind",
     "Option",
@@ -85,8 +92,8 @@ ALT_HEADERS = [
     "Total cost (USD)",
     "Cost delta (USD)",
     "Cost (USD/month)",
-    "Max TPOT (ms)",
-    "Max TTFT (ms)",
+    ALT_TPOT_HEADER,
+    "Max TTFT at capacity (ms)",
     "Lost because",
 ]
 
@@ -256,6 +263,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.decode_step_ms if tpot else None,
                 d.limited_by,
                 d.sync_ratio,
+                d.predict_command,
             ]
         )
     formats: list[str | None] = (
@@ -264,7 +272,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
         + [NUMBER_FORMAT] * 2
         + [PERCENT_FORMAT]
         + [NUMBER_FORMAT] * 2
-        + [PERCENT_FORMAT, NUMBER_FORMAT, None, PERCENT_FORMAT]
+        + [PERCENT_FORMAT, NUMBER_FORMAT, None, PERCENT_FORMAT, None]
     )
     last = header_table(ws, tables, 1, SLO_HEADERS, rows, formats, "SLOs")
     red = PatternFill("solid", start_color="F8CBAD", end_color="F8CBAD")
@@ -278,7 +286,10 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
         ws.conditional_formatting.add(
             rng, CellIsRule(operator="greaterThanOrEqual", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green)
         )
-    finish_sheet(ws, freeze="B2")
+    command = SLO_HEADERS.index(REPRODUCE_HEADER) + 1
+    for r in range(2, last + 1):
+        wrap_text_row(ws, r, command, chars_per_line=None)
+    finish_sheet(ws, freeze="B2", widths={column_of(SLO_HEADERS, REPRODUCE_HEADER): REPRODUCE_WIDTH})
     return max(last, 2)
 
 

@@ -1,55 +1,52 @@
-"""``planner predict --requests-per-s`` reproduces every deployment of every bundled example: TTFT, TPOT and
-decode step equal to the plan's (one computation). Each deployment is predicted with what the plan's
-deployment holds — its site, role, engine with its settings, optimizations, the workload's lengths and SLO
-percentiles, the scenario's stated efficiencies, batch limit and workspace — at the load each replica serves
-at the peak (a replica serving nothing there shows its operating point: its capacity per replica)."""
+"""Every deployment of every bundled example carries the ``planner predict`` command that reproduces it
+(planner/readout/predict_command.py), and that command, run, gives the plan's TTFT, TPOT and decode step (one
+computation): co-located replicas and pools, shared GPUs, the prefix cache, SLO percentiles, stated
+efficiencies, and replicas serving nothing at the peak (at their operating point)."""
 
 from __future__ import annotations
 
+import json
 import math
+import shlex
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from planner import performance as perf
 from planner.catalog import Catalog
+from planner.cli.main import app
 from planner.plan import plan
-from planner.readout import Deployment
-from planner.readout.optimizations import is_on
-from planner.scenario import Scenario, load_scenario, merged_sites
+from planner.scenario import load_scenario, merged_sites
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/scenario.yaml"))
 
 
-def predict_request(scenario: Scenario, d: Deployment) -> perf.PredictRequest:
-    """The predict options that describe deployment ``d`` of a plan of ``scenario``."""
-    w = next(x for x in scenario.workloads if x.name == d.workload)
-    stated = scenario.hardware.efficiency.get(d.gpu)
-    pool = d.role != "colocated"
-    served = d.served_per_replica_requests_per_s
-    return perf.PredictRequest(
-        model=d.model, gpu=d.gpu, tp=d.tp, pp=d.pp, ep=d.ep, quant=d.quantization, kv_dtype=d.kv_dtype,
-        input_tokens=w.input_tokens, output_tokens=w.output_tokens, engine=d.engine, role=d.role, site=d.site,
-        requests_per_s=served if served else d.capacity_per_replica_requests_per_s,
-        workspace_gib=scenario.workspace_gib, batch_limit=scenario.max_batch,
-        ttft_percentile=None if pool else w.slo.ttft_percentile,
-        tpot_percentile=None if pool else w.slo.tpot_percentile,
-        prefix_cache=w.prefix_cache if is_on(d.optimizations, "prefix_cache") else None,
-        speculative=w.speculative if is_on(d.optimizations, "speculative") else None,
-        prefill_mfu_frac=None if stated is None else stated.prefill_mfu_frac,
-        decode_mbu_frac=None if stated is None else stated.decode_mbu_frac,
-    )
-
-
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_predict_reproduces_every_deployment_of_the_example(catalog: Catalog, example: str) -> None:
+def test_each_deployments_predict_command_reproduces_it(catalog: Catalog, example: str) -> None:
     scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
     sites = merged_sites(catalog, scenario)
     deployments = plan(catalog, scenario, with_alternatives=False).deployments
     assert deployments
     for d in deployments:
         assert sites[d.site] == catalog.sites[d.site]  # predict knows the catalog's sites only
-        at = perf.predict(catalog, predict_request(scenario, d)).to_json()["at_load"]
+        words = shlex.split(d.predict_command)
+        assert words[:2] == ["planner", "predict"] and f"--site {d.site}" in d.predict_command
+        res = CliRunner().invoke(app, [*words[1:], "--json"])
+        assert res.exit_code == 0, (d.predict_command, res.stderr)
+        at = json.loads(res.stdout)["at_load"]
         for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
-            assert math.isclose(at[key], getattr(d, key), rel_tol=1e-6, abs_tol=1e-9), (d.gpu, d.role, key)
+            assert math.isclose(at[key], getattr(d, key), rel_tol=1e-9, abs_tol=1e-9), (d.predict_command, key)
+
+
+def test_the_slos_sheet_shows_each_deployments_command(catalog: Catalog) -> None:
+    from planner.report.workbook import build_workbook
+    from planner.report.workbook_tables import REPRODUCE_HEADER, SLO_HEADERS
+
+    result = plan(catalog, load_scenario(ROOT / "examples/chat_70b_cloud/scenario.yaml", catalog), with_alternatives=False)
+    ws = build_workbook(result)["SLOs"]
+    col = SLO_HEADERS.index(REPRODUCE_HEADER) + 1
+    assert [ws.cell(row=2 + k, column=col).value for k in range(len(result.deployments))] == [
+        d.predict_command for d in result.deployments
+    ]
+    assert ws.cell(row=2, column=col).alignment.wrap_text

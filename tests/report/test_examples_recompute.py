@@ -238,7 +238,7 @@ def test_recomputed_alternatives_carry_tpot(
 ) -> None:
     data = plans[name].to_json()
     alt = recomputed[name]["Alternatives"]
-    tpot = ALT_HEADERS.index("Max TPOT (ms)") + 1
+    tpot = ALT_HEADERS.index("Max TPOT at capacity (ms)") + 1
     delta = ALT_HEADERS.index("Cost delta (USD)") + 1
     assert data["alternatives"]
     for r, a in enumerate(data["alternatives"], start=2):

@@ -1,0 +1,63 @@
+"""The ``planner predict`` command that reproduces a deployment's TTFT, TPOT and decode step (traceability: add
+``--explain`` to see every term of them).
+
+Its options are what the deployment holds: model, GPU, TP/PP/EP, formats, engine with its settings, role, site,
+the workload's lengths and SLO percentiles, the optimizations the plan turned on, the scenario's stated
+efficiencies for the GPU, batch limit and workspace, and the load each replica serves at the peak (a replica
+serving nothing there shows its operating point: its capacity per replica)."""
+
+from __future__ import annotations
+
+import shlex
+
+from planner.limits import DEFAULT_MAX_BATCH, DEFAULT_WORKSPACE_GIB
+from planner.readout.optimizations import is_on
+from planner.readout.types import Deployment
+from planner.scenario import Scenario
+
+
+def _number(value: float) -> str:
+    """The shortest text that reads back as the same float (the command reproduces the figures exactly)."""
+    return repr(float(value))
+
+
+def predict_args(scenario: Scenario, d: Deployment) -> list[str]:
+    """The command-line arguments of ``planner predict`` for deployment ``d`` of a plan of ``scenario``."""
+    w = next(x for x in scenario.workloads if x.name == d.workload)
+    served = d.served_per_replica_requests_per_s
+    args = [
+        "--model", d.model, "--gpu", d.gpu, "--tp", str(d.tp), "--pp", str(d.pp), "--ep", str(d.ep),
+        "--quant", d.quantization, "--kv-dtype", d.kv_dtype, "--engine", d.engine,
+        "--input-tokens", str(w.input_tokens), "--output-tokens", str(w.output_tokens),
+        "--requests-per-s", _number(served if served > 0 else d.capacity_per_replica_requests_per_s),
+        "--site", d.site,
+    ]
+    if d.role != "colocated":
+        args += ["--role", d.role]
+    else:  # a plan's pools report means, without optimizations
+        if w.slo.ttft_percentile is not None:
+            args += ["--ttft-percentile", str(w.slo.ttft_percentile)]
+        if w.slo.tpot_percentile is not None:
+            args += ["--tpot-percentile", str(w.slo.tpot_percentile)]
+        if w.prefix_cache is not None and is_on(d.optimizations, "prefix_cache"):
+            args += ["--prefix-hit-frac", _number(w.prefix_cache.hit_frac),
+                     "--prefix-tokens", str(w.prefix_cache.prefix_tokens)]
+        if w.speculative is not None and is_on(d.optimizations, "speculative"):
+            args += ["--draft-model", w.speculative.draft_model,
+                     "--acceptance-frac", _number(w.speculative.acceptance_frac),
+                     "--draft-tokens", str(w.speculative.draft_tokens)]
+    stated = scenario.hardware.efficiency.get(d.gpu)
+    if stated is not None and stated.prefill_mfu_frac is not None:
+        args += ["--prefill-mfu-frac", _number(stated.prefill_mfu_frac)]
+    if stated is not None and stated.decode_mbu_frac is not None:
+        args += ["--decode-mbu-frac", _number(stated.decode_mbu_frac)]
+    if scenario.max_batch != DEFAULT_MAX_BATCH:  # predict's defaults are a scenario's
+        args += ["--max-batch", str(scenario.max_batch)]
+    if scenario.workspace_gib != DEFAULT_WORKSPACE_GIB:
+        args += ["--workspace-gib", _number(scenario.workspace_gib)]
+    return args
+
+
+def predict_command(scenario: Scenario, d: Deployment) -> str:
+    """``planner predict …`` for deployment ``d``, quoted for a POSIX shell."""
+    return shlex.join(["planner", "predict", *predict_args(scenario, d)])
