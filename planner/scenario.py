@@ -28,13 +28,13 @@ from planner.limits import (
     check_size,
 )
 from planner.scenario_base import (
-    Count,
     Degree,
     Demand,
     DemandValue,
     Fraction,
     Redundancy,
     ShareFrac,
+    SiteOverride,
     Slo,
     Strict,
     Tokens,
@@ -141,23 +141,6 @@ class HardwareSpace(Strict):
         description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "
         "(planner/performance/sharing.py); [] = whole GPUs only.",
     )
-
-
-class SiteOverride(Strict):
-    """A site added by the scenario, or fields overriding a catalog site of the same name."""
-
-    name: Id
-    kind: Literal["cloud", "datacenter", "edge"] | None = None
-    rtt_ms: Annotated[float, Field(ge=0, le=60_000)] | None = None
-    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = None
-    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = None
-    pue: Annotated[float, Field(ge=1.0, le=10)] | None = None
-    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = None
-    gpus_available: list[Id] | None = Field(None, min_length=1, max_length=MAX_LIST)
-    max_gpus: Count | None = None
-    max_power_kw: Annotated[float, Field(gt=0, le=1e8)] | None = None
-    devices: dict[Id, Count] | None = Field(None, max_length=MAX_LIST)
-    has_scale_out_fabric: bool | None = None
 
 
 class Budget(Strict):

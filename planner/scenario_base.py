@@ -1,5 +1,5 @@
 """Field types and small sections of a scenario (planner.scenario re-exports them): the strict base model,
-ranged number types, latency SLOs with their percentiles, redundancy and GPU shares."""
+ranged number types, latency SLOs with their percentiles, redundancy, GPU shares and site overrides."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from planner.limits import MAX_COUNT, MAX_LATENCY_MS, MAX_REQUESTS_PER_S, MAX_TOKENS, MAX_USD
+from planner.catalog.schema import Id
+from planner.limits import MAX_COUNT, MAX_LATENCY_MS, MAX_LIST, MAX_REQUESTS_PER_S, MAX_TOKENS, MAX_USD
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -67,3 +68,20 @@ def _power_of_two_share(value: float) -> float:
 
 ShareFrac = Annotated[float, Field(gt=0, lt=1), AfterValidator(_power_of_two_share)]
 """A share of one GPU a replica may hold (planner/performance/sharing.py)."""
+
+
+class SiteOverride(Strict):
+    """A site added by the scenario, or fields overriding a catalog site of the same name."""
+
+    name: Id
+    kind: Literal["cloud", "datacenter", "edge"] | None = None
+    rtt_ms: Annotated[float, Field(ge=0, le=60_000)] | None = None
+    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = None
+    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = None
+    pue: Annotated[float, Field(ge=1.0, le=10)] | None = None
+    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = None
+    gpus_available: list[Id] | None = Field(None, min_length=1, max_length=MAX_LIST)
+    max_gpus: Count | None = None
+    max_power_kw: Annotated[float, Field(gt=0, le=1e8)] | None = None
+    devices: dict[Id, Count] | None = Field(None, max_length=MAX_LIST)
+    has_scale_out_fabric: bool | None = None
