@@ -129,14 +129,14 @@ def build_html(result: PlanResult) -> str:
     slos = [
         [_who(d), d["gpu"], d["site"], *_slo_cells(d, "ttft_ms", "ttft_slo_ms", d.get("role") != "decode"),
          *_slo_cells(d, "tpot_ms", "tpot_slo_ms", d.get("role") != "prefill"), d["memory_per_gpu_gb"],
-         d["limited_by"]]
+         d["limited_by"], d.get("predict_command", "")]
         for d in data["deployments"]
     ]  # fmt: skip
     parts += [
         "<h2>SLOs</h2>",
         table(
             ["Workload", "GPU", "Site", "TTFT (ms)", "TTFT SLO (ms)", "TTFT headroom", "TPOT (ms)", "TPOT SLO (ms)",
-             "TPOT headroom", "Memory per GPU (GB)", "Limited by"],
+             "TPOT headroom", "Memory per GPU (GB)", "Limited by", "Reproduce: planner predict (add --explain)"],
             slos,
         ),
     ]  # fmt: skip

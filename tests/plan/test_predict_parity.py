@@ -5,6 +5,7 @@ efficiencies, and replicas serving nothing at the peak (at their operating point
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import shlex
@@ -39,7 +40,7 @@ def test_each_deployments_predict_command_reproduces_it(catalog: Catalog, exampl
             assert math.isclose(at[key], getattr(d, key), rel_tol=1e-9, abs_tol=1e-9), (d.predict_command, key)
 
 
-def test_the_slos_sheet_shows_each_deployments_command(catalog: Catalog) -> None:
+def test_the_slos_sheet_and_page_show_each_deployments_command(catalog: Catalog) -> None:
     from planner.report.workbook import build_workbook
     from planner.report.workbook_tables import REPRODUCE_HEADER, SLO_HEADERS
 
@@ -50,3 +51,7 @@ def test_the_slos_sheet_shows_each_deployments_command(catalog: Catalog) -> None
         d.predict_command for d in result.deployments
     ]
     assert ws.cell(row=2, column=col).alignment.wrap_text
+    from planner.report.html import build_html
+
+    page = build_html(result)
+    assert all(html.escape(d.predict_command) in page for d in result.deployments)
