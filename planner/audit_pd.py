@@ -15,14 +15,12 @@ import numpy as np
 
 from planner import performance as perf
 from planner.candidates import network_s
-from planner.candidates_pd import kv_link, replica_kv_link_gb_per_s
+from planner.candidates_pd import replica_kv_link_gb_per_s, request_kv_handoff
 from planner.catalog.loader import Catalog
 from planner.performance.load import LoadPoint, bare_tpot_s
 from planner.performance.pools import (
     decode_at_load,
     decode_capacity_at_slo,
-    handoff_s,
-    kv_bytes_per_request,
     link_capped_requests_per_s,
     prefill_at_load,
     prefill_capacity_at_slo,
@@ -74,11 +72,11 @@ def pool_check(
     """Capacity and the figures at ``requests_per_s`` of one prefill or decode replica (module docstring)."""
     w: Workload = next(x for x in scenario.workloads if x.name == deployment.workload)
     p_tok, g_tok = float(w.input_tokens), float(w.output_tokens)
-    gb_per_s, latency_us = kv_link(catalog, catalog.accelerators[deployment.gpu], int(deployment.tp))
-    kv_bytes = float(kv_bytes_per_request(terms, input_tokens=p_tok))
+    kv_bytes, gb_per_s, hand = request_kv_handoff(
+        catalog, terms, gpu=catalog.accelerators[deployment.gpu], tp=int(deployment.tp), input_tokens=p_tok
+    )
     link = {"kv_bytes": kv_bytes, "replica_link_gb_per_s": replica_kv_link_gb_per_s(gb_per_s, int(deployment.ep))}
     if deployment.role == "prefill":
-        hand = float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
         net = network_s(w, sites[deployment.site])
         cap = link_capped_requests_per_s(
             prefill_capacity_at_slo(

@@ -74,6 +74,16 @@ def kv_link(catalog: Catalog, gpu: Accelerator, tp: int) -> tuple[float, float]:
     return tp * link.gb_per_s_per_direction, link.latency_us
 
 
+def request_kv_handoff(
+    catalog: Catalog, terms: perf.DeploymentTerms, *, gpu: Accelerator, tp: int, input_tokens: float
+) -> tuple[float, float, float]:
+    """One request's KV handoff from a prefill to a decode replica, scalar (the table's rows compute it
+    column-wise): (its prompt's KV bytes, its path's GB/s per direction, :func:`kv_link`; the handoff time, s)."""
+    gb_per_s, latency_us = kv_link(catalog, gpu, tp)
+    kv_bytes = float(kv_bytes_per_request(terms, input_tokens=input_tokens))
+    return kv_bytes, gb_per_s, float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
+
+
 def replica_kv_link_gb_per_s(path_gb_per_s: Any, ep: Any) -> Any:
     """B_k, a replica's scale-out bandwidth per direction for KV, GB/s: its tp·ep GPUs' links, i.e. one
     request's path (:func:`kv_link`) × its ``ep`` attention data-parallel ranks."""

@@ -71,6 +71,11 @@ def run_problems(result: dict[str, Any], catalog: Any, model: str, tp: int, batc
     return problems
 
 
+def _fraction(flag: str, description: str) -> Any:
+    """An optional fraction option of predict: a finite number in [0, 1] (a usage error names it otherwise)."""
+    return typer.Option(flag, parser=finite_float(0, 1), metavar="FRAC", help=description)
+
+
 def predict(
     model: Annotated[str, typer.Option(help="Model id, e.g. qwen3_8b.")],
     gpu: Annotated[str, typer.Option(help="Accelerator id, e.g. h100_sxm.")],
@@ -137,10 +142,10 @@ def predict(
     ] = DEFAULT_MAX_BATCH,
     prefix_hit_frac: Annotated[
         float | None,
-        typer.Option(
-            "--prefix-hit-frac", parser=finite_float(0, 1), metavar="FRAC",
-            help="Prefix cache on under --requests-per-s: share of requests that find the shared prefix cached, "
-            "0..1 (with --prefix-tokens; a scenario's prefix_cache.hit_frac).",
+        _fraction(
+            "--prefix-hit-frac",
+            "Prefix cache on under --requests-per-s: share of requests that find the shared prefix cached, 0..1 "
+            "(with --prefix-tokens; a scenario's prefix_cache.hit_frac).",
         ),
     ] = None,
     prefix_tokens: Annotated[
@@ -156,11 +161,7 @@ def predict(
         ),
     ] = None,
     acceptance_frac: Annotated[
-        float | None,
-        typer.Option(
-            "--acceptance-frac", parser=finite_float(0, 1), metavar="FRAC",
-            help="Per-position acceptance of a drafted token, 0..1.",
-        ),
+        float | None, _fraction("--acceptance-frac", "Per-position acceptance of a drafted token, 0..1.")
     ] = None,
     draft_tokens: Annotated[
         int,
@@ -168,17 +169,14 @@ def predict(
     ] = DEFAULT_DRAFT_TOKENS,
     prefill_mfu_frac: Annotated[
         float | None,
-        typer.Option(
-            "--prefill-mfu-frac", parser=finite_float(0, 1), metavar="FRAC",
-            help="Stated matmul efficiency (MFU) in place of the catalog's, as a scenario's hardware.efficiency.",
+        _fraction(
+            "--prefill-mfu-frac",
+            "Stated matmul efficiency (MFU) in place of the catalog's, as a scenario's hardware.efficiency.",
         ),
     ] = None,
     decode_mbu_frac: Annotated[
         float | None,
-        typer.Option(
-            "--decode-mbu-frac", parser=finite_float(0, 1), metavar="FRAC",
-            help="Stated weight and KV stream efficiency (MBU) in place of the catalog's.",
-        ),
+        _fraction("--decode-mbu-frac", "Stated weight and KV stream efficiency (MBU) in place of the catalog's."),
     ] = None,
     role: Annotated[
         str,

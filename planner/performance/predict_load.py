@@ -12,15 +12,13 @@ from typing import TYPE_CHECKING
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat, Site
-from planner.errors import InfeasiblePlan, InputError, did_you_mean
+from planner.errors import InfeasiblePlan, InputError
 from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
 from planner.performance.pools import (
     decode_at_load,
     decode_capacity_at_slo,
-    handoff_s,
-    kv_bytes_per_request,
     prefill_at_load,
     prefill_capacity_at_slo,
 )
@@ -50,11 +48,11 @@ class _PredictedWorkload:
     speculative: Speculative | None
 
 
-def check_options(catalog: Catalog, request: PredictRequest) -> None:
+def check_options(request: PredictRequest) -> None:
     """InputError (exit 2, naming the option) for a stated efficiency outside (0, 1] or beside --ideal, a role
     other than colocated / prefill / decode, percentiles or optimizations on a pool role, a load option without
-    ``--requests-per-s``, a percentile a latency SLO cannot be stated at, a prefix longer than the prompt, or an
-    unknown draft model or site."""
+    ``--requests-per-s``, a percentile a latency SLO cannot be stated at, or a prefix longer than the prompt (the
+    catalog ids, site and draft model among them, are looked up by planner.performance.prediction.resolve)."""
     for option, frac in (("--prefill-mfu-frac", request.prefill_mfu_frac), ("--decode-mbu-frac", request.decode_mbu_frac)):
         if frac is not None and not 0 < frac <= 1:
             raise InputError(f"{option}: must be in (0, 1] (got {frac:g})")
@@ -62,26 +60,22 @@ def check_options(catalog: Catalog, request: PredictRequest) -> None:
             raise InputError(f"{option}: --ideal takes every efficiency at 1; give one or the other")
     if request.role not in ROLES:
         raise InputError(f"--role: must be one of {', '.join(ROLES)} (got {request.role})")
-    if request.role != "colocated":
-        pool_options: tuple[tuple[str, object], ...] = (
-            ("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile),
-            ("--prefix-hit-frac", request.prefix_cache), ("--draft-model", request.speculative),
-        )
-        for option, value in pool_options:
-            if value is not None:
-                raise InputError(
-                    f"{option}: a plan's {request.role} pools run without optimizations and report means; drop"
-                    f" it or --role {request.role}"
-                )
-    for option, percentile in (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile)):
+    percentiles = (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile))
+    optimizations: tuple[tuple[str, object], ...] = (
+        ("--prefix-hit-frac", request.prefix_cache), ("--draft-model", request.speculative),
+    )
+    pool_options = (*percentiles, *optimizations) if request.role != "colocated" else ()
+    for option, value in pool_options:
+        if value is not None:
+            raise InputError(
+                f"{option}: a plan's {request.role} pools run without optimizations and report means; drop"
+                f" it or --role {request.role}"
+            )
+    for option, percentile in percentiles:
         if percentile is not None and percentile not in SLO_PERCENTILES:
             raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
-    load_only: tuple[tuple[str, object], ...] = (
-        ("--site", request.site), ("--ttft-percentile", request.ttft_percentile),
-        ("--tpot-percentile", request.tpot_percentile), ("--prefix-hit-frac", request.prefix_cache),
-        ("--draft-model", request.speculative), ("--role", None if request.role == "colocated" else request.role),
-    )
-    for option, value in load_only:
+    role = None if request.role == "colocated" else request.role
+    for option, value in (("--site", request.site), *percentiles, *optimizations, ("--role", role)):
         if value is not None and request.requests_per_s is None:
             raise InputError(
                 f"{option} acts on a replica under load; give --requests-per-s too (without a load, ttft_ms is the"
@@ -92,25 +86,6 @@ def check_options(catalog: Catalog, request: PredictRequest) -> None:
             f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
             " (the shared prefix is part of the prompt)"
         )
-    for option, what, key, table in (
-        ("--draft-model", "model", None if request.speculative is None else request.speculative.draft_model,
-         catalog.models),
-        ("--site", "site", request.site, catalog.sites),
-    ):
-        if key is not None and key not in table:
-            raise InputError(f"{option}: unknown {what} '{key}'{did_you_mean(key, table)}")
-
-
-def pool_handoff_s(
-    catalog: Catalog, terms: DeploymentTerms, *, gpu: Accelerator, tp: int, input_tokens: float
-) -> float:
-    """A prefill pool replica's KV handoff of one request to the decode pool, s (planner.candidates_pd.kv_link:
-    its tp GPUs' scale-out path)."""
-    from planner.candidates_pd import kv_link  # it builds on planner.performance
-
-    gb_per_s, latency_us = kv_link(catalog, gpu, tp)
-    kv_bytes = float(kv_bytes_per_request(terms, input_tokens=input_tokens))
-    return float(handoff_s(kv_bytes, link_gb_per_s=gb_per_s, latency_us=latency_us))
 
 
 def saturation_requests_per_s(
@@ -182,7 +157,9 @@ def at_load(
     lam = float(request.requests_per_s or 0.0)
     handoff = 0.0
     if request.role == "prefill":  # TTFT with the KV handoff to the decode pool, as the plan's prefill pools
-        handoff = pool_handoff_s(catalog, terms, gpu=gpu, tp=request.tp, input_tokens=p_tok)
+        from planner.candidates_pd import request_kv_handoff  # it builds on planner.performance
+
+        handoff = request_kv_handoff(catalog, terms, gpu=gpu, tp=request.tp, input_tokens=p_tok)[2]
         pt = prefill_at_load(
             terms, requests_per_s=lam, input_tokens=p_tok, max_batch=limit, network_s=network, handoff_s=handoff
         )

@@ -200,12 +200,14 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         raise InputError("--input-tokens and --output-tokens must be >= 1")
     if request.requests_per_s is not None and not request.requests_per_s > 0:
         raise InputError("--requests-per-s must be > 0 (requests per second offered to one replica)")
-    check_options(catalog, request)
+    check_options(request)
     model = resolve(catalog, catalog.models, request.model, "model", "--model")
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
-    site = None if request.site is None else catalog.sites[request.site]
+    site = None if request.site is None else resolve(catalog, catalog.sites, request.site, "site", "--site")
+    if request.speculative is not None:
+        resolve(catalog, catalog.models, request.speculative.draft_model, "model", "--draft-model")
     try:  # an id or ID[field=value,...], as a plan's deployments show it (planner.catalog.engine_settings)
         engine = catalog.engine(request.engine)
     except CatalogError as exc:

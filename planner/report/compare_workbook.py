@@ -46,6 +46,7 @@ from planner.report.xlsx import (
     letter,
     set_cell,
     style_header,
+    wrap_columns,
     wrap_text_row,
     write_note,
 )
@@ -136,9 +137,8 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
         )
     formats: list[str | None] = [None, None] + [USD_FORMAT] * 4 + [NUMBER_FORMAT, USD_FORMAT, None, None]
     last = header_table(ws, tables, 1, OPTION_HEADERS, rows, formats, "Options")
-    for r in range(2, last + 1):
-        # Long infeasibility notes wrap inside the column instead of widening the printed page.
-        wrap_text_row(ws, r, len(OPTION_HEADERS), chars_per_line=None)
+    # Long infeasibility notes wrap inside the column instead of widening the printed page.
+    wrap_columns(ws, [letter(len(OPTION_HEADERS))], 2, last)
     align(ws, [letter(len(OPTION_HEADERS) - 1)], 2, last, horizontal="center")
     finish_sheet(
         ws,

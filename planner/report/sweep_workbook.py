@@ -19,7 +19,7 @@ from planner.report.xlsx import (
     header_table,
     letter,
     set_cell,
-    wrap_text_row,
+    wrap_columns,
     write_note,
 )
 
@@ -164,10 +164,8 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     formats += [NUMBER_FORMAT, NUMBER_FORMAT] if served else []
     body = [_row(r, paths) + (_served(r) if served else []) for r in result.rows]
     last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")
-    wrapped = {headers.index(h) + 1: width for h, width in WRAPPED_WIDTHS.items()}
-    for r in range(4, last + 1):  # the choices and binding constraints wrap within their columns
-        for col in wrapped:
-            wrap_text_row(ws, r, col, chars_per_line=None)
+    wrapped = {letter(headers.index(h) + 1): width for h, width in WRAPPED_WIDTHS.items()}
+    wrap_columns(ws, list(wrapped), 4, last)  # the choices and binding constraints wrap within their columns
     row = write_note(
         ws,
         last + 2,
@@ -187,7 +185,7 @@ def build_sweep_workbook(result: SweepResult) -> Any:
         row = end + 2 + CHART_ROWS
     labels = [str(_cell_value(r.values[p])) for r in result.rows for p in paths]
     widths = {"A": max(10, min(40, max(map(len, labels), default=0) + 2))}
-    widths.update({letter(col): width for col, width in wrapped.items()})
+    widths.update(wrapped)
     finish_sheet(ws, freeze="B4", widths=widths)
     return wb
 

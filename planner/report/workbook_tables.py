@@ -17,7 +17,7 @@ from planner.report.xlsx import (
     finish_sheet,
     header_table,
     set_cell,
-    wrap_text_row,
+    wrap_columns,
 )
 
 if TYPE_CHECKING:
@@ -194,9 +194,8 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
     centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")
     align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
-    why = DEPLOY_HEADERS.index(WHY_HEADER) + 1
-    for r in range(2, last + 1):  # the reasons wrap within their column (they ran past it in print)
-        wrap_text_row(ws, r, why, chars_per_line=None)
+    # the reasons wrap within their column (they ran past it in print)
+    wrap_columns(ws, [column_of(DEPLOY_HEADERS, WHY_HEADER)], 2, last)
     finish_sheet(ws, freeze="C2", widths={column_of(DEPLOY_HEADERS, WHY_HEADER): WHY_WIDTH})
     return max(last, 2)
 
@@ -286,9 +285,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
         ws.conditional_formatting.add(
             rng, CellIsRule(operator="greaterThanOrEqual", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green)
         )
-    command = SLO_HEADERS.index(REPRODUCE_HEADER) + 1
-    for r in range(2, last + 1):
-        wrap_text_row(ws, r, command, chars_per_line=None)
+    wrap_columns(ws, [column_of(SLO_HEADERS, REPRODUCE_HEADER)], 2, last)
     finish_sheet(ws, freeze="B2", widths={column_of(SLO_HEADERS, REPRODUCE_HEADER): REPRODUCE_WIDTH})
     return max(last, 2)
 
@@ -320,9 +317,8 @@ def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
     headers = ALT_HEADERS + ["Served (x stated demand)"] if served else ALT_HEADERS
     formats += [NUMBER_FORMAT] if served else []
     last = header_table(ws, tables, 1, headers, rows, formats, "Alternatives")
-    why = ALT_HEADERS.index("Lost because") + 1
-    for r in range(2, last + 1):  # a cause can be a sentence: wrapped in its column, the row grows
-        wrap_text_row(ws, r, why, chars_per_line=None)
+    # a cause can be a sentence: wrapped in its column, the row grows
+    wrap_columns(ws, [column_of(ALT_HEADERS, "Lost because")], 2, last)
     finish_sheet(ws, freeze="A2", widths={column_of(ALT_HEADERS, "Lost because"): LOST_BECAUSE_WIDTH})
     return last
 

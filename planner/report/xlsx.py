@@ -145,12 +145,8 @@ def wrap_text_row(ws: Any, row: int, col: int, *, chars_per_line: int | None = C
 
     cell = ws.cell(row=row, column=col)
     cell.alignment = Alignment(wrap_text=True, vertical="top")
-    for other in range(1, max(col, ws.max_column) + 1):  # the row reads from the top, each cell aligned as it was
-        if other != col:
-            was = ws.cell(row=row, column=other).alignment
-            ws.cell(row=row, column=other).alignment = Alignment(
-                horizontal=was.horizontal, vertical="top", wrap_text=was.wrap_text
-            )
+    for other in range(1, col):
+        ws.cell(row=row, column=other).alignment = Alignment(vertical="top")
     if chars_per_line is not None:
         ws.row_dimensions[row].height = POINTS_PER_LINE * (1 + len(str(cell.value or "")) // chars_per_line)
 

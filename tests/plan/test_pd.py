@@ -231,14 +231,12 @@ def test_a_pool_replica_carries_no_more_than_its_own_kv_link(catalog: Catalog, m
     0.45 req/s (B_k / V_KV) — below the prefill capacity the A100 has at the SLO. Every pool candidate's capacity
     is within its link, the planned deployments' capacity at the SLO too (the audit caps alike), and so a replica
     lost to a failure takes its link with it (constraints.redundancy counts capacity)."""
-    import planner.audit_pd as audit_pd
     import planner.candidates_pd as candidates_pd
 
     def slow_link(catalog: Catalog, gpu: object, tp: int) -> tuple[float, float]:
         return 0.5 * tp, 5.0
 
-    monkeypatch.setattr(candidates_pd, "kv_link", slow_link)
-    monkeypatch.setattr(audit_pd, "kv_link", slow_link)
+    monkeypatch.setattr(candidates_pd, "kv_link", slow_link)  # the table's rows and the audit's handoff read it
     scenario = _card8(catalog, disaggregation="on", slo={"ttft_ms": 3.5e6, "tpot_ms": 3.5e6})
     table = build_candidates(catalog, scenario).feasible
     pools = table[table["role"] != "colocated"]
