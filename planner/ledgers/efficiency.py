@@ -131,9 +131,13 @@ def weight_stream_s(
 def prefill_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num, tp: Num = 1.0) -> Num:
     """Prefill GEMM efficiency η_p(n, t) = η_max · (n/t) / (n/t + n_half), fraction of the dense peak.
 
-    n = GEMM rows (prompt tokens in the step), t = TP degree. A TP rank multiplies the n rows by 1/t of
-    every weight matrix, so its GEMMs hold the tiles of n/t full-width rows ("tokens per GPU"): the curve
-    saturates in n/t, with n_half (``prefill_half_tokens``) about half a tensor-core tile of rows. Monotone:
+    n = GEMM rows (prompt tokens in the step), t = TP degree. The curve saturates in n/t ("tokens per GPU":
+    a rank does 1/t of the work of n rows), with n_half (``prefill_half_tokens``) about half a tensor-core
+    tile of rows. The t in it is a serving-level term, not a GEMM property: one 70B rank's whole 512-token
+    prefill, collectives left out, runs at 0.62 / 0.56 / 0.51 of the dense peak at TP 2 / 4 / 8 on an H200
+    (measurements/h200_kernels_steps_70b_shards.csv), where this curve charges 0.48 / 0.40 / 0.30; the
+    serving rows still need the loss (saturating in n instead worsens them: reports/validation.md, "Whole
+    steps"), so it stands in for what short TP prefills lose outside the rank's kernels. Monotone:
     more tokens never lower the efficiency, and the per-GPU time F/t / η_p = F_row·(n/t + n_half)/η_max
     never grows with t. The weight stream is charged separately (max(compute, weight read)), so n_half is
     NOT the roofline ridge; using the ridge here would count the memory bound twice.

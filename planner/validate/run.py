@@ -6,6 +6,7 @@ from pathlib import Path
 
 from planner.catalog.loader import Catalog
 from planner.validate.fit import _uncalibrated_catalog, fit_calibration, leave_one_source_out
+from planner.validate.kernel_mixed_steps import mixed_step_markdown, mixed_step_rows
 from planner.validate.kernel_steps import step_markdown, step_rows
 from planner.validate.kernels import kernel_markdown, kernel_rows
 from planner.validate.predictions import evaluate
@@ -26,8 +27,9 @@ def run_validation(
         rows=evaluate(catalog, cases),
         skipped=skipped,
         uncalibrated_rows=evaluate(_uncalibrated_catalog(catalog), cases),
-        # in-house kernel and compiled-step timings: reported, never fitted
-        kernel_lines=kernel_markdown(kernel_rows(catalog)) + step_markdown(step_rows(catalog)),
+        # in-house kernel, compiled-step and whole-step timings: reported, never fitted
+        kernel_lines=kernel_markdown(kernel_rows(catalog)) + step_markdown(step_rows(catalog))
+        + mixed_step_markdown(mixed_step_rows(catalog)),
     )
     if cross_validate:
         report.fitted_parameters = fit_calibration(catalog, cases)

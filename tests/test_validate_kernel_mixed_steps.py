@@ -1,0 +1,114 @@
+"""Whole-step kernel check (planner/validate/kernel_mixed_steps.py): prefill chunks, decode batches and
+chunked-prefill steps timed on one H200 against the model's mixed_step, and the findings its notes state."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from planner import performance as perf
+from planner.catalog.loader import Catalog
+from planner.performance.steps import host_s, mixed_step
+from planner.validate import kernel_mixed_steps as M
+from planner.validate.kernels import h200_terms
+
+
+@pytest.fixture(scope="module")
+def rows(catalog: Catalog) -> list[M.MixedStepRow]:
+    return M.mixed_step_rows(catalog)
+
+
+def _row(rows: list[M.MixedStepRow], model: str, tp: int, b: int, h: int, c: int) -> M.MixedStepRow:
+    return next(r for r in rows if (r.model_id, r.tp, r.batch, r.context_tokens, r.chunk_tokens) == (model, tp, b, h, c))
+
+
+def test_every_measured_step_is_read(rows: list[M.MixedStepRow]) -> None:
+    """14 steps of the 8B at TP1 and 5 of each 70B rank (TP 2, 4, 8), with the first file's times."""
+    assert [(r.model_id, r.tp) for r in rows].count(("llama_3_1_8b", 1)) == 14
+    assert all([(r.model_id, r.tp) for r in rows].count(("llama_3_1_70b", t)) == 5 for t in (2, 4, 8))
+    assert [r.kind for r in rows[:5]] == ["prefill"] * 4 + ["decode"]
+    assert _row(rows, "llama_3_1_8b", 1, 64, 2048, 512).measured_ms == pytest.approx(18.86486)
+    assert _row(rows, "llama_3_1_70b", 8, 0, 0, 512).measured_ms == pytest.approx(17.61974)
+
+
+def test_names_give_the_deployment() -> None:
+    assert M.name_deployment("llama8b_bf16") == ("llama_3_1_8b", 1)
+    assert M.name_deployment("llama70b_tp4_rank_bf16") == ("llama_3_1_70b", 4)
+
+
+def test_tp1_prediction_is_mixed_step_less_host_exactly(catalog: Catalog, rows: list[M.MixedStepRow]) -> None:
+    """At TP1 there is no collective to remove: predicted = mixed_step − step overhead − T_host(B + c/P)."""
+    t = h200_terms(catalog, model_id="llama_3_1_8b")
+    r = _row(rows, "llama_3_1_8b", 1, 64, 2048, 512)
+    total = mixed_step(t, decode_batch=64, decode_context_tokens=2048, prefill_tokens=512, prompt_tokens=512)
+    host = t.efficiency.step_overhead_s + host_s(t, 64 + 1)
+    assert r.predicted_ms == pytest.approx(float(total - host) * 1e3, rel=1e-12)
+    assert r.predicted_ms == pytest.approx(20.69, abs=0.01)
+    assert r.error_pct == pytest.approx(9.67, abs=0.05)
+
+
+def test_a_prefill_row_is_the_prefill_step_and_a_decode_row_the_decode_step(catalog: Catalog) -> None:
+    """mixed_step's two edge cases agree with prefill_step (B = 0, c = P) and decode_step (c = 0), so one
+    function predicts every row; on a TP8 rank the removed part is exactly the step's TP communication."""
+    t = h200_terms(catalog, model_id="llama_3_1_70b", tp=8)
+    pre = perf.prefill_step(t, prompt_tokens=8192)
+    assert M.rank_step_ms(t, batch=0, context_tokens=0, chunk_tokens=8192) == pytest.approx(
+        float(pre.total_s - pre.overhead_s - pre.tp_comm_s) * 1e3, rel=1e-9
+    )
+    dec = perf.decode_step(t, batch=64, context_tokens=2048)
+    assert float(dec.tp_comm_s) > 1e-3  # 160 all-reduces: a term worth removing
+    assert M.rank_step_ms(t, batch=64, context_tokens=2048, chunk_tokens=0) == pytest.approx(
+        float(dec.total_s - dec.overhead_s - dec.tp_comm_s) * 1e3, rel=1e-9
+    )
+
+
+def test_rank_terms_zero_the_collectives_and_nothing_else(catalog: Catalog) -> None:
+    t = h200_terms(catalog, model_id="llama_3_1_70b", tp=4)
+    rank = M.rank_terms(t)
+    with_comm = mixed_step(t, decode_batch=64, decode_context_tokens=2048, prefill_tokens=0, prompt_tokens=1)
+    without = mixed_step(rank, decode_batch=64, decode_context_tokens=2048, prefill_tokens=0, prompt_tokens=1)
+    assert without < with_comm
+    assert (rank.tp, rank.weights_read_fixed_bytes, rank.efficiency) == (t.tp, t.weights_read_fixed_bytes, t.efficiency)
+
+
+def test_chunk_costs_pair_each_mixed_step_with_its_two_halves(rows: list[M.MixedStepRow]) -> None:
+    """B = 16, H = 2,048, C = 512: 15.276 − 5.841 = 9.436 ms added vs 12.789 ms for the prefill alone."""
+    costs = M.chunk_costs(rows)
+    assert len(costs) == 9  # every mixed row: 6 of the 8B (B = 64, C = 256 has no 256-token prefill) + 3 ranks
+    first = costs[0]
+    assert (first.row.batch, first.row.chunk_tokens) == (16, 512)
+    assert first.added_measured_ms == pytest.approx(15.27616 - 5.84064)
+    assert first.prefill_measured_ms == pytest.approx(12.78906)
+
+
+def test_notes_state_what_the_rows_say(rows: list[M.MixedStepRow]) -> None:
+    """The findings' numbers are the rows' (rounded as printed): chunk share of its own prefill, the 8B mixed
+    steps' error range, and the 70B ranks' prefill errors at 512 and 8,192 tokens."""
+    notes = "\n".join(M.MIXED_NOTES)
+    eight = [k for k in M.chunk_costs(rows) if k.row.model_id == "llama_3_1_8b"]
+    measured = [k.added_measured_ms / k.prefill_measured_ms for k in eight]
+    modelled = [k.added_predicted_ms / k.prefill_predicted_ms for k in eight]
+    assert f"{min(measured):.2f}-{max(measured):.2f}" in notes.replace("\n  ", " ")
+    assert f"{min(modelled):.2f}-{max(modelled):.2f}" in notes.replace("\n  ", " ")
+    mixed = [r.error_pct for r in rows if r.model_id == "llama_3_1_8b" and r.kind == "mixed"]
+    assert f"{min(mixed):+.1f} … {max(mixed):+.1f} %" in notes
+    short = [_row(rows, "llama_3_1_70b", t, 0, 0, 512) for t in (2, 4, 8)]
+    assert " / ".join(f"{r.error_pct:+.0f}" for r in short) + " %" in notes
+    assert " / ".join(f"{r.measured_tflops:.0f}" for r in short) + " TFLOP/s" in notes
+    long = [_row(rows, "llama_3_1_70b", t, 0, 0, 8192) for t in (2, 4, 8)]
+    assert "run " + " / ".join(f"{r.measured_tflops:.0f}" for r in long) in notes
+    assert max(r.error_pct for r in long) < 10 < min(r.error_pct for r in short)
+
+
+def test_markdown_tables(rows: list[M.MixedStepRow]) -> None:
+    text = "\n".join(M.mixed_step_markdown(rows))
+    assert "| llama_3_1_70b | 8 | 0 | 0 | 512 | 17.62 | 29.66 | +68.3 % |" in text
+    median_prefill = statistics.median(abs(r.error_pct) for r in rows if r.kind == "prefill")
+    assert f"| prefill | 13 | {median_prefill:.1f} % |" in text
+    assert "| llama_3_1_8b | 1 | 16 | 2048 | 512 | 9.44 | 9.16 | 12.79 | 13.67 |" in text
+    assert M.mixed_step_markdown([]) == []
+
+
+def test_missing_files_give_no_rows(catalog: Catalog, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert M.mixed_step_rows(catalog, tmp_path) == []

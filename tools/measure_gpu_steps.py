@@ -1,0 +1,206 @@
+"""Whole engine steps of a Llama-3.1-8B-shaped model on one GPU: prefill chunks, decode batches and both in ONE
+step (chunked prefill), compiled and replayed as one CUDA graph (PyTorch, no model download).
+
+Run on a machine with a CUDA GPU and PyTorch (not a dependency of the planner):
+
+    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_steps.py OUT_DIR [8b|70b_shards]
+
+It writes OUT_DIR/gpu_steps[_70b_shards].csv (the columns of tools/measure_gpu_kernels.py) and
+OUT_DIR/gpu_steps[_70b_shards]_env.json. ``8b`` (default): the Llama-3.1-8B steps of :data:`STEPS`;
+``70b_shards``: ONE rank of Llama-3.1-70B at TP 2, 4 and 8 (:func:`llama70b_shard`, :data:`SHARD_STEPS`) —
+its all-reduces are not run, so these time a rank's GEMMs, attention and small kernels alone. Results of
+2026-12-04: measurements/h200_kernels_steps*.csv.
+
+What a step is here (``kind`` = ``mixed_step_compiled``): N = B + C token rows through every layer's GEMMs
+at once — B decoding sequences (one new token each, history ``context_tokens`` in a contiguous bf16 KV
+cache) and one prompt chunk of C tokens (``seq_tokens``; a new prompt, no earlier chunk) — as a
+chunked-prefill engine (vLLM V1, SGLang) batches them. Per layer: RMSNorm + QKV + RoPE-like scaling
+(compiled, fused), the chunk's K/V written to its cache, attention as two SDPA calls (the decode rows over
+their caches, the chunk causally over itself), O + RMSNorm + SwiGLU MLP + residuals (compiled, fused); the
+LM head runs on the B decode rows and the chunk's last row (the tokens that sample). B = 0 is a prefill
+step of one prompt; C = 0 a decode step (the ``decode_step_compiled`` rows of h200_kernels_extra.csv, again
+here so that every pair (B, 0) / (B, C) comes from one run). Times are medians of graph replays: GPU time
+only, no scheduler and no launch gaps. Weights: random bf16, 16 GB, far beyond the 60 MB L2.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+from measure_gpu_kernels import DEV, FIELDS, LLAMA8B, environment, graph_time_ms, rms, row
+
+LLAMA70B_LAYERS, LLAMA70B_VOCAB = 80, 128256
+
+
+def llama70b_shard(tp: int) -> dict[str, int]:
+    """One TP rank's shapes of Llama-3.1-70B at TP ``tp`` (Megatron split: heads, FFN columns and the LM
+    head's vocabulary over the ranks; activations full width). The rank's all-reduces are not run: this
+    times its GEMMs, attention and small kernels alone."""
+    return {"hidden": 8192, "heads": 64 // tp, "kv_heads": max(8 // tp, 1), "head_dim": 128, "ffn": 28672 // tp,
+            "layers": LLAMA70B_LAYERS, "vocab": LLAMA70B_VOCAB // tp}
+
+
+STEPS = [  # (decode batch B, decode history H, prompt chunk C)
+    (0, 0, 128), (0, 0, 512), (0, 0, 2048), (0, 0, 8192),
+    (16, 2048, 0), (16, 2048, 512), (16, 2048, 2048),
+    (64, 2048, 0), (64, 2048, 256), (64, 2048, 512), (64, 2048, 2048),
+    (256, 1024, 0), (256, 1024, 512), (256, 1024, 2048),
+]
+SHARD_STEPS = [(0, 0, 512), (0, 0, 2048), (0, 0, 8192), (64, 2048, 0), (64, 2048, 2048)]
+"""The Llama-3.1-70B TP2/TP4/TP8 shards' steps (``70b_shards``)."""
+
+
+def weight_bytes(c: dict[str, int]) -> float:
+    """Bytes of a configuration's bf16 weights (embedding, LM head, every layer's projections)."""
+    return 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
+        ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
+        + 3 * c["ffn"] * c["hidden"]))
+
+
+def kv_bytes(c: dict[str, int], batch: int, ctx: int) -> float:
+    """Bytes of the bf16 K and V cache over every layer at ``batch`` sequences of ``ctx`` tokens."""
+    return 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
+
+
+def _compiled(c: dict[str, int]):
+    """The step's fused non-attention parts, torch.compile'd per shape (dynamic=False, as a graph-captured
+    engine runs a fixed set of batch sizes)."""
+    hq, hkv, hd = c["heads"], c["kv_heads"], c["head_dim"]
+
+    def pre(x, ln1, qkv_w, cos):
+        n = x.shape[0]
+        q, k, v = F.linear(rms(x, ln1), qkv_w).split([hq * hd, hkv * hd, hkv * hd], dim=-1)
+        return q.reshape(n, hq, hd) * cos, k.reshape(n, hkv, hd) * cos, v.reshape(n, hkv, hd)
+
+    def post(x, att, o_w, ln2, gu_w, down_w):
+        x = x + F.linear(att, o_w)
+        gate, up = F.linear(rms(x, ln2), gu_w).chunk(2, dim=-1)
+        return x + F.linear(F.silu(gate) * up, down_w)
+
+    def head(x, ln, lm):
+        return torch.argmax(F.linear(rms(x, ln), lm), dim=-1)
+
+    return tuple(torch.compile(f, dynamic=False, fullgraph=True) for f in (pre, post, head))
+
+
+class Weights:
+    """Random bf16 weights of configuration ``c``, made once for all its steps."""
+
+    def __init__(self, c: dict[str, int]) -> None:
+        self.cfg = c
+        h, hd, hq, hkv = c["hidden"], c["head_dim"], c["heads"], c["kv_heads"]
+
+        def rnd(*shape):
+            return torch.randn(*shape, device=DEV, dtype=torch.bfloat16) * 0.02
+
+        self.embed, self.lm_head = rnd(c["vocab"], h), rnd(c["vocab"], h)
+        one = torch.ones(h, device=DEV, dtype=torch.bfloat16)
+        self.layers = [{"ln1": one, "qkv": rnd((hq + 2 * hkv) * hd, h), "o": rnd(h, hq * hd), "ln2": one,
+                        "gate_up": rnd(2 * c["ffn"], h), "down": rnd(h, c["ffn"])} for _ in range(c["layers"])]
+        self.final_ln = one
+
+
+def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
+    """The step function of (B, H, C) over fresh caches (random contents), and what it keeps alive."""
+    c = wts.cfg
+    hd, hq, hkv = c["head_dim"], c["heads"], c["kv_heads"]
+    cpre, cpost, chead = parts
+    n = batch + chunk
+    caches = [(torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
+               torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
+               torch.empty(1, hkv, chunk, hd, device=DEV, dtype=torch.bfloat16),
+               torch.empty(1, hkv, chunk, hd, device=DEV, dtype=torch.bfloat16)) for _ in range(c["layers"])]
+    tokens = torch.randint(0, c["vocab"], (n,), device=DEV)
+    cos = torch.randn(n, 1, hd, device=DEV, dtype=torch.bfloat16)
+    sample = torch.cat([torch.arange(batch, device=DEV), torch.tensor([n - 1], device=DEV)]) if chunk else None
+
+    def step(_i: int = 0):
+        x = F.embedding(tokens, wts.embed)
+        for lay, (kc, vc, ck, cv) in zip(wts.layers, caches, strict=True):
+            q, k, v = cpre(x, lay["ln1"], lay["qkv"], cos)
+            outs = []
+            if batch:
+                kc[:, :, -1, :].copy_(k[:batch])
+                vc[:, :, -1, :].copy_(v[:batch])
+                outs.append(F.scaled_dot_product_attention(
+                    q[:batch].unsqueeze(2), kc, vc, enable_gqa=True).reshape(batch, hq * hd))
+            if chunk:
+                ck[0].copy_(k[batch:].transpose(0, 1))
+                cv[0].copy_(v[batch:].transpose(0, 1))
+                qc = q[batch:].transpose(0, 1).unsqueeze(0)
+                att = F.scaled_dot_product_attention(qc, ck, cv, is_causal=True, enable_gqa=True)
+                outs.append(att[0].transpose(0, 1).reshape(chunk, hq * hd))
+            att = outs[0] if len(outs) == 1 else torch.cat(outs)
+            x = cpost(x, att, lay["o"], lay["ln2"], lay["gate_up"], lay["down"])
+        return chead(x if sample is None else x[sample], wts.final_ln, wts.lm_head)
+
+    return step, caches
+
+
+def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]]) -> None:
+    weights_bytes = weight_bytes(c)
+    wts = Weights(c)
+    parts = _compiled(c)
+    for batch, ctx, chunk in steps:
+        step, caches = make_step(wts, parts, batch, ctx, chunk)
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - t0
+        t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
+        linear = 2.0 * (batch + chunk) * (weights_bytes / 2.0 - 2 * c["vocab"] * c["hidden"])
+        head = 2.0 * (batch + (1 if chunk else 0)) * c["vocab"] * c["hidden"]
+        attn = 4.0 * c["layers"] * c["heads"] * c["head_dim"] * (batch * ctx + chunk * (chunk + 1) / 2.0)
+        row(w, fh, kind="mixed_step_compiled", name=name, dtype="bf16", m_rows=batch + chunk, batch=batch,
+            seq_tokens=chunk, context_tokens=ctx, time_ms=t, flop=linear + head + attn,
+            bytes=weights_bytes + kv_bytes(c, batch, ctx) + kv_bytes(c, 1, chunk), replays=rep,
+            note=f"torch.compile + one CUDA graph; B decode rows + one C-token prompt chunk; first call {compile_s:.1f} s")
+        print(f"{name} B={batch} H={ctx} C={chunk}: {t:.3f} ms", flush=True)
+        del step, caches
+        torch.cuda.empty_cache()
+    del wts
+    torch.cuda.empty_cache()
+
+
+SETS = {
+    "8b": [("llama8b_bf16", LLAMA8B, STEPS)],
+    "70b_shards": [(f"llama70b_tp{tp}_rank_bf16", llama70b_shard(tp), SHARD_STEPS) for tp in (2, 4, 8)],
+}
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else "."
+    which = sys.argv[2] if len(sys.argv) > 2 else "8b"
+    suffix = "" if which == "8b" else f"_{which}"
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for limit in ("cache_size_limit", "recompile_limit"):  # one compile per step shape, never a silent eager fallback
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, 256)
+    env = environment()
+    with open(os.path.join(out, f"gpu_steps{suffix}.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        for name, cfg, steps in SETS[which]:
+            t0 = time.perf_counter()
+            measure_steps(w, fh, name, cfg, steps)
+            env[name] = f"ok in {time.perf_counter() - t0:.1f} s"
+    env["nvidia_smi_after"] = subprocess.run(
+        ["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw", "--format=csv"],
+        capture_output=True, text=True).stdout
+    with open(os.path.join(out, f"gpu_steps{suffix}_env.json"), "w") as fh:
+        json.dump(env, fh, indent=1)
+    print(json.dumps(env, indent=1))
+
+
+if __name__ == "__main__":
+    main()
