@@ -170,7 +170,7 @@ def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: Buil
         at_served_load(catalog, scenario, d, table.sites, r.capacity_requests_per_s)
         for d, r in zip(deps, records, strict=True)
     ]
-    deps = [dataclasses.replace(d, predict_command=predict_command(scenario, d)) for d in deps]
+    deps = [dataclasses.replace(d, predict_command=predict_command(scenario, d, table.sites, catalog.sites)) for d in deps]
     return _Readout(entries, ledger, supply, deps)
 
 

@@ -117,6 +117,21 @@ def predict(
             "prompt upload, as a plan's deployment at that site reports it. Default: no network time.",
         ),
     ] = None,
+    rtt_ms: Annotated[
+        float | None,
+        typer.Option(
+            "--rtt-ms", parser=finite_float(0), metavar="MS",
+            help="Users' round trip to the replica, ms, in place of --site's: a scenario's sites: entry (an override "
+            "or a site of its own). Without --site, give --uplink-mbit-per-s too.",
+        ),
+    ] = None,
+    uplink_mbit_per_s: Annotated[
+        float | None,
+        typer.Option(
+            "--uplink-mbit-per-s", parser=finite_float(0), metavar="MBIT/S",
+            help="Users' uplink, Mbit/s (the prompt's upload), in place of --site's; see --rtt-ms.",
+        ),
+    ] = None,
     ttft_percentile: Annotated[
         int | None,
         typer.Option(
@@ -206,7 +221,8 @@ def predict(
     request = PredictRequest(
         model=model, gpu=gpu, tp=tp, pp=pp, quant=quant, kv_dtype=kv_dtype, batch=batch, input_tokens=input_tokens,
         output_tokens=output_tokens, workspace_gib=workspace_gib, ideal=ideal, engine=engine,
-        requests_per_s=requests_per_s, ep=ep, site=site, ttft_percentile=ttft_percentile,
+        requests_per_s=requests_per_s, ep=ep, site=site, rtt_ms=rtt_ms, uplink_mbit_per_s=uplink_mbit_per_s,
+        ttft_percentile=ttft_percentile,
         tpot_percentile=tpot_percentile, batch_limit=max_batch,
         prefix_cache=run_guarded(lambda: _prefix_cache(prefix_hit_frac, prefix_tokens)),
         speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)), role=role,
@@ -240,7 +256,11 @@ def predict(
         )
     if result["at_load"] is not None:
         tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
-        where = ", ".join(x for x in (site, None if role == "colocated" else f"{role} pool") if x)
+        network = ", ".join(x for x in (
+            None if rtt_ms is None else f"RTT {rtt_ms:g} ms",
+            None if uplink_mbit_per_s is None else f"uplink {uplink_mbit_per_s:g} Mbit/s",
+        ) if x)
+        where = ", ".join(x for x in (site, network, None if role == "colocated" else f"{role} pool") if x)
         at = f"engine scheduler at {requests_per_s:g} requests/s per replica{f' ({where})' if where else ''}"
         _print_terms(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"])
     if explain:

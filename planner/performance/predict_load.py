@@ -51,8 +51,9 @@ class _PredictedWorkload:
 def check_options(request: PredictRequest) -> None:
     """InputError (exit 2, naming the option) for a stated efficiency outside (0, 1] or beside --ideal, a role
     other than colocated / prefill / decode, percentiles or optimizations on a pool role, a load option without
-    ``--requests-per-s``, a percentile a latency SLO cannot be stated at, or a prefix longer than the prompt (the
-    catalog ids, site and draft model among them, are looked up by planner.performance.prediction.resolve)."""
+    ``--requests-per-s``, a percentile a latency SLO cannot be stated at, network figures :func:`check_network`
+    refuses, or a prefix longer than the prompt (the catalog ids, site and draft model among them, are looked up
+    by planner.performance.prediction.resolve)."""
     for option, frac in (("--prefill-mfu-frac", request.prefill_mfu_frac), ("--decode-mbu-frac", request.decode_mbu_frac)):
         if frac is not None and not 0 < frac <= 1:
             raise InputError(f"{option}: must be in (0, 1] (got {frac:g})")
@@ -75,12 +76,14 @@ def check_options(request: PredictRequest) -> None:
         if percentile is not None and percentile not in SLO_PERCENTILES:
             raise InputError(f"{option}: must be one of {', '.join(map(str, SLO_PERCENTILES))} (got {percentile})")
     role = None if request.role == "colocated" else request.role
-    for option, value in (("--site", request.site), *percentiles, *optimizations, ("--role", role)):
+    network = (("--site", request.site), ("--rtt-ms", request.rtt_ms), ("--uplink-mbit-per-s", request.uplink_mbit_per_s))
+    for option, value in (*network, *percentiles, *optimizations, ("--role", role)):
         if value is not None and request.requests_per_s is None:
             raise InputError(
                 f"{option} acts on a replica under load; give --requests-per-s too (without a load, ttft_ms is the"
                 " prefill alone and decode_step_ms the plain step at --batch)"
             )
+    check_network(request)
     if request.prefix_cache is not None and request.prefix_cache.prefix_tokens > request.input_tokens:
         raise InputError(
             f"--prefix-tokens: {request.prefix_cache.prefix_tokens} exceeds --input-tokens {request.input_tokens}"
@@ -139,20 +142,53 @@ def load_optimizations(
     raise InfeasiblePlan("; ".join(missing) + " — the planner never turns it on for this configuration")
 
 
+MAX_RTT_MS = 60_000.0
+"""Largest round trip predict accepts, ms (a scenario's ``sites:`` entry accepts the same)."""
+MAX_UPLINK_MBIT_PER_S = 1e7
+"""Largest uplink predict accepts, Mbit/s (as a scenario's ``sites:`` entry)."""
+
+
+def check_network(request: PredictRequest) -> None:
+    """InputError (exit 2) for a round trip outside [0, 60 s] or an uplink outside (0, 10 Tbit/s], and for one of
+    the two without ``--site`` (with no site there is nothing to take the other from)."""
+    if request.rtt_ms is not None and not 0 <= request.rtt_ms <= MAX_RTT_MS:
+        raise InputError(f"--rtt-ms: must be in [0, {MAX_RTT_MS:g}] ms (got {request.rtt_ms:g})")
+    if request.uplink_mbit_per_s is not None and not 0 < request.uplink_mbit_per_s <= MAX_UPLINK_MBIT_PER_S:
+        raise InputError(
+            f"--uplink-mbit-per-s: must be in (0, {MAX_UPLINK_MBIT_PER_S:g}] Mbit/s (got {request.uplink_mbit_per_s:g})"
+        )
+    if request.site is None and (request.rtt_ms is None) != (request.uplink_mbit_per_s is None):
+        given, missing = (
+            ("--rtt-ms", "--uplink-mbit-per-s") if request.uplink_mbit_per_s is None else ("--uplink-mbit-per-s", "--rtt-ms")
+        )
+        raise InputError(f"{given}: without --site, give {missing} too (or --site to take it from)")
+
+
+def network_s(request: PredictRequest, site: Site | None) -> float:
+    """Network part of TTFT at load, s: request_network_s of the site's round trip and uplink, each replaced by
+    ``--rtt-ms`` / ``--uplink-mbit-per-s`` where given (a scenario's ``sites:`` override); 0 with neither."""
+    rtt = request.rtt_ms if request.rtt_ms is not None else (None if site is None else site.rtt_ms)
+    uplink = request.uplink_mbit_per_s if request.uplink_mbit_per_s is not None else (
+        None if site is None else site.uplink_mbit_per_s
+    )
+    if rtt is None or uplink is None:
+        return 0.0
+    return request_network_s(request.input_tokens, rtt_ms=rtt, uplink_mbit_per_s=uplink)
+
+
 def at_load(
     catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, workspace_bytes: float, site: Site | None,
     model_id: str, gpu: Accelerator, fmt: NumericFormat, kfmt: NumericFormat,
 ) -> dict[str, float | bool]:
     """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
-    min(memory fit with the optimizations, ``batch_limit``), the network time of ``site`` in TTFT (none without
-    one), TTFT / TPOT at the request's percentiles (None: means)."""
+    min(memory fit with the optimizations, ``batch_limit``), the network time of ``site`` and the request's
+    ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the request's percentiles
+    (None: means)."""
     opt = load_optimizations(catalog, request, terms, model_id=model_id, gpu=gpu, fmt=fmt, kfmt=kfmt)
     context = float(request.input_tokens + request.output_tokens)
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace_bytes))
     limit = max(min(fit, float(request.batch_limit)), 1.0)
-    network = 0.0 if site is None else request_network_s(
-        request.input_tokens, rtt_ms=site.rtt_ms, uplink_mbit_per_s=site.uplink_mbit_per_s
-    )
+    network = network_s(request, site)
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
     lam = float(request.requests_per_s or 0.0)
     handoff = 0.0
@@ -200,7 +236,7 @@ def at_load(
         # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
         "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
         "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
-        "network_ms": network * 1e3,  # the site's RTT + the prompt upload (0 without --site)
+        "network_ms": network * 1e3,  # the RTT + the prompt upload (0 without --site or --rtt-ms)
         "handoff_ms": handoff * 1e3,  # a prefill pool's KV handoff to its decode pool (0 otherwise)
         "engine_busy_frac": float(busy_frac(pt)),
         "scheduler_steps": float(terms.scheduler_steps),

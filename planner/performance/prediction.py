@@ -53,6 +53,11 @@ class PredictRequest:
     site: str | None = None
     """Catalog site the users reach: TTFT at load adds its RTT and the prompt upload, as a plan's does there
     (planner.ledgers.edge_cloud.request_network_s); None: no network time."""
+    rtt_ms: float | None = None
+    """Users' round trip to the replica, ms, in place of the site's (a scenario's ``sites:`` entry); without a
+    site it needs ``uplink_mbit_per_s`` too."""
+    uplink_mbit_per_s: float | None = None
+    """Users' uplink, Mbit/s, in place of the site's (see ``rtt_ms``)."""
     ttft_percentile: int | None = None
     """TTFT at load at this percentile (planner.scenario_base.SLO_PERCENTILES), as a plan whose SLO is stated
     there reports it; None: the mean."""
@@ -127,6 +132,8 @@ class Prediction:
             "ideal": r.ideal,
             "engine": r.engine,
             "site": r.site,
+            "rtt_ms": r.rtt_ms,
+            "uplink_mbit_per_s": r.uplink_mbit_per_s,
             "ttft_percentile": r.ttft_percentile,
             "tpot_percentile": r.tpot_percentile,
             "prefix_cache": None if r.prefix_cache is None else r.prefix_cache.model_dump(),

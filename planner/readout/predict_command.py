@@ -1,7 +1,8 @@
 """The ``planner predict`` command that reproduces a deployment's TTFT, TPOT and decode step (traceability: add
 ``--explain`` to see every term of them).
 
-Its options are what the deployment holds: model, GPU, TP/PP/EP, formats, engine with its settings, role, site,
+Its options are what the deployment holds: model, GPU, TP/PP/EP, formats, engine with its settings, role, site
+(with the scenario's round trip and uplink where its ``sites:`` entry sets them),
 the workload's lengths and SLO percentiles, the optimizations the plan turned on, the scenario's stated
 efficiencies for the GPU, batch limit and workspace, and the load each replica serves at the peak (a replica
 serving nothing there shows its operating point: its capacity per replica)."""
@@ -9,7 +10,9 @@ serving nothing there shows its operating point: its capacity per replica)."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 
+from planner.catalog.schema import Site
 from planner.limits import DEFAULT_MAX_BATCH, DEFAULT_WORKSPACE_GIB
 from planner.readout.optimizations import is_on
 from planner.readout.types import Deployment
@@ -21,8 +24,20 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-def predict_args(scenario: Scenario, d: Deployment) -> list[str]:
-    """The command-line arguments of ``planner predict`` for deployment ``d`` of a plan of ``scenario``."""
+def site_args(site: Site, catalog_site: Site | None) -> list[str]:
+    """``--site`` where the catalog has the site, and ``--rtt-ms`` / ``--uplink-mbit-per-s`` for the network
+    figures the scenario's ``sites:`` entry sets otherwise (both for a site of the scenario's own)."""
+    args = [] if catalog_site is None else ["--site", site.id]
+    if catalog_site is None or site.rtt_ms != catalog_site.rtt_ms:
+        args += ["--rtt-ms", _number(site.rtt_ms)]
+    if catalog_site is None or site.uplink_mbit_per_s != catalog_site.uplink_mbit_per_s:
+        args += ["--uplink-mbit-per-s", _number(site.uplink_mbit_per_s)]
+    return args
+
+
+def predict_args(scenario: Scenario, d: Deployment, site: Site, catalog_site: Site | None) -> list[str]:
+    """The command-line arguments of ``planner predict`` for deployment ``d`` of a plan of ``scenario`` at
+    ``site`` (the scenario's, overrides applied) whose catalog entry is ``catalog_site`` (None: the scenario's own)."""
     w = next(x for x in scenario.workloads if x.name == d.workload)
     served = d.served_per_replica_requests_per_s
     args = [
@@ -30,7 +45,7 @@ def predict_args(scenario: Scenario, d: Deployment) -> list[str]:
         "--quant", d.quantization, "--kv-dtype", d.kv_dtype, "--engine", d.engine,
         "--input-tokens", str(w.input_tokens), "--output-tokens", str(w.output_tokens),
         "--requests-per-s", _number(served if served > 0 else d.capacity_per_replica_requests_per_s),
-        "--site", d.site,
+        *site_args(site, catalog_site),
     ]
     if d.role != "colocated":
         args += ["--role", d.role]
@@ -58,6 +73,10 @@ def predict_args(scenario: Scenario, d: Deployment) -> list[str]:
     return args
 
 
-def predict_command(scenario: Scenario, d: Deployment) -> str:
-    """``planner predict …`` for deployment ``d``, quoted for a POSIX shell."""
-    return shlex.join(["planner", "predict", *predict_args(scenario, d)])
+def predict_command(
+    scenario: Scenario, d: Deployment, sites: Mapping[str, Site], catalog_sites: Mapping[str, Site]
+) -> str:
+    """``planner predict …`` for deployment ``d``, quoted for a POSIX shell; ``sites``: the scenario's (overrides
+    applied), ``catalog_sites``: the catalog's (:func:`predict_args`)."""
+    args = predict_args(scenario, d, sites[d.site], catalog_sites.get(d.site))
+    return shlex.join(["planner", "predict", *args])

@@ -145,6 +145,38 @@ def test_predict_site_needs_a_load_and_a_known_site() -> None:
     assert data["site"] == "us_east" and data["at_load"]["network_ms"] > 0
 
 
+def test_predict_network_options_replace_the_sites_figures() -> None:
+    """``--rtt-ms`` / ``--uplink-mbit-per-s`` (a scenario's ``sites:`` entry) replace the site's round trip and
+    uplink; without ``--site`` both are needed. T_net = RTT + 8·P·b/U: us_east (15 ms, 100 Mbit/s) → 80 ms
+    adds 65 ms; with an uplink of 1 Mbit/s the 2,048-token prompt's upload is 100x the 100 Mbit/s one."""
+    base = ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "1", "--json"]
+
+    def network_ms(*extra: str) -> float:
+        res = runner.invoke(app, [*base, *extra])
+        assert res.exit_code == 0, res.stderr
+        return float(json.loads(res.stdout)["at_load"]["network_ms"])
+
+    site = network_ms("--site", "us_east")
+    upload = site - 15.0
+    assert network_ms("--site", "us_east", "--rtt-ms", "80") == pytest.approx(site + 65.0, rel=1e-12)
+    assert network_ms("--site", "us_east", "--uplink-mbit-per-s", "1") == pytest.approx(15.0 + 100 * upload, rel=1e-9)
+    assert network_ms("--rtt-ms", "15", "--uplink-mbit-per-s", "100") == pytest.approx(site, rel=1e-12)
+    for extra, why in (
+        (["--rtt-ms", "15"], "--rtt-ms: without --site, give --uplink-mbit-per-s too"),
+        (["--uplink-mbit-per-s", "100"], "--uplink-mbit-per-s: without --site, give --rtt-ms too"),
+        (["--site", "us_east", "--uplink-mbit-per-s", "0"], "--uplink-mbit-per-s: must be in (0, 1e+07]"),
+        (["--site", "us_east", "--rtt-ms", "70000"], "--rtt-ms: must be in [0, 60000] ms"),
+        (["--site", "us_east", "--rtt-ms", "nan"], "finite"),
+    ):
+        res = runner.invoke(app, [*base, *extra])
+        assert res.exit_code == 2 and why in res.stderr and not res.stdout, (extra, res.stderr)
+        assert "Traceback" not in res.stderr
+    unloaded = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--rtt-ms", "5"])
+    assert unloaded.exit_code == 2 and "--rtt-ms acts on a replica under load" in unloaded.stderr
+    shown = runner.invoke(app, [*base[:-1], "--site", "us_east", "--rtt-ms", "80"])
+    assert shown.exit_code == 0 and "us_east, RTT 80 ms" in shown.stdout
+
+
 def test_predict_optimizations_come_in_pairs_and_only_where_the_plan_would_deploy_them() -> None:
     """The prefix cache needs --prefix-hit-frac and --prefix-tokens, speculation --draft-model and
     --acceptance-frac (exit 2 naming the missing one); a draft that does not pay, or has another tokenizer, is

@@ -12,15 +12,28 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from planner.catalog import Catalog
 from planner.cli.main import app
 from planner.plan import plan
-from planner.scenario import load_scenario, merged_sites
+from planner.readout.types import Deployment
+from planner.scenario import load_scenario, merged_sites, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/scenario.yaml"))
+
+
+def _reproduces(d: Deployment) -> list[str]:
+    """Run deployment ``d``'s predict command; assert its TTFT, TPOT and decode step are the plan's; its words."""
+    words = shlex.split(d.predict_command)
+    res = CliRunner().invoke(app, [*words[1:], "--json"])
+    assert res.exit_code == 0, (d.predict_command, res.stderr)
+    at = json.loads(res.stdout)["at_load"]
+    for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
+        assert math.isclose(at[key], getattr(d, key), rel_tol=1e-9, abs_tol=1e-9), (d.predict_command, key)
+    return words
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -30,14 +43,33 @@ def test_each_deployments_predict_command_reproduces_it(catalog: Catalog, exampl
     deployments = plan(catalog, scenario, with_alternatives=False).deployments
     assert deployments
     for d in deployments:
-        assert sites[d.site] == catalog.sites[d.site]  # predict knows the catalog's sites only
-        words = shlex.split(d.predict_command)
+        assert sites[d.site] == catalog.sites[d.site]  # the examples' sites are the catalog's: --site alone
+        words = _reproduces(d)
         assert words[:2] == ["planner", "predict"] and f"--site {d.site}" in d.predict_command
-        res = CliRunner().invoke(app, [*words[1:], "--json"])
-        assert res.exit_code == 0, (d.predict_command, res.stderr)
-        at = json.loads(res.stdout)["at_load"]
-        for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
-            assert math.isclose(at[key], getattr(d, key), rel_tol=1e-9, abs_tol=1e-9), (d.predict_command, key)
+        assert "--rtt-ms" not in words
+
+
+def test_a_scenarios_site_figures_travel_in_the_command(catalog: Catalog) -> None:
+    """A scenario that overrides a catalog site's round trip and uplink (chat_70b_cloud's us_east and us_west at
+    80 ms and 2 Mbit/s) gets --rtt-ms / --uplink-mbit-per-s beside --site, and the command reproduces the plan's
+    slower TTFT; a site of the scenario's own (assistant_8b_edge's store as 'kiosk', 7 ms) gets them without
+    --site, which the catalog would refuse."""
+    data = yaml.safe_load((ROOT / "examples/chat_70b_cloud/scenario.yaml").read_text())
+    plain = plan(catalog, parse_scenario(data), with_alternatives=False).deployments
+    data["sites"] = [{"name": s, "rtt_ms": 80, "uplink_mbit_per_s": 2} for s in ("us_east", "us_west")]
+    far = plan(catalog, parse_scenario(data), with_alternatives=False).deployments
+    assert far and min(d.ttft_ms for d in far) > min(d.ttft_ms for d in plain) + 65  # 80 − 15 ms RTT, slower upload
+    for d in far:
+        words = _reproduces(d)
+        assert f"--site {d.site} --rtt-ms 80.0 --uplink-mbit-per-s 2.0" in shlex.join(words)
+    data = yaml.safe_load((ROOT / "examples/assistant_8b_edge/scenario.yaml").read_text())
+    data["workloads"][0]["sites"] = ["kiosk"]
+    data["sites"] = [{"name": "kiosk", "kind": "edge", "rtt_ms": 7, "devices": {"rtx_4090": 4}}]
+    kiosk = plan(catalog, parse_scenario(data), with_alternatives=False).deployments
+    assert kiosk and {d.site for d in kiosk} == {"kiosk"} and "kiosk" not in catalog.sites
+    for d in kiosk:
+        words = _reproduces(d)
+        assert "--site" not in words and "--rtt-ms 7.0 --uplink-mbit-per-s 100.0" in shlex.join(words)
 
 
 def test_the_slos_sheet_and_page_show_each_deployments_command(catalog: Catalog) -> None:
