@@ -457,10 +457,15 @@ def main() -> None:
                 env[section.__name__] = f"failed: {type(exc).__name__}: {exc}"
             print(section.__name__, env[section.__name__], flush=True)
             torch.cuda.empty_cache()
+    write_environment(env, os.path.join(out, f"gpu_kernels{suffix}_env.json"))
+
+
+def write_environment(env: dict[str, object], path: str) -> None:
+    """``env`` with the clocks, temperature and power just after the run, written to ``path`` and printed."""
     env["nvidia_smi_after"] = subprocess.run(
         ["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw", "--format=csv"],
         capture_output=True, text=True).stdout
-    with open(os.path.join(out, f"gpu_kernels{suffix}_env.json"), "w") as fh:
+    with open(path, "w") as fh:
         json.dump(env, fh, indent=1)
     print(json.dumps(env, indent=1))
 

@@ -26,16 +26,14 @@ only, no scheduler and no launch gaps. Weights: random bf16, 16 GB, far beyond t
 from __future__ import annotations
 
 import csv
-import json
 import os
-import subprocess
 import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-from measure_gpu_kernels import DEV, FIELDS, LLAMA8B, environment, graph_time_ms, rms, row
+from measure_gpu_kernels import DEV, FIELDS, LLAMA8B, environment, graph_time_ms, rms, row, write_environment
 
 LLAMA70B_LAYERS, LLAMA70B_VOCAB = 80, 128256
 
@@ -194,12 +192,7 @@ def main() -> None:
             t0 = time.perf_counter()
             measure_steps(w, fh, name, cfg, steps)
             env[name] = f"ok in {time.perf_counter() - t0:.1f} s"
-    env["nvidia_smi_after"] = subprocess.run(
-        ["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw", "--format=csv"],
-        capture_output=True, text=True).stdout
-    with open(os.path.join(out, f"gpu_steps{suffix}_env.json"), "w") as fh:
-        json.dump(env, fh, indent=1)
-    print(json.dumps(env, indent=1))
+    write_environment(env, os.path.join(out, f"gpu_steps{suffix}_env.json"))
 
 
 if __name__ == "__main__":
