@@ -28,6 +28,10 @@ MAX_DRAFT_TOKENS = 16
 """Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
 DEFAULT_DRAFT_TOKENS = 4
 """Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
+MAX_RTT_MS = 60_000.0
+"""Users' round trip to a site, ms (a scenario's ``sites:`` entry and ``planner predict --rtt-ms``)."""
+MAX_UPLINK_MBIT_PER_S = 1e7
+"""Users' uplink to a site, Mbit/s (a scenario's ``sites:`` entry and ``planner predict --uplink-mbit-per-s``)."""
 DEFAULT_WORKSPACE_GIB = 2.0
 """Per-GPU workspace reservation, GiB (card 1's default): a scenario's ``workspace_gib`` and predict's."""
 DEFAULT_MAX_BATCH = 256

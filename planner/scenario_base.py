@@ -8,7 +8,16 @@ from typing import Annotated, Literal, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from planner.catalog.schema import Id
-from planner.limits import MAX_COUNT, MAX_LATENCY_MS, MAX_LIST, MAX_REQUESTS_PER_S, MAX_TOKENS, MAX_USD
+from planner.limits import (
+    MAX_COUNT,
+    MAX_LATENCY_MS,
+    MAX_LIST,
+    MAX_REQUESTS_PER_S,
+    MAX_RTT_MS,
+    MAX_TOKENS,
+    MAX_UPLINK_MBIT_PER_S,
+    MAX_USD,
+)
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -75,8 +84,8 @@ class SiteOverride(Strict):
 
     name: Id
     kind: Literal["cloud", "datacenter", "edge"] | None = None
-    rtt_ms: Annotated[float, Field(ge=0, le=60_000)] | None = None
-    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=1e7)] | None = None
+    rtt_ms: Annotated[float, Field(ge=0, le=MAX_RTT_MS)] | None = None
+    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=MAX_UPLINK_MBIT_PER_S)] | None = None
     electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = None
     pue: Annotated[float, Field(ge=1.0, le=10)] | None = None
     colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = None

@@ -14,6 +14,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat, Site
 from planner.errors import InfeasiblePlan, InputError
 from planner.ledgers.edge_cloud import request_network_s
+from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S
 from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
 from planner.performance.pools import (
@@ -140,12 +141,6 @@ def load_optimizations(
         if asked and not any(getattr(v, name) for v in variants)
     ]
     raise InfeasiblePlan("; ".join(missing) + " — the planner never turns it on for this configuration")
-
-
-MAX_RTT_MS = 60_000.0
-"""Largest round trip predict accepts, ms (a scenario's ``sites:`` entry accepts the same)."""
-MAX_UPLINK_MBIT_PER_S = 1e7
-"""Largest uplink predict accepts, Mbit/s (as a scenario's ``sites:`` entry)."""
 
 
 def check_network(request: PredictRequest) -> None:
