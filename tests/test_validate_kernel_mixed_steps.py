@@ -19,17 +19,21 @@ def rows(catalog: Catalog) -> list[M.MixedStepRow]:
     return M.mixed_step_rows(catalog)
 
 
-def _row(rows: list[M.MixedStepRow], model: str, tp: int, b: int, h: int, c: int) -> M.MixedStepRow:
-    return next(r for r in rows if (r.model_id, r.tp, r.batch, r.context_tokens, r.chunk_tokens) == (model, tp, b, h, c))
+def _row(rows: list[M.MixedStepRow], model: str, tp: int, b: int, h: int, c: int, fmt: str = "bf16") -> M.MixedStepRow:
+    key = (model, fmt, tp, b, h, c)
+    return next(r for r in rows if (r.model_id, r.weight_format, r.tp, r.batch, r.context_tokens, r.chunk_tokens) == key)
 
 
 def test_every_measured_step_is_read(rows: list[M.MixedStepRow]) -> None:
-    """14 steps of the 8B at TP1 and 5 of each 70B rank (TP 2, 4, 8), with the first file's times."""
-    assert [(r.model_id, r.tp) for r in rows].count(("llama_3_1_8b", 1)) == 14
-    assert all([(r.model_id, r.tp) for r in rows].count(("llama_3_1_70b", t)) == 5 for t in (2, 4, 8))
+    """bf16: 14 steps of the 8B at TP1 and 5 of each 70B rank (TP 2, 4, 8); FP8: the 8B's 14 and the TP8 rank's 5."""
+    deployments = [(r.model_id, r.weight_format, r.tp) for r in rows]
+    assert deployments.count(("llama_3_1_8b", "bf16", 1)) == deployments.count(("llama_3_1_8b", "fp8", 1)) == 14
+    assert all(deployments.count(("llama_3_1_70b", "bf16", t)) == 5 for t in (2, 4, 8))
+    assert deployments.count(("llama_3_1_70b", "fp8", 8)) == 5 and len(rows) == 48
     assert [r.kind for r in rows[:5]] == ["prefill"] * 4 + ["decode"]
     assert _row(rows, "llama_3_1_8b", 1, 64, 2048, 512).measured_ms == pytest.approx(18.86486)
     assert _row(rows, "llama_3_1_70b", 8, 0, 0, 512).measured_ms == pytest.approx(17.61974)
+    assert _row(rows, "llama_3_1_70b", 8, 0, 0, 512, "fp8").measured_ms == pytest.approx(11.84448)
 
 
 def test_names_give_the_deployment() -> None:
@@ -75,7 +79,7 @@ def test_rank_terms_zero_the_collectives_and_nothing_else(catalog: Catalog) -> N
 def test_chunk_costs_pair_each_mixed_step_with_its_two_halves(rows: list[M.MixedStepRow]) -> None:
     """B = 16, H = 2,048, C = 512: 15.276 − 5.841 = 9.436 ms added vs 12.789 ms for the prefill alone."""
     costs = M.chunk_costs(rows)
-    assert len(costs) == 9  # every mixed row: 6 of the 8B (B = 64, C = 256 has no 256-token prefill) + 3 ranks
+    assert len(costs) == 16  # every mixed row but B = 64, C = 256 (no 256-token prefill): 6 + 6 of the 8B, 3 + 1 ranks
     first = costs[0]
     assert (first.row.batch, first.row.chunk_tokens) == (16, 512)
     assert first.added_measured_ms == pytest.approx(15.27616 - 5.84064)
@@ -86,14 +90,15 @@ def test_notes_state_what_the_rows_say(rows: list[M.MixedStepRow]) -> None:
     """The findings' numbers are the rows' (rounded as printed): chunk share of its own prefill, the 8B mixed
     steps' error range, and the 70B ranks' prefill errors at 512 and 8,192 tokens."""
     notes = "\n".join(M.MIXED_NOTES)
-    eight = [k for k in M.chunk_costs(rows) if k.row.model_id == "llama_3_1_8b"]
+    eight = [k for k in M.chunk_costs(rows) if k.row.model_id == "llama_3_1_8b" and k.row.weight_format == "bf16"]
     measured = [k.added_measured_ms / k.prefill_measured_ms for k in eight]
     modelled = [k.added_predicted_ms / k.prefill_predicted_ms for k in eight]
     assert f"{min(measured):.2f}-{max(measured):.2f}" in notes.replace("\n  ", " ")
     assert f"{min(modelled):.2f}-{max(modelled):.2f}" in notes.replace("\n  ", " ")
-    mixed = [r.error_pct for r in rows if r.model_id == "llama_3_1_8b" and r.kind == "mixed"]
+    mixed = [r.error_pct for r in rows if r.model_id == "llama_3_1_8b" and r.kind == "mixed" and r.weight_format == "bf16"]
     assert f"{min(mixed):+.1f} … {max(mixed):+.1f} %" in notes
     short = [_row(rows, "llama_3_1_70b", t, 0, 0, 512) for t in (2, 4, 8)]
+    assert all(r.weight_format == "bf16" for r in short)
     assert " / ".join(f"{r.error_pct:+.0f}" for r in short) + " %" in notes
     assert " / ".join(f"{r.measured_tflops:.0f}" for r in short) + " TFLOP/s" in notes
     long = [_row(rows, "llama_3_1_70b", t, 0, 0, 8192) for t in (2, 4, 8)]
@@ -103,10 +108,11 @@ def test_notes_state_what_the_rows_say(rows: list[M.MixedStepRow]) -> None:
 
 def test_markdown_tables(rows: list[M.MixedStepRow]) -> None:
     text = "\n".join(M.mixed_step_markdown(rows))
-    assert "| llama_3_1_70b | 8 | 0 | 0 | 512 | 17.62 | 29.66 | +68.3 % |" in text
-    median_prefill = statistics.median(abs(r.error_pct) for r in rows if r.kind == "prefill")
-    assert f"| prefill | 13 | {median_prefill:.1f} % |" in text
-    assert "| llama_3_1_8b | 1 | 16 | 2048 | 512 | 9.44 | 9.16 | 12.79 | 13.67 |" in text
+    assert "| llama_3_1_70b | bf16 | 8 | 0 | 0 | 512 | 17.62 | 29.66 | +68.3 % |" in text
+    median_prefill = statistics.median(abs(r.error_pct) for r in rows if r.kind == "prefill" and r.weight_format == "bf16")
+    assert f"| bf16 | prefill | 13 | {median_prefill:.1f} % |" in text
+    assert "| fp8 | prefill | 7 |" in text
+    assert "| llama_3_1_8b | bf16 | 1 | 16 | 2048 | 512 | 9.44 | 9.16 | 12.79 | 13.67 |" in text
     assert M.mixed_step_markdown([]) == []
 
 

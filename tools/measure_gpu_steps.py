@@ -3,13 +3,14 @@ step (chunked prefill), compiled and replayed as one CUDA graph (PyTorch, no mod
 
 Run on a machine with a CUDA GPU and PyTorch (not a dependency of the planner):
 
-    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_steps.py OUT_DIR [8b|70b_shards]
+    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_steps.py OUT_DIR [8b|70b_shards|fp8]
 
-It writes OUT_DIR/gpu_steps[_70b_shards].csv (the columns of tools/measure_gpu_kernels.py) and
-OUT_DIR/gpu_steps[_70b_shards]_env.json. ``8b`` (default): the Llama-3.1-8B steps of :data:`STEPS`;
+It writes OUT_DIR/gpu_steps[_SET].csv (the columns of tools/measure_gpu_kernels.py) and
+OUT_DIR/gpu_steps[_SET]_env.json. ``8b`` (default): the Llama-3.1-8B steps of :data:`STEPS`;
 ``70b_shards``: ONE rank of Llama-3.1-70B at TP 2, 4 and 8 (:func:`llama70b_shard`, :data:`SHARD_STEPS`) —
-its all-reduces are not run, so these time a rank's GEMMs, attention and small kernels alone. Results of
-2026-12-04: measurements/h200_kernels_steps*.csv.
+its all-reduces are not run, so these time a rank's GEMMs, attention and small kernels alone; ``fp8``: the
+8B steps and the TP8 rank's with FP8 W8A8 layer weights (:func:`linear`). Results of 2026-12-04:
+measurements/h200_kernels_steps*.csv.
 
 What a step is here (``kind`` = ``mixed_step_compiled``): N = B + C token rows through every layer's GEMMs
 at once — B decoding sequences (one new token each, history ``context_tokens`` in a contiguous bf16 KV
@@ -56,11 +57,16 @@ SHARD_STEPS = [(0, 0, 512), (0, 0, 2048), (0, 0, 8192), (64, 2048, 0), (64, 2048
 """The Llama-3.1-70B TP2/TP4/TP8 shards' steps (``70b_shards``)."""
 
 
-def weight_bytes(c: dict[str, int]) -> float:
-    """Bytes of a configuration's bf16 weights (embedding, LM head, every layer's projections)."""
-    return 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
+def layer_params(c: dict[str, int]) -> float:
+    """Parameters of every layer's projections (QKV, O, gate/up, down)."""
+    return c["layers"] * (
         ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
-        + 3 * c["ffn"] * c["hidden"]))
+        + 3 * c["ffn"] * c["hidden"])
+
+
+def weight_bytes(c: dict[str, int], layer_bytes: float = 2.0) -> float:
+    """Bytes of a configuration's weights: bf16 embedding and LM head, ``layer_bytes`` per layer parameter."""
+    return 2.0 * 2 * c["vocab"] * c["hidden"] + layer_bytes * layer_params(c)
 
 
 def kv_bytes(c: dict[str, int], batch: int, ctx: int) -> float:
@@ -68,41 +74,65 @@ def kv_bytes(c: dict[str, int], batch: int, ctx: int) -> float:
     return 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
 
 
-def _compiled(c: dict[str, int]):
+FP8 = torch.float8_e4m3fn
+FP8_MAX = 448.0
+
+
+def linear(x, w):
+    """x·Wᵀ of a layer weight: a bf16 tensor, or FP8 ``(w8, weight scale, activation scale)`` — an FP8
+    checkpoint's W8A8 GEMM with static per-tensor scales (torch._scaled_mm, bf16 out)."""
+    if isinstance(w, torch.Tensor):
+        return F.linear(x, w)
+    w8, sw, sx = w
+    xq = (x.float() / sx).clamp(-FP8_MAX, FP8_MAX).to(FP8)
+    return torch._scaled_mm(xq, w8.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+
+
+def _compiled(c: dict[str, int], compiled: bool = True):
     """The step's fused non-attention parts, torch.compile'd per shape (dynamic=False, as a graph-captured
-    engine runs a fixed set of batch sizes)."""
+    engine runs a fixed set of batch sizes); ``compiled=False``: the same functions run eagerly."""
     hq, hkv, hd = c["heads"], c["kv_heads"], c["head_dim"]
 
     def pre(x, ln1, qkv_w, cos):
         n = x.shape[0]
-        q, k, v = F.linear(rms(x, ln1), qkv_w).split([hq * hd, hkv * hd, hkv * hd], dim=-1)
+        q, k, v = linear(rms(x, ln1), qkv_w).split([hq * hd, hkv * hd, hkv * hd], dim=-1)
         return q.reshape(n, hq, hd) * cos, k.reshape(n, hkv, hd) * cos, v.reshape(n, hkv, hd)
 
     def post(x, att, o_w, ln2, gu_w, down_w):
-        x = x + F.linear(att, o_w)
-        gate, up = F.linear(rms(x, ln2), gu_w).chunk(2, dim=-1)
-        return x + F.linear(F.silu(gate) * up, down_w)
+        x = x + linear(att, o_w)
+        gate, up = linear(rms(x, ln2), gu_w).chunk(2, dim=-1)
+        return x + linear(F.silu(gate) * up, down_w)
 
     def head(x, ln, lm):
         return torch.argmax(F.linear(rms(x, ln), lm), dim=-1)
 
+    if not compiled:
+        return pre, post, head
     return tuple(torch.compile(f, dynamic=False, fullgraph=True) for f in (pre, post, head))
 
 
 class Weights:
-    """Random bf16 weights of configuration ``c``, made once for all its steps."""
+    """Random weights of configuration ``c``, made once for all its steps: bf16, or with FP8 layer weights
+    (``fp8``; the embedding and LM head stay bf16, as FP8 checkpoints keep them)."""
 
-    def __init__(self, c: dict[str, int]) -> None:
+    def __init__(self, c: dict[str, int], fp8: bool = False) -> None:
         self.cfg = c
         h, hd, hq, hkv = c["hidden"], c["head_dim"], c["heads"], c["kv_heads"]
 
         def rnd(*shape):
             return torch.randn(*shape, device=DEV, dtype=torch.bfloat16) * 0.02
 
+        def layer_weight(*shape):
+            if not fp8:
+                return rnd(*shape)
+            scale = torch.tensor(0.02, device=DEV, dtype=torch.float32)
+            return (torch.randn(*shape, device=DEV).to(FP8), scale, torch.tensor(0.05, device=DEV, dtype=torch.float32))
+
         self.embed, self.lm_head = rnd(c["vocab"], h), rnd(c["vocab"], h)
         one = torch.ones(h, device=DEV, dtype=torch.bfloat16)
-        self.layers = [{"ln1": one, "qkv": rnd((hq + 2 * hkv) * hd, h), "o": rnd(h, hq * hd), "ln2": one,
-                        "gate_up": rnd(2 * c["ffn"], h), "down": rnd(h, c["ffn"])} for _ in range(c["layers"])]
+        self.layers = [{"ln1": one, "qkv": layer_weight((hq + 2 * hkv) * hd, h), "o": layer_weight(h, hq * hd),
+                        "ln2": one, "gate_up": layer_weight(2 * c["ffn"], h), "down": layer_weight(h, c["ffn"])}
+                       for _ in range(c["layers"])]
         self.final_ln = one
 
 
@@ -143,24 +173,31 @@ def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
     return step, caches
 
 
-def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]]) -> None:
-    weights_bytes = weight_bytes(c)
-    wts = Weights(c)
-    parts = _compiled(c)
+def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]], fp8: bool = False) -> None:
+    weights_bytes = weight_bytes(c, 1.0 if fp8 else 2.0)
+    wts = Weights(c, fp8)
+    parts, how = _compiled(c), "torch.compile"
     for batch, ctx, chunk in steps:
         step, caches = make_step(wts, parts, batch, ctx, chunk)
         t0 = time.perf_counter()
-        step()
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - an op Inductor cannot compile: the same functions eagerly
+            parts, how = _compiled(c, compiled=False), f"eager ({type(exc).__name__} under torch.compile)"
+            print(f"{name}: {how}: {str(exc)[:200]}", flush=True)
+            step, caches = make_step(wts, parts, batch, ctx, chunk)
+            step()
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0
         t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
-        linear = 2.0 * (batch + chunk) * (weights_bytes / 2.0 - 2 * c["vocab"] * c["hidden"])
+        gemm = 2.0 * (batch + chunk) * layer_params(c)
         head = 2.0 * (batch + (1 if chunk else 0)) * c["vocab"] * c["hidden"]
         attn = 4.0 * c["layers"] * c["heads"] * c["head_dim"] * (batch * ctx + chunk * (chunk + 1) / 2.0)
-        row(w, fh, kind="mixed_step_compiled", name=name, dtype="bf16", m_rows=batch + chunk, batch=batch,
-            seq_tokens=chunk, context_tokens=ctx, time_ms=t, flop=linear + head + attn,
+        row(w, fh, kind="mixed_step_compiled", name=name, dtype="fp8" if fp8 else "bf16", m_rows=batch + chunk,
+            batch=batch, seq_tokens=chunk, context_tokens=ctx, time_ms=t, flop=gemm + head + attn,
             bytes=weights_bytes + kv_bytes(c, batch, ctx) + kv_bytes(c, 1, chunk), replays=rep,
-            note=f"torch.compile + one CUDA graph; B decode rows + one C-token prompt chunk; first call {compile_s:.1f} s")
+            note=f"{how} + one CUDA graph; B decode rows + one C-token prompt chunk; first call {compile_s:.1f} s"
+            + ("; FP8 W8A8 layers (static per-tensor scales), bf16 embedding, LM head and KV" if fp8 else ""))
         print(f"{name} B={batch} H={ctx} C={chunk}: {t:.3f} ms", flush=True)
         del step, caches
         torch.cuda.empty_cache()
@@ -168,9 +205,10 @@ def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, in
     torch.cuda.empty_cache()
 
 
-SETS = {
-    "8b": [("llama8b_bf16", LLAMA8B, STEPS)],
-    "70b_shards": [(f"llama70b_tp{tp}_rank_bf16", llama70b_shard(tp), SHARD_STEPS) for tp in (2, 4, 8)],
+SETS = {  # name → [(row name, shapes, steps, FP8 layers)]
+    "8b": [("llama8b_bf16", LLAMA8B, STEPS, False)],
+    "70b_shards": [(f"llama70b_tp{tp}_rank_bf16", llama70b_shard(tp), SHARD_STEPS, False) for tp in (2, 4, 8)],
+    "fp8": [("llama8b_fp8", LLAMA8B, STEPS, True), ("llama70b_tp8_rank_fp8", llama70b_shard(8), SHARD_STEPS, True)],
 }
 
 
@@ -188,9 +226,9 @@ def main() -> None:
     with open(os.path.join(out, f"gpu_steps{suffix}.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
-        for name, cfg, steps in SETS[which]:
+        for name, cfg, steps, fp8 in SETS[which]:
             t0 = time.perf_counter()
-            measure_steps(w, fh, name, cfg, steps)
+            measure_steps(w, fh, name, cfg, steps, fp8)
             env[name] = f"ok in {time.perf_counter() - t0:.1f} s"
     write_environment(env, os.path.join(out, f"gpu_steps{suffix}_env.json"))
 

@@ -16,16 +16,18 @@ Decode step of B sequences at history H, TP degree t, PP degree p (B split into 
 
     T_step = T_overhead + p·[max(T_linear, T_weights) + max(T_attn, T_kv) + T_tp_comm] + (p − 1)·T_pp
     T_linear = F_lin(B/p) / (t·p) / (Π·η_c)             T_weights = R_W(B/p) / (t·p) / (β·η_m)
-    T_attn = F_attn(B/p, H) / (t·p) / (Π·η_c)           T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)
+    T_attn = F_attn(B/p, H) / (t·p) / (Π_a·η_c)         T_kv = (B/p)·c_KV(H) / (s_kv·p) / (β·η_m)
     T_tp_comm = 2·(L/p)·[2(t − 1)·α + 2(t − 1)·M/(t·B_link·η_link)],  M = (B/p)·d·2 B
                 (or NVLS α_S + M/B_S where the switch reduces and that is faster: ledgers.collectives)
 
-with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP). The linear layers and attention
-are serially dependent operator groups, each bound by its own roofline (card 7), so their times add; the
-all-reduce start-up 2(t − 1)·α is the in-node NCCL small-message latency (``tp_latency`` in the
+with s_kv = min(t, n_KV) KV shards (MLA latents are replicated over TP); Π is the dense peak of the weights'
+format, Π_a = min(Π, Π of the KV cache's format) that of attention (queries times cached keys and values, in
+the wider of the two formats: an FP8-weight model with a bf16 cache attends at the bf16 rate). The linear
+layers and attention are serially dependent operator groups, each bound by its own roofline (card 7), so their
+times add; the all-reduce start-up 2(t − 1)·α is the in-node NCCL small-message latency (``tp_latency`` in the
 breakdown; planner/ledgers/communication.py allreduce_startup_s). Prefill of P tokens:
 
-    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + max(F_attn(P)/(t·Π·η_p(P)), KV_write)
+    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + max(F_attn(P)/(t·Π_a·η_p(P)), KV_write)
                 + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp
 
 References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tree all-reduce), 8 (TP ledger).

@@ -174,10 +174,9 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     mfu = eff.decode_compute_efficiency_frac(e, micro)
     peak = terms.peak_tflops * FLOP_PER_TFLOP
     routed = moe.routing(terms, micro)  # experts touched and load imbalance: read by the GEMMs and the weight stream
-    compute_s = (flop_per_gpu - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu) + moe.expert_gemm_s(
-        terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed
-    )
-    attention_s = attn_flop / (t * p) / (terms.peak_tflops * FLOP_PER_TFLOP * mfu)
+    attention_s = attn_flop / (t * p) / (terms.attention_peak_tflops * FLOP_PER_TFLOP * mfu)
+    linear_s = (flop_per_gpu - attn_flop / (t * p) - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu)
+    compute_s = linear_s + moe.expert_gemm_s(terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed) + attention_s
     w_bytes = weights_read_bytes(terms, micro, routed) / (t * p)
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
@@ -232,11 +231,10 @@ def prefill_step(
     mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
     routed = moe.routing(terms, tokens)
-    compute_s = (flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
-        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac,
-        routed=routed,
-    )
-    attention_s = attn_flop / t / peak
+    attention_s = attn_flop / t / (terms.attention_peak_tflops * FLOP_PER_TFLOP * mfu)
+    compute_s = (flop / t - attn_flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
+        terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac, routed=routed
+    ) + attention_s
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
     bw = peak_bw * eff.kv_stream_efficiency_frac(e)  # the KV write; the weight stream: eff.weight_stream_s
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
@@ -295,7 +293,7 @@ def mixed_step(
     tokens on average), split in p micro-batches over the PP stages:
 
         T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
-            + max(F_attn/(Π·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
+            + max(F_attn/(Π_a·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
 
     plus, on each max, the overlap loss of its decode rows, eff.overlap_loss_s (0 at q = ∞);
 
@@ -332,6 +330,7 @@ class MixedStep:
         self.pair_layers = terms.full_attention_layers * decode_context_tokens + terms.window_layers * window_ctx
         self.prompt_plus = prompt_tokens + 1.0
         self.peak = terms.peak_tflops * FLOP_PER_TFLOP
+        self.attention_peak = terms.attention_peak_tflops * FLOP_PER_TFLOP
         self.dense_flop = terms.linear_flop_per_token - terms.expert_flop_per_token
         self.dense_head_flop = self.dense_flop + terms.lm_head_flop_per_token
         self.tp_pp = terms.tp * terms.pp
@@ -377,7 +376,8 @@ class MixedStep:
         lin_experts = moe.expert_gemm_s(
             terms, rows, peak_flop_per_s=peak, eta_max=e.prefill_mfu_frac, routed=routed, half_rows=self.half_rows
         )
-        attn_s = attn_dec / self.tp_pp / (peak * eta_dec) + attn_pre / self.tp_pp / (peak * eta_pre)
+        attn_dec_s = attn_dec / self.tp_pp / (self.attention_peak * eta_dec)
+        attn_s = attn_dec_s + attn_pre / self.tp_pp / (self.attention_peak * eta_pre)
         w_bytes = weights_read_bytes(terms, rows, routed) / self.tp_pp
         x_bytes = moe.expert_read_bytes(terms, routed) / self.tp_pp  # experts stream at η_m
         weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p, x_bytes)
@@ -389,7 +389,7 @@ class MixedStep:
             # above the ridge, and spreading it over decode steps (c per step) is an average, not a small GEMM
             lin_dec_all = lin_dec + lin_experts * rows_dec / np.maximum(rows, 1e-30)
             linear_ops = linear_ops + eff.overlap_loss_s(e, lin_dec_all, weights_s)
-            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec / self.tp_pp / (peak * eta_dec), kv_read / self.kv_bw)
+            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec_s, kv_read / self.kv_bw)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
         allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
         all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0

@@ -1,14 +1,16 @@
 """Kernel check, whole engine steps: prefill chunks, decode batches and both in one step, on one H200.
 
-``measurements/h200_kernels_steps.csv`` and ``h200_kernels_steps_70b_shards.csv`` (tools/measure_gpu_steps.py,
-one H200 SXM, 2026-12-04; measurements/README.md): rows ``mixed_step_compiled``, each N = B + C token rows
+``measurements/h200_kernels_steps.csv``, ``h200_kernels_steps_70b_shards.csv`` and ``h200_kernels_steps_fp8.csv``
+(tools/measure_gpu_steps.py, one H200 SXM, 2026-12-04; measurements/README.md): rows ``mixed_step_compiled``,
+each N = B + C token rows
 through every layer at once — B decoding sequences at history H and one C-token prompt chunk — compiled
 (torch.compile, fused norms and elementwise work, one SDPA call per half per layer) and replayed as ONE CUDA
 graph: GPU time only. Llama-3.1-8B at TP1, and ONE RANK of Llama-3.1-70B at TP 2/4/8 (its 1/t of the heads,
-FFN columns and LM-head vocabulary, full-width activations) with its all-reduces left out. Like the other
-kernel rows these are never a serving target nor part of any fit.
+FFN columns and LM-head vocabulary, full-width activations) with its all-reduces left out; bf16 weights, and
+FP8 W8A8 layers (static per-tensor scales; bf16 embedding, LM head and attention) for the 8B and the TP8 rank.
+Like the other kernel rows these are never a serving target nor part of any fit.
 
-Predicted = :func:`planner.performance.steps.mixed_step` of the row's deployment (bf16 weights and KV on
+Predicted = :func:`planner.performance.steps.mixed_step` of the row's deployment (its weight format, bf16 KV,
 ``h200_sxm``, TP t) at B, H, c = C, P = C — the one function whose B = 0 case is a prefill and c = 0 case a
 decode step — with:
 
@@ -37,7 +39,7 @@ from planner.validate.kernels import h200_terms
 from planner.validate.scores import TimedRow
 
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "measurements"
-STEP_FILES = ("h200_kernels_steps.csv", "h200_kernels_steps_70b_shards.csv")
+STEP_FILES = ("h200_kernels_steps.csv", "h200_kernels_steps_70b_shards.csv", "h200_kernels_steps_fp8.csv")
 """In-house whole-step timings (measurements/README.md); absent in an installed package → no table."""
 STEP_KIND = "mixed_step_compiled"
 MODEL_OF_NAME = {"llama8b": "llama_3_1_8b", "llama70b": "llama_3_1_70b"}
@@ -48,6 +50,8 @@ class MixedStepRow(TimedRow):
     """One whole step: B decode rows at history H plus a C-token prompt chunk, measured and predicted (ms)."""
 
     model_id: str
+    weight_format: str
+    """bf16, or fp8 (W8A8 layers; the measured steps keep the embedding and LM head in bf16)."""
     tp: int
     batch: int
     context_tokens: int
@@ -96,7 +100,7 @@ def rank_step_ms(terms: DeploymentTerms, *, batch: float, context_tokens: float,
 def mixed_step_rows(catalog: Catalog, directory: Path = MEASUREMENTS) -> list[MixedStepRow]:
     """Every ``mixed_step_compiled`` row of :data:`STEP_FILES` with the model's GPU time of that step."""
     out: list[MixedStepRow] = []
-    terms_of: dict[tuple[str, int], DeploymentTerms] = {}
+    terms_of: dict[tuple[str, str, int], DeploymentTerms] = {}
     for name in STEP_FILES:
         path = directory / name
         if not path.is_file():
@@ -106,12 +110,13 @@ def mixed_step_rows(catalog: Catalog, directory: Path = MEASUREMENTS) -> list[Mi
                 if row["kind"] != STEP_KIND:
                     continue
                 model_id, tp = name_deployment(row["name"])
-                if (model_id, tp) not in terms_of:
-                    terms_of[model_id, tp] = h200_terms(catalog, model_id=model_id, tp=tp)
+                key = (model_id, row["dtype"], tp)
+                if key not in terms_of:
+                    terms_of[key] = h200_terms(catalog, model_id=model_id, weight_format=row["dtype"], tp=tp)
                 b, h, c = int(row["batch"]), int(row["context_tokens"]), int(row["seq_tokens"])
                 out.append(MixedStepRow(
-                    model_id, tp, b, h, c, float(row["time_ms"]),
-                    rank_step_ms(terms_of[model_id, tp], batch=b, context_tokens=h, chunk_tokens=c),
+                    model_id, row["dtype"], tp, b, h, c, float(row["time_ms"]),
+                    rank_step_ms(terms_of[key], batch=b, context_tokens=h, chunk_tokens=c),
                     float(row["tflops"]),
                 ))
     return out
@@ -134,13 +139,13 @@ class ChunkCost:
 
 def chunk_costs(rows: list[MixedStepRow]) -> list[ChunkCost]:
     """Each mixed row whose decode-only and prefill-only steps were measured in the same set."""
-    by_key = {(r.model_id, r.tp, r.batch, r.context_tokens, r.chunk_tokens): r for r in rows}
+    by_key = {(r.model_id, r.weight_format, r.tp, r.batch, r.context_tokens, r.chunk_tokens): r for r in rows}
     out = []
     for r in rows:
         if r.kind != "mixed":
             continue
-        decode = by_key.get((r.model_id, r.tp, r.batch, r.context_tokens, 0))
-        prefill = by_key.get((r.model_id, r.tp, 0, 0, r.chunk_tokens))
+        decode = by_key.get((r.model_id, r.weight_format, r.tp, r.batch, r.context_tokens, 0))
+        prefill = by_key.get((r.model_id, r.weight_format, r.tp, 0, 0, r.chunk_tokens))
         if decode and prefill:
             out.append(ChunkCost(
                 r, r.measured_ms - decode.measured_ms, r.predicted_ms - decode.predicted_ms,
@@ -157,10 +162,15 @@ def median_abs_error_pct(rows: list[MixedStepRow]) -> float:
 MIXED_NOTES = [
     "Findings (2026-12-04):",
     "",
-    "- Chunked prefill (issue 12's load model) holds at kernel level: an 8B prompt chunk inside a decode step adds",
-    "  0.74-0.96 of its own prefill step's time (the weight pass is shared; the model: 0.67-0.99), and the",
-    "  one-weight-pass step predicts every 8B mixed step within +0.5 … +16.6 % (the decode-heavy steps are",
+    "- Chunked prefill (issue 12's load model) holds at kernel level: a bf16 8B prompt chunk inside a decode step",
+    "  adds 0.74-0.96 of its own prefill step's time (the weight pass is shared; the model: 0.67-0.99), and the",
+    "  one-weight-pass step predicts every bf16 8B mixed step within +0.5 … +16.6 % (the decode-heavy steps are",
     "  slow by the KV read at η_m = 0.65, as in the compiled decode step above).",
+    "- Attention runs in the wider of the queries' and the KV cache's formats (terms.attention_peak_tflops): the",
+    "  FP8-weight steps attend in bf16, and at the weights' FP8 rate the model had their 8,192-token prefills",
+    "  12.5 % (8B) and 12.0 % (70B TP8 rank) fast; now 3.4 % and 7.1 %. In serving (validate-model) it moves",
+    "  8 of 320 rows, each by < 1 % (trtllm's FP4 throughput −0.0 … −0.2 %; edge_llamacpp's TTFT −0.8 %, its",
+    "  attention now at the GPU's fp16 tensor rate, not the MMQ weights'); no median or source changes.",
     "- The TP term of the prefill saturation curve, η_p(n, t) saturating in n/t, is not a GEMM property: a",
     "  70B rank's 512-token prefill runs at 612 / 559 / 500 TFLOP/s at TP 2 / 4 / 8 (the model, collectives",
     "  excluded: +29 / +41 / +68 % slow); at 8,192 tokens the ranks run 633 / 618 / 584 (+4 … +8 %). The",
@@ -187,32 +197,34 @@ def mixed_step_markdown(rows: list[MixedStepRow]) -> list[str]:
         "all-reduces not run). Predicted = mixed_step with no TP collectives, less the engine host time and the",
         "step overhead (planner/validate/kernel_mixed_steps.py). Signed error: + = the model is slow.",
         "",
-        "| Model | TP | B | H | C | Measured ms | Predicted ms | Error |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| Model | Weights | TP | B | H | C | Measured ms | Predicted ms | Error |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r.model_id} | {r.tp} | {r.batch} | {r.context_tokens} | {r.chunk_tokens} | {r.measured_ms:.2f} | "
-            f"{r.predicted_ms:.2f} | {r.error_pct:+.1f} % |"
+            f"| {r.model_id} | {r.weight_format} | {r.tp} | {r.batch} | {r.context_tokens} | {r.chunk_tokens} | "
+            f"{r.measured_ms:.2f} | {r.predicted_ms:.2f} | {r.error_pct:+.1f} % |"
         )
-    lines += ["", "| Steps | Rows | Median abs error |", "| --- | ---: | ---: |"]
-    for kind in ("prefill", "decode", "mixed"):
-        group = [r for r in rows if r.kind == kind]
-        if group:
-            lines.append(f"| {kind} | {len(group)} | {median_abs_error_pct(group):.1f} % |")
+    lines += ["", "| Weights | Steps | Rows | Median abs error |", "| --- | --- | ---: | ---: |"]
+    for fmt in sorted({r.weight_format for r in rows}):
+        for kind in ("prefill", "decode", "mixed"):
+            group = [r for r in rows if r.kind == kind and r.weight_format == fmt]
+            if group:
+                lines.append(f"| {fmt} | {kind} | {len(group)} | {median_abs_error_pct(group):.1f} % |")
     costs = chunk_costs(rows)
     if costs:
         lines += [
             "",
             "A chunk's time inside a decode step (mixed − decode-only) against its own prefill step:",
             "",
-            "| Model | TP | B | H | C | Added, measured ms | Added, predicted ms | Prefill alone, measured ms | "
-            "Prefill alone, predicted ms |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| Model | Weights | TP | B | H | C | Added, measured ms | Added, predicted ms | Prefill alone, measured "
+            "ms | Prefill alone, predicted ms |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for k in costs:
             lines.append(
-                f"| {k.row.model_id} | {k.row.tp} | {k.row.batch} | {k.row.context_tokens} | {k.row.chunk_tokens} | "
+                f"| {k.row.model_id} | {k.row.weight_format} | {k.row.tp} | {k.row.batch} | {k.row.context_tokens} | "
+                f"{k.row.chunk_tokens} | "
                 f"{k.added_measured_ms:.2f} | "
                 f"{k.added_predicted_ms:.2f} | {k.prefill_measured_ms:.2f} | {k.prefill_predicted_ms:.2f} |"
             )

@@ -43,10 +43,10 @@ def _solved_variant(catalog: Catalog, example: str, requests_per_s: float) -> tu
 
 
 def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
-    """buy_vs_rent at 21 req/s (12 quarters): same cost and supply, a smaller tie-break, and quarters 5 and 10
-    deploy 14 and 22 of their paid GPUs instead of the solve's 16 and 24; no quarter deploys more. (At the
+    """buy_vs_rent at 23 req/s (12 quarters): same cost and supply, a smaller tie-break, and quarters 1 and 9
+    deploy 12 and 22 of their paid GPUs instead of the solve's 14 and 24; no quarter deploys more. (At the
     example's own 20 req/s HiGHS's solve is already canonical: :func:`test_a_canonical_solve_is_kept`.)"""
-    sol, ctx = _solved_variant(catalog, "buy_vs_rent", 21.0)
+    sol, ctx = _solved_variant(catalog, "buy_vs_rent", 23.0)
     raw = dataclasses.replace(sol, values={f: dict(v) for f, v in sol.values.items()})
     made = canonical(ctx, sol)
     assert made is not sol and made.status == "optimal"
@@ -55,8 +55,8 @@ def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
         assert {k: round(v) for k, v in made.values[family].items()} == {k: round(v) for k, v in raw.values[family].items()}
     assert made.costs_usd[TIE_BREAK] < raw.costs_usd[TIE_BREAK]
     before, after = _gpus_per_period(ctx, raw.values["n_rep"]), _gpus_per_period(ctx, made.values["n_rep"])
-    assert (before[5], after[5], before[10], after[10]) == (16.0, 14.0, 24.0, 22.0)
-    assert all(after[t] == before[t] for t in before if t not in (5, 10))
+    assert (before[1], after[1], before[9], after[9]) == (14.0, 12.0, 24.0, 22.0)
+    assert all(after[t] == before[t] for t in before if t not in (1, 9))
     assert canonical(ctx, made).values["n_rep"] == made.values["n_rep"]  # a fixed point
 
 

@@ -39,8 +39,10 @@ def test_restricted_model_is_the_rebuilt_restriction(catalog: Catalog, example: 
     restrictions are rebuilt: their spare-widened replica bounds differ): for every GPU type, and every site
     whose kept candidates are the plan's there, the plan's model restricted to it is, array for array, the
     HiGHS model of the restriction rebuilt from the table (a GPU type's candidates always are the plan's:
-    dominance never compares across GPU types), and its answer has the rebuilt alternative's status, cost
-    and worst latencies; ``least`` restrictions at least are compared model to model."""
+    dominance never compares across GPU types), and its answer has the status, cost and worst latencies of the
+    alternative the serial loop computes (given the plan, as the loop is: a restriction the plan answers is the
+    plan, not another plan of equal cost and other latencies); ``least`` restrictions at least are compared
+    model to model."""
     scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
     table = candidates_for(catalog, scenario)
     sol, ctx = solve(build_context(catalog, scenario, table), "highs", None)
@@ -57,7 +59,7 @@ def test_restricted_model_is_the_rebuilt_restriction(catalog: Catalog, example: 
             elif list(rebuilt.cands.index) != mine:
                 continue  # the plan pruned some of the site's candidates: alternatives rebuild it
             made = model.restriction(column, value)
-            old, _ = alternative(catalog, scenario, table, "highs", column=column, value=value)
+            old, _ = alternative(catalog, scenario, table, "highs", column=column, value=value, main=(sol, ctx))
             if isinstance(made, tuple):
                 build_problem(rebuilt)
                 cols, index = columns(rebuilt)
