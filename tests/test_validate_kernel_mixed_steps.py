@@ -118,3 +118,23 @@ def test_markdown_tables(rows: list[M.MixedStepRow]) -> None:
 
 def test_missing_files_give_no_rows(catalog: Catalog, tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert M.mixed_step_rows(catalog, tmp_path) == []
+
+
+def test_host_launch_rows_and_the_floor_the_notes_state() -> None:
+    """The host-launched steps: every (name, how, B, H, C) has its GPU, host-wall and enqueue times; the 70B
+    rank's 512-token prefill and 64-sequence decode enqueue in 27.8-29.0 ms at every TP, and its prefill's host
+    wall is the larger of GPU and enqueue (within 3.5 ms), as the notes state."""
+    rows = M.host_launch_rows()
+    assert len(rows) == 24 and {r.how for r in rows} == {"compiled", "eager"}
+    ranks = [r for r in rows if r.name.startswith("llama70b") and r.how == "compiled" and r.chunk_tokens in (0, 512)]
+    assert len(ranks) == 6
+    assert f"{min(r.enqueue_ms for r in ranks):.1f}-{max(r.enqueue_ms for r in ranks):.1f} ms" in "\n".join(M.MIXED_NOTES)
+    prefills = [r for r in ranks if r.chunk_tokens == 512]
+    notes = " ".join(line.strip() for line in M.MIXED_NOTES)
+    assert " / ".join(f"{r.host_ms:.1f}" for r in prefills) in notes
+    assert " / ".join(f"{r.graph_ms:.1f}" for r in prefills) in notes
+    for r in prefills:
+        assert max(r.graph_ms, r.enqueue_ms) <= r.host_ms <= max(r.graph_ms, r.enqueue_ms) + 3.5
+    text = "\n".join(M.host_launch_markdown(rows))
+    assert "| llama70b_tp8_rank_bf16 | compiled | 0 | 0 | 512 | 17.83 | 28.71 | 28.62 |" in text
+    assert M.host_launch_markdown([]) == []

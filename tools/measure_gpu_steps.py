@@ -3,13 +3,15 @@ step (chunked prefill), compiled and replayed as one CUDA graph (PyTorch, no mod
 
 Run on a machine with a CUDA GPU and PyTorch (not a dependency of the planner):
 
-    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_steps.py OUT_DIR [8b|70b_shards|fp8]
+    PYTHONUNBUFFERED=1 python3 tools/measure_gpu_steps.py OUT_DIR [8b|70b_shards|fp8|host]
 
 It writes OUT_DIR/gpu_steps[_SET].csv (the columns of tools/measure_gpu_kernels.py) and
 OUT_DIR/gpu_steps[_SET]_env.json. ``8b`` (default): the Llama-3.1-8B steps of :data:`STEPS`;
 ``70b_shards``: ONE rank of Llama-3.1-70B at TP 2, 4 and 8 (:func:`llama70b_shard`, :data:`SHARD_STEPS`) —
 its all-reduces are not run, so these time a rank's GEMMs, attention and small kernels alone; ``fp8``: the
-8B steps and the TP8 rank's with FP8 W8A8 layer weights (:func:`linear`). Results of 2026-12-04:
+8B steps and the TP8 rank's with FP8 W8A8 layer weights (:func:`linear`); ``host``: the 8B's and each 70B
+rank's prefill and decode steps launched by the host without a graph, compiled and eager
+(:func:`measure_host_launch`). Results of 2026-12-04:
 measurements/h200_kernels_steps*.csv.
 
 What a step is here (``kind`` = ``mixed_step_compiled``): N = B + C token rows through every layer's GEMMs
@@ -205,10 +207,55 @@ def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, in
     torch.cuda.empty_cache()
 
 
+def wall_ms(step, runs: int = 10) -> tuple[float, float]:
+    """Medians over ``runs`` calls (after 2 warm-ups) of the host's wall time of step() + synchronize and of
+    step() alone — the time the host takes to enqueue the step's kernels — ms."""
+    torch.cuda.synchronize()
+    walls, enqueues = [], []
+    for _ in range(runs + 2):
+        t0 = time.perf_counter()
+        step()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        walls.append((time.perf_counter() - t0) * 1e3)
+        enqueues.append((t1 - t0) * 1e3)
+    walls, enqueues = sorted(walls[2:]), sorted(enqueues[2:])
+    return walls[len(walls) // 2], enqueues[len(enqueues) // 2]
+
+
+def measure_host_launch(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]], fp8: bool = False) -> None:
+    """Each step three ways, compiled and plain eager: GPU time (graph replay), the host's wall time of the step
+    launched kernel by kernel (no graph) and its enqueue time. Where enqueueing takes longer than the GPU
+    work, a step run without a CUDA graph is host-bound."""
+    wts = Weights(c, fp8)
+    for label, parts in (("compiled", _compiled(c)), ("eager", _compiled(c, compiled=False))):
+        for batch, ctx, chunk in steps:
+            step, caches = make_step(wts, parts, batch, ctx, chunk)
+            step()
+            torch.cuda.synchronize()
+            graph, rep = graph_time_ms(step, calls=1, target_ms=100.0)
+            wall, enqueue = wall_ms(step)
+            for kind, t in (("graph", graph), ("host", wall), ("enqueue", enqueue)):
+                row(w, fh, kind=f"step_{kind}_{label}", name=name, dtype="fp8" if fp8 else "bf16", m_rows=batch + chunk,
+                    batch=batch, seq_tokens=chunk, context_tokens=ctx, time_ms=t, replays=rep if kind == "graph" else 10,
+                    note={"graph": "one CUDA graph replay: GPU time", "host": "host wall of step() + synchronize, no graph",
+                          "enqueue": "host wall of step() alone: kernel launches"}[kind])
+            print(f"{name} {label} B={batch} H={ctx} C={chunk}: graph {graph:.3f} host {wall:.3f} enqueue {enqueue:.3f} ms",
+                  flush=True)
+            del step, caches
+            torch.cuda.empty_cache()
+    del wts
+    torch.cuda.empty_cache()
+
+
+HOST_STEPS = [(0, 0, 512), (0, 0, 2048), (64, 2048, 0)]
+
 SETS = {  # name → [(row name, shapes, steps, FP8 layers)]
     "8b": [("llama8b_bf16", LLAMA8B, STEPS, False)],
     "70b_shards": [(f"llama70b_tp{tp}_rank_bf16", llama70b_shard(tp), SHARD_STEPS, False) for tp in (2, 4, 8)],
     "fp8": [("llama8b_fp8", LLAMA8B, STEPS, True), ("llama70b_tp8_rank_fp8", llama70b_shard(8), SHARD_STEPS, True)],
+    "host": [("llama8b_bf16", LLAMA8B, HOST_STEPS, False)]
+    + [(f"llama70b_tp{tp}_rank_bf16", llama70b_shard(tp), HOST_STEPS, False) for tp in (2, 4, 8)],
 }
 
 
@@ -226,9 +273,10 @@ def main() -> None:
     with open(os.path.join(out, f"gpu_steps{suffix}.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
+        measure = measure_host_launch if which == "host" else measure_steps
         for name, cfg, steps, fp8 in SETS[which]:
             t0 = time.perf_counter()
-            measure_steps(w, fh, name, cfg, steps, fp8)
+            measure(w, fh, name, cfg, steps, fp8)
             env[name] = f"ok in {time.perf_counter() - t0:.1f} s"
     write_environment(env, os.path.join(out, f"gpu_steps{suffix}_env.json"))
 

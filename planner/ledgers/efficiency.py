@@ -137,7 +137,8 @@ def prefill_compute_efficiency_frac(terms: EfficiencyTerms, tokens: Num, tp: Num
     prefill, collectives left out, runs at 0.62 / 0.56 / 0.51 of the dense peak at TP 2 / 4 / 8 on an H200
     (measurements/h200_kernels_steps_70b_shards.csv), where this curve charges 0.48 / 0.40 / 0.30; the
     serving rows still need the loss (saturating in n instead worsens them: reports/validation.md, "Whole
-    steps"), so it stands in for what short TP prefills lose outside the rank's kernels. Monotone:
+    steps"), so it stands in for what short TP prefills lose outside the rank's kernels (launched without a CUDA
+    graph, the TP8 rank's prefill is host-bound: measurements/h200_kernels_steps_host.csv). Monotone:
     more tokens never lower the efficiency, and the per-GPU time F/t / η_p = F_row·(n/t + n_half)/η_max
     never grows with t. The weight stream is charged separately (max(compute, weight read)), so n_half is
     NOT the roofline ridge; using the ridge here would count the memory bound twice.
