@@ -14,6 +14,7 @@ from planner.catalog.loader import Catalog
 from planner.performance.terms import DeploymentTerms
 from planner.units import FLOP_PER_TFLOP
 from planner.validate import kernel_mixed_steps as M
+from planner.validate.kernels import h200_terms
 
 
 def _terms(catalog: Catalog, *, gpu: str, weights: str, kv: str, model: str = "llama_3_1_8b") -> DeploymentTerms:
@@ -65,10 +66,7 @@ def test_the_kv_rate_is_what_the_fp8_steps_measure(catalog: Catalog) -> None:
     assert rows[("llama_3_1_8b", 1)].error_pct == pytest.approx(-3.4, abs=0.1)
     assert rows[("llama_3_1_70b", 8)].error_pct == pytest.approx(-7.1, abs=0.1)
     for (model, tp), r in rows.items():
-        t = perf.deployment_terms(
-            catalog, model=catalog.model(model), gpu=catalog.gpu("h200_sxm"), weight_format=catalog.format("fp8"),
-            kv_format=catalog.format("bf16"), tp=tp,
-        )
+        t = h200_terms(catalog, model_id=model, weight_format="fp8", tp=tp)
         old = M.rank_step_ms(dataclasses.replace(t, attention_peak_tflops=t.peak_tflops), batch=0, context_tokens=0,
                              chunk_tokens=8192)
         assert old / r.measured_ms - 1 < -0.11 < r.error_pct / 100

@@ -210,17 +210,20 @@ def rms(x, wt):
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).to(x.dtype) * wt
 
 
-def llama8b_weight_bytes() -> float:
-    """Bytes of the Llama-3.1-8B-shaped step's bf16 weights (embedding, LM head, every layer's projections)."""
-    c = LLAMA8B
-    return 2.0 * (2 * c["vocab"] * c["hidden"] + c["layers"] * (
+def layer_params(c: dict[str, int]) -> float:
+    """Parameters of every layer's projections (QKV, O, gate/up, down) of shapes ``c`` (LLAMA8B's keys)."""
+    return c["layers"] * (
         ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
-        + 3 * c["ffn"] * c["hidden"]))
+        + 3 * c["ffn"] * c["hidden"])
 
 
-def llama8b_kv_bytes(batch: int, ctx: int) -> float:
-    """Bytes of the step's bf16 K and V cache over every layer at ``batch`` sequences of ``ctx`` tokens."""
-    c = LLAMA8B
+def weight_bytes(c: dict[str, int], layer_bytes: float = 2.0) -> float:
+    """Bytes of a configuration's weights: bf16 embedding and LM head, ``layer_bytes`` per layer parameter."""
+    return 2.0 * 2 * c["vocab"] * c["hidden"] + layer_bytes * layer_params(c)
+
+
+def kv_bytes(c: dict[str, int], batch: int, ctx: int) -> float:
+    """Bytes of the bf16 K and V cache over every layer at ``batch`` sequences of ``ctx`` tokens."""
     return 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
 
 
@@ -274,16 +277,16 @@ class Llama8BStep:
 
 def measure_decode_steps(w, fh) -> None:
     c = LLAMA8B
-    weights_bytes = llama8b_weight_bytes()
+    weights_bytes = weight_bytes(c)
     for batch, ctx in ((1, 512), (1, 8192), (8, 2048), (32, 2048), (64, 2048), (128, 2048), (256, 1024),
                        (64, 8192)):
         model = Llama8BStep(batch, ctx)
-        kv_bytes = llama8b_kv_bytes(batch, ctx)
+        kv = kv_bytes(c, batch, ctx)
         flop = 2.0 * batch * (weights_bytes / 2.0 - c["vocab"] * c["hidden"]) + 4.0 * c["layers"] * batch * c[
             "heads"] * c["head_dim"] * ctx
         t, rep = graph_time_ms(model.step, calls=1, target_ms=200.0)
         row(w, fh, kind="decode_step_graph", name="llama8b_bf16", dtype="bf16", batch=batch, context_tokens=ctx,
-            time_ms=t, flop=flop, bytes=weights_bytes + kv_bytes, replays=rep,
+            time_ms=t, flop=flop, bytes=weights_bytes + kv, replays=rep,
             note="CUDA graph replay: GPU time only")
         torch.cuda.synchronize()
         times = []
@@ -294,7 +297,7 @@ def measure_decode_steps(w, fh) -> None:
             times.append((time.perf_counter() - t0) * 1e3)
         times = sorted(times[2:])
         row(w, fh, kind="decode_step_eager", name="llama8b_bf16", dtype="bf16", batch=batch, context_tokens=ctx,
-            time_ms=times[len(times) // 2], flop=flop, bytes=weights_bytes + kv_bytes, replays=len(times),
+            time_ms=times[len(times) // 2], flop=flop, bytes=weights_bytes + kv, replays=len(times),
             note="eager PyTorch, host clock around step + synchronize")
         del model
         torch.cuda.empty_cache()
@@ -385,7 +388,7 @@ def measure_compiled_steps(w, fh) -> None:
         return torch.argmax(F.linear(rms(x, ln), lm), dim=-1)
 
     cpre, cpost, chead = (torch.compile(f, dynamic=False, fullgraph=True) for f in (pre, post, head))
-    weights_bytes = llama8b_weight_bytes()
+    weights_bytes = weight_bytes(c)
     for batch, ctx in ((1, 512), (1, 8192), (16, 2048), (64, 2048), (256, 1024)):
         model = Llama8BStep(batch, ctx)
 
@@ -403,10 +406,10 @@ def measure_compiled_steps(w, fh) -> None:
         step()
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0
-        kv_bytes = llama8b_kv_bytes(batch, ctx)
+        kv = kv_bytes(c, batch, ctx)
         t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
         row(w, fh, kind="decode_step_compiled", name="llama8b_bf16", dtype="bf16", batch=batch,
-            context_tokens=ctx, time_ms=t, bytes=weights_bytes + kv_bytes, replays=rep,
+            context_tokens=ctx, time_ms=t, bytes=weights_bytes + kv, replays=rep,
             note=f"torch.compile (Inductor) + one CUDA graph; first call {compile_s:.1f} s")
         del model
         torch.cuda.empty_cache()

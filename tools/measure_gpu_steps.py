@@ -36,7 +36,9 @@ import time
 import torch
 import torch.nn.functional as F
 
-from measure_gpu_kernels import DEV, FIELDS, LLAMA8B, environment, graph_time_ms, rms, row, write_environment
+from measure_gpu_kernels import (
+    DEV, FIELDS, LLAMA8B, environment, graph_time_ms, kv_bytes, layer_params, rms, row, weight_bytes, write_environment,
+)
 
 LLAMA70B_LAYERS, LLAMA70B_VOCAB = 80, 128256
 
@@ -57,23 +59,6 @@ STEPS = [  # (decode batch B, decode history H, prompt chunk C)
 ]
 SHARD_STEPS = [(0, 0, 512), (0, 0, 2048), (0, 0, 8192), (64, 2048, 0), (64, 2048, 2048)]
 """The Llama-3.1-70B TP2/TP4/TP8 shards' steps (``70b_shards``)."""
-
-
-def layer_params(c: dict[str, int]) -> float:
-    """Parameters of every layer's projections (QKV, O, gate/up, down)."""
-    return c["layers"] * (
-        ((c["heads"] + 2 * c["kv_heads"]) * c["head_dim"] + c["heads"] * c["head_dim"]) * c["hidden"]
-        + 3 * c["ffn"] * c["hidden"])
-
-
-def weight_bytes(c: dict[str, int], layer_bytes: float = 2.0) -> float:
-    """Bytes of a configuration's weights: bf16 embedding and LM head, ``layer_bytes`` per layer parameter."""
-    return 2.0 * 2 * c["vocab"] * c["hidden"] + layer_bytes * layer_params(c)
-
-
-def kv_bytes(c: dict[str, int], batch: int, ctx: int) -> float:
-    """Bytes of the bf16 K and V cache over every layer at ``batch`` sequences of ``ctx`` tokens."""
-    return 2.0 * 2 * c["layers"] * batch * c["kv_heads"] * ctx * c["head_dim"]
 
 
 FP8 = torch.float8_e4m3fn

@@ -175,8 +175,9 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     peak = terms.peak_tflops * FLOP_PER_TFLOP
     routed = moe.routing(terms, micro)  # experts touched and load imbalance: read by the GEMMs and the weight stream
     attention_s = attn_flop / (t * p) / (terms.attention_peak_tflops * FLOP_PER_TFLOP * mfu)
-    linear_s = (flop_per_gpu - attn_flop / (t * p) - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu)
-    compute_s = linear_s + moe.expert_gemm_s(terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed) + attention_s
+    gemm_s = (flop_per_gpu - attn_flop / (t * p) - moe.expert_flop_per_gpu(terms, micro)) / (peak * mfu) + (
+        moe.expert_gemm_s(terms, micro, peak_flop_per_s=peak, eta_max=mfu, routed=routed)
+    )
     w_bytes = weights_read_bytes(terms, micro, routed) / (t * p)
     kv_bytes = kv_bytes_per_gpu(terms, batch=micro, context_tokens=context_tokens) / eff.kv_paging_factor(
         e, context_tokens
@@ -189,7 +190,7 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     pp_comm = _pp_transfer_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s + host_s(terms, batch)
     # serially dependent groups add (ops.operator_sequence_s); each is kept for the breakdown
-    linear_ops = eff.overlapped_stage_s(e, compute_s - attention_s, weights_s)
+    linear_ops = eff.overlapped_stage_s(e, gemm_s, weights_s)
     attention_ops = eff.overlapped_stage_s(e, attention_s, kv_s)
     tp_comm = exposed_comm_s(
         terms,
@@ -201,7 +202,7 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
     return StepBreakdown(
         weights_read_s=p * weights_s,
         kv_read_s=p * kv_s,
-        compute_s=p * compute_s,
+        compute_s=p * (gemm_s + attention_s),
         attention_compute_s=p * attention_s,
         tp_comm_s=p * tp_comm,
         pp_comm_s=pp_comm,
@@ -232,9 +233,9 @@ def prefill_step(
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
     routed = moe.routing(terms, tokens)
     attention_s = attn_flop / t / (terms.attention_peak_tflops * FLOP_PER_TFLOP * mfu)
-    compute_s = (flop / t - attn_flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
+    gemm_s = (flop / t - attn_flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + moe.expert_gemm_s(
         terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac, routed=routed
-    ) + attention_s
+    )
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
     bw = peak_bw * eff.kv_stream_efficiency_frac(e)  # the KV write; the weight stream: eff.weight_stream_s
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
@@ -244,7 +245,7 @@ def prefill_step(
     allreduces = 2 * terms.layers
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s + host_s(terms, batch)
-    linear_ops = ops.operator_stage_s(compute_s - attention_s, weights_s)
+    linear_ops = ops.operator_stage_s(gemm_s, weights_s)
     attention_ops = ops.operator_stage_s(attention_s, kv_write_s)
     tp_comm = exposed_comm_s(
         terms,
@@ -256,7 +257,7 @@ def prefill_step(
     return StepBreakdown(
         weights_read_s=weights_s,
         kv_read_s=kv_write_s,
-        compute_s=compute_s,
+        compute_s=gemm_s + attention_s,
         attention_compute_s=attention_s,
         tp_comm_s=tp_comm,
         pp_comm_s=pp_comm,
