@@ -1,7 +1,8 @@
 """The pooled first plan (planner/optimize/pooled_start.py) is a plan of the full problem, repeatable, and
 near the optimum: on the bundled examples it satisfies every row, costs at least the optimum (the golden
 costs), and it is the optimum of mixed_fleet (136 candidates, 15 kept) and chat_70b_cloud, and within 7 % of
-that of buy_vs_rent (multi-period, buy + rent: 6.6 % above)."""
+that of buy_vs_rent (multi-period, buy + rent, and its optimum disaggregates prefill and decode: 2.7 %
+above; 5.1 % before PD pairs were kept)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from planner.scenario import load_scenario
 GOLDEN = json.loads(Path("tests/golden/examples.json").read_text())
 
 
-@pytest.mark.parametrize(("example", "within"), [("mixed_fleet", 1e-5), ("chat_70b_cloud", 1e-5), ("buy_vs_rent", 0.07)])
+@pytest.mark.parametrize(("example", "within"), [("mixed_fleet", 1e-5), ("chat_70b_cloud", 1e-5), ("buy_vs_rent", 0.03)])
 def test_pooled_start_is_a_plan_near_the_optimum(catalog: Catalog, example: str, within: float) -> None:
     scenario = load_scenario(Path(f"examples/{example}/scenario.yaml"), catalog)
     ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
