@@ -43,6 +43,7 @@ from planner.candidates_pd import (
 from planner.candidates_shared import shared_configs
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
+from planner.context_window import context_window_problem
 from planner.costs import rent_quote
 from planner.forked import Background
 from planner.gc_pause import gc_paused
@@ -151,6 +152,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
     for w in scenario.workloads:
         for model_id in w.models:
             model = catalog.models[model_id]
+            window = context_window_problem(model, input_tokens=w.input_tokens, output_tokens=w.output_tokens)
             for q in w.quantizations:
                 fmt = catalog.formats[q]
                 for kv in w.kv_dtypes:
@@ -161,7 +163,9 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                                 reason = ""
                                 terms = None
                                 tier = max(fmt.quality_tier, kfmt.quality_tier)
-                                if tier > w.max_quality_tier:
+                                if window:
+                                    reason = window
+                                elif tier > w.max_quality_tier:
                                     reason = f"format quality tier {tier} above the workload's max_quality_tier {w.max_quality_tier}"
                                 else:
                                     terms, reason = terms_of(model_id=model_id, gpu=gpu, quantization=q, kv_dtype=kv,

@@ -84,7 +84,7 @@ def plan(
     start = time.perf_counter()
     table = candidates_for(catalog, scenario)  # shared by plans differing only in prices or demand
     opt_start = time.perf_counter()
-    missing = explain_workload_candidates(table, scenario)
+    missing = explain_workload_candidates(catalog, table, scenario)
     if missing:
         return _infeasible(scenario, table, 0.0, start, missing)
     served_scale = None

@@ -23,6 +23,7 @@ from planner.cli.common import (
     show,
     text,
 )
+from planner.context_window import context_window_problem
 from planner.errors import InfeasiblePlan, InputError
 from planner.head_split import head_split_problems, valid_tps
 from planner.limits import (
@@ -54,13 +55,18 @@ KEYS = (
 )
 
 
-def run_problems(result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int) -> list[str]:
+def run_problems(
+    result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int, *, input_tokens: int, output_tokens: int
+) -> list[str]:
     """The reasons a predicted configuration cannot run (empty when it can)."""
     record = catalog.models[model]
     mla = getattr(record, "mla", None) is not None
     problems = head_split_problems(record.q_heads, record.kv_heads, tp, mla, label="--tp ")
     if problems:
         problems[-1] += f" (valid TP degrees: {valid_tps(record.q_heads, record.kv_heads, mla)})"
+    window = context_window_problem(record, input_tokens=input_tokens, output_tokens=output_tokens)
+    if window:
+        problems.append(f"{window} (shorten --input-tokens / --output-tokens)")
     if not result["fits"]:
         problems.append(
             f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU (with the "
@@ -229,7 +235,9 @@ def predict(
         prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
-    problems = run_problems(result, catalog, model, tp, batch)
+    problems = run_problems(
+        result, catalog, model, tp, batch, input_tokens=input_tokens, output_tokens=output_tokens
+    )
     if problems and not force:
         fail(InfeasiblePlan("; ".join(problems) + " — --force shows the numbers"))
     for problem in problems:

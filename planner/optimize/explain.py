@@ -18,10 +18,11 @@ import pandas as pd
 from constraints import names_with
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
+from planner.context_window import REASON_START, longest_prompt_tokens
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
-from planner.scenario import Scenario
+from planner.scenario import Scenario, Workload
 from planner.scenario_base import Slo
 
 EXPLAIN_MAX_NODES = 2000
@@ -34,7 +35,7 @@ class Explanation:
 
     workload: str | None
     requirement: str
-    """memory, tpot_ms, ttft_ms, sync_ratio, requests_per_s, budget or unknown."""
+    """memory, context_window, tpot_ms, ttft_ms, sync_ratio, requests_per_s, budget or unknown."""
     message: str
     relaxation: str = ""
     best_value_ms: float | None = None
@@ -140,7 +141,27 @@ def _cannot_run_relaxation(rows: pd.DataFrame) -> str:
     return "allow a TP/PP degree or GPU that the reason above permits"
 
 
-def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> list[Explanation]:
+def _context_relaxation(catalog: Catalog, w: Workload) -> str:
+    """The relaxation of a workload whose requests exceed the context window of every model it lists: a
+    shorter prompt (the longest its models take with its answer), or a model whose window holds the request
+    (the catalog's, smallest first — the nearest to what it serves —, three at most)."""
+    need = w.input_tokens + w.output_tokens
+    longer = sorted(
+        (m for m in catalog.models.values() if m.max_context_tokens >= need), key=lambda m: (m.params_published_b, m.id)
+    )
+    models = [catalog.models[m] for m in w.models]
+    prompt = longest_prompt_tokens(models, output_tokens=w.output_tokens)
+    answer = longest_prompt_tokens(models, output_tokens=w.input_tokens)  # the longest answer after its prompt
+    shorten = (
+        f"shorten {w.name}.input_tokens to {prompt:,}" if prompt >= 1 else f"shorten {w.name}.output_tokens to {answer:,}"
+    )
+    if not longer:
+        return f"{shorten}: no catalog model has a context window of {need:,} tokens"
+    names = ", ".join(f"{m.id} ({m.max_context_tokens:,})" for m in longer[:3])
+    return f"{shorten}, or list a model whose context window holds {need:,} tokens: {names}"
+
+
+def explain_workload_candidates(catalog: Catalog, table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
     cands = table.candidates
@@ -151,15 +172,14 @@ def explain_workload_candidates(table: CandidateTable, scenario: Scenario) -> li
         rows = _explained_rows(rows)
         fits = rows[rows["max_batch"] >= 1]
         if fits.empty:
+            miss = closest_miss(rows, w.slo)
+            context = miss.startswith(REASON_START)
             out.append(
                 Explanation(
                     workload=w.name,
-                    requirement="memory",
-                    message=(
-                        f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: "
-                        f"{closest_miss(rows, w.slo)}"
-                    ),
-                    relaxation=_cannot_run_relaxation(rows),
+                    requirement="context_window" if context else "memory",
+                    message=f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: {miss}",
+                    relaxation=_context_relaxation(catalog, w) if context else _cannot_run_relaxation(rows),
                 )
             )
             continue
