@@ -90,8 +90,9 @@ def plan(
     served_scale = None
     if scenario.objective == "max_throughput":
         # first stage: the largest common served fraction within the budget
-        first = build_context(catalog, scenario, table)
-        stage1, served_scale = most_served(first, solver, _left_s(opt_start, time_limit_s))
+        stage1, first, served_scale = most_served(
+            lambda: build_context(catalog, scenario, table), solver, _left_s(opt_start, time_limit_s)
+        )
         if served_scale is None:  # no plan serves anything
             why = explain_supply(first) or [BUDGET_EXPLANATION]
             return _infeasible(scenario, table, stage1.solve_seconds, start, why)

@@ -98,17 +98,24 @@ def alternative(
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
-    ctx = build_context(catalog, scenario, table, exclude={column: others}, kept=kept)
+
+    def restricted() -> BuildContext:
+        return build_context(catalog, scenario, table, exclude={column: others}, kept=kept)
+
     served: float | None = None
     if scenario.objective == "max_throughput":  # the most it serves, then the least cost serving that
+        began = time.perf_counter()
         try:
-            first, served = most_served(ctx, solver, time_limit_s, ALTERNATIVE_MAX_NODES)
+            first, first_ctx, served = most_served(restricted, solver, time_limit_s, ALTERNATIVE_MAX_NODES)
         except SolverError:
             return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
         if served is None:
-            return _serves_nothing(scenario, table, column, value, ctx, first), None
-        time_limit_s = None if time_limit_s is None else max(MIN_LEFT_S, time_limit_s - first.solve_seconds)
-        ctx = hold(build_context(catalog, scenario, table, exclude={column: others}, kept=kept), served)
+            return _serves_nothing(scenario, table, column, value, first_ctx, first), None
+        spent_s = time.perf_counter() - began
+        time_limit_s = None if time_limit_s is None else max(MIN_LEFT_S, time_limit_s - spent_s)
+        ctx = hold(restricted(), served)
+    else:
+        ctx = restricted()
     carried = Carried() if main is None else carry(main[1], main[0], ctx, site=value if column == "site" else None)
     try:
         sol, ctx = carried.optimum or solve(

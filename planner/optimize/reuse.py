@@ -3,7 +3,7 @@
 ``planner compare`` plans the hybrid option (``planner.plan.plan``) and then probes the same scenario
 again for its flip points; inside :func:`shared_solves` the second ask gets the first answer. A problem
 is the same when the catalog object, the scenario, the candidates and operating points kept, the solver
-and its limits and the stage flags (``scale_floor``, ``elastic``) are: :func:`~planner.optimize.solve`
+and its limits and the stage flags (``scale_floor``, ``max_scale``, ``elastic``) are: :func:`~planner.optimize.solve`
 is deterministic (one thread, fixed seed, node limits), so the answer is the one a new solve gives.
 Outside :func:`shared_solves` nothing is kept.
 """
@@ -43,6 +43,7 @@ def solve_key(ctx: BuildContext, *limits: Any) -> Hashable | None:
         tuple(ctx.points["cand"].astype(int)),
         tuple(ctx.points["batch"].astype(int)) if "batch" in ctx.points else (),
         ctx.scale_floor,
+        ctx.max_scale,
         ctx.elastic,
         *limits,
     )

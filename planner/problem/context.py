@@ -68,6 +68,9 @@ class BuildContext:
     variables: dict[str, dict[Any, Any]] = field(default_factory=lambda: defaultdict(dict))
     scale_floor: float | None = None
     """max_throughput second stage: the served fraction is held at this value while cost is minimized."""
+    max_scale: float = 10.0
+    """max_throughput: the largest served fraction of the stated demand the problem admits (it bounds the
+    replica counts); planner.optimize.served_scale raises it while the budget serves more."""
     elastic: bool = False
     """Explain-infeasibility mode: demand rows get a shortfall variable and the objective minimizes it."""
     rows: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -173,6 +176,7 @@ class BuildContext:
             hours_frac=self.hours_frac,
             demand=self.demand,
             supply=self.supply,
+            max_scale=self.max_scale,
         )
 
 

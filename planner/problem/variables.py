@@ -7,7 +7,7 @@
                            one model, weight and KV format; planner.problem.roles.pd_groups) in slice t
     bought[o] ∈ ℤ≥0        nodes ordered of buy option o
     units[o, t] ∈ ℤ≥0      units of supply option o in use in slice t
-    scale ∈ [0, MAX_SCALE] max_throughput only: the common served fraction of the stated demand
+    scale ∈ [0, S]         max_throughput only: the common served fraction of the stated demand, S = ctx.max_scale
 """
 
 from __future__ import annotations
@@ -19,16 +19,13 @@ from planner.problem.roles import kv_link_rates, kv_link_requests_per_s, pd_grou
 from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
-MAX_SCALE = 10.0
-"""max_throughput serves at most 10× the stated demand (bounds the replica counts)."""
-
 
 def peak_with_spare_requests_per_s(ctx: BuildContext, workload: str) -> float:
-    """Peak demand of ``workload`` over the slices (× MAX_SCALE for max_throughput) + the capacity its
+    """Peak demand of ``workload`` over the slices (× ctx.max_scale for max_throughput) + the capacity its
     ``redundancy`` rule holds in reserve (planner.problem.spare), req/s."""
     peak = max(ctx.demand[(workload, t)] for t in ctx.periods)
     if ctx.scenario.objective == "max_throughput":
-        peak *= MAX_SCALE
+        peak *= ctx.max_scale
     return peak + spare_requests_per_s(ctx, workload)
 
 
@@ -78,4 +75,4 @@ def create_variables(ctx: BuildContext) -> None:
         for t in ctx.periods:
             ctx.var("units", (i, t), low=0, up=opt.max_units, cat="Integer")
     if ctx.scenario.objective == "max_throughput":
-        ctx.var("scale", (), low=0, up=MAX_SCALE)
+        ctx.var("scale", (), low=0, up=ctx.max_scale)

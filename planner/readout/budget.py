@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
+
 if TYPE_CHECKING:
     from planner.readout.result import PlanResult
     from planner.readout.types import SupplyLine
@@ -115,4 +117,10 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
     else:
         families = sorted({str(b.get("family")) for b in result.binding_constraints})
         text = "no budget line: " + (", ".join(families) or "—")
+        if reached_limit(result.served_scale, SCALE_LIMIT):
+            text += (
+                f"; the budget does not bound this plan's supply, so the search stopped at {SCALE_LIMIT:,.0f}× the "
+                "stated demand (rent is paid from opex_usd_per_month and total_usd, purchases from capex_usd and "
+                "total_usd)"
+            )
     return BudgetUse(spent, limits, used, binding, whole_units, text)

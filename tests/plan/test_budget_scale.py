@@ -1,0 +1,80 @@
+"""`planner budget` answers what a budget serves beyond 10× the stated demand (planner/optimize/served_scale.py):
+the first stage admits s ≤ S, starting at S = 10, and is solved again with S × 10 while it serves all of S. Before,
+$50,000/month on 5 req/s of Qwen3-8B answered "10.000 × the stated demand = 50.00 req/s" with 9.8 % of the
+budget spent and "binding limit: no budget line"."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from planner.catalog import Catalog
+from planner.cli.main import app
+from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
+from planner.plan import plan
+from planner.scenario import parse_scenario
+
+SCENARIO = {
+    "name": "budget-scale",
+    "horizon_months": 12,
+    "workloads": [
+        {
+            "name": "chat",
+            "models": ["qwen3_8b"],
+            "quantizations": ["bf16", "fp8"],
+            "requests_per_s": 5,
+            "input_tokens": 1000,
+            "output_tokens": 250,
+            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
+            "sites": ["us_east"],
+        }
+    ],
+    "hardware": {"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
+    "procurement": ["rent"],
+}
+
+
+def _budget(tmp_path: Path, *options: str) -> dict[str, object]:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(SCENARIO))
+    res = CliRunner().invoke(app, ["budget", str(path), *options, "--json"])
+    assert res.exit_code == 0, res.stderr
+    data: dict[str, object] = json.loads(res.stdout)
+    return data
+
+
+def test_a_budget_that_serves_far_more_than_ten_times_the_demand_is_spent(tmp_path: Path) -> None:
+    small = _budget(tmp_path, "--opex-usd-per-month", "5000")
+    large = _budget(tmp_path, "--opex-usd-per-month", "50000")
+    assert isinstance(small["served_scale"], float) and isinstance(large["served_scale"], float)
+    assert 10.0 < small["served_scale"] < 11.0  # 2 H100 + 1 L40S: $4,882 of $5,000
+    assert large["served_scale"] > 100.0  # was capped at 10
+    used = large["budget_used"]
+    assert isinstance(used, dict)
+    assert used["opex_usd_per_month"] > 0.98 * 50000  # the budget, not the search, stops it
+    assert used["binding_limit"].startswith("opex_usd_per_month")
+
+
+def test_a_budget_that_bounds_no_supply_stops_at_the_search_limit(tmp_path: Path) -> None:
+    """A capex budget with rent only bounds nothing: the answer is the search's limit, and says so."""
+    data = _budget(tmp_path, "--capex-usd", "1000")
+    assert data["served_scale"] == pytest.approx(SCALE_LIMIT, rel=1e-6)
+    used = data["budget_used"]
+    assert isinstance(used, dict)
+    assert "the budget does not bound this plan's supply, so the search stopped at 10,000×" in used["binding_limit"]
+
+
+def test_the_second_stage_and_alternatives_serve_the_grown_scale(catalog: Catalog) -> None:
+    """The plan's alternatives search their own scale the same way: the H100-only plan serves more than 10×."""
+    data = {**SCENARIO, "objective": "max_throughput", "budget": {"opex_usd_per_month": 50000}}
+    result = plan(catalog, parse_scenario(data)).to_json()
+    assert result["served_scale"] > 100.0 and not reached_limit(result["served_scale"], SCALE_LIMIT)
+    by_gpu = {a["gpu"]: a for a in result["alternatives"] if a["kind"] == "gpu"}
+    assert set(by_gpu) == {"h100_sxm", "l40s"}
+    assert all(a["served_scale"] > 10.0 for a in by_gpu.values())
+    best = max(a["served_scale"] for a in by_gpu.values())
+    assert best <= result["served_scale"] * (1 + 1e-6)
