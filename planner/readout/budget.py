@@ -119,8 +119,8 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
         text = "no budget line: " + (", ".join(families) or "—")
         if reached_limit(result.served_scale, SCALE_LIMIT):
             text += (
-                f"; the budget does not bound this plan's supply, so the search stopped at {SCALE_LIMIT:,.0f}× the "
-                "stated demand (rent is paid from opex_usd_per_month and total_usd, purchases from capex_usd and "
-                "total_usd)"
+                f"; the search stops at {SCALE_LIMIT:,.0f}× the stated demand, so the budget serves at least that "
+                "(state a larger demand to look further, and check that a budget line pays for this plan's supply: "
+                "rent from opex_usd_per_month and total_usd, purchases from capex_usd and total_usd)"
             )
     return BudgetUse(spent, limits, used, binding, whole_units, text)

@@ -65,7 +65,7 @@ def test_a_budget_that_bounds_no_supply_stops_at_the_search_limit(tmp_path: Path
     assert data["served_scale"] == pytest.approx(SCALE_LIMIT, rel=1e-6)
     used = data["budget_used"]
     assert isinstance(used, dict)
-    assert "the budget does not bound this plan's supply, so the search stopped at 10,000×" in used["binding_limit"]
+    assert "the search stops at 10,000× the stated demand, so the budget serves at least that" in used["binding_limit"]
 
 
 def test_the_second_stage_and_alternatives_serve_the_grown_scale(catalog: Catalog) -> None:
