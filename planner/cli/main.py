@@ -43,6 +43,19 @@ def lazy_command(name: str, function: Callable[..., Any]) -> None:
     LAZY_COMMANDS[name] = one
 
 
+GLOBAL_FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose", "--debug"})
+"""The root group's flags (:func:`main_options`); no command has options of these names."""
+
+
+def global_flags_first(args: list[str]) -> list[str]:
+    """``args`` with the root group's flags moved before the command, so that ``planner plan FILE -q`` reads as
+    ``planner -q plan FILE`` (click takes a group's options only before its command); what follows ``--``
+    stays as it is."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = [a for a in args[:end] if a in GLOBAL_FLAGS]
+    return flags + [a for a in args[:end] if a not in GLOBAL_FLAGS] + args[end:]
+
+
 class OneLineErrors(GuardedGroup):
     """The root group: a usage mistake (unknown option, missing argument, bad value) is one line on
     stderr with exit 2 instead of typer's framed box. Commands of :data:`LAZY_COMMANDS` are built into it
@@ -73,7 +86,9 @@ class OneLineErrors(GuardedGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        """Run the CLI; usage errors become ``error: MESSAGE (see 'planner CMD --help')``."""
+        """Run the CLI; usage errors become ``error: MESSAGE (see 'planner CMD --help')``. The root group's
+        flags may also follow the command (:func:`global_flags_first`)."""
+        args = global_flags_first(list(sys.argv[1:] if args is None else args))
         try:
             rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except click_errors.NoArgsIsHelpError as exc:

@@ -286,6 +286,20 @@ def test_quiet_silences_wrote_lines(tmp_path: Path) -> None:
     assert res.exit_code == 0 and path.exists() and res.stderr == ""
 
 
+@pytest.mark.parametrize("flag", ["-q", "--quiet"])
+def test_global_flags_may_follow_the_command(tmp_path: Path, flag: str) -> None:
+    """`planner init FILE -q` reads as `planner -q init FILE` (it was "No such option: -q"); a `-q` after
+    `--` stays an argument."""
+    from planner.cli.main import global_flags_first
+
+    path = tmp_path / "s.yaml"
+    res = runner.invoke(app, ["init", str(path), flag])
+    assert res.exit_code == 0 and path.exists() and res.stderr == ""
+    loud = runner.invoke(app, ["init", str(tmp_path / "t.yaml")])
+    assert loud.exit_code == 0 and "wrote" in loud.stderr
+    assert global_flags_first(["plan", "s.yaml", "-v", "--", "-q"]) == ["-v", "plan", "s.yaml", "--", "-q"]
+
+
 def test_plan_table_shows_slo_headroom_rentals_and_period_runs() -> None:
     from planner.cli.plan_cmd import runs
 
