@@ -18,7 +18,7 @@ catalog_app = typer.Typer(
 
 COLUMNS = {
     "gpus": ["id", "name", "placement", "memory_gb", "memory_bandwidth_gb_per_s", "tdp_w", "gpus_per_node"],
-    "models": ["id", "name", "layers", "hidden_size", "q_heads", "kv_heads", "params_published_b"],
+    "models": ["id", "name", "layers", "hidden_size", "q_heads", "kv_heads", "params_published_b", "max_context_tokens"],
     "formats": ["id", "name", "bits_per_value", "group_size_values", "compute_format", "quality_tier"],
     "sites": ["id", "name", "kind", "rtt_ms", "electricity_usd_per_kwh", "pue"],
     "interconnects": ["id", "name", "kind", "gb_per_s_per_direction", "latency_us", "as_of"],
