@@ -29,7 +29,7 @@ MAX_TABLES = 8
 
 NOT_READ = ("name", "economics", "budget", "horizon_months", "period_months", "objective")
 """Scenario fields the candidate evaluation does not read."""
-WORKLOAD_NOT_READ = ("requests_per_s", "growth_frac_per_month", "hourly_profile_frac", "weight")
+WORKLOAD_NOT_READ = ("requests_per_s", "growth_frac_per_month", "hourly_profile_frac")
 """Workload fields the candidate evaluation does not read (the demand)."""
 
 _TABLES: OrderedDict[str, tuple[Catalog, CandidateTable]] = OrderedDict()

@@ -96,9 +96,6 @@ class Workload(Strict):
     sites: list[Id] | None = Field(
         None, min_length=1, max_length=MAX_LIST, description="Sites it may run at; default: every cloud site."
     )
-    weight: Annotated[float, Field(gt=0, le=1e6)] = Field(
-        1.0, description="Weight of this workload in max_throughput (served req/s)."
-    )
     prefix_cache: PrefixCache | None = Field(None, description="Shared prompt prefix kept in the KV cache (card 3).")
     speculative: Speculative | None = Field(None, description="Speculative decoding with a draft model (card 3).")
     disaggregation: Disaggregation = Field(

@@ -102,7 +102,6 @@ def both(*mutations: Mutation) -> Mutation:
 FLOAT_FIELDS = [
     "workloads[0].requests_per_s",
     "workloads[0].growth_frac_per_month",
-    "workloads[0].weight",
     "workloads[0].slo.ttft_ms",
     "workloads[0].slo.tpot_ms",
     "workloads[0].engine_settings.memory_claim_frac",
@@ -174,6 +173,9 @@ STRUCTURE_CASES = [
         mutate=both(drop(f"{W}.name"), put(f"{W}.nme", "chat")),
     ),
     Case("typo-slo.ttft", (f"{W}.slo.ttft", "did you mean ttft_ms"), mutate=put(f"{W}.slo.ttft", 800)),
+    # max_throughput serves one common fraction of every workload's demand: a per-workload weight, read by
+    # nothing, is no longer offered
+    Case("workload-weight", (f"{W}.weight", "unknown field"), mutate=put(f"{W}.weight", 2.0)),
     Case("typo-tpot", (f"{W}.slo.tpot", "did you mean tpot_ms"), mutate=put(f"{W}.slo.tpot", 30)),
     Case("typo-hardware.gpu", ("hardware.gpu", "did you mean gpus"), mutate=put("hardware.gpu", ["b200"])),
     Case(
