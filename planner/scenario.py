@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.engine_settings import EngineSettings, engine_key
 from planner.catalog.loader import Catalog, format_validation_error
@@ -104,6 +104,20 @@ class Workload(Strict):
     max_sync_ratio: Annotated[float, Field(gt=0, le=1)] | None = Field(
         None, description="Largest exposed communication / step time of its deployments; default: the scenario's."
     )
+
+    @field_validator("hourly_profile_frac")
+    @classmethod
+    def _busiest_hour_is_the_peak(cls, profile: list[float] | None) -> list[float] | None:
+        """The fractions are of the peak ``requests_per_s``, so the busiest hour is 1: a profile below it
+        everywhere would plan for less than the stated peak (an all-zero one for nothing), unsaid."""
+        if profile is not None and max(profile) < 1.0:
+            top = max(profile)
+            fix = f"divide it by {top:g}" if top > 0 else "give the busiest hour 1"
+            raise ValueError(
+                f"the busiest hour must be 1 (fractions of the peak requests_per_s), the largest is {top:g} — {fix}, "
+                "and state requests_per_s as that hour's rate"
+            )
+        return profile
 
     @property
     def engine_key(self) -> str:

@@ -365,6 +365,16 @@ STRUCTURE_CASES = [
         (f"{W}.hourly_profile_frac[3]", "must be in [0, 1]"),
         mutate=put(f"{W}.hourly_profile_frac", [0.5, 0.5, 0.5, 2.0] + [0.5] * 20),
     ),
+    Case(  # fractions of the peak: a profile whose busiest hour is below 1 planned for half the stated peak
+        "hourly-profile-peak-below-1",
+        (f"{W}.hourly_profile_frac", "the busiest hour must be 1", "the largest is 0.5 — divide it by 0.5"),
+        mutate=put(f"{W}.hourly_profile_frac", [0.5] * 24),
+    ),
+    Case(
+        "hourly-profile-all-zero",
+        (f"{W}.hourly_profile_frac", "the largest is 0 — give the busiest hour 1"),
+        mutate=put(f"{W}.hourly_profile_frac", [0.0] * 24),
+    ),
     Case(
         "301-workloads",
         ("workloads", "at most 100 entries (got 301)"),
