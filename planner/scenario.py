@@ -89,7 +89,7 @@ class Workload(Strict):
     )
     input_tokens: Tokens = Field(description="Prompt tokens per request.")
     output_tokens: Tokens = Field(description="Generated tokens per request.")
-    slo: Slo = Field(default_factory=Slo)
+    slo: Slo = Field(default_factory=Slo, description="Latency targets: time to first token and per output token, ms.")
     redundancy: Redundancy | None = Field(
         None, description="Keep the SLO with replicas / a node / a site down; default: no spare capacity."
     )
@@ -157,25 +157,29 @@ class HardwareSpace(Strict):
 class Budget(Strict):
     """Spending limits (any subset)."""
 
-    capex_usd: Usd | None = None
-    opex_usd_per_month: Usd | None = None
-    total_usd: Usd | None = None
+    capex_usd: Usd | None = Field(None, description="Most spent on purchases (node prices at order), USD.")
+    opex_usd_per_month: Usd | None = Field(
+        None, description="Most spent in any month on rent and running costs (power, colocation, ops), USD."
+    )
+    total_usd: Usd | None = Field(None, description="Most spent over the horizon (the plan's total cost), USD.")
 
 
 class InventoryItem(Strict):
     """GPUs already owned (sunk cost: only power, colocation and ops are paid)."""
 
-    gpu: Id
-    count: Annotated[int, Field(ge=1, le=MAX_COUNT)]
-    site: Id
+    gpu: Id = Field(description="GPU type (`planner catalog gpus`).")
+    count: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(description="GPUs of that type owned there.")
+    site: Id = Field(description="Site where they are installed (`planner catalog sites`).")
 
 
 class VolumeTier(Strict):
     """An incremental rent discount: GPUs beyond ``min_gpus`` (of one type, site and rental kind, in one
     period) are billed at (1 − discount_frac) × the quote."""
 
-    min_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)]
-    discount_frac: Annotated[float, Field(gt=0, lt=1)]
+    min_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(description="GPUs beyond which the discount applies.")
+    discount_frac: Annotated[float, Field(gt=0, lt=1)] = Field(
+        description="Discount on the quote for those GPUs (0.2 = 20 % off)."
+    )
 
 
 class Economics(Strict):
@@ -252,21 +256,49 @@ class Scenario(Strict):
     period_months: Annotated[int, Field(ge=1, le=120)] = Field(
         1, description="Length of one demand period, months."
     )
-    objective: Literal["min_cost", "max_throughput"] = "min_cost"
-    workloads: list[Workload] = Field(min_length=1, max_length=MAX_WORKLOADS)
-    hardware: HardwareSpace = Field(default_factory=HardwareSpace)
-    sites: list[SiteOverride] = Field(default_factory=list, max_length=MAX_LIST)
-    procurement: list[Procurement] = Field(default_factory=_default_procurement, min_length=1, max_length=2)
-    rental_kinds: list[RentalKind] = Field(default_factory=_default_rental_kinds, min_length=1, max_length=4)
+    objective: Literal["min_cost", "max_throughput"] = Field(
+        "min_cost",
+        description="min_cost: the cheapest plan serving every workload; max_throughput: the most traffic (one "
+        "common factor on every workload's demand) within the budget, then the cheapest plan serving it.",
+    )
+    workloads: list[Workload] = Field(
+        min_length=1, max_length=MAX_WORKLOADS, description="The traffic to serve, one entry per workload."
+    )
+    hardware: HardwareSpace = Field(
+        default_factory=HardwareSpace, description="GPU types and TP/PP/EP degrees to consider; default: all."
+    )
+    sites: list[SiteOverride] = Field(
+        default_factory=list,
+        max_length=MAX_LIST,
+        description="Sites added by the scenario, or fields overriding a catalog site of the same name.",
+    )
+    procurement: list[Procurement] = Field(
+        default_factory=_default_procurement,
+        min_length=1,
+        max_length=2,
+        description="How GPUs may be obtained: rent, buy, owned (the inventory only).",
+    )
+    rental_kinds: list[RentalKind] = Field(
+        default_factory=_default_rental_kinds,
+        min_length=1,
+        max_length=4,
+        description="Rental pricing kinds allowed: on_demand, reserved_1y, reserved_3y, spot.",
+    )
     rent_providers: list[Id] | None = Field(
         None,
         min_length=1,
         max_length=MAX_LIST,
         description="Rent only from these providers (the contracts you have); default: the cheapest quote of any.",
     )
-    budget: Budget | None = None
-    inventory: list[InventoryItem] = Field(default_factory=list, max_length=256)
-    economics: Economics = Field(default_factory=Economics)
+    budget: Budget | None = Field(
+        None, description="Spending limits (any subset); required by objective max_throughput."
+    )
+    inventory: list[InventoryItem] = Field(
+        default_factory=list, max_length=256, description="GPUs already owned (sunk cost: running costs only)."
+    )
+    economics: Economics = Field(
+        default_factory=Economics, description="Cost-model parameters: depreciation, resale, spot, price what-ifs."
+    )
     workspace_gib: Annotated[float, Field(gt=0, le=1024)] = Field(
         DEFAULT_WORKSPACE_GIB, description="Per-GPU workspace reservation, GiB (card 1 default)."
     )

@@ -82,15 +82,35 @@ ShareFrac = Annotated[float, Field(gt=0, lt=1), AfterValidator(_power_of_two_sha
 class SiteOverride(Strict):
     """A site added by the scenario, or fields overriding a catalog site of the same name."""
 
-    name: Id
-    kind: Literal["cloud", "datacenter", "edge"] | None = None
-    rtt_ms: Annotated[float, Field(ge=0, le=MAX_RTT_MS)] | None = None
-    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=MAX_UPLINK_MBIT_PER_S)] | None = None
-    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = None
-    pue: Annotated[float, Field(ge=1.0, le=10)] | None = None
-    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = None
-    gpus_available: list[Id] | None = Field(None, min_length=1, max_length=MAX_LIST)
-    max_gpus: Count | None = None
-    max_power_kw: Annotated[float, Field(gt=0, le=1e8)] | None = None
-    devices: dict[Id, Count] | None = Field(None, max_length=MAX_LIST)
-    has_scale_out_fabric: bool | None = None
+    name: Id = Field(description="Site id: a catalog site to override (`planner catalog sites`) or a new one.")
+    kind: Literal["cloud", "datacenter", "edge"] | None = Field(
+        None, description="cloud (rent), datacenter (buy, owned) or edge (installed devices)."
+    )
+    rtt_ms: Annotated[float, Field(ge=0, le=MAX_RTT_MS)] | None = Field(
+        None, description="Round-trip time from the site to its users, ms."
+    )
+    uplink_mbit_per_s: Annotated[float, Field(gt=0, le=MAX_UPLINK_MBIT_PER_S)] | None = Field(
+        None, description="Users' upload bandwidth to the site, Mb/s (prompt upload time)."
+    )
+    electricity_usd_per_kwh: Annotated[float, Field(ge=0, le=100)] | None = Field(
+        None, description="Electricity price, USD per kWh."
+    )
+    pue: Annotated[float, Field(ge=1.0, le=10)] | None = Field(
+        None, description="Power usage effectiveness (facility power / IT power)."
+    )
+    colocation_usd_per_kw_month: Annotated[float, Field(ge=0, le=1e6)] | None = Field(
+        None, description="Colocation price per kW of GPU TDP, USD per month."
+    )
+    gpus_available: list[Id] | None = Field(
+        None, min_length=1, max_length=MAX_LIST, description="GPU types that can be rented or installed here."
+    )
+    max_gpus: Count | None = Field(None, description="Most GPUs in use at the site at once.")
+    max_power_kw: Annotated[float, Field(gt=0, le=1e8)] | None = Field(
+        None, description="Most facility power at the site (GPU TDP × PUE), kW."
+    )
+    devices: dict[Id, Count] | None = Field(
+        None, max_length=MAX_LIST, description="Edge sites: devices installed there, GPU type → count (owned)."
+    )
+    has_scale_out_fabric: bool | None = Field(
+        None, description="Whether multi-node tensor/pipeline groups can be placed here."
+    )

@@ -79,6 +79,16 @@ def test_schema_prints_json_by_default() -> None:
     assert res.exit_code == 0 and "horizon_months" in json.loads(res.stdout)["properties"]
 
 
+def test_schema_describes_every_field() -> None:
+    """`planner schema` promises every field with its meaning: 30 had none (budget lines, site overrides,
+    inventory, volume tiers, the scenario's objective and sections)."""
+    schema = json.loads(runner.invoke(app, ["schema"]).stdout)
+    models = [("Scenario", schema), *schema["$defs"].items()]
+    bare = [f"{name}.{field}" for name, model in models for field, spec in model.get("properties", {}).items()
+            if not spec.get("description")]
+    assert bare == []
+
+
 # --- 2. user text is data, not markup ----------------------------------------------------------------
 
 
