@@ -132,12 +132,28 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
 
 
-def _cannot_run_relaxation(rows: pd.DataFrame) -> str:
-    """The relaxation of a workload none of whose configurations fits or runs: more memory per replica when
-    memory is a reason, else another layout (the reasons are then a TP group leaving the NVLink domain or a TP
-    that does not split the attention heads, which larger TP does not cure)."""
+CANNOT_RUN_RELAXATIONS = (
+    ("needs procurement 'buy' or inventory", "add buy to procurement, or list the GPUs you own there under inventory"),
+    (" price for ", "allow another rental kind (rental_kinds), provider (rent_providers), GPU type or site"),
+    ("devices at edge site", "list the devices installed at the edge site (sites[].devices), or allow another site"),
+    ("not available at", "allow a GPU type the site offers (sites[].gpus_available), or another site"),
+    ("spans nodes but", "allow a TP×PP that fits one node, or a site with a scale-out fabric"),
+    ("quality tier", "raise {w}.max_quality_tier, or allow a format of a lower tier ({w}.quantizations, {w}.kv_dtypes)"),
+)
+"""(phrase of a candidate's reason, the relaxation that removes it; {w}: the workload) for reasons other than
+memory and layout."""
+
+
+def _cannot_run_relaxation(rows: pd.DataFrame, miss: str, workload: str) -> str:
+    """The relaxation of a workload none of whose configurations fits or runs, for the reason shown (``miss``):
+    more memory per replica when memory is a reason; a supply, site or format change for the reasons of
+    :data:`CANNOT_RUN_RELAXATIONS`; else another layout (a TP group leaving the NVLink domain or a TP that
+    does not split the attention heads, which larger TP does not cure)."""
     if rows["reason"].astype(str).str.startswith("does not fit").any():
         return "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory"
+    for phrase, relaxation in CANNOT_RUN_RELAXATIONS:
+        if phrase in miss:
+            return relaxation.format(w=workload)
     return "allow a TP/PP degree or GPU that the reason above permits"
 
 
@@ -179,7 +195,7 @@ def explain_workload_candidates(catalog: Catalog, table: CandidateTable, scenari
                     workload=w.name,
                     requirement="context_window" if context else "memory",
                     message=f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: {miss}",
-                    relaxation=_context_relaxation(catalog, w) if context else _cannot_run_relaxation(rows),
+                    relaxation=_context_relaxation(catalog, w) if context else _cannot_run_relaxation(rows, miss, w.name),
                 )
             )
             continue

@@ -3,10 +3,12 @@ and `planner budget` with buy-only procurement measuring the served scale from t
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from planner.catalog import Catalog
 from planner.optimize.explain import closest_miss
@@ -146,3 +148,62 @@ def test_budget_below_one_node_names_the_node_price(catalog: Catalog) -> None:
     assert result.infeasibility[0].message.startswith(
         f"chat: the capex budget $1,000 is below one node (${cheapest:,.0f}: "
     )
+
+
+STARTER = {
+    "name": "cannot-run",
+    "horizon_months": 12,
+    "workloads": [
+        {
+            "name": "chat",
+            "models": ["qwen3_8b"],
+            "quantizations": ["bf16"],
+            "requests_per_s": 5,
+            "input_tokens": 1000,
+            "output_tokens": 250,
+            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
+            "sites": ["us_east"],
+        }
+    ],
+    "hardware": {"gpus": ["h100_sxm"], "tp": [1], "pp": [1]},
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "reason", "relaxation"),
+    [
+        (  # owned GPUs at another site than the workload's
+            {"procurement": ["owned"], "inventory": [{"gpu": "h100_sxm", "count": 1, "site": "us_east"}],
+             "workloads": [{"sites": ["dc1"]}]},
+            "h100_sxm at datacenter dc1 needs procurement 'buy' or inventory",
+            "add buy to procurement, or list the GPUs you own there under inventory",
+        ),
+        (
+            {"rental_kinds": ["spot"], "rent_providers": ["lambda"]},
+            "no spot price for h100_sxm at us_east",
+            "allow another rental kind (rental_kinds), provider (rent_providers), GPU type or site",
+        ),
+        (
+            {"workloads": [{"quantizations": ["int4"], "max_quality_tier": 1}]},
+            "format quality tier 2 above the workload's max_quality_tier 1",
+            "raise chat.max_quality_tier, or allow a format of a lower tier (chat.quantizations, chat.kv_dtypes)",
+        ),
+    ],
+)
+def test_a_workload_that_cannot_run_gets_the_relaxation_of_its_reason(
+    catalog: Catalog, change: dict[str, object], reason: str, relaxation: str
+) -> None:
+    """The relaxation follows the reason shown; it was "allow a TP/PP degree or GPU that the reason above
+    permits" for every reason but memory."""
+    data = json.loads(json.dumps(STARTER))
+    for key, value in change.items():
+        if key == "workloads":
+            assert isinstance(value, list)
+            data["workloads"][0].update(value[0])
+        else:
+            data[key] = value
+    result = plan(catalog, Scenario.model_validate(data, context={"catalog": catalog}), with_alternatives=False)
+    assert result.status == "infeasible"
+    (cause,) = result.infeasibility
+    assert cause.message.endswith(reason)
+    assert cause.relaxation == relaxation
