@@ -35,7 +35,7 @@ class Explanation:
 
     workload: str | None
     requirement: str
-    """memory, context_window, tpot_ms, ttft_ms, sync_ratio, requests_per_s, budget or unknown."""
+    """memory, context_window, redundancy, tpot_ms, ttft_ms, sync_ratio, requests_per_s, budget or unknown."""
     message: str
     relaxation: str = ""
     best_value_ms: float | None = None
@@ -177,6 +177,26 @@ def _context_relaxation(catalog: Catalog, w: Workload) -> str:
     return f"{shorten}, or list a model whose context window holds {need:,} tokens: {names}"
 
 
+def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
+    """A workload that must keep its SLO with ``spare_replicas`` sites down but can run at no more sites than
+    that (nothing would be left to serve it); None otherwise."""
+    spare = w.redundancy
+    if spare is None or spare.failure_domain != "site" or spare.spare_replicas < 1:
+        return None
+    sites = sorted({str(s) for s in rows.loc[rows["feasible"], "site"]})
+    if len(sites) > spare.spare_replicas:
+        return None
+    return Explanation(
+        workload=w.name,
+        requirement="redundancy",
+        message=(
+            f"{w.name}: its SLO must hold with {spare.spare_replicas} site(s) down, so it needs candidates at "
+            f"{spare.spare_replicas + 1} sites or more; it can run only at {', '.join(sites)}"
+        ),
+        relaxation=f"add a site to {w.name}.sites, or use {w.name}.redundancy.failure_domain node",
+    )
+
+
 def explain_workload_candidates(catalog: Catalog, table: CandidateTable, scenario: Scenario) -> list[Explanation]:
     """For each workload without an SLO-feasible candidate: what binds, the best value, the relaxation."""
     out: list[Explanation] = []
@@ -184,6 +204,9 @@ def explain_workload_candidates(catalog: Catalog, table: CandidateTable, scenari
     for w in scenario.workloads:
         rows = cands[cands["workload"] == w.name]
         if _servable(rows):
+            lost_sites = _site_redundancy(w, rows)
+            if lost_sites is not None:
+                out.append(lost_sites)
             continue
         rows = _explained_rows(rows)
         fits = rows[rows["max_batch"] >= 1]

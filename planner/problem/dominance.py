@@ -64,8 +64,15 @@ def prune_dominated_sites(
 
     Without site limits nothing forces traffic apart, and pooling GPUs at one site never needs more whole
     nodes than splitting them, so the dominated copy cannot lower the optimum. Sites with GPU or power
-    limits, edge sites and data centers are always kept.
+    limits, edge sites and data centers are always kept, and so is every site of a workload whose SLO must
+    hold with a site down (``redundancy.failure_domain: site``): that forces its traffic apart (it was left
+    with one site and no plan).
     """
+    spread = {
+        w.name
+        for w in scenario.workloads
+        if w.redundancy is not None and w.redundancy.failure_domain == "site" and w.redundancy.spare_replicas > 0
+    }
 
     def unlimited(site_id: str) -> bool:
         site = sites[site_id]
@@ -93,7 +100,7 @@ def prune_dominated_sites(
     names = [*key_cols, "site", "best_capacity_requests_per_s"]
     rows_of = zip(cands.index.tolist(), *(_values(cands[c]) for c in names), strict=True)
     for k, *key, site, cap in rows_of:  # column lists: no per-cell pandas boxing
-        if unlimited(str(site)):
+        if unlimited(str(site)) and str(key[0]) not in spread:
             found[tuple(key)].append((int(k), str(site), float(cap)))
     drop: set[int] = set()
     for group, found_rows in found.items():
