@@ -22,7 +22,6 @@ from planner.limits import (
     DEFAULT_MAX_BATCH,
     DEFAULT_WORKSPACE_GIB,
     MAX_BATCH,
-    MAX_COUNT,
     MAX_LIST,
     MAX_WORKLOADS,
     check_size,
@@ -38,8 +37,10 @@ from planner.scenario_base import (
     Slo,
     Strict,
     Tokens,
-    Usd,
 )
+from planner.scenario_economics import Budget as Budget  # re-exported: the scenario API
+from planner.scenario_economics import Economics as Economics
+from planner.scenario_economics import InventoryItem as InventoryItem
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
 from planner.scenario_topology import Disaggregation, EfficiencyOverride
 
@@ -152,88 +153,6 @@ class HardwareSpace(Strict):
         description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "
         "(planner/performance/sharing.py); [] = whole GPUs only.",
     )
-
-
-class Budget(Strict):
-    """Spending limits (any subset)."""
-
-    capex_usd: Usd | None = Field(None, description="Most spent on purchases (node prices at order), USD.")
-    opex_usd_per_month: Usd | None = Field(
-        None, description="Most spent in any month on rent and running costs (power, colocation, ops), USD."
-    )
-    total_usd: Usd | None = Field(None, description="Most spent over the horizon (the plan's total cost), USD.")
-
-
-class InventoryItem(Strict):
-    """GPUs already owned (sunk cost: only power, colocation and ops are paid)."""
-
-    gpu: Id = Field(description="GPU type (`planner catalog gpus`).")
-    count: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(description="GPUs of that type owned there.")
-    site: Id = Field(description="Site where they are installed (`planner catalog sites`).")
-
-
-class VolumeTier(Strict):
-    """An incremental rent discount: GPUs beyond ``min_gpus`` (of one type, site and rental kind, in one
-    period) are billed at (1 − discount_frac) × the quote."""
-
-    min_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(description="GPUs beyond which the discount applies.")
-    discount_frac: Annotated[float, Field(gt=0, lt=1)] = Field(
-        description="Discount on the quote for those GPUs (0.2 = 20 % off)."
-    )
-
-
-class Economics(Strict):
-    """Cost-model parameters (defaults documented; catalog figures supply prices)."""
-
-    lifetime_years: Annotated[float, Field(gt=0, le=50)] | None = Field(
-        None, description="Depreciation life; default: the catalog's (4 y)."
-    )
-    resale_frac: Fraction = Field(
-        0.5, description="Residual value at the horizon = book value x resale_frac."
-    )
-    ops_overhead_frac: Fraction = Field(
-        0.1, description="Operations cost as a fraction of power+colocation+depreciation."
-    )
-    cost_of_capital_frac_per_year: Annotated[float, Field(ge=0, le=1)] = Field(
-        0.0, description="Discount rate."
-    )
-    spot_availability_frac: Fraction = Field(0.8, description="Fraction of spot capacity usable on average.")
-    spot_preemption_overhead_frac: Fraction = Field(0.1, description="Work lost to preemption on spot.")
-    max_spot_frac: Fraction = Field(1.0, description="Most of the serving GPUs (so of the load) on spot.")
-    utilization_frac: Fraction = Field(0.7, description="Average GPU utilization for power draw.")
-    rent_price_scale: Annotated[float, Field(gt=0, le=100)] = Field(
-        1.0, description="Multiplier on every catalog rental price (what-if)."
-    )
-    purchase_price_scale: Annotated[float, Field(gt=0, le=100)] = Field(
-        1.0, description="Multiplier on every catalog purchase price (what-if)."
-    )
-    rent_volume_tiers: list[VolumeTier] = Field(
-        default_factory=list,
-        max_length=16,
-        description=(
-            "Negotiated volume discounts on rent (no public source, so none by default), e.g. "
-            "[{min_gpus: 64, discount_frac: 0.1}, {min_gpus: 256, discount_frac: 0.2}]: increasing min_gpus, "
-            "non-decreasing discounts."
-        ),
-    )
-    purchase_every_months: Annotated[int, Field(ge=1, le=120)] = Field(
-        3,
-        description=(
-            "Purchase orders may be placed at month 0 and then every this many months (a quarter by "
-            "default); a window where no workload's demand changed since the previous one adds nothing."
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _check_tiers(self) -> Economics:
-        tiers = self.rent_volume_tiers
-        for a, b in zip(tiers, tiers[1:], strict=False):
-            if b.min_gpus <= a.min_gpus or b.discount_frac < a.discount_frac:
-                raise ValueError(
-                    "rent_volume_tiers: min_gpus must increase and discount_frac must not decrease "
-                    f"(got {a.min_gpus} → {b.min_gpus} GPUs, {a.discount_frac} → {b.discount_frac})"
-                )
-        return self
 
 
 Procurement = Literal["rent", "buy", "owned"]

@@ -18,7 +18,8 @@ import pandas as pd
 from constraints import names_with
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
-from planner.context_window import REASON_START, longest_prompt_tokens
+from planner.context_window import REASON_START
+from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
@@ -132,51 +133,6 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
 
 
-CANNOT_RUN_RELAXATIONS = (
-    ("needs procurement 'buy' or inventory", "add buy to procurement, or list the GPUs you own there under inventory"),
-    (" price for ", "allow another rental kind (rental_kinds), provider (rent_providers), GPU type or site"),
-    ("devices at edge site", "list the devices installed at the edge site (sites[].devices), or allow another site"),
-    ("not available at", "allow a GPU type the site offers (sites[].gpus_available), or another site"),
-    ("spans nodes but", "allow a TP×PP that fits one node, or a site with a scale-out fabric"),
-    ("quality tier", "raise {w}.max_quality_tier, or allow a format of a lower tier ({w}.quantizations, {w}.kv_dtypes)"),
-)
-"""(phrase of a candidate's reason, the relaxation that removes it; {w}: the workload) for reasons other than
-memory and layout."""
-
-
-def _cannot_run_relaxation(rows: pd.DataFrame, miss: str, workload: str) -> str:
-    """The relaxation of a workload none of whose configurations fits or runs, for the reason shown (``miss``):
-    more memory per replica when memory is a reason; a supply, site or format change for the reasons of
-    :data:`CANNOT_RUN_RELAXATIONS`; else another layout (a TP group leaving the NVLink domain or a TP that
-    does not split the attention heads, which larger TP does not cure)."""
-    if rows["reason"].astype(str).str.startswith("does not fit").any():
-        return "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory"
-    for phrase, relaxation in CANNOT_RUN_RELAXATIONS:
-        if phrase in miss:
-            return relaxation.format(w=workload)
-    return "allow a TP/PP degree or GPU that the reason above permits"
-
-
-def _context_relaxation(catalog: Catalog, w: Workload) -> str:
-    """The relaxation of a workload whose requests exceed the context window of every model it lists: a
-    shorter prompt (the longest its models take with its answer), or a model whose window holds the request
-    (the catalog's, smallest first — the nearest to what it serves —, three at most)."""
-    need = w.input_tokens + w.output_tokens
-    longer = sorted(
-        (m for m in catalog.models.values() if m.max_context_tokens >= need), key=lambda m: (m.params_published_b, m.id)
-    )
-    models = [catalog.models[m] for m in w.models]
-    prompt = longest_prompt_tokens(models, output_tokens=w.output_tokens)
-    answer = longest_prompt_tokens(models, output_tokens=w.input_tokens)  # the longest answer after its prompt
-    shorten = (
-        f"shorten {w.name}.input_tokens to {prompt:,}" if prompt >= 1 else f"shorten {w.name}.output_tokens to {answer:,}"
-    )
-    if not longer:
-        return f"{shorten}: no catalog model has a context window of {need:,} tokens"
-    names = ", ".join(f"{m.id} ({m.max_context_tokens:,})" for m in longer[:3])
-    return f"{shorten}, or list a model whose context window holds {need:,} tokens: {names}"
-
-
 def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
     """A workload that must keep its SLO with ``spare_replicas`` sites down but can run at no more sites than
     that (nothing would be left to serve it); None otherwise."""
@@ -218,7 +174,7 @@ def explain_workload_candidates(catalog: Catalog, table: CandidateTable, scenari
                     workload=w.name,
                     requirement="context_window" if context else "memory",
                     message=f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: {miss}",
-                    relaxation=_context_relaxation(catalog, w) if context else _cannot_run_relaxation(rows, miss, w.name),
+                    relaxation=context_relaxation(catalog, w) if context else cannot_run_relaxation(rows, miss, w.name),
                 )
             )
             continue
