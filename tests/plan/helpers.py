@@ -39,6 +39,25 @@ CAND_COLUMNS = [
 ]
 
 
+def starter(workload: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]:
+    """`planner init`'s starter, trimmed (Qwen3-8B bf16 at 5 req/s, 1,000 + 250 tokens, TTFT 1.5 s, TPOT 60 ms,
+    us_east, 12 months), as a fresh dict with ``workload`` fields and ``top``-level fields replaced."""
+    chat: dict[str, Any] = {
+        "name": "chat",
+        "models": ["qwen3_8b"],
+        "quantizations": ["bf16"],
+        "requests_per_s": 5,
+        "input_tokens": 1000,
+        "output_tokens": 250,
+        "slo": {"ttft_ms": 1500, "tpot_ms": 60},
+        "sites": ["us_east"],
+    }
+    chat.update(workload or {})
+    data: dict[str, Any] = {"name": "starter", "horizon_months": 12, "workloads": [chat]}
+    data.update(top)
+    return data
+
+
 def scenario(requests_per_s: float = 5.0, **extra: Any) -> Scenario:
     data: dict[str, Any] = {
         "name": "synthetic",

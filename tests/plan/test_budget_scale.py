@@ -17,25 +17,12 @@ from planner.cli.main import app
 from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
 from planner.plan import plan
 from planner.scenario import parse_scenario
+from tests.plan.helpers import starter
 
-SCENARIO = {
-    "name": "budget-scale",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16", "fp8"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-            "sites": ["us_east"],
-        }
-    ],
-    "hardware": {"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
-    "procurement": ["rent"],
-}
+SCENARIO = starter(
+    {"quantizations": ["bf16", "fp8"]}, hardware={"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
+    procurement=["rent"],
+)
 
 
 def _budget(tmp_path: Path, *options: str) -> dict[str, object]:

@@ -3,7 +3,6 @@ and `planner budget` with buy-only procurement measuring the served scale from t
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from planner.readout import PlanResult
 from planner.readout.budget import budget_use
 from planner.scenario import Budget, Scenario, load_scenario
 from planner.scenario_base import Slo
+from tests.plan.helpers import starter
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,25 +150,6 @@ def test_budget_below_one_node_names_the_node_price(catalog: Catalog) -> None:
     )
 
 
-STARTER = {
-    "name": "cannot-run",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-            "sites": ["us_east"],
-        }
-    ],
-    "hardware": {"gpus": ["h100_sxm"], "tp": [1], "pp": [1]},
-}
-
-
 @pytest.mark.parametrize(
     ("change", "reason", "relaxation"),
     [
@@ -195,13 +176,10 @@ def test_a_workload_that_cannot_run_gets_the_relaxation_of_its_reason(
 ) -> None:
     """The relaxation follows the reason shown; it was "allow a TP/PP degree or GPU that the reason above
     permits" for every reason but memory."""
-    data = json.loads(json.dumps(STARTER))
-    for key, value in change.items():
-        if key == "workloads":
-            assert isinstance(value, list)
-            data["workloads"][0].update(value[0])
-        else:
-            data[key] = value
+    top = {k: v for k, v in change.items() if k != "workloads"}
+    workload = change.get("workloads", [{}])
+    assert isinstance(workload, list)
+    data = starter(workload[0], hardware={"gpus": ["h100_sxm"], "tp": [1], "pp": [1]}, **top)
     result = plan(catalog, Scenario.model_validate(data, context={"catalog": catalog}), with_alternatives=False)
     assert result.status == "infeasible"
     (cause,) = result.infeasibility

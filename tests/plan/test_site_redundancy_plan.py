@@ -5,36 +5,18 @@ binding: no single resource row"; and with one site allowed, the cause is named.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from planner.catalog import Catalog
 from planner.plan import plan
 from planner.scenario import Scenario
+from tests.plan.helpers import starter
 
-SCENARIO = {
-    "name": "two-sites",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-            "sites": ["us_east", "us_west"],
-            "redundancy": {"spare_replicas": 1, "failure_domain": "site"},
-        }
-    ],
-    "hardware": {"gpus": ["l40s"], "tp": [1], "pp": [1]},
-}
+SITES = {"sites": ["us_east", "us_west"], "redundancy": {"spare_replicas": 1, "failure_domain": "site"}}
 
 
 def _plan(catalog: Catalog, **workload: object) -> dict[str, Any]:
-    data = json.loads(json.dumps(SCENARIO))
-    data["workloads"][0].update(workload)
+    data = starter({**SITES, **workload}, hardware={"gpus": ["l40s"], "tp": [1], "pp": [1]})
     result = plan(catalog, Scenario.model_validate(data, context={"catalog": catalog}), with_alternatives=False)
     out: dict[str, Any] = result.to_json()
     return out
