@@ -341,10 +341,19 @@ def explain_capacity(
                 best_value_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
                 message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served in period {t}; binding: {limit_text}",
-                relaxation=f"lower {w_name}.requests_per_s to {demand - short:.3g}, or relax {limit_text}",
+                relaxation=_shortfall_relaxation(w_name, demand - short, limit_text if limits or over_budget else None),
             )
         )
     return out
+
+
+def _shortfall_relaxation(workload: str, served: float, limit_text: str | None) -> str:
+    """Lower the demand to what can be served (not to 0), or relax the binding limit (``limit_text``; None
+    when no resource row binds)."""
+    options = ([f"lower {workload}.requests_per_s to {served:.3g}"] if served > 1e-9 else []) + (
+        [f"relax {limit_text}"] if limit_text else []
+    )
+    return ", or ".join(options) or f"allow {workload} more sites, GPU types or looser SLOs (no single resource row binds)"
 
 
 def _budget_text(scenario: Scenario) -> str:

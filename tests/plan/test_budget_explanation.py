@@ -12,7 +12,8 @@ import pytest
 
 from planner.catalog import Catalog
 from planner.plan import plan
-from planner.scenario import Budget, load_scenario
+from planner.scenario import Budget, Scenario, load_scenario
+from tests.plan.helpers import starter
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT = ROOT / "examples" / "chat_70b_cloud" / "scenario.yaml"
@@ -37,3 +38,27 @@ def test_the_suggested_total_budget_makes_the_plan_feasible(catalog: Catalog) ->
     raised = scenario.model_copy(update={"budget": Budget(total_usd=math.ceil(CHEAPEST_USD))})
     result = plan(catalog, raised, with_alternatives=False)
     assert result.status == "optimal" and result.total_cost_usd == pytest.approx(CHEAPEST_USD, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("budget", "served", "relaxation"),
+    [
+        (  # what part of the demand the budget serves
+            {"opex_usd_per_month": 3000}, 29.5,
+            "lower chat.requests_per_s to 29.5, or relax budget.opex_usd_per_month $3,000",
+        ),
+        # nothing at all: lowering the demand to 0 is no relaxation (it was offered)
+        ({"total_usd": 1000}, 0.0, "relax budget.total_usd $1,000"),
+    ],
+)
+def test_a_shortfall_names_what_can_be_served_and_never_a_demand_of_zero(
+    catalog: Catalog, budget: dict[str, float], served: float, relaxation: str
+) -> None:
+    data = starter({"requests_per_s": 50 if served else 5, "quantizations": ["bf16", "fp8"]},
+                   hardware={"gpus": ["h100_sxm", "l40s", "a100_sxm_80gb"], "tp": [1, 2, 4], "pp": [1]},
+                   budget=budget)
+    result = plan(catalog, Scenario.model_validate(data, context={"catalog": catalog}), with_alternatives=False)
+    assert result.status == "infeasible"
+    short = [e for e in result.infeasibility if e.requirement == "requests_per_s"]
+    assert len(short) == 1 and short[0].best_value_requests_per_s == pytest.approx(served, abs=0.05)
+    assert short[0].relaxation == relaxation
