@@ -111,8 +111,8 @@ class Workload(Strict):
     def _busiest_hour_is_the_peak(cls, profile: list[float] | None) -> list[float] | None:
         """The fractions are of the peak ``requests_per_s``, so the busiest hour is 1: a profile below it
         everywhere would plan for less than the stated peak (an all-zero one for nothing), unsaid."""
-        if profile is not None and max(profile) < 1.0:
-            top = max(profile)
+        top = 1.0 if profile is None else max(profile)
+        if top < 1.0:
             fix = f"divide it by {top:g}" if top > 0 else "give the busiest hour 1"
             raise ValueError(
                 f"the busiest hour must be 1 (fractions of the peak requests_per_s), the largest is {top:g} — {fix}, "

@@ -66,6 +66,11 @@ class Redundancy(Strict):
         "replica", description="What fails: one replica, one node (all replicas on it) or one site."
     )
 
+    @property
+    def sites_down(self) -> int:
+        """Sites that may be down at once while the SLO holds (0 unless the failure domain is a site)."""
+        return self.spare_replicas if self.failure_domain == "site" else 0
+
 
 
 

@@ -136,18 +136,16 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
 def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
     """A workload that must keep its SLO with ``spare_replicas`` sites down but can run at no more sites than
     that (nothing would be left to serve it); None otherwise."""
-    spare = w.redundancy
-    if spare is None or spare.failure_domain != "site" or spare.spare_replicas < 1:
-        return None
+    down = 0 if w.redundancy is None else w.redundancy.sites_down
     sites = sorted({str(s) for s in rows.loc[rows["feasible"], "site"]})
-    if len(sites) > spare.spare_replicas:
+    if not down or len(sites) > down:
         return None
     return Explanation(
         workload=w.name,
         requirement="redundancy",
         message=(
-            f"{w.name}: its SLO must hold with {spare.spare_replicas} site(s) down, so it needs candidates at "
-            f"{spare.spare_replicas + 1} sites or more; it can run only at {', '.join(sites)}"
+            f"{w.name}: its SLO must hold with {down} site(s) down, so it needs candidates at "
+            f"{down + 1} sites or more; it can run only at {', '.join(sites)}"
         ),
         relaxation=f"add a site to {w.name}.sites, or use {w.name}.redundancy.failure_domain node",
     )

@@ -68,11 +68,7 @@ def prune_dominated_sites(
     hold with a site down (``redundancy.failure_domain: site``): that forces its traffic apart (it was left
     with one site and no plan).
     """
-    spread = {
-        w.name
-        for w in scenario.workloads
-        if w.redundancy is not None and w.redundancy.failure_domain == "site" and w.redundancy.spare_replicas > 0
-    }
+    spread = {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.sites_down}
 
     def unlimited(site_id: str) -> bool:
         site = sites[site_id]
