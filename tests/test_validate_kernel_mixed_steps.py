@@ -25,11 +25,14 @@ def _row(rows: list[M.MixedStepRow], model: str, tp: int, b: int, h: int, c: int
 
 
 def test_every_measured_step_is_read(rows: list[M.MixedStepRow]) -> None:
-    """bf16: 14 steps of the 8B at TP1 and 5 of each 70B rank (TP 2, 4, 8); FP8: the 8B's 14 and the TP8 rank's 5."""
+    """bf16: 14 steps of the 8B at TP1 and 5 of each 70B rank (TP 2, 4, 8); FP8: the 8B's 14 and the TP8 rank's 5;
+    the MoE file: 10 steps each of Mixtral-8x7B and Qwen3-30B-A3B at TP1."""
     deployments = [(r.model_id, r.weight_format, r.tp) for r in rows]
     assert deployments.count(("llama_3_1_8b", "bf16", 1)) == deployments.count(("llama_3_1_8b", "fp8", 1)) == 14
     assert all(deployments.count(("llama_3_1_70b", "bf16", t)) == 5 for t in (2, 4, 8))
-    assert deployments.count(("llama_3_1_70b", "fp8", 8)) == 5 and len(rows) == 48
+    assert deployments.count(("llama_3_1_70b", "fp8", 8)) == 5
+    assert deployments.count(("mixtral_8x7b", "bf16", 1)) == deployments.count(("qwen3_30b_a3b", "bf16", 1)) == 10
+    assert len(rows) == 68 and [r.moe for r in rows].count(True) == 20
     assert [r.kind for r in rows[:5]] == ["prefill"] * 4 + ["decode"]
     assert _row(rows, "llama_3_1_8b", 1, 64, 2048, 512).measured_ms == pytest.approx(18.86486)
     assert _row(rows, "llama_3_1_70b", 8, 0, 0, 512).measured_ms == pytest.approx(17.61974)
@@ -39,6 +42,22 @@ def test_every_measured_step_is_read(rows: list[M.MixedStepRow]) -> None:
 def test_names_give_the_deployment() -> None:
     assert M.name_deployment("llama8b_bf16") == ("llama_3_1_8b", 1)
     assert M.name_deployment("llama70b_tp4_rank_bf16") == ("llama_3_1_70b", 4)
+    assert M.name_deployment("mixtral8x7b_bf16") == ("mixtral_8x7b", 1)
+    assert M.name_deployment("qwen3moe30b_bf16") == ("qwen3_30b_a3b", 1)
+
+
+def test_the_model_is_fast_on_moe_steps_as_the_notes_say(rows: list[M.MixedStepRow]) -> None:
+    """MoE notes: fast on 18 of 20 steps (Mixtral 3-35 %, Qwen3 19-70 %); slow only on Mixtral's 8,192-token
+    prefill (+1.1 %) and Qwen3's 512-token prefill (+12.3 %); the group medians of the summary table."""
+    moe = [r for r in rows if r.moe]
+    slow = sorted((r.model_id, r.chunk_tokens, round(r.error_pct, 1)) for r in moe if r.error_pct > 0)
+    assert slow == [("mixtral_8x7b", 8192, 1.1), ("qwen3_30b_a3b", 512, 12.3)]
+    fast = {m: [-r.error_pct for r in moe if r.model_id == m and r.error_pct < 0] for m in ("mixtral_8x7b", "qwen3_30b_a3b")}
+    assert (round(min(fast["mixtral_8x7b"])), round(max(fast["mixtral_8x7b"]))) == (3, 35)
+    assert (round(min(fast["qwen3_30b_a3b"])), round(max(fast["qwen3_30b_a3b"]))) == (19, 70)
+    medians = [round(M.median_abs_error_pct([r for r in moe if r.kind == k]), 1) for k in ("prefill", "decode", "mixed")]
+    assert medians == [15.7, 19.5, 26.4]
+    assert _row(rows, "qwen3_30b_a3b", 1, 1, 1024, 0).measured_ms == pytest.approx(6.59024)
 
 
 def test_tp1_prediction_is_mixed_step_less_host_exactly(catalog: Catalog, rows: list[M.MixedStepRow]) -> None:
@@ -79,7 +98,8 @@ def test_rank_terms_zero_the_collectives_and_nothing_else(catalog: Catalog) -> N
 def test_chunk_costs_pair_each_mixed_step_with_its_two_halves(rows: list[M.MixedStepRow]) -> None:
     """B = 16, H = 2,048, C = 512: 15.276 − 5.841 = 9.436 ms added vs 12.789 ms for the prefill alone."""
     costs = M.chunk_costs(rows)
-    assert len(costs) == 16  # every mixed row but B = 64, C = 256 (no 256-token prefill): 6 + 6 of the 8B, 3 + 1 ranks
+    # every mixed row but B = 64, C = 256 (no 256-token prefill): 6 + 6 of the 8B, 3 + 1 ranks, 3 + 3 MoE
+    assert len(costs) == 22 and sum(k.row.moe for k in costs) == 6
     first = costs[0]
     assert (first.row.batch, first.row.chunk_tokens) == (16, 512)
     assert first.added_measured_ms == pytest.approx(15.27616 - 5.84064)
@@ -109,9 +129,10 @@ def test_notes_state_what_the_rows_say(rows: list[M.MixedStepRow]) -> None:
 def test_markdown_tables(rows: list[M.MixedStepRow]) -> None:
     text = "\n".join(M.mixed_step_markdown(rows))
     assert "| llama_3_1_70b | bf16 | 8 | 0 | 0 | 512 | 17.62 | 29.66 | +68.3 % |" in text
-    median_prefill = statistics.median(abs(r.error_pct) for r in rows if r.kind == "prefill" and r.weight_format == "bf16")
-    assert f"| bf16 | prefill | 13 | {median_prefill:.1f} % |" in text
-    assert "| fp8 | prefill | 7 |" in text
+    dense = [r for r in rows if not r.moe]
+    median_prefill = statistics.median(abs(r.error_pct) for r in dense if r.kind == "prefill" and r.weight_format == "bf16")
+    assert f"| dense | bf16 | prefill | 13 | {median_prefill:.1f} % |" in text
+    assert "| dense | fp8 | prefill | 7 |" in text and "| MoE | bf16 | mixed | 6 | 26.4 % |" in text
     assert "| llama_3_1_8b | bf16 | 1 | 16 | 2048 | 512 | 9.44 | 9.16 | 12.79 | 13.67 |" in text
     assert M.mixed_step_markdown([]) == []
 

@@ -1,7 +1,9 @@
 """Kernel check, whole engine steps: prefill chunks, decode batches and both in one step, on one H200.
 
-``measurements/h200_kernels_steps.csv``, ``h200_kernels_steps_70b_shards.csv`` and ``h200_kernels_steps_fp8.csv``
-(tools/measure_gpu_steps.py, one H200 SXM, 2026-12-04; measurements/README.md): rows ``mixed_step_compiled``,
+``measurements/h200_kernels_steps.csv``, ``h200_kernels_steps_70b_shards.csv``, ``h200_kernels_steps_fp8.csv``
+(tools/measure_gpu_steps.py) and ``h200_kernels_steps_moe.csv`` (tools/measure_gpu_moe_steps.py: Mixtral-8x7B
+and Qwen3-30B-A3B at TP1, bf16, routed experts as grouped GEMMs), one H200 SXM, 2026-12-04
+(measurements/README.md): rows ``mixed_step_compiled``,
 each N = B + C token rows
 through every layer at once — B decoding sequences at history H and one C-token prompt chunk — compiled
 (torch.compile, fused norms and elementwise work, one SDPA call per half per layer) and replayed as ONE CUDA
@@ -39,10 +41,15 @@ from planner.validate.kernels import h200_terms
 from planner.validate.scores import TimedRow
 
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "measurements"
-STEP_FILES = ("h200_kernels_steps.csv", "h200_kernels_steps_70b_shards.csv", "h200_kernels_steps_fp8.csv")
+STEP_FILES = (
+    "h200_kernels_steps.csv", "h200_kernels_steps_70b_shards.csv", "h200_kernels_steps_fp8.csv",
+    "h200_kernels_steps_moe.csv",
+)
 """In-house whole-step timings (measurements/README.md); absent in an installed package → no table."""
 STEP_KIND = "mixed_step_compiled"
-MODEL_OF_NAME = {"llama8b": "llama_3_1_8b", "llama70b": "llama_3_1_70b"}
+MODEL_OF_NAME = {
+    "llama8b": "llama_3_1_8b", "llama70b": "llama_3_1_70b", "mixtral8x7b": "mixtral_8x7b", "qwen3moe30b": "qwen3_30b_a3b",
+}
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,8 @@ class MixedStepRow(TimedRow):
     predicted_ms: float
     measured_tflops: float
     """The step's FLOPs (GEMMs, LM head on the sampling rows, attention) per measured second, TFLOP/s."""
+    moe: bool = False
+    """A mixture-of-experts model."""
 
     @property
     def kind(self) -> str:
@@ -117,7 +126,7 @@ def mixed_step_rows(catalog: Catalog, directory: Path = MEASUREMENTS) -> list[Mi
                 out.append(MixedStepRow(
                     model_id, row["dtype"], tp, b, h, c, float(row["time_ms"]),
                     rank_step_ms(terms_of[key], batch=b, context_tokens=h, chunk_tokens=c),
-                    float(row["tflops"]),
+                    float(row["tflops"]), catalog.model(model_id).moe is not None,
                 ))
     return out
 
@@ -244,12 +253,16 @@ def mixed_step_markdown(rows: list[MixedStepRow]) -> list[str]:
             f"| {r.model_id} | {r.weight_format} | {r.tp} | {r.batch} | {r.context_tokens} | {r.chunk_tokens} | "
             f"{r.measured_ms:.2f} | {r.predicted_ms:.2f} | {r.error_pct:+.1f} % |"
         )
-    lines += ["", "| Weights | Steps | Rows | Median abs error |", "| --- | --- | ---: | ---: |"]
-    for fmt in sorted({r.weight_format for r in rows}):
-        for kind in ("prefill", "decode", "mixed"):
-            group = [r for r in rows if r.kind == kind and r.weight_format == fmt]
-            if group:
-                lines.append(f"| {fmt} | {kind} | {len(group)} | {median_abs_error_pct(group):.1f} % |")
+    lines += ["", "| Models | Weights | Steps | Rows | Median abs error |", "| --- | --- | --- | ---: | ---: |"]
+    for moe in (False, True):
+        for fmt in sorted({r.weight_format for r in rows}):
+            for kind in ("prefill", "decode", "mixed"):
+                group = [r for r in rows if r.kind == kind and r.weight_format == fmt and r.moe == moe]
+                if group:
+                    lines.append(
+                        f"| {'MoE' if moe else 'dense'} | {fmt} | {kind} | {len(group)} | "
+                        f"{median_abs_error_pct(group):.1f} % |"
+                    )
     costs = chunk_costs(rows)
     if costs:
         lines += [

@@ -7,6 +7,7 @@ from pathlib import Path
 from planner.catalog.loader import Catalog
 from planner.validate.fit import _uncalibrated_catalog, fit_calibration, leave_one_source_out
 from planner.validate.kernel_mixed_steps import mixed_step_markdown, mixed_step_rows
+from planner.validate.kernel_moe_blocks import moe_block_markdown, moe_block_rows
 from planner.validate.kernel_steps import step_markdown, step_rows
 from planner.validate.kernels import kernel_markdown, kernel_rows
 from planner.validate.predictions import evaluate
@@ -29,7 +30,7 @@ def run_validation(
         uncalibrated_rows=evaluate(_uncalibrated_catalog(catalog), cases),
         # in-house kernel, compiled-step and whole-step timings: reported, never fitted
         kernel_lines=kernel_markdown(kernel_rows(catalog)) + step_markdown(step_rows(catalog))
-        + mixed_step_markdown(mixed_step_rows(catalog)),
+        + mixed_step_markdown(mixed_step_rows(catalog)) + moe_block_markdown(moe_block_rows(catalog)),
     )
     if cross_validate:
         report.fitted_parameters = fit_calibration(catalog, cases)
