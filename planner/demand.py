@@ -19,8 +19,9 @@ def _monthly(workload: Workload, period: int, period_months: int) -> list[float]
 
 
 def demand_per_period(workload: Workload, *, periods: int, period_months: int) -> list[float]:
-    """Peak requests/s of ``workload`` in each period: a list as given (shorter than the horizon: its last
-    value holds; longer: an error, checked at load), or a number with compound monthly growth — the period's
+    """Peak requests/s of ``workload`` in each period: a list as given (a loaded scenario has one value per
+    period: planner.scenario checks it; a shorter list built in code keeps its last value), or a number with
+    compound monthly growth — the period's
     largest month, r · max((1 + g)^first, (1 + g)^last) (the last month when growing)."""
     if isinstance(workload.requests_per_s, list):
         values = list(workload.requests_per_s)

@@ -77,7 +77,8 @@ class Workload(Strict):
         3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
     )
     requests_per_s: Demand | Annotated[list[DemandValue], Field(min_length=1, max_length=1200)] = Field(
-        description="Peak arrival rate, requests/s: one number, or one value per period."
+        description="Peak arrival rate, requests/s: one number, or exactly one value per period "
+        "(horizon_months / period_months values)."
     )
     growth_frac_per_month: float = Field(
         0.0, ge=-0.5, le=1.0, description="Compound monthly growth of requests_per_s when it is a number."
@@ -298,6 +299,9 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")
         _check_ids(path, f"{loc}.quantizations", w.quantizations, catalog.formats, "format")
         _check_ids(path, f"{loc}.kv_dtypes", w.kv_dtypes, catalog.formats, "format")
+        for j, kv in enumerate(w.kv_dtypes or []):
+            if not catalog.formats[kv].kv_cache:
+                raise ScenarioError(f"{path}: {loc}.kv_dtypes[{j}]: {catalog.kv_format_refusal(kv)}")
         if w.engine not in catalog.engines:
             raise ScenarioError(
                 f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
@@ -311,9 +315,10 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         _check_ids(path, f"{loc}.sites", w.sites, sites, "site")
         check_optimizations(path, loc, models=w.models, prefix=w.prefix_cache, spec=w.speculative,
                             input_tokens=w.input_tokens, catalog=catalog)
-        if isinstance(w.requests_per_s, list) and len(w.requests_per_s) > scenario.periods:
+        if isinstance(w.requests_per_s, list) and len(w.requests_per_s) != scenario.periods:
             raise ScenarioError(
-                f"{path}: {loc}.requests_per_s: {len(w.requests_per_s)} values for {scenario.periods} periods"
+                f"{path}: {loc}.requests_per_s: {len(w.requests_per_s)} values for {scenario.periods} periods of "
+                f"{scenario.period_months} month(s) — give {scenario.periods} values, one per period, or one number"
             )
     for i, s in enumerate(scenario.sites):
         devices = list((s.devices or {}).keys())
@@ -324,7 +329,23 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     for i, item in enumerate(scenario.inventory):
         _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
         _check_ids(path, f"inventory[{i}].site", [item.site], sites, "site")
+    _check_owned_supply(scenario, sites, path)
     check_size(scenario, catalog, sites, path)
+
+
+def _check_owned_supply(scenario: Scenario, sites: Mapping[str, Site], path: str) -> None:
+    """``procurement: [owned]`` (neither rent nor buy) leaves only the inventory and the edge devices at the
+    workloads' sites: with none of either there is nothing to plan on, which is the input's fault, not a
+    capacity shortfall."""
+    if set(scenario.procurement) != {"owned"} or scenario.inventory:
+        return
+    listed = {site for w in scenario.workloads for site in w.sites or []}  # default: cloud sites, no devices
+    if any(sites[site].devices for site in listed if site in sites):
+        return
+    raise ScenarioError(
+        f"{path}: procurement: [owned] needs an inventory (or edge sites with devices) — add "
+        "inventory: [{gpu: ..., count: ..., site: ...}], or add rent or buy to procurement"
+    )
 
 
 def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:

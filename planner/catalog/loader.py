@@ -74,6 +74,12 @@ class Catalog(BaseModel):
         """The numeric format ``format_id``; CatalogError with a suggestion if unknown."""
         return _lookup(self.formats, format_id, "format")
 
+    def kv_format_refusal(self, format_id: str) -> str:
+        """Why ``format_id`` cannot be a KV-cache format, naming the ones that can (weight-only formats such as
+        int4 or mxfp4 store no activations)."""
+        usable = ", ".join(sorted(f for f, fmt in self.formats.items() if fmt.kv_cache))
+        return f"format {format_id} cannot hold the KV cache — KV formats: {usable}"
+
     def site(self, site_id: str) -> Site:
         """The site ``site_id``; CatalogError with a suggestion if unknown."""
         return _lookup(self.sites, site_id, "site")

@@ -128,15 +128,20 @@ def check_output_path(path: Path | None, option: str, inputs: Iterable[Path] = (
     check_output_file(path, option, inputs)
 
 
-def emit(obj: Any, as_json: bool, json_out: Path | None, *, failed: bool = False) -> bool:
+def emit(
+    obj: Any, as_json: bool, json_out: Path | None, *, failed: bool = False, outputs: tuple[Path | None, ...] = ()
+) -> bool:
     """Print ``obj`` as JSON to stdout when ``as_json``; write it to ``json_out`` when given and the run
-    did not fail (``failed``: the command exits 3 — a failed run never changes an existing output).
+    did not fail (``failed``: the command exits 3 — a failed run never changes an existing output; the note
+    names ``json_out`` and the command's other ``outputs`` given, such as its workbook).
 
     Returns True when stdout is taken by JSON (the caller prints no tables then).
     """
     rendered = json_text(obj)
-    if json_out is not None and failed:
-        note(f"not written: {json_out} (the run failed; an existing file is left as it was)")
+    unwritten = [str(p) for p in (json_out, *outputs) if p is not None]
+    if failed and unwritten:
+        kept = "an existing file is left as it was" if len(unwritten) == 1 else "existing files are left as they were"
+        note(f"not written: {', '.join(unwritten)} (the run failed; {kept})")
     elif json_out is not None:
         from planner.report.files import atomic_write_text
 

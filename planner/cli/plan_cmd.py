@@ -26,6 +26,7 @@ from planner.cli.common import (
 from planner.cli.progress import working
 from planner.cli.sharing_view import gpus_cell, sharing_lines
 from planner.errors import InfeasiblePlan, InputError
+from planner.limits import MAX_USD
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
 OutputXlsx = Annotated[
@@ -372,7 +373,7 @@ def plan(
 
     result = run_guarded(go)
     written = [] if result.status == "infeasible" else write_workbook(result, output, plots)
-    if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible"):
+    if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible", outputs=(output, plots)):
         print_plan(result, scenario_path)
     elif result.status == "infeasible":
         _print_infeasible(result.to_json(), scenario_path)
@@ -385,17 +386,17 @@ def budget(
     scenario_path: ScenarioArg,
     capex_usd: Annotated[
         float | None,
-        typer.Option("--capex-usd", help="Capital budget, USD.", parser=finite_float(0), metavar="USD"),
+        typer.Option("--capex-usd", help="Capital budget, USD.", parser=finite_float(0, MAX_USD), metavar="USD"),
     ] = None,
     opex_usd_per_month: Annotated[
         float | None,
         typer.Option(
-            "--opex-usd-per-month", help="Monthly budget, USD.", parser=finite_float(0), metavar="USD"
+            "--opex-usd-per-month", help="Monthly budget, USD.", parser=finite_float(0, MAX_USD), metavar="USD"
         ),
     ] = None,
     total_usd: Annotated[
         float | None,
-        typer.Option("--total-usd", help="Horizon budget, USD.", parser=finite_float(0), metavar="USD"),
+        typer.Option("--total-usd", help="Horizon budget, USD.", parser=finite_float(0, MAX_USD), metavar="USD"),
     ] = None,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
@@ -426,7 +427,7 @@ def budget(
     use = budget_use(result)
     data["budget_used"] = use.to_json() if use is not None else None
     written = [] if result.status == "infeasible" else write_workbook(result, output, None)
-    if not emit(data, as_json, json_out, failed=result.status == "infeasible"):
+    if not emit(data, as_json, json_out, failed=result.status == "infeasible", outputs=(output,)):
         print_plan(result, scenario_path)
         print_budget(data)
     if result.status == "infeasible":

@@ -212,6 +212,8 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     gpu = resolve(catalog, catalog.accelerators, request.gpu, "gpu", "--gpu")
     wfmt = resolve(catalog, catalog.formats, request.quant, "format", "--quant")
     kfmt = resolve(catalog, catalog.formats, request.kv_dtype, "format", "--kv-dtype")
+    if not kfmt.kv_cache:
+        raise InputError(f"--kv-dtype: {catalog.kv_format_refusal(kfmt.id)}")
     site = None if request.site is None else resolve(catalog, catalog.sites, request.site, "site", "--site")
     if request.speculative is not None:
         resolve(catalog, catalog.models, request.speculative.draft_model, "model", "--draft-model")

@@ -267,7 +267,7 @@ def deployment_terms(
     check_format_supported(gpu, weight_format, role="weight")
     check_format_supported(gpu, kv_format, role="KV")
     if not kv_format.kv_cache:
-        raise UnsupportedDeployment(f"format {kv_format.id} cannot hold the KV cache")
+        raise UnsupportedDeployment(catalog.kv_format_refusal(kv_format.id))
     if pp > model.layers:
         raise UnsupportedDeployment(f"PP{pp} exceeds the {model.layers} layers of {model.id}")
     if ep_in_tp and tp % ep:

@@ -140,9 +140,11 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _check_path(path: str, data: dict[str, Any]) -> list[str | int]:
+def _check_path(path: str, data: dict[str, Any], catalog_sites: Sequence[str] = ()) -> list[str | int]:
     """Resolve a dotted path against the Scenario model and the base data; returns the concrete keys
-    (list positions for named records). Unknown fields/names → InputError with a did-you-mean."""
+    (list positions for named records). A catalog site the scenario does not override yet gets an override
+    record ``{name}`` appended to ``data`` (``sites.us_east.rtt_ms`` varies the catalog site's RTT). Unknown
+    fields/names → InputError with a did-you-mean."""
     model: Any = Scenario
     node: Any = data
     keys: list[str | int] = []
@@ -164,9 +166,14 @@ def _check_path(path: str, data: dict[str, Any]) -> list[str | int]:
         if part in NAMED_LISTS and len(keys) == 1 and i + 1 < len(parts):
             name = parts[i + 1]
             names = [r.get("name") for r in node or []]
+            if part == "sites" and name not in names and name in catalog_sites:
+                node = data.setdefault("sites", [])
+                node.append({"name": name})
+                names.append(name)
             if name not in names:
                 raise InputError(
-                    f"--vary {path}: no {part[:-1]} named '{name}'{did_you_mean(name, [str(n) for n in names])}"
+                    f"--vary {path}: no {part[:-1]} named '{name}'"
+                    f"{did_you_mean(name, [str(n) for n in names] + list(catalog_sites if part == 'sites' else []))}"
                 )
             keys.append(names.index(name))
             node = node[names.index(name)]
@@ -236,7 +243,7 @@ def plan_sweep(
 ) -> SweepPlan:
     """Resolve every axis path and validate every variant (Scenario + catalog ids) before any is solved."""
     base = scenario.model_dump(mode="json")
-    resolved = tuple(tuple(_check_path(a.path, base)) for a in axes)
+    resolved = tuple(tuple(_check_path(a.path, base, tuple(catalog.sites))) for a in axes)
     axes = [
         Axis(a.path, tuple(v if isinstance(v, list) else [v] for v in a.values))
         if _is_list_field(a.path)

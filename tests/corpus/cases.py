@@ -234,6 +234,11 @@ STRUCTURE_CASES = [
     ),
     Case("unknown-kv", (f"{W}.kv_dtypes[0]", "unknown format"), mutate=put(f"{W}.kv_dtypes", ["bf17"])),
     Case(
+        "kv-weight-only-format",
+        (f"{W}.kv_dtypes[0]", "format int4 cannot hold the KV cache — KV formats: bf16, fp16, fp8, int8"),
+        mutate=put(f"{W}.kv_dtypes", ["int4"]),
+    ),
+    Case(
         "unknown-provider", ("rent_providers[0]", "unknown provider"), mutate=put("rent_providers", ["awss"])
     ),
     Case(
@@ -269,6 +274,11 @@ STRUCTURE_CASES = [
     Case("sites-empty", (f"{W}.sites", "must not be empty"), mutate=put(f"{W}.sites", [])),
     Case("workloads-empty", ("workloads", "must not be empty"), mutate=put("workloads", [])),
     Case("procurement-empty", ("procurement", "must not be empty"), mutate=put("procurement", [])),
+    Case(
+        "procurement-owned-without-inventory",
+        ("procurement: [owned]", "needs an inventory (or edge sites with devices) — add inventory"),
+        mutate=put("procurement", ["owned"]),
+    ),
     Case("rental-kinds-empty", ("rental_kinds", "must not be empty"), mutate=put("rental_kinds", [])),
     Case(
         "demand-list-empty",
@@ -294,6 +304,11 @@ STRUCTURE_CASES = [
         "demand-list-too-long",
         (f"{W}.requests_per_s", "13 values for 12 periods"),
         mutate=put(f"{W}.requests_per_s", [1] * 13),
+    ),
+    Case(
+        "demand-list-too-short",
+        (f"{W}.requests_per_s", "2 values for 12 periods of 1 month(s) — give 12 values, one per period, or one number"),
+        mutate=put(f"{W}.requests_per_s", [1, 2]),
     ),
     Case(
         "demand-6.6e38",

@@ -66,6 +66,16 @@ def test_paths_address_workloads_by_name_and_set_values(catalog: Catalog) -> Non
     assert sweep.base["workloads"][0]["slo"]["tpot_ms"] == 50  # the base is not modified
 
 
+def test_a_catalog_site_the_scenario_does_not_override_gets_an_override_record(catalog: Catalog) -> None:
+    """``sites.us_east.rtt_ms`` with no ``sites:`` entry for us_east varies the catalog site: each variant carries
+    an override record {name: us_east, rtt_ms: V}; two axes on the same site share one record."""
+    sweep = chat_sweep(catalog, ["sites.us_east.rtt_ms=5,200", "sites.us_east.pue=1.2"])
+    assert sweep.base["sites"] == [{"name": "us_east"}]
+    assert [sweep.variant_data(v)["sites"] for v in sweep.variants] == [
+        [{"name": "us_east", "rtt_ms": 5, "pue": 1.2}], [{"name": "us_east", "rtt_ms": 200, "pue": 1.2}]
+    ]
+
+
 @pytest.mark.parametrize(
     ("vary", "message"),
     [
@@ -77,6 +87,7 @@ def test_paths_address_workloads_by_name_and_set_values(catalog: Catalog) -> Non
         ("economics.rent_price_scale=1,-1", "economics.rent_price_scale"),
         ("workloads.chat.models=llama_70b", "unknown model 'llama_70b'"),
         ("economics.rent_price_scale", "expected PATH=V1,V2"),
+        ("sites.mars_1.rtt_ms=5", "no site named 'mars_1' — valid values: ap_northeast, "),
     ],
 )
 def test_bad_paths_and_values_fail_before_any_solve(catalog: Catalog, vary: str, message: str) -> None:
