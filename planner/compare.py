@@ -377,7 +377,10 @@ def _compare(
         site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
             months = scenario.horizon_months
-            breakeven, breakeven_flip = reserved_breakeven(catalog, d.gpu, site, scenario.rent_providers, horizon_months=months)
+            held = math.ceil(sum(x.gpus for x in rent.deployments if (x.gpu, x.site) == (d.gpu, d.site)) - 1e-9)
+            breakeven, breakeven_flip = reserved_breakeven(
+                catalog, d.gpu, site, scenario.rent_providers, horizon_months=months, gpus=max(held, 1)
+            )
     flips: list[dict[str, Any]] = []
     if blocker is not None:
         flips.append(

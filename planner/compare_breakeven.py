@@ -6,12 +6,38 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Site
-from planner.costs import rent_quote
+from planner.costs import RentQuote, rent_quote, rent_quotes_by_size
 from planner.ledgers.economics import term_tail_months
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
 
 RESERVED_TERM_MONTHS = 12
 """Term of the reserved_1y quote the breakeven compares (planner.problem.supply.SupplyKind.term_months)."""
+
+
+def held_usd_per_hour(quotes: dict[int, RentQuote], gpus: int) -> tuple[float, dict[int, int]] | None:
+    """Cheapest hourly price of holding ``gpus`` GPUs in whole instances, and the instances per size: the
+    least Σ_s n_s · s · price_s with Σ_s n_s · s ≥ g over the sizes the quotes sell (the idle GPUs of a
+    part-used instance are paid too), by dynamic programming over 0 … g GPUs. None without quotes."""
+    if not quotes:
+        return None
+    best: list[tuple[float, dict[int, int]]] = [(0.0, {})]
+    for n in range(1, gpus + 1):
+        options = []
+        for size, quote in sorted(quotes.items()):
+            usd, mix = best[max(0, n - size)]
+            options.append((usd + size * quote.usd_per_gpu_hour, sum(mix.values()), size, mix))
+        usd, _count, size, mix = min(options, key=lambda o: (round(o[0], 9), o[1], -o[2]))  # equal price: fewer instances
+        best.append((usd, {**mix, size: mix.get(size, 0) + 1}))
+    return best[gpus]
+
+
+def _held(quotes: dict[int, RentQuote], held: tuple[float, dict[int, int]]) -> str:
+    """'$7.84/h for 1 × 8-GPU instance (market_estimate)', sizes largest first."""
+    usd, mix = held
+    parts = [f"{n} × {size}-GPU" for size, n in sorted(mix.items(), reverse=True)]
+    providers = ", ".join(dict.fromkeys(quotes[size].provider for size in sorted(mix, reverse=True)))
+    plural = "s" if sum(mix.values()) > 1 else ""
+    return f"${usd:.2f}/h for {' + '.join(parts)} instance{plural} ({providers})"
 
 
 def reserved_breakeven(
@@ -21,28 +47,46 @@ def reserved_breakeven(
     providers: list[str] | None = None,
     *,
     horizon_months: int | None = None,
+    gpus: int | None = None,
 ) -> tuple[float | None, dict[str, Any] | None]:
     """Card-12 utilisation crossover of renting ``gpu_id`` at ``site``: reserved_1y / on-demand price of the
     quotes the planner uses there (planner.costs.rent_quote), with the sentence that states it.
+
+    With ``gpus`` (the GPUs a plan holds there) each kind is priced as the plan would rent it: whole instances
+    of the sizes its quotes sell (:func:`held_usd_per_hour`), so a reserved quote sold only as 8-GPU nodes
+    is compared at a node's price for a 1-GPU plan. Without, per GPU at the cheapest quote of any size.
 
     With ``horizon_months`` H not a multiple of the 12-month term, the last term is paid after the horizon
     too (planner.problem.cost_terms.term_tail): reserving then pays above u* = (reserved / on-demand) ×
     P / H, P = H + the months paid after it. The fraction is None when reserving never pays (u* ≥ 1).
     """
     gpu = catalog.accelerators[gpu_id]
-    od = rent_quote(catalog, gpu, site, "on_demand", providers)
-    rs = rent_quote(catalog, gpu, site, "reserved_1y", providers)
-    if od is None or rs is None:
-        return None, None
-    ratio = breakeven_utilization_frac(rs.usd_per_gpu_hour, on_demand_usd_per_hour=od.usd_per_gpu_hour)
+    if gpus is None:
+        od = rent_quote(catalog, gpu, site, "on_demand", providers)
+        rs = rent_quote(catalog, gpu, site, "reserved_1y", providers)
+        if od is None or rs is None:
+            return None, None
+        od_usd, rs_usd = od.usd_per_gpu_hour, rs.usd_per_gpu_hour
+        prices = (
+            f"{gpu_id} at {site.id}: reserved 1 y ${rs_usd:.2f}/GPU-h ({rs.provider}) vs on-demand "
+            f"${od_usd:.2f}/GPU-h ({od.provider})"
+        )
+    else:
+        od_quotes = rent_quotes_by_size(catalog, gpu, site, "on_demand", providers)
+        rs_quotes = rent_quotes_by_size(catalog, gpu, site, "reserved_1y", providers)
+        od_held, rs_held = held_usd_per_hour(od_quotes, gpus), held_usd_per_hour(rs_quotes, gpus)
+        if od_held is None or rs_held is None:
+            return None, None
+        od_usd, rs_usd = od_held[0], rs_held[0]
+        prices = (
+            f"{gpus} × {gpu_id} at {site.id}: reserved 1 y {_held(rs_quotes, rs_held)} vs on-demand "
+            f"{_held(od_quotes, od_held)}"
+        )
+    ratio = breakeven_utilization_frac(rs_usd, on_demand_usd_per_hour=od_usd)
     horizon = horizon_months or 0
     paid = len(term_tail_months(horizon, RESERVED_TERM_MONTHS)) if horizon else 0
     if paid:
         ratio *= (horizon + paid) / horizon
-    prices = (
-        f"{gpu_id} at {site.id}: reserved 1 y ${rs.usd_per_gpu_hour:.2f}/GPU-h ({rs.provider}) vs on-demand "
-        f"${od.usd_per_gpu_hour:.2f}/GPU-h ({od.provider})"
-    )
     if paid:
         prices += f"; the {horizon}-month horizon pays {horizon + paid} months of 1-year terms"
     flip = {"parameter": "utilization_frac", "factor": ratio}
