@@ -83,6 +83,11 @@ def recommend(options: dict[str, PlanResult]) -> tuple[str | None, str]:
     )
 
 
+def owned_only(result: PlanResult) -> bool:
+    """The plan rents and buys nothing: every GPU it uses is owned (inventory or edge devices)."""
+    return result.feasible and all(line.procurement == "owned" for line in result.supply)
+
+
 def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
     """Why no plan can buy in ``scenario`` (None when buying is possible): buying needs a datacenter site
     among the workloads' sites, a candidate GPU with a purchase price, and delivery before the horizon."""
@@ -370,6 +375,8 @@ def _compare(
     recommendation, reason = recommend(options)
     if blocker is not None and options["rent_only"].feasible:
         recommendation, reason = "rent_only", f"buying is not possible: {blocker}"
+    if recommendation is not None and owned_only(options[recommendation]):
+        reason = f"nothing to rent or buy: the owned GPUs serve the demand ({reason})"
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:

@@ -42,6 +42,19 @@ def test_cloud_only_recommends_rent_only_and_says_why(tmp_path: Path) -> None:
     assert "crossover month: —" in res.stdout and "None" not in res.stdout
 
 
+def test_an_inventory_only_plan_says_there_is_nothing_to_rent_or_buy(tmp_path: Path) -> None:
+    """examples/pd_card8 owns 4 A100 + 4 H20 and may neither rent nor buy: every option is the same inventory
+    plan, and the recommendation's reason says so instead of only 'buying is not possible'."""
+    target = tmp_path / "compare.json"
+    res = runner.invoke(app, ["compare", str(ROOT / "examples/pd_card8/scenario.yaml"), "--json-out", str(target)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(target.read_text())
+    assert data["recommendation"] == "rent_only"
+    assert data["recommendation_reason"].startswith("nothing to rent or buy: the owned GPUs serve the demand (")
+    assert all(o["capex_usd"] == 0 and o["status"] == "optimal" for o in data["options"])
+    assert len({o["total_cost_usd"] for o in data["options"]}) == 1  # running costs of the same inventory
+
+
 def test_no_feasible_option_exits_3_with_the_causes(tmp_path: Path) -> None:
     res = runner.invoke(app, ["compare", str(_cloud_only(tmp_path, tpot_ms=1)), "--json"])
     assert res.exit_code == 3 and not res.stdout
