@@ -65,10 +65,20 @@ def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, f
     return tpot_ms, ttft_ms
 
 
-def _no_candidate_reason(scenario: Scenario, rows: Any) -> str:
-    """Why a GPU type or site has no SLO-feasible candidate: the closest miss of the first workload."""
+def _no_candidate_reason(
+    scenario: Scenario, rows: Any, column: str = "", value: str = "", among: list[str] | None = None
+) -> str:
+    """Why a GPU type or site (``column`` = ``value``, whose candidate rows are ``rows``) has no SLO-feasible
+    candidate: the first workload (of ``among`` when given) with none there — one that may not run there at
+    all (a site it does not list, a GPU it has no candidate on), else its closest miss."""
     for w in scenario.workloads:
+        if among is not None and w.name not in among:
+            continue
         mine = rows[rows["workload"] == w.name]
+        if not len(mine) and column == "site" and w.sites is not None and value not in w.sites:
+            return f"{w.name} may not run at {value} (its sites: {', '.join(w.sites)})"
+        if not len(mine) and column:
+            return f"{w.name} has no candidate on {column} {value}"
         if len(mine) and not mine["feasible"].any():
             return f"no SLO-feasible candidate for {w.name}: {closest_miss(mine, w.slo)}"
     return "no SLO-feasible candidate"
@@ -96,7 +106,7 @@ def alternative(
     (planner.problem.context.kept_candidates), when already known."""
     rows = table.candidates[table.candidates[column] == value]
     if not rows["feasible"].any():
-        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), None
+        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows, column, value)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
 
     def restricted() -> BuildContext:
@@ -155,7 +165,7 @@ def _infeasible(
     causes = [] if uncovered or ctx is None else explain_supply(ctx)
     if uncovered:
         missing = table.candidates[table.candidates["workload"].isin(uncovered)]
-        why = _no_candidate_reason(scenario, missing[missing[column] == value])
+        why = _no_candidate_reason(scenario, missing[missing[column] == value], column, value, uncovered)
     elif causes:
         why = f"{causes[0].message} — {causes[0].relaxation}" if causes[0].relaxation else causes[0].message
     else:
@@ -195,7 +205,7 @@ def _on_plan_model(
     only asked when its kept candidates are the plan's at the site (:func:`alternatives`)."""
     if value not in model.feasible[column]:
         rows = table.candidates[table.candidates[column] == value]
-        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows)), 0.0
+        return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows, column, value)), 0.0
     out = model.solve(column, value, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     if out is None:
         return None
