@@ -31,6 +31,10 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.compare_breakeven import reserved_breakeven
+from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: the compare API
+from planner.compare_recommend import TIE_REL as TIE_REL
+from planner.compare_recommend import buying_blocker as buying_blocker
+from planner.compare_recommend import owned_only, recommend
 from planner.demand import demand_per_period
 from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
 from planner.optimize.reuse import shared_solves
@@ -41,9 +45,6 @@ from planner.readout.result import PlanResult
 from planner.scenario import Scenario, Workload, merged_sites
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
-PREFERENCE = ("rent_only", "buy_only", "hybrid")
-"""Among options of equal cost, the simpler one is recommended."""
-TIE_REL = 1e-9
 BISECTION_STEPS = 6
 RANGES = {"rent_price_scale": (0.25, 4.0), "purchase_price_scale": (0.25, 4.0), "demand_scale": (1 / 16, 4.0)}
 """Multiplier ranges searched for each flip parameter."""
@@ -58,56 +59,6 @@ Progress = Callable[[str], None]
 
 
 def _quiet(_: str) -> None:
-    return None
-
-
-def recommend(options: dict[str, PlanResult]) -> tuple[str | None, str]:
-    """The cheapest feasible option (ties to the simpler one, a hybrid that buys nothing is rent-only) and why."""
-    feasible = {n: r.total_cost_usd for n, r in options.items() if r.feasible}
-    if not feasible:
-        return None, "no option has a plan"
-    low = min(feasible.values())
-    best = next(n for n in PREFERENCE if n in feasible and feasible[n] <= low + abs(low) * TIE_REL)
-    if best == "hybrid" and options["hybrid"].capex_usd <= 0 and "rent_only" in feasible:
-        best = "rent_only"
-    others = [n for n in PREFERENCE if n in feasible and n != best]
-    if not others:
-        return best, f"{best} is the only option with a plan"
-    runner_up = min(others, key=lambda n: feasible[n])
-    saving = feasible[runner_up] - feasible[best]
-    if saving <= abs(feasible[best]) * TIE_REL:
-        return best, f"{best} costs the same as {runner_up} and is simpler (it buys nothing)"
-    return best, (
-        f"{best} is cheapest: ${feasible[best]:,.0f} over the horizon, ${saving:,.0f} "
-        f"({saving / feasible[runner_up]:.1%}) less than {runner_up}"
-    )
-
-
-def owned_only(result: PlanResult) -> bool:
-    """The plan rents and buys nothing: every GPU it uses is owned (inventory or edge devices)."""
-    return result.feasible and all(line.procurement == "owned" for line in result.supply)
-
-
-def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
-    """Why no plan can buy in ``scenario`` (None when buying is possible): buying needs a datacenter site
-    among the workloads' sites, a candidate GPU with a purchase price, and delivery before the horizon."""
-    if "buy" not in scenario.procurement:
-        return "the scenario's procurement does not include buy"
-    sites = merged_sites(catalog, scenario)
-    allowed = {s for w in scenario.workloads for s in (w.sites or sites)}
-    if not any(sites[s].kind == "datacenter" for s in allowed if s in sites):
-        return "no site of the workloads is a datacenter (cloud regions rent, edge devices are owned)"
-    gpus = [
-        catalog.accelerators[g]
-        for g in (scenario.hardware.gpus or catalog.accelerators)
-        if g in catalog.accelerators
-    ]
-    buyable = [g for g in gpus if g.purchase is not None and g.placement == "datacenter"]
-    if not buyable:
-        return "no candidate GPU has a purchase price"
-    lead = min(g.purchase.lead_time_months for g in buyable if g.purchase is not None)
-    if lead >= scenario.horizon_months:
-        return f"the shortest lead time ({lead:g} months) is not inside the {scenario.horizon_months}-month horizon"
     return None
 
 

@@ -75,6 +75,12 @@ def rent_quote(
     )
 
 
+def buy_allowed(site: Site) -> bool:
+    """Whether GPUs may be bought at ``site``: datacenter sites only (cloud regions rent, edge devices are
+    owned)."""
+    return site.kind == "datacenter"
+
+
 def instance_sizes(gpu: Accelerator) -> list[int]:
     """Instance sizes a GPU type can be rented in: the divisors of its node size, ascending (GPUs)."""
     return [d for d in range(1, gpu.gpus_per_node + 1) if gpu.gpus_per_node % d == 0]

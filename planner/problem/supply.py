@@ -16,6 +16,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, RentalKind, Site
 from planner.costs import (
     RentQuote,
+    buy_allowed,
     colocation_usd_per_month,
     owned_device_usd_per_month,
     power_usd_per_month,
@@ -204,7 +205,7 @@ def supply_options(
                     "edge device: purchase price over its lifetime + power",
                 )
             )
-        if site.kind == "datacenter" and "buy" in scenario.procurement and gpu.purchase is not None:
+        if buy_allowed(site) and "buy" in scenario.procurement and gpu.purchase is not None:
             out.extend(buy_options(gpu, site, scenario))
         if site.kind == "cloud" and "rent" in scenario.procurement:
             out.extend(rent_options(catalog, gpu, site, scenario))

@@ -6,7 +6,8 @@ from planner.catalog.loader import Catalog
 from planner.ledgers.training import cards_for_compute
 from planner.readout.training import TrainingPlan
 from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings
-from planner.training.scenario import TrainingScenario, resolve_model
+from planner.training.pricing import cost_lines
+from planner.training.scenario import TrainingProcurement, TrainingScenario, resolve_model
 from planner.training.search import (
     Option,
     allowed_sites,
@@ -14,6 +15,7 @@ from planner.training.search import (
     enumerate_layouts,
     fastest_by_count,
     priced_options,
+    procurement_allowed,
     site_limit,
 )
 from planner.training.terms import GpuTerms, ModelTerms, gpu_terms, model_terms
@@ -77,13 +79,57 @@ def _compute_reason(
     )
 
 
+SITE_KIND: dict[TrainingProcurement, tuple[str, str]] = {
+    "rent": ("renting", "cloud"),
+    "buy": ("buying", "datacenter"),
+}
+"""Procurement → (verb, the site kind it needs), as `planner plan`'s supply options."""
+
+
+def _first_site(
+    catalog: Catalog, scenario: TrainingScenario, procurement: TrainingProcurement, gpu_id: str
+) -> str | None:
+    """The first catalog site (id order) where ``procurement`` prices one ``gpu_id`` (rent quote, purchase)."""
+    gpu = catalog.gpu(gpu_id)
+    for site_id, site in sorted(catalog.sites.items()):
+        if site_limit(site, gpu, procurement, scenario) == 0:
+            continue
+        if cost_lines(catalog, gpu, site, procurement, gpus=1, days=1.0, econ=scenario.economics) is not None:
+            return site_id
+    return None
+
+
+def _site_kind_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> str | None:
+    """ "buying needs a datacenter site; sites lists only us_east (cloud) — add dc1 to sites, or add rent to
+    procurement" when no allowed site is of the kind any stated procurement needs (None otherwise)."""
+    sites = allowed_sites(catalog, scenario)
+    wanted = sorted(set(scenario.procurement))
+    if any(p not in SITE_KIND or any(procurement_allowed(s, p) for s in sites) for p in wanted):
+        return None
+    needs = "; ".join(f"{SITE_KIND[p][0]} needs a {SITE_KIND[p][1]} site" for p in wanted)
+    listed = ", ".join(f"{s.id} ({s.kind})" for s in sites)
+    fixes = [
+        f"add {site} to sites"
+        for p in wanted
+        if (site := _first_site(catalog, scenario, p, gpu_id)) is not None
+    ]
+    fixes += [
+        f"add {p} to procurement"
+        for p in SITE_KIND
+        if p not in wanted and any(procurement_allowed(s, p) for s in sites)
+    ]
+    return f"{gpu_id}: {needs}; sites lists only {listed} — {', or '.join(fixes) or 'change sites'}"
+
+
 def _reason(
     catalog: Catalog, scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, best: dict[int, Evaluation],
     smallest_gib: float, options: list[Option],
 ) -> str:  # fmt: skip
     limit = _max_count(catalog, scenario, gpu.gpu_id)
     if limit == 0:
-        return f"{gpu.gpu_id}: no allowed site offers it with procurement {scenario.procurement}"
+        return _site_kind_reason(catalog, scenario, gpu.gpu_id) or (
+            f"{gpu.gpu_id}: no allowed site offers it with procurement {scenario.procurement}"
+        )
     if not best:
         capacity = gpu.memory_gb * 1e9 / 2**30
         return (

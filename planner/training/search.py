@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
+from planner.costs import buy_allowed
 from planner.training.layout import (
     Evaluation,
     Layout,
@@ -149,6 +150,33 @@ def allowed_sites(catalog: Catalog, scenario: TrainingScenario) -> list[Site]:
     return [s for _, s in sorted(catalog.sites.items()) if s.kind in ("cloud", "datacenter")]
 
 
+def procurement_allowed(site: Site, procurement: TrainingProcurement) -> bool:
+    """Whether ``procurement`` exists at ``site`` as in `planner plan`: rent at cloud sites, buy at datacenter
+    sites (:func:`planner.costs.buy_allowed`), owned wherever the inventory is."""
+    if procurement == "rent":
+        return site.kind == "cloud"
+    if procurement == "buy":
+        return buy_allowed(site)
+    return True
+
+
+def site_capacity(site: Site, gpu: Accelerator) -> float:
+    """GPUs of ``gpu`` the site can hold (inf without limits; 0 where it is not available).
+
+    Notes
+    -----
+    min(site max_gpus, ⌊kW_max·1000/(TDP·PUE)⌋) (as constraints/site_capacity.py).
+    """
+    if site.gpus_available is not None and gpu.id not in site.gpus_available:
+        return 0
+    limit = math.inf
+    if site.max_gpus is not None:
+        limit = min(limit, site.max_gpus)
+    if site.max_power_kw is not None:
+        limit = min(limit, math.floor(site.max_power_kw * 1e3 / (gpu.tdp_w * site.pue) + 1e-9))
+    return limit
+
+
 def site_limit(
     site: Site, gpu: Accelerator, procurement: TrainingProcurement, scenario: TrainingScenario
 ) -> int:
@@ -156,33 +184,30 @@ def site_limit(
 
     Notes
     -----
-    min(hardware.max_gpus, site max_gpus, ⌊kW_max·1000/(TDP·PUE)⌋ (as constraints/site_capacity.py),
-    owned inventory at the site for ``owned``).
+    min(hardware.max_gpus, :func:`site_capacity`, owned inventory at the site for ``owned``); 0 where the
+    procurement does not exist at the site (:func:`procurement_allowed`).
     """
-    if site.gpus_available is not None and gpu.id not in site.gpus_available:
+    if not procurement_allowed(site, procurement):
         return 0
-    limit = scenario.hardware.max_gpus
-    if site.max_gpus is not None:
-        limit = min(limit, site.max_gpus)
-    if site.max_power_kw is not None:
-        limit = min(limit, math.floor(site.max_power_kw * 1e3 / (gpu.tdp_w * site.pue) + 1e-9))
+    limit = min(scenario.hardware.max_gpus, site_capacity(site, gpu))
     if procurement == "owned":
         owned = sum(i.count for i in scenario.inventory if i.gpu == gpu.id and i.site == site.id)
         limit = min(limit, owned)
-    return limit
+    return int(limit)
 
 
 def price(
     catalog: Catalog, scenario: TrainingScenario, ev: Evaluation, site: Site, procurement: TrainingProcurement
 ) -> Option | None:
-    """The priced option, or None when the site cannot supply it."""
+    """The priced option, or None when the site cannot supply it (the run's GPUs beyond :func:`site_limit`,
+    or the GPUs paid for — whole instances or nodes — beyond :func:`site_capacity`)."""
     gpu = catalog.gpu(ev.layout.gpu)
     if ev.layout.gpus > site_limit(site, gpu, procurement, scenario):
         return None
     lines = cost_lines(
         catalog, gpu, site, procurement, gpus=ev.layout.gpus, days=ev.days, econ=scenario.economics
     )
-    if lines is None:
+    if lines is None or max(line.gpus for line in lines) > site_capacity(site, gpu):
         return None
     return Option(ev, site.id, procurement, tuple(lines), lead_time_days(gpu, procurement))
 

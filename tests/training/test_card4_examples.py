@@ -47,13 +47,23 @@ def test_planner_explains_the_h100_count_when_the_cluster_is_too_small(catalog: 
 
 
 def test_planner_buys_at_least_the_card4_count(catalog: Catalog) -> None:
-    """With up to 16 H100 the cheapest run is the card-4 count: 6 H100 (DP6 splits the 384 sequences)."""
+    """The deadline needs the card-4 count, 6 H100 (DP6 splits the 384 sequences); rent is sold as whole
+    8-GPU nodes (hyperstack $1.90/GPU-h) or 1/2/4/8-GPU Runpod instances ($2.69), so 6 GPUs pay a node's 2
+    idle GPUs and with up to 16 H100 the cheapest run fills the node."""
     plan = plan_training(catalog, scenario(catalog, mfu_frac=0.40))
     assert plan.status == "optimal" and plan.chosen is not None
     ev = plan.chosen.evaluation
-    assert ev.layout.gpus == 6
+    assert ev.layout.gpus == 8
     assert ev.days <= 30.0
     assert ev.steps == 31_790  # ceil(1e11 / (384 × 8,192 = 3·2^20)), card 4 §10.6
+    capped = plan_training(
+        catalog, scenario(catalog, mfu_frac=0.40, hardware={"gpus": ["h100_sxm"], "max_gpus": 6})
+    )
+    assert capped.chosen is not None and capped.chosen.evaluation.layout.gpus == 6
+    (line,) = capped.chosen.lines
+    assert line.gpus == 8
+    assert line.note == "hyperstack on-demand $1.90/GPU-h, 1 × 8-GPU node (2 idle GPUs paid)"
+    assert line.usd == pytest.approx(8 * 1.90 * 24 * capped.chosen.evaluation.days)
 
 
 def test_step_compute_on_32_rtx_4090(catalog: Catalog) -> None:

@@ -124,6 +124,20 @@ def test_infeasible_deadline_exit_3_with_cause(tmp_path: Path) -> None:
     assert "needs ≥" in res.stderr
 
 
+def test_buying_at_cloud_sites_only_exit_3_with_the_fix(tmp_path: Path) -> None:
+    """Buying needs a datacenter site, as in `planner plan`: cloud sites only → exit 3, one line per GPU type
+    naming the fields to change (sites, procurement)."""
+    path = write(tmp_path, {**SMALL, "procurement": ["buy"], "deadline_days": 200})
+    res = runner.invoke(app, ["train", str(path), "--json"])
+    assert res.exit_code == 3
+    (reason,) = json.loads(res.stdout)["infeasibility"]
+    assert reason == (
+        "h100_sxm: buying needs a datacenter site; sites lists only us_east (cloud) — add dc1 to sites, "
+        "or add rent to procurement"
+    )
+    assert res.stderr.strip() == f"{path}: infeasible: {reason}"
+
+
 def test_model_that_fits_nowhere_is_explained(tmp_path: Path) -> None:
     change = {
         "model": "llama_3_1_405b",
