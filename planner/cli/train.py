@@ -29,6 +29,10 @@ from planner.cli.common import (
 from planner.errors import InfeasiblePlan, InputError
 
 
+def usd(value: float) -> str:
+    """'$5,377', and '-$159,115' for a credit (a resale line): the sign before the dollar."""
+    return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
+
 def _catalog() -> Any:
     from planner.catalog import default_catalog
 
@@ -43,7 +47,7 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
         return
     title = (
         f"{text(data['scenario'])}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
-        f"{data['days']:.1f} days, ${data['total_cost_usd']:,.0f}"
+        f"{data['days']:.1f} days, {usd(data['total_cost_usd'])}"
     )
     t = Table(title=title)
     t.add_column("quantity")
@@ -58,7 +62,7 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", f"{value:,.4g}")
     for line in data["cost_lines"]:
-        t.add_row(f"cost.{line['kind']}", f"${line['usd']:,.0f}  {text(line['note'])}")
+        t.add_row(f"cost.{line['kind']}", f"{usd(line['usd'])}  {text(line['note'])}")
     out.print(t)
     alt = Table(title="best option per GPU type")
     for col in ("gpu", "gpus", "tp×pp×dp", "days", "cost USD", "mfu"):

@@ -12,6 +12,8 @@
   (planner.ledgers.economics.bought_unit_cash_flow_usd per node, horizon = the run's whole months, lead
   time 0 here: the lead time delays the start instead, see :func:`lead_time_days`);
 - owned: the running lines of the G GPUs used only (sunk capex).
+Rent and owned running costs are discounted month by month at the cost of capital like the bought lines
+(:func:`present_value_frac`; the plan's convention).
 Every total is the sum of the lines; outputs read the lines.
 """
 
@@ -31,6 +33,7 @@ from planner.costs import (
 )
 from planner.ledgers.economics import (
     bought_unit_cash_flow_usd,
+    discount_factor,
     running_usd_per_month,
     tiered_rent_usd_per_month,
 )
@@ -103,6 +106,22 @@ def instance_options(catalog: Catalog, gpu: Accelerator, site: Site, *, gpus: in
     return options
 
 
+def present_value_frac(days: float, econ: Economics) -> float:
+    """Present value of paying for ``days`` days at a steady rate, as a fraction of the undiscounted sum:
+    Σ_m share_m · (1 + r)^(−m/12) / (days/30), share_m = min(1, days/30 − m) of month m — each month paid at
+    its start, as the plan discounts rent and running costs (planner.ledgers.economics.discount_factor). 1 at
+    r = 0."""
+    months = days / DAYS_PER_MONTH
+    if months <= 0 or econ.cost_of_capital_frac_per_year == 0:
+        return 1.0
+    rate = econ.cost_of_capital_frac_per_year
+    paid = sum(
+        min(1.0, months - m) * discount_factor(m, cost_of_capital_frac_per_year=rate)
+        for m in range(math.ceil(months - 1e-12))
+    )
+    return paid / months
+
+
 def _noun(count: int, noun: str) -> str:
     """The noun for ``count`` of it: 'month' for 1, 'months' otherwise."""
     return noun if count == 1 else f"{noun}s"
@@ -124,7 +143,8 @@ def _rented_lines(
     billed = rented.billed_gpus
     price = rented.quote.usd_per_gpu_hour * econ.rent_price_scale
     hours = days * 24.0
-    usd = gpu_cost_usd(billed * hours * S_PER_HOUR, usd_per_gpu_hour=price)
+    pv = present_value_frac(days, econ)
+    usd = gpu_cost_usd(billed * hours * S_PER_HOUR, usd_per_gpu_hour=price) * pv
     shape = _instances_note(gpu, rented.instance_gpus, rented.instances, gpus, "paid")
     lines = [
         CostLine(
@@ -132,7 +152,7 @@ def _rented_lines(
         )
     ]
     tiers = [(t.min_gpus, t.discount_frac) for t in econ.rent_volume_tiers]
-    discounted = tiered_rent_usd_per_month(billed, price * HOURS_PER_MONTH, tiers) * hours / HOURS_PER_MONTH
+    discounted = tiered_rent_usd_per_month(billed, price * HOURS_PER_MONTH, tiers) * hours / HOURS_PER_MONTH * pv
     if discounted < usd - 1e-9:
         steps = ", ".join(f"{d:.0%} beyond {n:,} GPUs" for n, d in tiers if n < billed)
         lines.append(CostLine("discount", gpu.id, billed, discounted - usd, f"rent volume tiers: {steps}"))
@@ -209,5 +229,5 @@ def cost_lines(
     if procurement == "buy":
         return _buy_lines(gpu, site, gpus=gpus, days=days, econ=econ)
     running = _running_per_gpu_month(gpu, site, econ)
-    usd = running * gpus * days / DAYS_PER_MONTH
+    usd = running * gpus * days / DAYS_PER_MONTH * present_value_frac(days, econ)
     return [CostLine("running", gpu.id, gpus, usd, f"owned: power + colocation ${running:,.0f}/GPU-month")]

@@ -122,3 +122,14 @@ def test_plan_applies_rent_volume_tiers(catalog: Catalog) -> None:
     rent_line, discount = tiered.chosen.lines
     assert discount.usd == pytest.approx(-0.25 * rent_line.usd / 2)  # the second node's 8 of 16 GPUs
     assert tiered.to_json()["total_cost_usd"] == pytest.approx(plain.chosen.total_cost_usd + discount.usd)
+
+
+def test_rent_and_owned_running_are_discounted_like_the_bought_lines() -> None:
+    """45 days at 12 %/year: month 0 whole at factor 1, half of month 1 at 1.12^(−1/12); at r = 0 or within
+    the first month nothing changes (the plan's convention: each month paid at its start)."""
+    from planner.training.pricing import present_value_frac
+
+    econ = Economics(cost_of_capital_frac_per_year=0.12)
+    assert present_value_frac(45.0, econ) == pytest.approx((1 + 0.5 * 1.12 ** (-1 / 12)) / 1.5, rel=1e-12)
+    assert present_value_frac(20.0, econ) == 1.0
+    assert present_value_frac(45.0, Economics()) == 1.0
