@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 from planner.audit import at_served_load, audit_plan
+from planner.budget_floor import budget_floor_explanation
 from planner.candidate_cache import candidates_for
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
@@ -36,10 +37,6 @@ from planner.readout.read import cost_ledger, schedule, supply_lines
 from planner.readout.result import PlanResult
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine
 from planner.scenario import Scenario
-
-BUDGET_EXPLANATION = Explanation(
-    workload=None, requirement="budget", message="no plan fits the budget", relaxation="raise the budget"
-)
 
 
 def _counts(table: CandidateTable) -> tuple[int, int]:
@@ -94,7 +91,7 @@ def plan(
             lambda: build_context(catalog, scenario, table), solver, _left_s(opt_start, time_limit_s)
         )
         if served_scale is None:  # no plan serves anything
-            why = explain_supply(first) or [BUDGET_EXPLANATION]
+            why = explain_supply(first) or [budget_floor_explanation(catalog, scenario, table, solver)]
             return _infeasible(scenario, table, stage1.solve_seconds, start, why)
     ctx = build_context(catalog, scenario, table)
     if served_scale is not None:

@@ -12,7 +12,7 @@ import pytest
 
 from planner.catalog import Catalog
 from planner.plan import plan
-from planner.scenario import Budget, Scenario, load_scenario
+from planner.scenario import Budget, Scenario, load_scenario, parse_scenario
 from tests.plan.helpers import starter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +62,27 @@ def test_a_shortfall_names_what_can_be_served_and_never_a_demand_of_zero(
     short = [e for e in result.infeasibility if e.requirement == "requests_per_s"]
     assert len(short) == 1 and short[0].best_value_requests_per_s == pytest.approx(served, abs=0.05)
     assert short[0].relaxation == relaxation
+
+
+def test_a_budget_that_serves_none_of_the_demand_names_the_cheapest_plan_that_serves_any(catalog: Catalog) -> None:
+    """`planner budget` (max_throughput) on the starter with $10,000 in total: one L40S replica at us_east
+    costs $1,008/month, $12,096 over 12 months, so no fraction of the demand fits; the explanation gives that
+    plan and the total to raise to (it said "no plan fits the budget / raise the budget"). Raised to it, the
+    budget serves a positive share."""
+    data = starter(
+        objective="max_throughput", budget={"total_usd": 10_000}, hardware={"gpus": ["h100_sxm", "l40s", "a100_sxm_80gb"]}
+    )
+    scenario = parse_scenario(data)
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert result.status == "infeasible"
+    (first,) = result.infeasibility
+    assert first.requirement == "budget"
+    assert first.message == (
+        "no plan serves any of the demand within the budget: the cheapest that does (one replica of every "
+        "workload) costs $12,096 over the horizon, $1,008/month at most, $0 capex; the total budget $10,000 is "
+        "below $12,096 over the horizon"
+    )
+    assert first.relaxation == "raise budget.total_usd to $12,096"
+    raised = scenario.model_copy(update={"budget": Budget(total_usd=12_096)})
+    served = plan(catalog, raised, with_alternatives=False)
+    assert served.status == "optimal" and served.served_scale is not None and served.served_scale > 0
