@@ -9,7 +9,8 @@ It writes OUT_DIR/gpu_moe_slices.csv (the columns of tools/measure_gpu_kernels.p
 ``moe_rank_gemms``: the two grouped GEMMs (torch._grouped_mm) and SwiGLU of one rank over rows already sorted
 by expert; ``m_rows`` = tokens n, ``batch`` = experts E, ``n_cols`` = the rank's expert FFN width F/t,
 ``k_inner`` = hidden width; ``bytes`` = the touched experts' rank slices, read once) and
-OUT_DIR/gpu_moe_slices_env.json. Times are medians of CUDA-graph replays over weights rotated beyond the L2.
+OUT_DIR/gpu_moe_slices_env.json; ``dtype`` fp8: the same GEMMs in FP8 W8A8 (torch._scaled_grouped_mm, rowwise
+scales, bytes at 1 B per parameter). Times are medians of CUDA-graph replays over weights rotated beyond the L2.
 """
 
 from __future__ import annotations
@@ -57,8 +58,42 @@ def measure_slices(w, fh) -> None:
                     replays=rep, note=f"one TP{tp} rank's slices of {touched} touched experts; random top-{k} routing; "
                     "grouped gate/up + SwiGLU + grouped down")
                 print(f"{name} TP{tp} n={n}: {t:.4f} ms ({touched} experts)", flush=True)
+                if FP8_GROUPED:
+                    measure_fp8(w, fh, name, tp, e, k, h, fr, n, touched, offs, r, gate_up, down)
             del gate_up, down
             torch.cuda.empty_cache()
+
+
+FP8_GROUPED = hasattr(torch, "_scaled_grouped_mm")
+FP8 = torch.float8_e4m3fn
+
+
+def measure_fp8(w, fh, name, tp, e, k, h, fr, n, touched, offs, r, gate_up, down) -> None:
+    """The same rank's GEMMs in FP8 (W8A8, per-token × per-output-channel scales, bf16 out:
+    torch._scaled_grouped_mm), the layout of an FP8 checkpoint served by a fused MoE kernel."""
+    try:
+        gu8 = [g.to(FP8) for g in gate_up]
+        dn8 = [d.to(FP8) for d in down]
+        x8 = torch.randn(n * k, h, device=DEV).to(FP8)
+        sx = torch.ones(n * k, device=DEV, dtype=torch.float32)
+        s_gu = torch.ones(e, 2 * fr, device=DEV, dtype=torch.float32)
+        s_dn = torch.ones(e, h, device=DEV, dtype=torch.float32)
+
+        def step(i, x8=x8, offs=offs):
+            gu = torch._scaled_grouped_mm(x8, gu8[i % r].transpose(-2, -1), sx, s_gu, offs=offs, out_dtype=torch.bfloat16)
+            g, u = gu.chunk(2, dim=-1)
+            a8 = (F.silu(g) * u).to(FP8)
+            return torch._scaled_grouped_mm(a8, dn8[i % r].transpose(-2, -1), sx, s_dn, offs=offs, out_dtype=torch.bfloat16)
+
+        t, rep = graph_time_ms(step, calls=max(r, 4))
+        row(w, fh, kind="moe_rank_gemms", name=f"{name}_tp{tp}", dtype="fp8", m_rows=n, n_cols=fr, k_inner=h,
+            batch=e, time_ms=t, flop=2.0 * n * k * 3 * h * fr, bytes=1.0 * touched * 3 * h * fr, replays=rep,
+            note=f"FP8 W8A8 rowwise scales, torch._scaled_grouped_mm; {touched} touched experts")
+        print(f"{name} TP{tp} n={n} fp8: {t:.4f} ms", flush=True)
+    except Exception as exc:  # noqa: BLE001 - the bf16 rows stand without it
+        print(f"{name} TP{tp} n={n} fp8: {type(exc).__name__}: {str(exc)[:200]}", flush=True)
+    finally:
+        torch.cuda.empty_cache()
 
 
 def main() -> None:
