@@ -245,9 +245,9 @@ def test_predict_at_load_returns_a_disaggregated_pairs_numbers(catalog: Catalog)
         for key in checked:
             assert at[key] == pytest.approx(getattr(d, key), rel=1e-9), (d.role, key)
         assert (at["handoff_ms"] > 0) == (d.role == "prefill")
-        # a pool reports its own half only, 0 for the other, as the plan's pools do
+        # a pool reports its own half only, None (JSON null) for the other, as the plan's pools do
         for key in {"colocated": (), "prefill": ("tpot_ms", "decode_step_ms"), "decode": ("ttft_ms",)}[d.role]:
-            assert at[key] == getattr(d, key) == 0.0, (d.role, key)
+            assert at[key] is None and getattr(d, key) is None, (d.role, key)
     with pytest.raises(InputError, match="--ttft-percentile: a plan's decode pools"):
         perf.predict(catalog, dataclasses.replace(request, role="decode", ttft_percentile=99))
     with pytest.raises(InputError, match="--role: must be one of colocated, prefill, decode"):

@@ -327,5 +327,6 @@ def _print_terms(title: str, values: dict[str, Any]) -> None:
     table.add_column("term")
     table.add_column("value", justify="right")
     for key, value in values.items():
-        table.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+        shown = "—" if value is None else f"{value:,.4g}" if isinstance(value, float) else str(value)
+        table.add_row(key, shown)  # None: a pool's other half (a prefill pool has no TPOT)
     show(table)

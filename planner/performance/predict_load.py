@@ -174,7 +174,7 @@ def network_s(request: PredictRequest, site: Site | None) -> float:
 def at_load(
     catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, workspace_bytes: float, site: Site | None,
     model_id: str, gpu: Accelerator, fmt: NumericFormat, kfmt: NumericFormat,
-) -> dict[str, float | bool]:
+) -> dict[str, float | bool | None]:
     """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
     min(memory fit with the optimizations, ``batch_limit``), the network time of ``site`` and the request's
     ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the request's percentiles
@@ -207,11 +207,11 @@ def at_load(
         "saturation_requests_per_s": saturation_requests_per_s(
             terms, request, max_batch=limit, network_s=network, handoff_s=handoff, opt=opt
         ),
-        # a pool reports only its own half, 0 for the other, as the plan's PD deployments do
-        "ttft_ms": 0.0 if request.role == "decode" else float(pt.ttft_s) * 1e3,  # at --ttft-percentile if given
-        "tpot_ms": 0.0 if request.role == "prefill" else float(pt.tpot_s) * 1e3,  # at --tpot-percentile if given
+        # a pool reports only its own half, None (JSON null) for the other, as the plan's PD deployments do
+        "ttft_ms": None if request.role == "decode" else float(pt.ttft_s) * 1e3,  # at --ttft-percentile if given
+        "tpot_ms": None if request.role == "prefill" else float(pt.tpot_s) * 1e3,  # at --tpot-percentile if given
         # TPOT without prompt chunks, as a plan's deployment reports its decode step (load.bare_tpot_s)
-        "decode_step_ms": 0.0 if request.role == "prefill" else float(
+        "decode_step_ms": None if request.role == "prefill" else float(
             bare_tpot_s(terms, pt, input_tokens=p_tok, output_tokens=g_tok, opt=opt)
         ) * 1e3,
         # the engine's mean step (B running sequences); TPOT is the steps a request runs in: B + 1 (load.own_batch)

@@ -110,7 +110,7 @@ class Prediction:
     """The engine's host costs, collective start-up and chunk budget as used (0 costs when ideal)."""
     moe: dict[str, float] | None = None
     """MoE terms of the decode step at the request's batch (planner/performance/moe.py); None for dense models."""
-    load: dict[str, float | bool] | None = None
+    load: dict[str, float | bool | None] | None = None
     """The scheduler at ``requests_per_s`` (performance.load.serve_at_load), None without a load."""
 
     def to_json(self) -> dict[str, Any]:

@@ -81,9 +81,9 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 replicas=replicas,
                 gpus=gpus_of(replicas, float(c["gpus"])),
                 batch=int(p.batch),
-                ttft_ms=float(p.ttft_ms),
-                tpot_ms=float(p.tpot_ms),
-                decode_step_ms=float(p.decode_step_ms),
+                ttft_ms=None if c.get("role") == "decode" else float(p.ttft_ms),  # a pool's other half: no figure
+                tpot_ms=None if c.get("role") == "prefill" else float(p.tpot_ms),
+                decode_step_ms=None if c.get("role") == "prefill" else float(p.decode_step_ms),
                 ttft_slo_ms=w.slo.ttft_ms,
                 tpot_slo_ms=w.slo.tpot_ms,
                 memory_per_gpu_gb=float(p.memory_per_gpu_gb),

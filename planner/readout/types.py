@@ -36,14 +36,17 @@ class Deployment:
     gpus: float
     """GPUs of :attr:`replicas` (tp·pp·gpu_share_frac each; fractional when small models share a GPU)."""
     batch: int
-    ttft_ms: float
-    """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network)."""
-    tpot_ms: float
+    ttft_ms: float | None
+    """Time to first token at the load each replica serves (queueing for the chunk budget, chunk steps, network);
+    None for a decode pool (its requests' first token is the prefill pool's)."""
+    tpot_ms: float | None
     """Time per output token at the load each replica serves: the step a request runs in (its own sequence and
-    the others it finds, planner.performance.load.own_batch) with the prefill chunks it carries."""
-    decode_step_ms: float
+    the others it finds, planner.performance.load.own_batch) with the prefill chunks it carries; None for a
+    prefill pool (it generates no tokens after the first)."""
+    decode_step_ms: float | None
     """TPOT without prompt chunks: the bare decode step at the batch TPOT is taken at, per output token under
-    speculation (a round over its E[N] tokens; planner.performance.load.bare_tpot_s). Never above TPOT."""
+    speculation (a round over its E[N] tokens; planner.performance.load.bare_tpot_s). Never above TPOT. None
+    for a prefill pool."""
     ttft_slo_ms: float
     tpot_slo_ms: float
     memory_per_gpu_gb: float

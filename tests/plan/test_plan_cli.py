@@ -36,7 +36,9 @@ def test_examples_plan_within_slos(catalog: Catalog, path: Path) -> None:
     workloads = {w.name: w for w in scenario.workloads}
     for d in data["deployments"]:
         w = workloads[d["workload"]]
-        assert d["tpot_ms"] <= w.slo.tpot_ms and d["ttft_ms"] <= w.slo.ttft_ms
+        role = d.get("role", "colocated")
+        assert (d["tpot_ms"] is None) == (role == "prefill") and (d["ttft_ms"] is None) == (role == "decode")
+        assert (d["tpot_ms"] or 0.0) <= w.slo.tpot_ms and (d["ttft_ms"] or 0.0) <= w.slo.ttft_ms
         assert d["memory_per_gpu_gb"] <= catalog.gpu(d["gpu"]).memory_gb
     scale = data["served_scale"] if scenario.objective == "max_throughput" else 1.0
     for w in scenario.workloads:
