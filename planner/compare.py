@@ -335,9 +335,11 @@ def _compare(
         site = merged_sites(catalog, scenario).get(d.site)
         if site is not None and site.kind == "cloud":
             months = scenario.horizon_months
-            held = math.ceil(sum(x.gpus for x in rent.deployments if (x.gpu, x.site) == (d.gpu, d.site)) - 1e-9)
+            # the GPUs rented there at once (supply lines: most units in any slice), not the deployments' peaks,
+            # which may fall in different periods
+            held = sum(line.gpus for line in rent.supply if (line.gpu, line.site, line.procurement) == (d.gpu, d.site, "rent"))
             breakeven, breakeven_flip = reserved_breakeven(
-                catalog, d.gpu, site, scenario.rent_providers, horizon_months=months, gpus=max(held, 1)
+                catalog, d.gpu, site, scenario.rent_providers, horizon_months=months, gpus=max(int(held), 1)
             )
     flips: list[dict[str, Any]] = []
     if blocker is not None:

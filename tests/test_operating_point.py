@@ -65,9 +65,14 @@ def test_steady_state_is_the_fixed_point_of_littles_law(catalog: Catalog) -> Non
     assert float(pt.tpot_s) == pytest.approx(float(own), rel=1e-12)
     assert float(pt.tpot_s) > float(pt.step_s)
     assert float(pt.output_tokens_per_s) == pytest.approx(lam * g_tok)
-    # TTFT = M/D/1 wait + k chunk steps + half a step + network, k = ceil(P / (C − B)) = 1 here
+    # TTFT = M/D/1 wait + k chunk steps + half a step + network, k = ceil(P / (C − B)) = 1 here; the budget's
+    # use ρ = λ·P·T_full / (C − B), T_full the step with a full budget of prompt tokens (load.budget_use)
     chunk = 8192.0 - float(pt.running_batch)
-    rho = float(pt.prefill_tokens_per_step) / chunk
+    full = mixed_step(t, decode_batch=pt.running_batch, decode_context_tokens=p_tok + g_tok / 2,
+                      prefill_tokens=chunk, prompt_tokens=p_tok)
+    rho = lam * p_tok * float(full) / chunk
+    assert float(pt.prefill_utilization_frac) == pytest.approx(rho, rel=1e-9)
+    assert rho > float(pt.prefill_tokens_per_step) / chunk  # full-budget steps last longer than the mean step
     service = float(pt.chunk_step_s)
     wait = rho * service / (2 * (1 - rho))
     assert float(pt.chunk_steps) == 1.0
@@ -221,18 +226,18 @@ def test_predict_at_load_holds_the_batch_limit(catalog: Catalog) -> None:
 
 
 def test_predict_at_load_returns_a_disaggregated_pairs_numbers(catalog: Catalog) -> None:
-    """chat_70b_cloud at 16 req/s: 3 MI300X TP1 prefill replicas and 1 TP2 decode replica beside a co-located
-    one. ``planner predict --role prefill|decode --requests-per-s --site`` gives each pool's figures as the plan
+    """chat_70b_cloud at 32 req/s: 4 MI300X TP1 prefill replicas and 1 TP2 decode replica beside co-located
+    ones. ``planner predict --role prefill|decode --requests-per-s --site`` gives each pool's figures as the plan
     reports them: the prefill replica's TTFT with the KV handoff and the network, the decode replica's TPOT
     and decode step with no prompt in its steps."""
     from planner.plan import plan
 
     data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
-    data["workloads"][0]["requests_per_s"] = 16
+    data["workloads"][0]["requests_per_s"] = 32
     scenario = parse_scenario(data)
     w = scenario.workloads[0]
     deployments = plan(catalog, scenario, with_alternatives=False).deployments
-    assert sorted(d.role for d in deployments) == ["colocated", "decode", "prefill"]
+    assert {d.role for d in deployments} == {"colocated", "decode", "prefill"}
     for d in deployments:
         request = perf.PredictRequest(
             model=d.model, gpu=d.gpu, tp=d.tp, pp=d.pp, quant=d.quantization, kv_dtype=d.kv_dtype,

@@ -29,9 +29,9 @@ def test_piped_plan_table_has_whole_headers_and_one_line_per_deployment() -> Non
     for name in ("placement", "batch", "TTFT/SLO ms", "req/s cap", "$/month", "replicas per period"):
         assert f" {name} " in header, header
     assert "…" not in header
-    assert len(rows) == 5  # chat on H100 and H200, two prefill pools, one decode pool: no continuation lines
+    assert len(rows) == 3  # chat on H100 at us_east and dc1 and on H200: no continuation lines
     assert all(row.startswith("│ chat") for row in rows), rows
-    assert "0 4 2 4 3×2 4×3 0 2 4" in rows[1]  # the H200 replicas per period, whole on its line
+    assert "5 1 2×2 4×3 5 4 6 8×2" in rows[0]  # the us_east H100 replicas per period, whole on its line
 
 
 def test_piped_prose_column_wraps_at_its_cap_instead_of_widening_the_table() -> None:

@@ -43,11 +43,12 @@ def _solved_variant(catalog: Catalog, example: str, requests_per_s: float) -> tu
 
 
 def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
-    """buy_vs_rent at 21 req/s (12 quarters): same cost and supply, a smaller tie-break, and quarter 10 deploys
-    22 of its paid GPUs instead of the solve's 24; no quarter deploys more. (At 23 req/s HiGHS's solve is
+    """buy_vs_rent at 25 req/s (12 quarters): same cost and supply, a smaller tie-break, and quarter 3 deploys
+    14 of its paid GPUs instead of the solve's 16; no quarter deploys more. (At 23 req/s HiGHS's solve is
     already canonical: :func:`test_a_canonical_solve_is_kept`. Which demands HiGHS leaves non-canonical moves
-    with its search path: 23 req/s did, and 20 did not, until the first plan kept PD pairs.)"""
-    sol, ctx = _solved_variant(catalog, "buy_vs_rent", 21.0)
+    with its search path: 21 req/s did until the prefill budget's use counted full-budget steps, 16-24 and
+    26-28 do not now.)"""
+    sol, ctx = _solved_variant(catalog, "buy_vs_rent", 25.0)
     raw = dataclasses.replace(sol, values={f: dict(v) for f, v in sol.values.items()})
     made = canonical(ctx, sol)
     assert made is not sol and made.status == "optimal"
@@ -56,8 +57,8 @@ def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
         assert {k: round(v) for k, v in made.values[family].items()} == {k: round(v) for k, v in raw.values[family].items()}
     assert made.costs_usd[TIE_BREAK] < raw.costs_usd[TIE_BREAK]
     before, after = _gpus_per_period(ctx, raw.values["n_rep"]), _gpus_per_period(ctx, made.values["n_rep"])
-    assert (before[10], after[10]) == (24.0, 22.0)
-    assert all(after[t] == before[t] for t in before if t != 10)
+    assert (before[3], after[3]) == (16.0, 14.0)
+    assert all(after[t] == before[t] for t in before if t != 3)
     assert canonical(ctx, made).values["n_rep"] == made.values["n_rep"]  # a fixed point
 
 

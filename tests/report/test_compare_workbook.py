@@ -155,7 +155,7 @@ def test_native_charts_and_plots(written: Path) -> None:
     with zipfile.ZipFile(written) as z:
         xml = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
     lines = [x for x in xml if "<lineChart>" in x and "Cumulative cash by option" in x]
-    assert len(lines) == 1 and "crossover: month 34" in lines[0]
+    assert len(lines) == 1 and "crossover: month 35" in lines[0]
     assert "'CashFlow'!$E$2:$E$37" in lines[0] and "'CashFlow'!$F$2:$F$37" in lines[0]  # cumulative
     assert any("Total cost over the horizon by option" in x for x in xml)
     for name in (COMPARE_CUMULATIVE_PNG, COMPARE_OPTIONS_PNG):
@@ -206,7 +206,7 @@ def test_recomputed_options_match_the_ledgers(comparison: Comparison, recomputed
     assert find_row(wb[cmod.PLAN_SUMMARY_TITLE], TOTAL_LABEL)[1].value == pytest.approx(
         hybrid.total_cost_usd, rel=REL
     )
-    assert find_row(summary, cmod.CROSSOVER_LABEL)[1].value == comparison.crossover_month == 34
+    assert find_row(summary, cmod.CROSSOVER_LABEL)[1].value == comparison.crossover_month == 35
     cash = wb["CashFlow"]
     header = [c.value for c in cash[1]]
     horizon = hybrid.scenario.horizon_months
@@ -226,8 +226,8 @@ def test_editing_a_month_moves_the_option_total(comparison: Comparison, recomput
     assert after["Opex (USD/month)"] - before["Opex (USD/month)"] == pytest.approx(
         EDIT_USD / horizon, rel=1e-6
     )
-    # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 34.
-    assert find_row(recomputed["edited"]["Summary"], cmod.CROSSOVER_LABEL)[1].value == 34
+    # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 35.
+    assert find_row(recomputed["edited"]["Summary"], cmod.CROSSOVER_LABEL)[1].value == 35
 
 
 # --------------------------------------------------------------------------------------------------
