@@ -1,7 +1,8 @@
 """Prefill/decode disaggregation in a plan: per PD group the P:D ratio and the load of the KV link (card 8).
 
-For each ``pd_group`` (a workload's prefill and decode pools of one model, weight and KV format) at the
-workload's peak slice:
+For each ``pd_group`` (a workload's prefill and decode pools of one model, weight and KV format), every figure
+at one period: the one in which the group serves the most (a group may run only outside its workload's peak
+period, when renting or owning other GPUs is cheaper there):
 
     served      = Σ prefill pools' served requests/s (= Σ decode pools')
     P:D         = prefill GPUs : decode GPUs (and replicas)
@@ -41,18 +42,31 @@ class PdGroup:
         return asdict(self)
 
 
+def _busiest_period(pre: list[Deployment]) -> int:
+    """The period in which the prefill pools serve the most requests/s (the first of equals)."""
+    served = [sum(d.served_requests_per_s_per_period[t] for d in pre) for t in range(len(pre[0].replicas_per_period))]
+    return max(range(len(served)), key=lambda t: (served[t], -t))
+
+
+def _in_period(pools: list[Deployment], t: int) -> tuple[int, int, float]:
+    """(replicas, GPUs, KV link GB/s) of ``pools`` in period ``t``: each replica holds d.gpus / d.replicas GPUs."""
+    replicas = sum(d.replicas_per_period[t] for d in pools)
+    gpus = sum(d.replicas_per_period[t] * d.gpus / d.replicas for d in pools if d.replicas)
+    link = sum(d.replicas_per_period[t] * d.kv_link_gb_per_s for d in pools)
+    return replicas, round(gpus), link  # pools hold whole GPUs
+
+
 def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
     """One :class:`PdGroup` per pd_group with deployments (module docstring), sorted by group."""
     out: list[PdGroup] = []
     for group in sorted({d.pd_group for d in deployments if d.pd_group}):
         pre = [d for d in deployments if d.pd_group == group and d.role == "prefill"]
         dec = [d for d in deployments if d.pd_group == group and d.role == "decode"]
-        served = sum(d.served_requests_per_s for d in pre)
+        t = _busiest_period(pre)
+        served = sum(d.served_requests_per_s_per_period[t] for d in pre)
         kv_gb = max(d.kv_handoff_gb_per_request for d in pre + dec)
-        capacity = min(
-            sum(d.replicas * d.kv_link_gb_per_s for d in pre), sum(d.replicas * d.kv_link_gb_per_s for d in dec)
-        )
-        p_gpus, d_gpus = round(sum(d.gpus for d in pre)), round(sum(d.gpus for d in dec))  # pools hold whole GPUs
+        (p_reps, p_gpus, p_link), (d_reps, d_gpus, d_link) = _in_period(pre, t), _in_period(dec, t)
+        capacity = min(p_link, d_link)
         load = served * kv_gb
         out.append(
             PdGroup(
@@ -61,8 +75,8 @@ def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
                 served_requests_per_s=served,
                 prefill_gpus=p_gpus,
                 decode_gpus=d_gpus,
-                prefill_replicas=sum(d.replicas for d in pre),
-                decode_replicas=sum(d.replicas for d in dec),
+                prefill_replicas=p_reps,
+                decode_replicas=d_reps,
                 pd_ratio=f"{p_gpus}:{d_gpus}",
                 kv_gb_per_request=kv_gb,
                 kv_link_load_gb_per_s=load,
