@@ -87,11 +87,12 @@ def pipeline_bubble(
     microbatches: int, stages: int, virtual_stages: int, forward_ms: float, backward_ms: float
 ) -> dict[str, Value]:
     step = tr.pipeline_step_s(
-        microbatches, stages=stages, forward_s=forward_ms / MS_PER_S, backward_s=backward_ms / MS_PER_S
+        microbatches, stages=stages, forward_s=forward_ms / MS_PER_S, backward_s=backward_ms / MS_PER_S,
+        virtual_stages=virtual_stages,
     )
     return {
         "step_ms": step * MS_PER_S,
-        "utilization_frac": tr.pipeline_utilization_frac(microbatches, stages=stages),
+        "utilization_frac": tr.pipeline_utilization_frac(microbatches, stages=stages, virtual_stages=virtual_stages),
         "bubble_frac": tr.pipeline_bubble_frac(microbatches, stages=stages, virtual_stages=virtual_stages),
     }
 

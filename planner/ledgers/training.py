@@ -545,8 +545,12 @@ def examples_for_steps(steps: float, *, min_steps: float, min_examples: float) -
 # --------------------------------------------------------------------------------------------------
 
 
-def pipeline_step_s(microbatches: int, *, stages: int, forward_s: float, backward_s: float) -> float:
-    """1F1B / GPipe pipeline step time: (m + p − 1)(t_f + t_b), s. Works on numpy arrays (times).
+def pipeline_step_s(
+    microbatches: int, *, stages: int, forward_s: float, backward_s: float, virtual_stages: int = 1
+) -> float:
+    """1F1B / GPipe pipeline step time: (m + (p − 1)/v)(t_f + t_b) = m(t_f + t_b)(1 + bubble), s (v = 1:
+    (m + p − 1)(t_f + t_b); interleaved, v model chunks per stage: :func:`pipeline_bubble_frac`'s bubble).
+    Works on numpy arrays (times).
 
     Parameters
     ----------
@@ -570,11 +574,12 @@ def pipeline_step_s(microbatches: int, *, stages: int, forward_s: float, backwar
     _require_count("stages", stages)
     _require_non_negative("forward_s", forward_s)
     _require_non_negative("backward_s", backward_s)
-    return (microbatches + stages - 1) * (forward_s + backward_s)
+    _require_count("virtual_stages", virtual_stages)
+    return (microbatches + (stages - 1) / virtual_stages) * (forward_s + backward_s)
 
 
-def pipeline_utilization_frac(microbatches: int, *, stages: int) -> float:
-    """Pipeline utilisation u = m/(m + p − 1).
+def pipeline_utilization_frac(microbatches: int, *, stages: int, virtual_stages: int = 1) -> float:
+    """Pipeline utilisation u = m/(m + (p − 1)/v) = 1/(1 + bubble) (v = 1: m/(m + p − 1)).
 
     References
     ----------
@@ -582,7 +587,8 @@ def pipeline_utilization_frac(microbatches: int, *, stages: int) -> float:
     """
     _require_count("microbatches", microbatches)
     _require_count("stages", stages)
-    return microbatches / (microbatches + stages - 1)
+    _require_count("virtual_stages", virtual_stages)
+    return microbatches / (microbatches + (stages - 1) / virtual_stages)
 
 
 def pipeline_bubble_frac(microbatches: int, *, stages: int, virtual_stages: int = 1) -> float:

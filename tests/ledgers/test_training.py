@@ -314,6 +314,11 @@ def test_zero3_traffic() -> None:
 def test_pipeline_formulas() -> None:
     assert tr.pipeline_step_s(8, stages=4, forward_s=1.0, backward_s=2.0) == 33.0
     assert tr.pipeline_utilization_frac(8, stages=4) == pytest.approx(8 / 11)
+    # interleaved (v = 2): bubble (p − 1)/(v·m) = 0.1875, step m(t_f + t_b)(1 + bubble), u = 1/(1 + bubble)
+    bubble = tr.pipeline_bubble_frac(8, stages=4, virtual_stages=2)
+    assert bubble == pytest.approx(0.1875)
+    assert tr.pipeline_step_s(8, stages=4, forward_s=1.0, backward_s=2.0, virtual_stages=2) == pytest.approx(24 * (1 + bubble))
+    assert tr.pipeline_utilization_frac(8, stages=4, virtual_stages=2) == pytest.approx(1 / (1 + bubble))
     assert tr.pipeline_bubble_frac(8, stages=4) == pytest.approx(3 / 8)
     assert tr.pipeline_bubble_frac(8, stages=4, virtual_stages=2) == pytest.approx(3 / 16)
     assert tr.zb_h1_bubble_s(4, forward_s=1.0, backward_s=1.0, weight_grad_s=1.0) == 3.0
