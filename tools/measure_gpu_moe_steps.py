@@ -29,7 +29,7 @@ import time
 import torch
 import torch.nn.functional as F
 from measure_gpu_kernels import DEV, FIELDS, environment, graph_time_ms, kv_bytes, rms, row, write_environment
-from measure_gpu_steps import linear
+from measure_gpu_steps import layered_step, linear
 
 MIXTRAL_8X7B = {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "layers": 32, "vocab": 32000,
                 "experts": 8, "top_k": 2, "expert_ffn": 14336}
@@ -151,41 +151,15 @@ def routed_experts(xn, weights, experts, lay, act, combine, n_experts: int):
 
 
 def make_step(wts: MoEWeights, parts, batch: int, ctx: int, chunk: int):
-    """The step function of (B, H, C) over fresh caches (random contents), and what it keeps alive."""
-    c = wts.cfg
-    hd, hq, hkv = c["head_dim"], c["heads"], c["kv_heads"]
+    """The MoE step of (B, H, C) (measure_gpu_steps.layered_step with O, router and the routed experts after
+    attention), and what it keeps alive."""
     cpre, croute, cact, ccombine, chead = parts
-    n = batch + chunk
-    caches = [(torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
-               torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
-               torch.empty(1, hkv, chunk, hd, device=DEV, dtype=torch.bfloat16),
-               torch.empty(1, hkv, chunk, hd, device=DEV, dtype=torch.bfloat16)) for _ in range(c["layers"])]
-    tokens = torch.randint(0, c["vocab"], (n,), device=DEV)
-    cos = torch.randn(n, 1, hd, device=DEV, dtype=torch.bfloat16)
-    sample = torch.cat([torch.arange(batch, device=DEV), torch.tensor([n - 1], device=DEV)]) if chunk else None
 
-    def step(_i: int = 0):
-        x = F.embedding(tokens, wts.embed)
-        for lay, (kc, vc, ck, cv) in zip(wts.layers, caches, strict=True):
-            q, k, v = cpre(x, lay["ln1"], lay["qkv"], cos)
-            outs = []
-            if batch:
-                kc[:, :, -1, :].copy_(k[:batch])
-                vc[:, :, -1, :].copy_(v[:batch])
-                outs.append(F.scaled_dot_product_attention(
-                    q[:batch].unsqueeze(2), kc, vc, enable_gqa=True).reshape(batch, hq * hd))
-            if chunk:
-                ck[0].copy_(k[batch:].transpose(0, 1))
-                cv[0].copy_(v[batch:].transpose(0, 1))
-                qc = q[batch:].transpose(0, 1).unsqueeze(0)
-                att = F.scaled_dot_product_attention(qc, ck, cv, is_causal=True, enable_gqa=True)
-                outs.append(att[0].transpose(0, 1).reshape(chunk, hq * hd))
-            att = outs[0] if len(outs) == 1 else torch.cat(outs)
-            x, xn, weights, experts = croute(x, att, lay["o"], lay["ln2"], lay["router"])
-            x = x + routed_experts(xn, weights, experts, lay, cact, ccombine, c["experts"])
-        return chead(x if sample is None else x[sample], wts.final_ln, wts.lm_head)
+    def after_attention(x, att, lay):
+        x, xn, weights, experts = croute(x, att, lay["o"], lay["ln2"], lay["router"])
+        return x + routed_experts(xn, weights, experts, lay, cact, ccombine, wts.cfg["experts"])
 
-    return step, caches
+    return layered_step(wts, batch, ctx, chunk, cpre, after_attention, chead)
 
 
 def measure_moe_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]]) -> None:

@@ -35,9 +35,18 @@ import time
 
 import torch
 import torch.nn.functional as F
-
 from measure_gpu_kernels import (
-    DEV, FIELDS, LLAMA8B, environment, graph_time_ms, kv_bytes, layer_params, rms, row, weight_bytes, write_environment,
+    DEV,
+    FIELDS,
+    LLAMA8B,
+    environment,
+    graph_time_ms,
+    kv_bytes,
+    layer_params,
+    rms,
+    row,
+    weight_bytes,
+    write_environment,
 )
 
 LLAMA70B_LAYERS, LLAMA70B_VOCAB = 80, 128256
@@ -123,11 +132,13 @@ class Weights:
         self.final_ln = one
 
 
-def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
-    """The step function of (B, H, C) over fresh caches (random contents), and what it keeps alive."""
+def layered_step(wts, batch: int, ctx: int, chunk: int, pre, after_attention, head):
+    """The step function of (B, H, C) over fresh caches (random contents), and what it keeps alive: per layer
+    ``pre`` (norm, QKV, RoPE-like scaling), the B decode rows' attention over their caches and the chunk's
+    causal attention over itself (two SDPA calls), then ``after_attention(x, att, layer)`` (O projection and
+    the MLP or routed experts, residuals); ``head`` on the sampling rows."""
     c = wts.cfg
     hd, hq, hkv = c["head_dim"], c["heads"], c["kv_heads"]
-    cpre, cpost, chead = parts
     n = batch + chunk
     caches = [(torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
                torch.randn(batch, hkv, ctx, hd, device=DEV, dtype=torch.bfloat16),
@@ -140,7 +151,7 @@ def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
     def step(_i: int = 0):
         x = F.embedding(tokens, wts.embed)
         for lay, (kc, vc, ck, cv) in zip(wts.layers, caches, strict=True):
-            q, k, v = cpre(x, lay["ln1"], lay["qkv"], cos)
+            q, k, v = pre(x, lay["ln1"], lay["qkv"], cos)
             outs = []
             if batch:
                 kc[:, :, -1, :].copy_(k[:batch])
@@ -154,10 +165,20 @@ def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
                 att = F.scaled_dot_product_attention(qc, ck, cv, is_causal=True, enable_gqa=True)
                 outs.append(att[0].transpose(0, 1).reshape(chunk, hq * hd))
             att = outs[0] if len(outs) == 1 else torch.cat(outs)
-            x = cpost(x, att, lay["o"], lay["ln2"], lay["gate_up"], lay["down"])
-        return chead(x if sample is None else x[sample], wts.final_ln, wts.lm_head)
+            x = after_attention(x, att, lay)
+        return head(x if sample is None else x[sample], wts.final_ln, wts.lm_head)
 
     return step, caches
+
+
+def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
+    """The dense step of (B, H, C) (:func:`layered_step` with O + SwiGLU MLP after attention)."""
+    cpre, cpost, chead = parts
+
+    def after_attention(x, att, lay):
+        return cpost(x, att, lay["o"], lay["ln2"], lay["gate_up"], lay["down"])
+
+    return layered_step(wts, batch, ctx, chunk, cpre, after_attention, chead)
 
 
 def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]], fp8: bool = False) -> None:
