@@ -29,7 +29,7 @@ import time
 import torch
 import torch.nn.functional as F
 from measure_gpu_kernels import DEV, FIELDS, environment, graph_time_ms, kv_bytes, rms, row, write_environment
-from measure_gpu_steps import layered_step, linear
+from measure_gpu_steps import first_call, layered_step, linear
 
 MIXTRAL_8X7B = {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "layers": 32, "vocab": 32000,
                 "experts": 8, "top_k": 2, "expert_ffn": 14336}
@@ -166,17 +166,10 @@ def measure_moe_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int
     wts = MoEWeights(c)
     parts, how = _parts(c), "torch.compile"
     for batch, ctx, chunk in steps:
-        step, caches = make_step(wts, parts, batch, ctx, chunk)
-        t0 = time.perf_counter()
-        try:
-            step()
-        except Exception as exc:  # noqa: BLE001 - an op Inductor cannot compile: the same functions eagerly
-            parts, how = _parts(c, compiled=False), f"eager ({type(exc).__name__} under torch.compile)"
-            print(f"{name}: {how}: {str(exc)[:200]}", flush=True)
-            step, caches = make_step(wts, parts, batch, ctx, chunk)
-            step()
-        torch.cuda.synchronize()
-        compile_s = time.perf_counter() - t0
+        step, caches, parts, how, compile_s = first_call(
+            lambda p, b=batch, h=ctx, k=chunk, m=wts: make_step(m, p, b, h, k), parts, how,
+            lambda: _parts(c, compiled=False), name,
+        )
         t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
         row(w, fh, kind="mixed_step_compiled", name=name, dtype="bf16", m_rows=batch + chunk, batch=batch,
             seq_tokens=chunk, context_tokens=ctx, time_ms=t, flop=step_flop(c, batch, ctx, chunk),

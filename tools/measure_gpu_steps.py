@@ -181,22 +181,31 @@ def make_step(wts: Weights, parts, batch: int, ctx: int, chunk: int):
     return layered_step(wts, batch, ctx, chunk, cpre, after_attention, chead)
 
 
+def first_call(make, parts, how: str, eager, name: str):
+    """(step, caches, parts, how, first call s) of ``make(parts)`` after its first call (the compile); where
+    Inductor cannot compile an op, the same functions eagerly (``eager()``), from then on."""
+    step, caches = make(parts)
+    t0 = time.perf_counter()
+    try:
+        step()
+    except Exception as exc:  # noqa: BLE001 - an op Inductor cannot compile: the same functions eagerly
+        parts, how = eager(), f"eager ({type(exc).__name__} under torch.compile)"
+        print(f"{name}: {how}: {str(exc)[:200]}", flush=True)
+        step, caches = make(parts)
+        step()
+    torch.cuda.synchronize()
+    return step, caches, parts, how, time.perf_counter() - t0
+
+
 def measure_steps(w, fh, name: str, c: dict[str, int], steps: list[tuple[int, int, int]], fp8: bool = False) -> None:
     weights_bytes = weight_bytes(c, 1.0 if fp8 else 2.0)
     wts = Weights(c, fp8)
     parts, how = _compiled(c), "torch.compile"
     for batch, ctx, chunk in steps:
-        step, caches = make_step(wts, parts, batch, ctx, chunk)
-        t0 = time.perf_counter()
-        try:
-            step()
-        except Exception as exc:  # noqa: BLE001 - an op Inductor cannot compile: the same functions eagerly
-            parts, how = _compiled(c, compiled=False), f"eager ({type(exc).__name__} under torch.compile)"
-            print(f"{name}: {how}: {str(exc)[:200]}", flush=True)
-            step, caches = make_step(wts, parts, batch, ctx, chunk)
-            step()
-        torch.cuda.synchronize()
-        compile_s = time.perf_counter() - t0
+        step, caches, parts, how, compile_s = first_call(
+            lambda p, b=batch, h=ctx, k=chunk, m=wts: make_step(m, p, b, h, k), parts, how,
+            lambda: _compiled(c, compiled=False), name,
+        )
         t, rep = graph_time_ms(step, calls=1, target_ms=200.0)
         gemm = 2.0 * (batch + chunk) * layer_params(c)
         head = 2.0 * (batch + (1 if chunk else 0)) * c["vocab"] * c["hidden"]
