@@ -78,7 +78,7 @@ class LoadPoint:
     prefill_tokens_per_step: Num
     """Mean prompt tokens per step c = λ·P·T."""
     prefill_utilization_frac: Num
-    """ρ = c / (C − B): share of the step's spare token budget prompts use."""
+    """ρ = λ·P·T_full / (C − B): share of the spare token budget prompts use (:func:`budget_use`)."""
     chunk_steps: Num
     """k = ⌈P / (C − B)⌉ steps one prompt's prefill spans."""
     chunk_step_s: Num
