@@ -164,8 +164,12 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             "(nominal) of the total is paid then; cost per month = total / horizon months"
         )
 
+    served = data.get("served_scale")  # max_throughput: the answer is the served share, said first
+    serves = "" if served is None else (
+        f", serves {served:.3g}× the stated demand ({data['served_requests_per_s']['total']:,.3g} req/s)"
+    )
     title = (
-        f"{data['scenario']}: {_status_text(data)} — ${data['total_cost_usd']:,.0f} over "
+        f"{data['scenario']}: {_status_text(data)}{serves} — ${data['total_cost_usd']:,.0f} over "
         f"{months_text(data['horizon_months'])} "
         f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
         f"${data['opex_usd_per_month']:,.0f}/month"

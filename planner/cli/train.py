@@ -58,7 +58,8 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
         "memory_activations_gib_per_gpu", "mfu", "tokens_per_s", "gpu_hours",
     ):  # fmt: skip
         value = data[key]
-        t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+        shown = f"{value:.1%}" if key == "mfu" else f"{value:,.4g}" if isinstance(value, float) else str(value)
+        t.add_row(key, shown)  # MFU as the options table prints it
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", f"{value:,.4g}")
     for line in data["cost_lines"]:

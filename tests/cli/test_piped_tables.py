@@ -49,6 +49,9 @@ def test_plan_title_counts_the_horizon_in_words() -> None:
     assert one.exit_code == many.exit_code == 0
     assert "— $857 over 1 month ($857/month;" in one.stdout
     assert " over 36 months (" in many.stdout
+    # a max_throughput plan's answer is the served share: the title says it first; a min-cost title does not
+    assert ": optimal, serves 1.26× the stated demand (4.43 req/s) — $857" in " ".join(one.stdout.split())
+    assert "serves" not in many.stdout.splitlines()[0]
 
 
 def test_a_multi_period_plan_says_which_period_repl_counts() -> None:
