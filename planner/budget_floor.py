@@ -22,7 +22,6 @@ from planner.catalog.loader import Catalog
 from planner.optimize.explain import EXPLAIN_MAX_NODES, Explanation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import build_context
-from planner.readout.ledger import RECURRING
 from planner.readout.read import cost_ledger, schedule
 from planner.scenario import Scenario
 
@@ -56,11 +55,7 @@ def budget_floor_explanation(
         return GENERIC
     ledger = cost_ledger(ctx, sol, schedule(ctx, sol))
     total, capex = ledger.total_usd, ledger.capex_usd
-    by_month: dict[int, float] = {}
-    for line in ledger.lines:
-        if line.kind in RECURRING:
-            by_month[line.month] = by_month.get(line.month, 0.0) + line.usd
-    opex = max(by_month.values(), default=0.0)
+    opex = max(ledger.opex_usd_by_month.values(), default=0.0)
     over = []
     raise_to = []
     if budget.total_usd is not None and budget.total_usd < total:

@@ -35,6 +35,7 @@ from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: t
 from planner.compare_recommend import TIE_REL as TIE_REL
 from planner.compare_recommend import buying_blocker as buying_blocker
 from planner.compare_recommend import owned_only, recommend
+from planner.costs import rent_allowed
 from planner.demand import demand_per_period
 from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
 from planner.optimize.reuse import shared_solves
@@ -333,7 +334,7 @@ def _compare(
     if rent.status != "infeasible" and rent.deployments:
         d = rent.deployments[0]
         site = merged_sites(catalog, scenario).get(d.site)
-        if site is not None and site.kind == "cloud":
+        if site is not None and rent_allowed(site):
             months = scenario.horizon_months
             # the GPUs rented there at once (supply lines: most units in any slice), not the deployments' peaks,
             # which may fall in different periods

@@ -35,7 +35,7 @@ class RentQuote:
 
 
 def _applies(price: RentalPrice, site: Site) -> bool:
-    if site.kind != "cloud":
+    if not rent_allowed(site):
         return False
     if price.sites:
         return site.id in price.sites
@@ -73,6 +73,11 @@ def rent_quote(
     return RentQuote(
         gpu.id, site.id, kind, best.usd_per_gpu_hour, best.provider, best.source, best.as_of, instance_gpus or 0
     )
+
+
+def rent_allowed(site: Site) -> bool:
+    """Whether GPUs may be rented at ``site``: cloud sites only (datacenters buy, edge devices are owned)."""
+    return site.kind == "cloud"
 
 
 def buy_allowed(site: Site) -> bool:

@@ -20,6 +20,7 @@ from planner.costs import (
     colocation_usd_per_month,
     owned_device_usd_per_month,
     power_usd_per_month,
+    rent_allowed,
     rent_quotes_by_size,
 )
 from planner.ledgers.economics import (
@@ -207,7 +208,7 @@ def supply_options(
             )
         if buy_allowed(site) and "buy" in scenario.procurement and gpu.purchase is not None:
             out.extend(buy_options(gpu, site, scenario))
-        if site.kind == "cloud" and "rent" in scenario.procurement:
+        if rent_allowed(site) and "rent" in scenario.procurement:
             out.extend(rent_options(catalog, gpu, site, scenario))
     return out
 

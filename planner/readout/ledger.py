@@ -88,6 +88,16 @@ class CostLedger:
         return self._usd(*RECURRING) / self.horizon_months
 
     @property
+    def opex_usd_by_month(self) -> dict[int, float]:
+        """Nominal operating expense of each month with any (rent net of discounts, running costs), USD: what
+        a monthly opex budget limits (constraints/budget_max.py row 2)."""
+        out: dict[int, float] = defaultdict(float)
+        for line in self.lines:
+            if line.kind in RECURRING:
+                out[line.month] += line.usd
+        return dict(out)
+
+    @property
     def cost_usd_per_month(self) -> float:
         """Cost per month of service: total (present value, capex, resale and reserved months past the
         horizon included) ÷ horizon months, USD/month."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
-from planner.costs import buy_allowed
+from planner.costs import buy_allowed, rent_allowed
 from planner.training.layout import (
     Evaluation,
     Layout,
@@ -152,9 +152,10 @@ def allowed_sites(catalog: Catalog, scenario: TrainingScenario) -> list[Site]:
 
 def procurement_allowed(site: Site, procurement: TrainingProcurement) -> bool:
     """Whether ``procurement`` exists at ``site`` as in `planner plan`: rent at cloud sites, buy at datacenter
-    sites (:func:`planner.costs.buy_allowed`), owned wherever the inventory is."""
+    sites (:func:`planner.costs.rent_allowed`, :func:`planner.costs.buy_allowed`), owned wherever the
+    inventory is."""
     if procurement == "rent":
-        return site.kind == "cloud"
+        return rent_allowed(site)
     if procurement == "buy":
         return buy_allowed(site)
     return True
