@@ -25,12 +25,11 @@ from planner.ledgers import efficiency as eff
 from planner.performance import moe
 from planner.performance.terms import DeploymentTerms
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, MS_PER_S
+from planner.validate.kernel_mixed_steps import MEASUREMENTS, name_deployment
 from planner.validate.kernels import h200_terms
 
-MEASUREMENTS = Path(__file__).resolve().parents[2] / "measurements"
 BLOCK_FILE = "h200_kernels_steps_moe.csv"
 """In-house routed-expert block timings (absent in an installed package → no table)."""
-MODEL_OF_NAME = {"mixtral8x7b": "mixtral_8x7b", "qwen3moe30b": "qwen3_30b_a3b"}
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ def moe_block_rows(catalog: Catalog, directory: Path = MEASUREMENTS) -> list[MoE
     with path.open(encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             if row["kind"] in ("moe_block", "moe_block_gemms"):
-                model_id = MODEL_OF_NAME[row["name"].split("_")[0]]
+                model_id, _tp = name_deployment(row["name"])
                 times.setdefault((model_id, int(row["m_rows"])), {})[row["kind"]] = float(row["time_ms"])
     out = []
     terms_of: dict[str, DeploymentTerms] = {}
