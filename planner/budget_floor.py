@@ -22,6 +22,7 @@ from planner.catalog.loader import Catalog
 from planner.optimize.explain import EXPLAIN_MAX_NODES, Explanation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import build_context
+from planner.readout.budget import busiest_opex_usd_per_month
 from planner.readout.read import cost_ledger, schedule
 from planner.scenario import Scenario
 
@@ -55,7 +56,7 @@ def budget_floor_explanation(
         return GENERIC
     ledger = cost_ledger(ctx, sol, schedule(ctx, sol))
     total, capex = ledger.total_usd, ledger.capex_usd
-    opex = max(ledger.opex_usd_by_month.values(), default=0.0)
+    opex = busiest_opex_usd_per_month(ledger)
     over = []
     raise_to = []
     if budget.total_usd is not None and budget.total_usd < total:

@@ -1,20 +1,25 @@
 """How much of each budget line a plan spends, which line binds, and why when none is spent in full.
 
-A budget line binds when the plan spends ≥ ``BINDING_FRACTION`` of it. A line with money left can still be
-what stops the served scale: supply comes in whole units (a purchased node, a rented instance), so the
-line binds *in whole units* when what is left is less than one more unit of the cheapest supply the plan
-already uses for that kind of money. Every output (``planner budget``, its JSON, the workbook and HTML Summary)
+Spent: capex (nominal), total (present value) and the opex of the plan's busiest month — the opex line
+limits every month (constraints/budget_max.py row 2), so with growing demand the mean month would understate
+it. A budget line binds when the plan spends ≥ ``BINDING_FRACTION`` of it. A line with money left can still
+be what stops the served scale: supply comes in whole units (a purchased node, a rented instance), so the
+line binds *in whole units* when what is left is less than the units one more replica needs of the cheapest
+supply the plan already uses for that kind of money (opex: in some month with demand, of the supply that can
+run that month; the served scale grows every month at once). Every output (``planner budget``, its JSON, the workbook and HTML Summary)
 reads :func:`budget_use`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
 
 if TYPE_CHECKING:
+    from planner.readout.ledger import CostLedger
     from planner.readout.result import PlanResult
     from planner.readout.types import SupplyLine
 
@@ -32,6 +37,10 @@ class UnitStep:
     usd: float
     what: str
     """e.g. "one 8-GPU h200_sxm node at dc1"."""
+    left_usd: float = 0.0
+    """Money left on the line (opex: in :attr:`month`), less than :attr:`usd`."""
+    month: int | None = None
+    """Opex only: the month whose money left is less than the step (the line limits every month)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,8 @@ class BudgetUse:
     binding: list[str]
     """Lines spent to ≥ BINDING_FRACTION."""
     whole_units: dict[str, UnitStep]
-    """Lines with money left that is less than one more unit of the cheapest supply the plan uses."""
+    """Lines with money left that is less than one more replica's units of the cheapest supply the plan uses
+    (opex: in some month, of the supply usable that month); empty when the search stopped at its limit."""
     binding_limit: str
     """The binding limit in words (terminal, JSON and workbook)."""
 
@@ -60,32 +70,146 @@ class BudgetUse:
         }
 
 
-def _unit_name(s: SupplyLine) -> str:
+def _unit_name(s: SupplyLine, count: int = 1) -> str:
     unit = "node" if s.procurement in ("buy", "inventory") else "instance"
-    return f"one {s.unit_gpus}-GPU {s.gpu} {unit} at {s.site}"
+    if count == 1:
+        return f"one {s.unit_gpus}-GPU {s.gpu} {unit} at {s.site}"
+    return f"{count} {s.unit_gpus}-GPU {s.gpu} {unit}s at {s.site}"
+
+
+def _units_per_replica(result: PlanResult, s: SupplyLine) -> tuple[int, str]:
+    """(units of supply line ``s`` one more replica needs, what for): the fewest over the plan's deployments
+    on its GPU type and site, ⌈replica GPUs ÷ unit GPUs⌉ (1 when a unit holds a replica, or none runs there)."""
+    needs = sorted(
+        (max(1, math.ceil(d.gpus / d.replicas / s.unit_gpus - 1e-9)), d.gpus / d.replicas, d.workload)
+        for d in result.deployments
+        if d.gpu == s.gpu and d.site == s.site and d.replicas > 0
+    )
+    if not needs or needs[0][0] == 1:
+        return 1, ""
+    count, replica_gpus, workload = needs[0]
+    return count, f" for one {replica_gpus:g}-GPU replica of {workload}"
+
+
+def _step(result: PlanResult, s: SupplyLine, usd_per_unit: float) -> UnitStep:
+    count, why = _units_per_replica(result, s)
+    return UnitStep(count * usd_per_unit, _unit_name(s, count) + why)
 
 
 def _unit_steps(result: PlanResult) -> dict[str, UnitStep]:
-    """Per budget line, the cheapest single unit of supply the plan uses, in that line's money:
-    capex = a purchase line's capex ÷ its units; opex = the unit's monthly cost; total = the line's
-    horizon cost (present value) ÷ its units, the horizon cost of one more such unit (about)."""
-    horizon = result.scenario.horizon_months
-    options: dict[str, list[UnitStep]] = {k: [] for k in BUDGET_KEYS}
+    """Capex and total: the cheapest step of supply the plan uses that adds one replica, in that line's money:
+    the units of one supply line one more replica needs (:func:`_units_per_replica`) × capex = the line's
+    capex ÷ its units; total = the least one more unit adds over the horizon (:func:`_total_per_unit`).
+    A 2-GPU replica on 1-GPU instances takes two."""
+    options: dict[str, list[UnitStep]] = {"capex_usd": [], "total_usd": []}
     for s in result.supply:
         if s.units <= 0:
             continue
-        name = _unit_name(s)
         if s.procurement == "buy" and s.capex_usd > 0:
-            options["capex_usd"].append(UnitStep(s.capex_usd / s.units, name))
-        if s.usd_per_unit_month > 0:
-            options["opex_usd_per_month"].append(UnitStep(s.usd_per_unit_month, name))
+            options["capex_usd"].append(_step(result, s, s.capex_usd / s.units))
         if s.cost_usd_per_month > 0:
-            options["total_usd"].append(UnitStep(s.cost_usd_per_month * horizon / s.units, name))
+            usd, held = _total_per_unit(result, s)
+            step = _step(result, s, usd)
+            options["total_usd"].append(replace(step, what=step.what + held))
     return {k: min(v, key=lambda u: (u.usd, u.what)) for k, v in options.items() if v}
+
+
+TERM_MONTHS = {"reserved_1y": 12, "reserved_3y": 36}
+"""Months a reserved unit is paid for (its whole term, past the horizon too: planner.problem.cost_terms (4))."""
+
+
+def _total_per_unit(result: PlanResult, s: SupplyLine) -> tuple[float, str]:
+    """(USD, for how long) the least one more unit of supply line ``s`` adds to the horizon cost: on-demand and
+    spot rent for one period's shortest hour block (demand grows in every period, but one short period can be
+    what stops it), a reservation for its term, a purchase (and owned supply) the line's horizon cost (present
+    value) ÷ its units."""
+    period = result.scenario.period_months
+    if s.procurement == "rent" and s.rental_kind in HOURLY_BILLED:
+        block = min(
+            (_shortest_block_frac(result, e.months[0]) for e in result.schedule if e.months), default=1.0
+        )
+        hours = f", {block * 24:g} hours a day" if block < 1.0 else ""
+        return s.usd_per_unit_month * period * block, f" for one {period}-month period{hours}"
+    if s.procurement == "rent" and s.rental_kind in TERM_MONTHS:
+        term = TERM_MONTHS[s.rental_kind]
+        return s.usd_per_unit_month * term, f" for its {term}-month term"
+    return s.cost_usd_per_month * result.scenario.horizon_months / s.units, ""
+
+
+HOURLY_BILLED = ("on_demand", "spot")
+"""Rental kinds that follow a plan's hour blocks and are billed for the hours they run (constraints/commitments.py)."""
+
+
+def _shortest_block_frac(result: PlanResult, month: int) -> float:
+    """Share of the day of the shortest hour block of ``month``'s period (1 without hourly profiles)."""
+    entry = next((e for e in result.schedule if month in e.months), None)
+    if entry is None or not entry.hour_blocks:
+        return 1.0
+    return min(b.hours_per_day for b in entry.hour_blocks) / 24.0
+
+
+def _opex_step(result: PlanResult, ledger: CostLedger, limit: float) -> UnitStep | None:
+    """The first month whose opex left (limit − that month's opex) is less than one more replica's units of
+    the cheapest supply the plan uses that can serve that month (its monthly price; a purchase from the first
+    period that starts after its delivery; on-demand and spot rent for the shortest hour block only, the least
+    one more unit can cost), with both amounts; None when every month has room. Served demand grows by one factor in every month with demand,
+    so one such month stops it (in whole units)."""
+    by_month = ledger.opex_usd_by_month
+    for month in range(ledger.horizon_months):
+        start = month - month % result.scenario.period_months  # bought nodes serve from a period's start
+        if not any(month < len(s.units_per_month) and s.units_per_month[month] > 0 for s in result.supply):
+            continue  # nothing runs that month: no demand to grow there
+        usable = [
+            s for s in result.supply
+            if s.units > 0 and s.usd_per_unit_month > 0 and (s.procurement != "buy" or start >= s.available_from_month)
+        ]  # fmt: skip
+        if not usable:
+            continue
+        block = _shortest_block_frac(result, month)
+        steps = []
+        for s in usable:
+            hourly = s.procurement == "rent" and s.rental_kind in HOURLY_BILLED and block < 1.0
+            step = _step(result, s, s.usd_per_unit_month * (block if hourly else 1.0))
+            steps.append(
+                replace(step, what=step.what + f" for {block * 24:g} hours a day") if hourly else step
+            )
+        step = min(steps, key=lambda u: (u.usd, u.what))
+        left = limit - by_month.get(month, 0.0)
+        if left < step.usd:
+            return replace(step, left_usd=left, month=month)
+    return None
+
+
+def busiest_opex_usd_per_month(ledger: CostLedger) -> float:
+    """Opex of the plan's busiest month (rent net of discounts + running costs), USD/month: what a monthly
+    opex budget limits (every month, a reservation's months past the horizon included); 0 without opex."""
+    return max(ledger.opex_usd_by_month.values(), default=0.0)
 
 
 def _money(usd: float) -> str:
     return f"${usd:,.0f}"
+
+
+OVER_FRACTION = 1.0 + 1e-6
+"""Share of a budget line spent above which the plan exceeds it (solver tolerance aside)."""
+
+
+def _over_text(spent: dict[str, float], limits: dict[str, float | None], ledger: CostLedger) -> str:
+    """Text " (LINE over the limit: ...)" for each line the plan's cash spends beyond its limit (none when it keeps within
+    all); the opex line names its busiest month. A plan the MILP kept within its rows can still exceed the opex
+    line in cash where a row misses a month's cost, so the readout says so rather than call it merely binding."""
+    parts = []
+    for k in BUDGET_KEYS:
+        limit = limits[k]
+        if limit is None or spent[k] <= limit * OVER_FRACTION:
+            continue
+        where = ""
+        if k == "opex_usd_per_month":
+            by_month = ledger.opex_usd_by_month
+            month = min(m for m, usd in by_month.items() if usd == spent[k])
+            where = f" in month {month}"
+        parts.append(f" ({k} over the limit{where}: {_money(spent[k])} > {_money(limit)})")
+    return "".join(parts)
 
 
 def budget_use(result: PlanResult) -> BudgetUse | None:
@@ -96,9 +220,9 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
         return None
     spent = {
         "capex_usd": ledger.capex_usd,
-        # per month paid: a reservation's months after the horizon are months of opex too (the limit is
-        # per month; the ledger's opex per month divides by the horizon, the months of service)
-        "opex_usd_per_month": ledger.opex_usd_per_month * ledger.horizon_months / ledger.cash_months,
+        # the limit holds in every month (constraints/budget_max.py row 2), so what it limits is the
+        # busiest month's opex, not the mean month's: with growing demand they differ
+        "opex_usd_per_month": busiest_opex_usd_per_month(ledger),
         "total_usd": ledger.total_usd,
     }
     limits: dict[str, float | None] = {k: getattr(budget, k) for k in BUDGET_KEYS}
@@ -106,18 +230,33 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
     binding = [k for k in BUDGET_KEYS if (used.get(k) or 0.0) >= BINDING_FRACTION]
     left = {k: v - spent[k] for k, v in limits.items() if v is not None and k not in binding}
     steps = _unit_steps(result)
-    whole_units = {k: steps[k] for k in left if k in steps and left[k] < steps[k].usd}
+    whole_units = {
+        k: UnitStep(steps[k].usd, steps[k].what, left_usd=left[k])
+        for k in left
+        if k in steps and left[k] < steps[k].usd
+    }
+    opex_limit = limits["opex_usd_per_month"]
+    opex_step = (
+        _opex_step(result, ledger, opex_limit) if "opex_usd_per_month" in left and opex_limit else None
+    )
+    if opex_step is not None:
+        whole_units["opex_usd_per_month"] = opex_step
+    whole_units = {k: whole_units[k] for k in BUDGET_KEYS if k in whole_units}
+    searched_to_limit = reached_limit(result.served_scale, SCALE_LIMIT)
+    if searched_to_limit:
+        whole_units = {}  # nothing stopped the search before its limit: no line binds, whole units or not
     if binding:
-        text = ", ".join(binding)
+        text = ", ".join(binding) + _over_text(spent, limits, ledger)
     elif whole_units:
         text = "; ".join(
-            f"{k} in whole units: the {_money(left[k])} left is less than {u.what} ({_money(u.usd)})"
+            f"{k} in whole units: {'' if u.month is None else f'in month {u.month} '}the {_money(u.left_usd)} left "
+            f"is less than {u.what} ({_money(u.usd)})"
             for k, u in whole_units.items()
         )
     else:
         families = sorted({str(b.get("family")) for b in result.binding_constraints})
         text = "no budget line: " + (", ".join(families) or "—")
-        if reached_limit(result.served_scale, SCALE_LIMIT):
+        if searched_to_limit:
             text += (
                 f"; the search stops at {SCALE_LIMIT:,.0f}× the stated demand, so the budget serves at least that "
                 "(state a larger demand to look further, and check that a budget line pays for this plan's supply: "
