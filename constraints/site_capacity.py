@@ -14,6 +14,7 @@ from collections import defaultdict
 import pulp
 
 from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyOption
 
 
 def add_site_capacity(ctx: BuildContext) -> None:
@@ -32,5 +33,10 @@ def add_site_capacity(ctx: BuildContext) -> None:
                     pulp.lpSum(o.unit_gpus * u for o, u in gpus) <= site.max_gpus,
                 )  # (1)
             if site.max_power_kw is not None:
-                kw = pulp.lpSum(o.unit_gpus * u * ctx.gpu(o.gpu).tdp_w * site.pue / 1e3 for o, u in gpus)
+                kw = pulp.lpSum(unit_power_kw(ctx, o, site.pue) * u for o, u in gpus)
                 ctx.add_row("site_capacity", ("power", site_id, t), kw <= site.max_power_kw)  # (2)
+
+
+def unit_power_kw(ctx: BuildContext, option: SupplyOption, pue: float) -> float:
+    """kW one unit of ``option`` draws at a site of ``pue``: unit_o · TDP_g · PUE_s / 1000 (row (2))."""
+    return option.unit_gpus * ctx.gpu(option.gpu).tdp_w * pue / 1e3

@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from constraints import names_with
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
+from planner.optimize.explain_words import used_up_limits
 from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
@@ -318,18 +318,17 @@ def explain_capacity(
                 message="the model stays infeasible even with unlimited shortfall",
             )
         ]
-    resources = names_with("resource")
-    limits = [b for b in sol.binding if b["family"] in resources]
-    limit_text = (
-        "; ".join(f"{b['family']} {'/'.join(b['key'])}" for b in limits[:4]) or "no single resource row"
-    )
-    if over_budget is not None:  # the budget stopped the next unit of supply, whatever rows read tight
-        limit_text = _budget_text(scenario)
     out: list[Explanation] = list(causes)
     explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
+        limits = used_up_limits(ctx, sol.values, w_name, t)
+        limit_text = "; ".join(limit.what for limit in limits) or "no single limit (supply, site or budget) is used up"
+        relax_text = "; or ".join(limit.relax for limit in limits) or None
+        if over_budget is not None:  # the budget stopped the next unit of supply, whatever else is used up
+            limit_text = _budget_text(scenario)
+            relax_text = f"relax {limit_text}"
         demand = ctx.demand[(w_name, t)]
         out.append(
             Explanation(
@@ -339,19 +338,19 @@ def explain_capacity(
                 best_value_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
                 message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served in period {t}; binding: {limit_text}",
-                relaxation=_shortfall_relaxation(w_name, demand - short, limit_text if limits or over_budget else None),
+                relaxation=_shortfall_relaxation(w_name, demand - short, relax_text),
             )
         )
     return out
 
 
-def _shortfall_relaxation(workload: str, served: float, limit_text: str | None) -> str:
-    """Lower the demand to what can be served (not to 0), or relax the binding limit (``limit_text``; None
+def _shortfall_relaxation(workload: str, served: float, relax_text: str | None) -> str:
+    """Lower the demand to what can be served (not to 0), or relax the binding limits (``relax_text``; None
     when no resource row binds)."""
     options = ([f"lower {workload}.requests_per_s to {served:.3g}"] if served > 1e-9 else []) + (
-        [f"relax {limit_text}"] if limit_text else []
+        [relax_text] if relax_text else []
     )
-    return ", or ".join(options) or f"allow {workload} more sites, GPU types or looser SLOs (no single resource row binds)"
+    return ", or ".join(options) or f"allow {workload} more sites, GPU types or looser SLOs (no single limit is used up)"
 
 
 def _budget_text(scenario: Scenario) -> str:

@@ -1,0 +1,123 @@
+"""The limits that stop a workload's demand in an infeasible scenario, in the user's words: which supply or
+site limit is used up in the elastic re-solve and which scenario field relaxes it ("the 2 rtx_4090 edge
+devices at shop", "add rtx_4090 devices at shop (sites.shop.devices.rtx_4090: 2 now)").
+
+A limit counts when it is used up, not when its row reads tight: a supply row is tight in every optimal plan
+(the units match the replicas), and a power row keeps slack below one more node. So, for workload w in
+slice t (GPU types and sites: those of w's candidates):
+
+    supply (g, s):  every bounded option o at (g, s) has units[o, t] = max_o, and no unbounded one is there
+                    (edge devices, inventory; rent and buy are unbounded)
+    GPUs of s:      G_max(s) − Σ_o unit_o · units[o, t] < min_o unit_o            (no further unit fits)
+    power of s:     kW_max(s) − Σ_o unit_o · units[o, t] · TDP_o · PUE_s / 1000 < min_o of one unit's kW
+    spot share:     its row (constraints/spot_share.py) has no slack, and spot is offered at w's (g, s)
+
+Budgets are named by planner.optimize.explain (the same scenario without them has a plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from constraints.site_capacity import unit_power_kw
+from planner.problem.context import BuildContext
+from planner.problem.supply import SupplyKind
+
+USED_UP_TOL = 1e-6
+"""Units within this of their bound count as all used."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One used-up limit: what it is (``what``) and how to relax it (``relax``)."""
+
+    what: str
+    relax: str
+
+
+def used_up_limits(ctx: BuildContext, values: dict[str, dict[Any, float]], workload: str, t: int) -> list[Limit]:
+    """The limits (module docstring) that ``workload`` meets in slice ``t`` of the solved elastic ``ctx``
+    (``values``: the solution's variable values)."""
+    units = values.get("units", {})
+    ids = ctx.cands_of_workload(workload)
+    gpu_of, site_of = ctx.column("gpu"), ctx.column("site")
+    pairs = sorted({(str(gpu_of[k]), str(site_of[k])) for k in ids})
+    used = {i: units.get((i, t), 0.0) for i, _ in enumerate(ctx.supply)}
+    out = [_supply(ctx, g, s) for g, s in pairs if _supply_used_up(ctx, used, g, s)]
+    for site_id in sorted({s for _, s in pairs}):
+        out.extend(_site_limits(ctx, used, site_id))
+    spot_here = any(o.kind is SupplyKind.RENT_SPOT and (o.gpu, o.site) in pairs for o in ctx.supply)
+    if spot_here and _row_used_up(ctx, "spot_share", (t,)):
+        frac = ctx.scenario.economics.max_spot_frac
+        out.append(
+            Limit(
+                f"the spot share cap (economics.max_spot_frac {frac:g}: spot carries at most {frac:.0%} of the load)",
+                "raise economics.max_spot_frac, or add on_demand (or reserved_1y, reserved_3y) to rental_kinds",
+            )
+        )
+    return out
+
+
+def _row_used_up(ctx: BuildContext, family: str, key: tuple[Any, ...]) -> bool:
+    """The row ``family``/``key`` of the solved ``ctx`` exists and has no slack (also where all its terms are 0)."""
+    for name, row in ctx.rows.items():
+        if row == (family, key):
+            lhs = ctx.row_constraints[name].value()
+            return lhs is not None and abs(float(lhs)) <= USED_UP_TOL
+    return False
+
+
+def _supply_used_up(ctx: BuildContext, used: dict[int, float], gpu: str, site: str) -> bool:
+    """Every option at (``gpu``, ``site``) is bounded and at its bound."""
+    here = [(i, o) for i, o in enumerate(ctx.supply) if (o.gpu, o.site) == (gpu, site)]
+    return bool(here) and all(
+        o.max_units is not None and used[i] >= o.max_units - USED_UP_TOL for i, o in here
+    )
+
+
+def _supply(ctx: BuildContext, gpu: str, site: str) -> Limit:
+    """The used-up supply of ``gpu`` at ``site``: its edge devices and inventory."""
+    here = [o for o in ctx.supply if (o.gpu, o.site) == (gpu, site)]
+    devices = sum(o.max_units or 0 for o in here if o.kind is SupplyKind.EDGE_DEVICE)
+    owned = sum(o.max_units or 0 for o in here if o.kind is SupplyKind.OWNED)
+    parts, fixes = [], []
+    if devices:
+        parts.append(f"the {devices} {gpu} edge device{'s' if devices != 1 else ''} at {site}")
+        fixes.append(f"add {gpu} devices at {site} (sites.{site}.devices.{gpu}: {devices} now)")
+    if owned:
+        parts.append(f"the {owned} owned {gpu} at {site}")
+        fixes.append(f"add {gpu} at {site} to the inventory ({owned} now)")
+    if not {"rent", "buy"} & set(ctx.scenario.procurement):
+        fixes.append("allow rent or buy in procurement")
+    what = " and ".join(parts) or f"the {gpu} supply at {site}"
+    return Limit(f"{what} (all in use)", ", ".join(fixes) + (" or " if fixes else "") + "allow other GPU types or sites")
+
+
+def _site_limits(ctx: BuildContext, used: dict[int, float], site_id: str) -> list[Limit]:
+    """The GPU-count and power limits of ``site_id`` with no room for one more unit."""
+    site = ctx.sites[site_id]
+    here = [(i, o) for i, o in enumerate(ctx.supply) if o.site == site_id]
+    if not here:
+        return []
+    out = []
+    if site.max_gpus is not None:
+        gpus = sum(o.unit_gpus * used[i] for i, o in here)
+        if site.max_gpus - gpus < min(o.unit_gpus for _, o in here) - USED_UP_TOL:
+            out.append(
+                Limit(
+                    f"the GPU limit of site {site_id} ({gpus:,.0f} of {site.max_gpus:,} GPUs in use)",
+                    f"raise sites.{site_id}.max_gpus ({site.max_gpus:,} now) or allow other sites",
+                )
+            )
+    if site.max_power_kw is not None:
+        kw = sum(unit_power_kw(ctx, o, site.pue) * used[i] for i, o in here)
+        if site.max_power_kw - kw < min(unit_power_kw(ctx, o, site.pue) for _, o in here) - USED_UP_TOL:
+            out.append(
+                Limit(
+                    f"the power limit of site {site_id} ({kw:,.1f} of {site.max_power_kw:,g} kW in use)",
+                    f"raise sites.{site_id}.max_power_kw ({site.max_power_kw:,g} now) or allow other sites",
+                )
+            )
+    return out
+
