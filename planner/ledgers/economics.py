@@ -71,6 +71,12 @@ def term_tail_months(horizon_months: int, term_months: int) -> list[int]:
     return list(range(horizon_months, end))
 
 
+def delivery_month(available_from_month: float) -> int:
+    """The month a node ordered to be usable from ``available_from_month`` (order month + lead time) arrives:
+    ⌈available_from_month⌉ (a fraction of a month is the next month); its running cost starts then."""
+    return math.ceil(available_from_month - 1e-9)
+
+
 def bought_unit_cash_flow_usd(
     capex_usd: float,
     *,
@@ -105,7 +111,7 @@ def bought_unit_cash_flow_usd(
         lifetime_years=lifetime_years,
         resale_frac=resale_frac,
     )
-    start = min(math.ceil(purchase_month + max(lead_time_months, 0.0) - 1e-9), int(horizon_months))
+    start = min(delivery_month(purchase_month + max(lead_time_months, 0.0)), int(horizon_months))
     lines: list[tuple[int, BoughtCashKind, float, float]] = [
         (purchase_month, "capex", capex_usd, capex_usd * discount_factor(purchase_month, cost_of_capital_frac_per_year=r))
     ]

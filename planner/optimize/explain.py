@@ -18,7 +18,7 @@ import pandas as pd
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
-from planner.optimize.explain_words import used_up_limits
+from planner.optimize.explain_words import budget_raises, cheapest_replica, used_up_limits
 from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
@@ -279,22 +279,19 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         f"raise the capex budget to ${cheapest:,.0f} or allow rent",
                     )
                 )
-        monthly = min(o.usd_per_unit_month for o in options)
-        if (
-            budget is not None
-            and budget.opex_usd_per_month is not None
-            and budget.opex_usd_per_month < monthly
-        ):
-            node = min(options, key=lambda o: o.usd_per_unit_month)
-            out.append(
-                Explanation(
-                    w.name,
-                    "budget",
-                    f"{w.name}: the opex budget ${budget.opex_usd_per_month:,.0f}/month is below one unit "
-                    f"(${monthly:,.0f}/month: {node.gpu} at {node.site}, {node.kind.value})",
-                    f"raise the opex budget to ${monthly:,.0f}/month",
+        replica = cheapest_replica(ctx, w.name)
+        if budget is not None and budget.opex_usd_per_month is not None and replica is not None:
+            monthly, what = replica
+            if budget.opex_usd_per_month < monthly:
+                out.append(
+                    Explanation(
+                        w.name,
+                        "budget",
+                        f"{w.name}: the opex budget ${budget.opex_usd_per_month:,.0f}/month is below its cheapest "
+                        f"replica (${monthly:,.0f}/month: {what})",
+                        f"raise budget.opex_usd_per_month to {math.ceil(monthly - 1e-6):,} at least",
+                    )
                 )
-            )
     return out
 
 
@@ -373,17 +370,13 @@ def _budget_cause(
     if sol.status not in ("optimal", "feasible"):
         return None
     cheapest = "the cheapest plan" if sol.status == "optimal" else "a plan"
-    only_total = scenario.budget.capex_usd is None and scenario.budget.opex_usd_per_month is None
+    spent, raises = budget_raises(free, scenario.budget, sol.cost_usd)
     return Explanation(
         workload=None,
         requirement="budget",
         message=(
             f"no plan serves the stated demand within the budget ({_budget_text(scenario)}); without it "
-            f"{cheapest} costs ${sol.cost_usd:,.0f} over the horizon"
+            f"{cheapest} costs ${sol.cost_usd:,.0f} over the horizon{spent}"
         ),
-        relaxation=(
-            f"raise budget.total_usd to {math.ceil(sol.cost_usd - 1e-6):,}"
-            if only_total and sol.status == "optimal"
-            else "raise the budget or lower the demand"
-        ),
+        relaxation="raise " + " and ".join(raises) if raises else "raise the budget or lower the demand",
     )

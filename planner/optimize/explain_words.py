@@ -12,17 +12,24 @@ slice t (GPU types and sites: those of w's candidates):
     power of s:     kW_max(s) − Σ_o unit_o · units[o, t] · TDP_o · PUE_s / 1000 < min_o of one unit's kW
     spot share:     its row (constraints/spot_share.py) has no slack, and spot is offered at w's (g, s)
 
-Budgets are named by planner.optimize.explain (the same scenario without them has a plan).
+Budgets are named by planner.optimize.explain when the same scenario without them has a plan; that plan's
+spending on each budget line (:func:`budget_raises`) is the raise that admits it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+import pulp
+
+from constraints.budget_max import capex_usd, opex_usd_per_month
 from constraints.site_capacity import unit_power_kw
+from planner.ledgers.racks import replica_footprint_gpus
 from planner.problem.context import BuildContext
 from planner.problem.supply import SupplyKind
+from planner.scenario_economics import Budget
 
 USED_UP_TOL = 1e-6
 """Units within this of their bound count as all used."""
@@ -121,3 +128,47 @@ def _site_limits(ctx: BuildContext, used: dict[int, float], site_id: str) -> lis
             )
     return out
 
+
+
+def budget_raises(ctx: BuildContext, budget: Budget, cost_usd: float) -> tuple[str, list[str]]:
+    """What the solved plan of ``ctx`` (built without ``budget``; horizon cost ``cost_usd``) spends against each
+    line ``budget`` states, and the raises that admit it: (", $Y/month in its busiest
+    month, $Z capex", ["budget.opex_usd_per_month to 12,345", ...]), the figures being the left sides of the
+    budget rows (constraints/budget_max.py) at that plan, so the raised budget holds it."""
+    spent = {"total_usd": cost_usd}
+    if budget.opex_usd_per_month is not None:
+        spent["opex_usd_per_month"] = max(float(pulp.value(opex_usd_per_month(ctx, t)) or 0.0) for t in ctx.slices_of)
+    if budget.capex_usd is not None:
+        spent["capex_usd"] = float(pulp.value(capex_usd(ctx)) or 0.0)
+    text = "".join(
+        f", ${spent[k]:,.0f}{label}" for k, label in (("opex_usd_per_month", "/month in its busiest month"),
+                                                       ("capex_usd", " capex")) if k in spent
+    )
+    raises = [
+        f"budget.{k} to {math.ceil(v - 1e-6):,}"
+        for k, v in spent.items()
+        if getattr(budget, k) is not None and getattr(budget, k) < v - 1e-6
+    ]
+    return text, raises
+
+
+def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | None:
+    """(USD per month, what) of the cheapest single replica of ``workload``: over its candidates k and the supply
+    options o at k's GPU type and site, ⌈f_k / unit_o⌉ units × o's monthly price (f_k the GPUs a replica holds,
+    as in constraints/gpu_supply.py; a shared fraction of a GPU still takes one whole unit); None without any.
+    Less than this per month serves none of its demand."""
+    gpus_of, gpu_of, site_of = ctx.column("gpus"), ctx.column("gpu"), ctx.column("site")
+    best: tuple[float, str] | None = None
+    for k in ctx.cands_of_workload(workload):
+        gpu, site, n = str(gpu_of[k]), str(site_of[k]), float(gpus_of[k])
+        held = n if n < 1 else float(replica_footprint_gpus(int(n), node_gpus=ctx.gpu(gpu).gpus_per_node))
+        for o in ctx.supply:
+            if (o.gpu, o.site) != (gpu, site):
+                continue
+            units = max(1, math.ceil(held / o.unit_gpus - 1e-9))
+            usd = units * o.usd_per_unit_month
+            noun = {"rent": "instance", "buy": "node"}.get(o.procurement.value, "GPU")
+            what = f"{held:g} × {gpu} at {site} in {units} {o.unit_gpus}-GPU {noun}{'s' if units != 1 else ''}, {o.kind.value}"
+            if best is None or (usd, what) < best:
+                best = (usd, what)
+    return best

@@ -93,3 +93,52 @@ def test_a_spot_only_fleet_over_its_spot_cap_names_the_cap(catalog: Catalog) -> 
     assert short.relaxation.startswith("raise economics.max_spot_frac, or add on_demand")
     data["rental_kinds"] = ["spot", "on_demand"]
     assert _plan(catalog, data).status == "optimal"
+
+
+H100_USD_PER_MONTH = 2.69 * 720  # catalogs/prices.yaml runpod on-demand H100 SXM, per GPU-hour × 720 h
+
+
+def test_an_opex_budget_below_one_replica_names_the_replica_not_one_gpu(catalog: Catalog) -> None:
+    # 70B bf16 (141 GB of weights) needs 4 H100s at the least; the cause said "below one unit ($1,937)"
+    data = starter(
+        {"models": ["llama_3_1_70b"], "slo": {"ttft_ms": 2000, "tpot_ms": 50}},
+        hardware={"gpus": ["h100_sxm"], "tp": [1, 2, 4, 8], "pp": [1]}, procurement=["rent"],
+        budget={"opex_usd_per_month": 2000},
+    )
+    first = _plan(catalog, data).infeasibility[0]
+    replica = 4 * H100_USD_PER_MONTH
+    assert f"is below its cheapest replica (${replica:,.0f}/month: 4 × h100_sxm at us_east" in first.message
+    assert first.relaxation == f"raise budget.opex_usd_per_month to {math.ceil(replica):,} at least"
+
+
+BOUGHT_MID_PERIOD = {
+    "name": "bought-mid-period",
+    "horizon_months": 12,
+    "period_months": 3,
+    "workloads": [
+        {
+            "name": "chat", "models": ["llama_3_1_70b"], "quantizations": ["fp8"], "requests_per_s": [4, 8, 12, 16],
+            "input_tokens": 1500, "output_tokens": 300, "slo": {"ttft_ms": 2000, "tpot_ms": 50},
+            "sites": ["us_east", "dc1"],
+        }
+    ],
+    "hardware": {"gpus": ["h100_sxm"], "tp": [2, 4], "pp": [1]},
+    "procurement": ["rent", "buy"],
+    "rental_kinds": ["on_demand"],
+    "economics": {"rent_price_scale": 3},
+}
+
+
+def test_a_monthly_budget_pays_a_node_from_its_delivery_and_the_raise_it_names_admits_a_plan(catalog: Catalog) -> None:
+    """A node ordered in month 0 arrives in month 2 (lead time 2) and serves from month 3, but its running cost
+    starts in month 2: the plan rented 2 H100s ($11,621 at 3× rent) and paid $13,121 in month 2 under a
+    $12,000 budget it called optimal."""
+    tight = _plan(catalog, {**BOUGHT_MID_PERIOD, "budget": {"opex_usd_per_month": 12_000}})
+    assert tight.status == "infeasible"
+    first = tight.infeasibility[0]
+    raised = int(first.relaxation.removeprefix("raise budget.opex_usd_per_month to ").replace(",", ""))
+    assert 12_000 < raised <= 2 * 3 * H100_USD_PER_MONTH + 1_600  # two rented GPUs and one node's running cost
+    result = _plan(catalog, {**BOUGHT_MID_PERIOD, "budget": {"opex_usd_per_month": raised}})
+    assert result.status == "optimal"
+    by_month = result.ledger.opex_usd_by_month
+    assert max(by_month.values()) <= raised
