@@ -377,10 +377,12 @@ def plan(
 
     result = run_guarded(go)
     written = [] if result.status == "infeasible" else write_workbook(result, output, plots)
-    if not emit(result.to_json(), as_json, json_out, failed=result.status == "infeasible", outputs=(output, plots)):
+    data = result.to_json()
+    if not emit(data, as_json, json_out, failed=result.status == "infeasible", outputs=(output, plots)):
         print_plan(result, scenario_path)
+        print_budget_lines(data)
     elif result.status == "infeasible":
-        _print_infeasible(result.to_json(), scenario_path)
+        _print_infeasible(data, scenario_path)
     if result.status == "infeasible":
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     announce(written)
@@ -424,12 +426,8 @@ def budget(
         with working(f"largest demand within the budget of {scenario.name}"):
             return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)
 
-    from planner.readout.budget import budget_use
-
     result = run_guarded(go)
     data = result.to_json()
-    use = budget_use(result)
-    data["budget_used"] = use.to_json() if use is not None else None
     written = [] if result.status == "infeasible" else write_workbook(result, output, None)
     if not emit(data, as_json, json_out, failed=result.status == "infeasible", outputs=(output,)):
         print_plan(result, scenario_path)
@@ -451,7 +449,12 @@ def print_budget(data: dict[str, Any]) -> None:
         else ""
     )
     show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s{when}")
-    used = data["budget_used"]
+    print_budget_lines(data)
+
+
+def print_budget_lines(data: dict[str, Any]) -> None:
+    """Each stated budget line: spent (opex: the busiest month), limit, share used, and the binding limit."""
+    used = data.get("budget_used")
     if used is None:
         return
     for key, limit in used["limits"].items():

@@ -243,8 +243,9 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
         whole_units["opex_usd_per_month"] = opex_step
     whole_units = {k: whole_units[k] for k in BUDGET_KEYS if k in whole_units}
     searched_to_limit = reached_limit(result.served_scale, SCALE_LIMIT)
-    if searched_to_limit:
-        whole_units = {}  # nothing stopped the search before its limit: no line binds, whole units or not
+    if searched_to_limit or result.served_scale is None:
+        # nothing stopped the search before its limit, or a min-cost plan (nothing grows): no whole-unit line
+        whole_units = {}
     if binding:
         text = ", ".join(binding) + _over_text(spent, limits, ledger)
     elif whole_units:
@@ -253,6 +254,8 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
             f"is less than {u.what} ({_money(u.usd)})"
             for k, u in whole_units.items()
         )
+    elif result.served_scale is None:
+        text = f"no budget line (none is spent to {BINDING_FRACTION:.1%})"
     else:
         families = sorted({str(b.get("family")) for b in result.binding_constraints})
         text = "no budget line: " + (", ".join(families) or "—")

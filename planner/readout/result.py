@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.optimize.alternative_record import Alternative
 from planner.optimize.explain import Explanation
+from planner.readout.budget import budget_use
 from planner.readout.ledger import CostLedger
 from planner.readout.pd import pd_summary
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine, as_json
@@ -114,6 +115,7 @@ class PlanResult:
             "served_scale": self.served_scale,
             "served_from_month": self.served_from_month,
             "served_requests_per_s": self.served_requests_per_s(),
+            "budget_used": _budget_used(self),
             "deployments": [as_json(d) for d in self.deployments],
             "disaggregation": [g.to_json() for g in pd_summary(self.deployments)],
             "supply": [as_json(s) for s in self.supply],
@@ -129,3 +131,10 @@ class PlanResult:
             "time_limit_s": self.time_limit_s,
             "optimizer_seconds": self.optimizer_seconds,
         }
+
+
+def _budget_used(result: PlanResult) -> dict[str, Any] | None:
+    """Each stated budget line spent, its limit and share, the binding limit (planner.readout.budget); None
+    without a budget or a plan."""
+    use = budget_use(result)
+    return use.to_json() if use is not None else None

@@ -20,6 +20,7 @@ from planner.report.xlsx import (
     Tables,
     column_of,
     define_name,
+    define_named_formula,
     finish_sheet,
     header_table,
     letter,
@@ -40,6 +41,10 @@ KIND_NAMES = {kind: f"{kind.capitalize()}_usd" for kind in KIND_ORDER}
 END_FACTOR = f"(1+{RATE_NAME})^(-{HORIZON_NAME}/12)"
 """Discount factor of the horizon's end, d(H): the resale is discounted from there."""
 CASH, PRESENT_VALUE, CUMULATIVE = "Cash (USD)", "Present value (USD)", "Cumulative cash (USD)"
+OPEX = "Opex (USD)"
+"""Costs column: the month's recurring kinds (rent, running, discount), nominal."""
+BUSIEST_OPEX_NAME = "Busiest_opex_usd_per_month"
+"""Defined name: the largest month of the Opex column, what a monthly opex budget limits (every month)."""
 SUPPLY_HEADERS = [
     "GPU",
     "Site",
@@ -175,12 +180,13 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
     units_col = {row.line.id: letter(3 + k) for k, row in enumerate(units_rows)}
     first_stream = 3 + len(units_rows)
     stream_col = {k: letter(first_stream + k) for k in range(len(streams))}
-    cash_col, pv_col, cum_col = (letter(first_stream + len(streams) + k) for k in range(3))
+    cash_col, pv_col, cum_col, opex_col = (letter(first_stream + len(streams) + k) for k in range(4))
+    recurring = [k for k, s in enumerate(streams) if s.kind in RECURRING_KINDS]
     headers = (
         ["Month", "Discount factor"]
         + [f"Units {row.label}" for row in units_rows]
         + [s.header for s in streams]
-        + [CASH, PRESENT_VALUE, CUMULATIVE]
+        + [CASH, PRESENT_VALUE, CUMULATIVE, OPEX]
     )
     resale = [k for k, s in enumerate(streams) if s.kind == "resale"]
     rows: list[list[Any]] = []
@@ -202,13 +208,14 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
                 cash,
                 Formula(pv),
                 Formula(cum),
+                _sum([f"{stream_col[k]}{r}" for k in recurring]),
             ]
         )
     unit_formats = [
         INT_FORMAT if all(float(u).is_integer() for u in row.units_by_month) else NUMBER_FORMAT
         for row in units_rows
     ]
-    formats = [INT_FORMAT, "0.0000", *unit_formats] + [USD_FORMAT] * (len(streams) + 3)
+    formats = [INT_FORMAT, "0.0000", *unit_formats] + [USD_FORMAT] * (len(streams) + 4)
     last = header_table(ws, tables, 1, headers, rows, formats, "Costs")
     total_row, pv_row = last + 1, last + 2
     set_cell(ws, total_row, 1, "Total (USD)")
@@ -222,6 +229,7 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
     for col in (cash_col, pv_col):
         set_cell(ws, total_row, ws[f"{col}1"].column, Formula(f"=SUM({col}2:{col}{last})"), USD_FORMAT)
     define_name(wb, TOTAL_NAME, ws.title, f"{pv_col}{total_row}")
+    define_named_formula(wb, BUSIEST_OPEX_NAME, f"MAX('{ws.title}'!${opex_col}$2:${opex_col}${last})")
     layout_rows = _kind_and_procurement_tables(wb, ws, tables, model, stream_col, total_row, pv_row)
     finish_sheet(ws, freeze="C2")
     return CostsLayout(stream_col, last, total_row, pv_row, cash_col, pv_col, cum_col, *layout_rows)

@@ -15,7 +15,14 @@ from planner.report.formatting import (
     USD_FORMAT,
     months_text,
 )
-from planner.report.workbook_costs import HORIZON_NAME, KIND_NAMES, SUPPLY_HEADERS, TOKENS_NAME, TOTAL_NAME
+from planner.report.workbook_costs import (
+    BUSIEST_OPEX_NAME,
+    HORIZON_NAME,
+    KIND_NAMES,
+    SUPPLY_HEADERS,
+    TOKENS_NAME,
+    TOTAL_NAME,
+)
 from planner.report.workbook_tables import SLO_HEADERS
 from planner.report.xlsx import (
     Formula,
@@ -37,6 +44,7 @@ TOTAL_LABEL = "Total cost (USD, present value)"
 CAPEX_LABEL = "Capex (USD)"
 RESALE_LABEL = "Resale credit (USD, last month)"
 OPEX_LABEL = "Opex (USD/month)"
+BUSIEST_OPEX_LABEL = "Opex, busiest month (USD/month)"
 AVERAGE_LABEL = "Average cost (USD/month, present value)"
 TOKENS_LABEL = "Output tokens served (Mtok over the horizon)"
 PER_MTOK_LABEL = "Cost per million output tokens (USD/Mtok)"
@@ -83,22 +91,23 @@ def recommendation_text(result: PlanResult) -> str:
 
 BUDGET_LINES = (
     ("capex_usd", "Capex budget (USD)", f"{KIND_NAMES['capex']}"),
-    ("opex_usd_per_month", "Opex budget (USD/month)", OPEX_FORMULA.lstrip("=")),
+    ("opex_usd_per_month", "Opex budget (USD/month)", BUSIEST_OPEX_NAME),
     ("total_usd", "Total budget (USD, present value)", TOTAL_NAME),
 )
 """(budget field, label, live formula of the amount spent)."""
 
 
 def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
-    """For a budget plan (``planner budget``): served scale and req/s, each limit with the share used
-    (live), and the binding limit in words (planner.readout.budget)."""
-    if result.served_scale is None:
-        return []
-    served = data.get("served_requests_per_s") or {}
-    rows: list[tuple[str, Any, str | None]] = [
-        ("Served scale (x stated demand)", result.served_scale, NUMBER_FORMAT),
-        ("Served (req/s, total)", served.get("total", 0.0), NUMBER_FORMAT),
-    ]
+    """For a max_throughput plan (``planner budget``) the served scale and req/s; for any plan with a budget each
+    limit with the share used (live; opex: the busiest month) and the binding limit in words
+    (planner.readout.budget)."""
+    rows: list[tuple[str, Any, str | None]] = []
+    if result.served_scale is not None:
+        served = data.get("served_requests_per_s") or {}
+        rows += [
+            ("Served scale (x stated demand)", result.served_scale, NUMBER_FORMAT),
+            ("Served (req/s, total)", served.get("total", 0.0), NUMBER_FORMAT),
+        ]
     use = budget_use(result)
     if use is None:
         return rows
@@ -148,6 +157,7 @@ def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: in
         (CAPEX_LABEL, Formula(f"={KIND_NAMES['capex']}"), USD_FORMAT),
         (RESALE_LABEL, Formula(f"=-{KIND_NAMES['resale']}"), USD_FORMAT),
         (OPEX_LABEL, Formula(OPEX_FORMULA), USD_FORMAT),
+        (BUSIEST_OPEX_LABEL, Formula(f"={BUSIEST_OPEX_NAME}"), USD_FORMAT),
         (AVERAGE_LABEL, Formula(f"={TOTAL_NAME}/{HORIZON_NAME}"), USD_FORMAT),
         (TOKENS_LABEL, Formula(f"={TOKENS_NAME}/{TOKENS_PER_MTOK:.0f}"), NUMBER_FORMAT),
         (

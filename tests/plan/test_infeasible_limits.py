@@ -142,3 +142,38 @@ def test_a_monthly_budget_pays_a_node_from_its_delivery_and_the_raise_it_names_a
     assert result.status == "optimal"
     by_month = result.ledger.opex_usd_by_month
     assert max(by_month.values()) <= raised
+
+
+def test_a_min_cost_plan_with_a_budget_reports_its_lines_in_json_terminal_and_workbook(
+    catalog: Catalog, tmp_path: Any
+) -> None:
+    """`plan` with budget lines showed what they spend only in the HTML report."""
+    from openpyxl import load_workbook
+
+    from planner.report.workbook import write_plan_workbook
+
+    result = _plan(catalog, {**BOUGHT_MID_PERIOD, "budget": {"opex_usd_per_month": 14_000}})
+    used = result.to_json()["budget_used"]
+    busiest = max(result.ledger.opex_usd_by_month.values())
+    # month 2 rents two H100s at 3x the quote and runs the node delivered that month
+    assert busiest > 2 * 3 * H100_USD_PER_MONTH
+    assert used["opex_usd_per_month"] == pytest.approx(busiest)
+    assert used["used_frac"]["opex_usd_per_month"] == pytest.approx(busiest / 14_000)
+    assert used["binding_limit"] == "no budget line (none is spent to 99.9%)"
+    path = tmp_path / "plan.xlsx"
+    write_plan_workbook(result, path)
+    summary = {row[0].value: row[1].value for row in load_workbook(path)["Summary"].iter_rows() if row[0].value}
+    assert summary["Opex budget (USD/month)"] == 14_000
+    assert summary["Opex budget used (%)"] == "=(Busiest_opex_usd_per_month)/14000.0"
+    import yaml
+    from typer.testing import CliRunner
+
+    from planner.cli.main import app
+
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump({**BOUGHT_MID_PERIOD, "budget": {"opex_usd_per_month": 14_000}}))
+    out = CliRunner().invoke(app, ["plan", str(scenario), "--no-alternatives"])
+    assert out.exit_code == 0, out.output
+    share = busiest / 14_000
+    assert f"opex_usd_per_month: {busiest:,.0f} of 14,000 ({share:.1%})" in out.output
+    assert "binding limit: no budget line (none is spent to 99.9%)" in out.output

@@ -23,7 +23,7 @@ from planner.readout import PlanResult
 from planner.report import workbook as wbmod
 from planner.report.cost_streams import cost_streams
 from planner.report.workbook_costs import CASH, CUMULATIVE, SUPPLY_HEADERS
-from planner.report.workbook_summary import OPEX_LABEL, PER_MTOK_LABEL, TOTAL_LABEL
+from planner.report.workbook_summary import BUSIEST_OPEX_LABEL, OPEX_LABEL, PER_MTOK_LABEL, TOTAL_LABEL
 from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS
 from planner.scenario import parse_scenario
 from tests.report.conftest import EXAMPLE_NAMES, ROOT
@@ -214,6 +214,8 @@ def test_recomputed_workbook_shows_the_ledger(
     summary = wb["Summary"]
     assert find_row(summary, TOTAL_LABEL)[1].value == pytest.approx(result.total_cost_usd, rel=REL)
     assert find_row(summary, OPEX_LABEL)[1].value == pytest.approx(ledger.opex_usd_per_month, rel=REL)
+    busiest = max(ledger.opex_usd_by_month.values(), default=0.0)
+    assert find_row(summary, BUSIEST_OPEX_LABEL)[1].value == pytest.approx(busiest, rel=REL, abs=1e-6)
     assert find_row(summary, PER_MTOK_LABEL)[1].value == pytest.approx(
         ledger.cost_usd_per_million_output_tokens, rel=REL
     )

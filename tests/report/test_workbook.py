@@ -27,7 +27,7 @@ from planner.report.compare_workbook import OPTION_HEADERS, write_compare_output
 from planner.report.cost_streams import KIND_ORDER, cost_streams
 from planner.report.files import atomic_write
 from planner.report.formatting import sanitize_defined_name, sanitize_sheet_title
-from planner.report.workbook_costs import CASH, CUMULATIVE, PRESENT_VALUE, SUPPLY_HEADERS, TOTAL_NAME
+from planner.report.workbook_costs import CASH, CUMULATIVE, OPEX, PRESENT_VALUE, SUPPLY_HEADERS, TOTAL_NAME
 from planner.report.workbook_summary import (
     CAPEX_LABEL,
     OPEX_LABEL,
@@ -113,6 +113,7 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
         CASH,
         PRESENT_VALUE,
         CUMULATIVE,
+        OPEX,
     ]
 
 
