@@ -317,6 +317,7 @@ def explain_capacity(
         ]
     out: list[Explanation] = list(causes)
     explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
+    workloads = {w.name: w for w in scenario.workloads}
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
@@ -335,19 +336,24 @@ def explain_capacity(
                 best_value_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
                 message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served in period {t}; binding: {limit_text}",
-                relaxation=_shortfall_relaxation(w_name, demand - short, relax_text),
+                relaxation=_shortfall_relaxation(workloads[w_name], t, demand - short, relax_text),
             )
         )
     return out
 
 
-def _shortfall_relaxation(workload: str, served: float, relax_text: str | None) -> str:
-    """Lower the demand to what can be served (not to 0), or relax the binding limits (``relax_text``; None
-    when no resource row binds)."""
-    options = ([f"lower {workload}.requests_per_s to {served:.3g}"] if served > 1e-9 else []) + (
-        [relax_text] if relax_text else []
-    )
-    return ", or ".join(options) or f"allow {workload} more sites, GPU types or looser SLOs (no single limit is used up)"
+def _shortfall_relaxation(workload: Workload, period: int, served: float, relax_text: str | None) -> str:
+    """Lower the demand of ``period`` to what can be served (not to 0; the list entry of a per-period demand), or
+    relax the binding limits (``relax_text``; None when no resource row binds)."""
+    name, rate = workload.name, workload.requests_per_s
+    if isinstance(rate, list):
+        lower = f"lower {name}.requests_per_s[{period}] to {served:.3g}"
+    elif workload.growth_frac_per_month:
+        lower = f"lower {name}.requests_per_s or growth_frac_per_month so that period {period} asks {served:.3g} req/s"
+    else:
+        lower = f"lower {name}.requests_per_s to {served:.3g}"
+    options = ([lower] if served > 1e-9 else []) + ([relax_text] if relax_text else [])
+    return ", or ".join(options) or f"allow {name} more sites, GPU types or looser SLOs (no single limit is used up)"
 
 
 def _budget_text(scenario: Scenario) -> str:

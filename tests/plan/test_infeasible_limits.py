@@ -177,3 +177,11 @@ def test_a_min_cost_plan_with_a_budget_reports_its_lines_in_json_terminal_and_wo
     share = busiest / 14_000
     assert f"opex_usd_per_month: {busiest:,.0f} of 14,000 ({share:.1%})" in out.output
     assert "binding limit: no budget line (none is spent to 99.9%)" in out.output
+
+
+def test_a_per_period_demand_is_lowered_in_the_period_that_is_short(catalog: Catalog) -> None:
+    data = {**_edge(2, 40), "horizon_months": 2}
+    data["workloads"][0]["requests_per_s"] = [1, 40]
+    (short,) = _plan(catalog, data).infeasibility
+    assert short.period == 1 and short.demand_requests_per_s == 40
+    assert short.relaxation.startswith(f"lower chat.requests_per_s[1] to {short.best_value_requests_per_s:.3g}, or add")
