@@ -119,8 +119,11 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
     _usd_axis(ax.yaxis)
     if feasible:
         ax.legend(loc="best", fontsize=8)
-    else:
-        ax.text(0.5, 0.5, "no feasible alternative", ha="center", va="center", transform=ax.transAxes)
+    else:  # an empty chart: no axis numbers (matplotlib's default 0-1 range read "$1 $1 $0")
+        empty = "no feasible alternative" if alternatives else "alternatives not computed (--no-alternatives)"
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
+        ax.set_yticks([])
     ax.grid(alpha=0.3)
     _save(fig, path)
 
