@@ -9,6 +9,8 @@ commands are registered sorted by card, each card in its own help panel.
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +29,9 @@ from planner.cli import (
     ledger_table_training,
     ledger_table_utilization,
 )
+from planner.cli.common import finite_float
 from planner.cli.ledger_common import JsonFlag, emit, guard
-from planner.cli.ledger_spec import LedgerCommand
+from planner.cli.ledger_spec import LedgerCommand, Param
 
 TABLE: tuple[LedgerCommand, ...] = tuple(
     sorted(
@@ -58,22 +61,67 @@ def _check(entry: LedgerCommand) -> None:
         raise TypeError(f"ledger {entry.name}: params {declared} != {entry.compute.__name__}{accepted}")
 
 
+FLOAT_TYPES: tuple[object, ...] = (float, float | None)
+
+
+def _option(param: Param) -> Any:
+    """The typer option of ``param``: a number option refuses nan and inf (and values outside its bounds) with
+    a usage error naming it, as every numeric option of the CLI does (README "Commands")."""
+    if param.type in FLOAT_TYPES:
+        low = -math.inf if param.min is None else param.min
+        high = math.inf if param.max is None else param.max
+        bounds = [
+            f"{sign} {bound:g}" for sign, bound in (("≥", param.min), ("≤", param.max)) if bound is not None
+        ]
+        shown = f"{param.help_text} Range: {', '.join(bounds)}." if bounds else param.help_text
+        strict = finite_float(low, high)
+
+        def parse(raw: object) -> float:
+            # click also passes the declared default through the parser: a number (remote-exec's
+            # local_s = inf means "no local option"); only what the user typed is checked
+            return float(raw) if isinstance(raw, int | float) else strict(str(raw))
+
+        return typer.Option(param.default, help=escape(shown), parser=parse, metavar="FLOAT")
+    return typer.Option(param.default, help=escape(param.help_text), min=param.min, max=param.max)
+
+
+def _compute(entry: LedgerCommand, values: dict[str, Any]) -> dict[str, Any]:
+    """``entry.compute(**values)``; a formula that divides by an option set to 0 (or overflows) is a usage
+    error naming the options the user set to 0, not an internal error."""
+    try:
+        return dict(entry.compute(**values))
+    except ValueError as exc:  # the formula's own words; head them with the option(s) to change
+        message = str(exc)
+        named = [p for p in entry.params if re.search(rf"(?<![\w-]){p.name}\b", message)]
+        if not named:  # an inner quantity (deadline_days → available_s): the options the user set
+            named = [p for p in entry.params if values.get(p.name) != p.default]
+        shown = [
+            f"--{p.name.replace('_', '-')} {values[p.name]:g}"
+            for p in named
+            if isinstance(values.get(p.name), int | float) and not isinstance(values.get(p.name), bool)
+        ]
+        raise ValueError(f"{', '.join(shown)}: {message}" if shown else message) from None
+    except (ZeroDivisionError, OverflowError) as exc:
+        defaults = {param.name: param.default for param in entry.params}
+        zeros = [name for name, value in values.items() if value == 0]
+        given = [name for name in zeros if defaults.get(name) != 0] or zeros  # the user's zeros first
+        culprit = ", ".join(f"--{name.replace('_', '-')} 0" for name in given) or "an input"
+        raise ValueError(
+            f"{culprit}: the formula is undefined there ({type(exc).__name__}) — give a positive value"
+        ) from None
+
+
 def build(entry: LedgerCommand) -> Callable[..., None]:
     """A typer callback for ``entry`` whose signature declares one option per parameter plus ``--json``."""
     _check(entry)
 
     def command(**values: Any) -> None:
         as_json = bool(values.pop("as_json"))
-        emit(entry.heading, guard(lambda: dict(entry.compute(**values))), as_json)
+        emit(entry.heading, guard(lambda: _compute(entry, values)), as_json)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
     parameters = [
-        inspect.Parameter(
-            param.name,
-            keyword,
-            default=typer.Option(param.default, help=escape(param.help_text), min=param.min, max=param.max),
-            annotation=param.type,
-        )
+        inspect.Parameter(param.name, keyword, default=_option(param), annotation=param.type)
         for param in entry.params
     ]
     parameters.append(inspect.Parameter("as_json", keyword, default=False, annotation=JsonFlag))

@@ -32,7 +32,7 @@ def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
     table.add_column("quantity")
     table.add_column("value", justify="right")
     for key, value in values.items():
-        shown = f"{value:.6g}" if isinstance(value, float) else str(value)
+        shown = "—" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
         table.add_row(key, shown)
     Console().print(table)
 

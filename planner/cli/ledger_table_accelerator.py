@@ -242,7 +242,7 @@ TABLE: tuple[LedgerCommand, ...] = (
         params=(
             Param("interface_gb_per_s", float, 1008.0, "R_interface, peak bandwidth", "GB/s"),
             Param("transaction_bytes", float, 128.0, "s, memory transaction size", "B"),
-            Param("latency_ns", float, 500.0, "L_lat, memory latency", "ns"),
+            Param("latency_ns", float, 500.0, "L_lat, memory latency", "ns", min=0.0),
             Param("outstanding", float, 128.0, "N_outstanding, requests in flight"),
         ),
         outputs=("effective_gb_per_s", "outstanding_needed_requests"),
@@ -274,7 +274,7 @@ TABLE: tuple[LedgerCommand, ...] = (
         params=(
             Param("message_bytes", float, 8192.0, "V, payload", "B"),
             Param("latency_us", float, 3.76, "α, start-up latency", "µs"),
-            Param("bandwidth_gb_per_s", float, 50.0, "R, link bandwidth per direction", "GB/s"),
+            Param("bandwidth_gb_per_s", float, 50.0, "R, link bandwidth per direction", "GB/s", min=0.0),
         ),
         outputs=("time_us", "crossover_bytes"),
         compute=link_edge,

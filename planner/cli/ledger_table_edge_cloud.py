@@ -168,11 +168,11 @@ TABLE: tuple[LedgerCommand, ...] = (
         params=(
             Param("upload_mb", float, 30.0, "Upload S_up", "MB"),
             Param("uplink_mbit_per_s", float, 20.0, "Uplink B_up", "Mbit/s"),
-            Param("rtt_s", float, 0.1, "Round-trip time", "s"),
+            Param("rtt_s", float, 0.1, "Round-trip time", "s", min=0.0),
             Param("compute_s", float, 0.3, "Remote compute", "s"),
             Param("download_mb", float, 5.0, "Download S_down", "MB"),
             Param("downlink_mbit_per_s", float, 100.0, "Downlink B_down", "Mbit/s"),
-            Param("local_s", float, math.inf, "Local compute time to compare with", "s"),
+            Param("local_s", float, math.inf, "Local compute time to compare with", "s", min=0.0),
         ),
         outputs=("remote_s", "local_s", "remote_wins"),
         compute=remote_exec,
@@ -185,14 +185,14 @@ TABLE: tuple[LedgerCommand, ...] = (
         source="book ch12 §12.5",
         formulas=(ec.deployment_completion_s, ec.required_uplink_mbit_per_s),
         params=(
-            Param("deadline_s", float, 45.0, "Deadline D for the remaining rounds", "s"),
+            Param("deadline_s", float, 45.0, "Deadline D for the remaining rounds", "s", min=0.0),
             Param("rounds", int, 20, "Remaining rounds"),
-            Param("other_s", float, 0.3, "Other work per round", "s"),
+            Param("other_s", float, 0.3, "Other work per round", "s", min=0.0),
             Param(
                 "model_s", float, 45 * 5.47 / 3350.0, "Remote model time per round (H100: 45 × 5.47 GB)", "s"
             ),
             Param("prep_s", float, 133.6 / 989.4, "Remote preparation (prefill)", "s"),
-            Param("rtt_s", float, 0.20, "Round trip to the remote site", "s"),
+            Param("rtt_s", float, 0.20, "Round trip to the remote site", "s", min=0.0),
             Param("upload_mb_per_round", float, 0.8, "Upload per round (6.4 Mb = 0.8 MB)", "MB"),
             Param("uplink_mbit_per_s", float, 6.4, "Uplink to evaluate T_cloud(b) at", "Mbit/s"),
         ),
@@ -214,9 +214,9 @@ TABLE: tuple[LedgerCommand, ...] = (
         params=(
             Param("reserved_usd_per_gpu_hour", float, 6.79, "Reserved price (B200 Pod)", "USD/GPU-h"),
             Param("gpus", float, 4, "Reserved GPUs"),
-            Param("payg_usd_per_task", float, 0.0081, "Pay-per-use price per task c", "USD"),
-            Param("marginal_usd_per_task", float, 0.0, "Marginal self-host cost per task v", "USD"),
-            Param("tasks_per_month", float, 1e6, "Monthly volume N to price", "tasks/month"),
+            Param("payg_usd_per_task", float, 0.0081, "Pay-per-use price per task c", "USD", min=0.0),
+            Param("marginal_usd_per_task", float, 0.0, "Marginal self-host cost per task v", "USD", min=0.0),
+            Param("tasks_per_month", float, 1e6, "Monthly volume N to price", "tasks/month", min=0.0),
         ),
         outputs=(
             "fixed_usd_per_month",
@@ -288,8 +288,15 @@ TABLE: tuple[LedgerCommand, ...] = (
             Param("output_tokens", float, 4096, "Output tokens per call O"),
             Param("new_tokens", float, 1024, "Further new tokens per call T"),
             Param("cache_hit_frac", float, 1.0, "API cache-hit ratio h_c of the cacheable part"),
-            Param("usd_per_m_hit", float, 0.008497, "API cache-hit input price (V4-Flash)", "USD/M tokens"),
-            Param("usd_per_m_miss", float, 0.267056, "API cache-miss input price", "USD/M tokens"),
+            Param(
+                "usd_per_m_hit",
+                float,
+                0.008497,
+                "API cache-hit input price (V4-Flash)",
+                "USD/M tokens",
+                min=0.0,
+            ),
+            Param("usd_per_m_miss", float, 0.267056, "API cache-miss input price", "USD/M tokens", min=0.0),
             Param("usd_per_m_output", float, 0.801167, "API output price", "USD/M tokens"),
         ),
         outputs=(

@@ -176,7 +176,7 @@ TABLE: tuple[LedgerCommand, ...] = (
                 "B/token",
             ),
             Param("link_gb_per_s", float, 64.0, "Fetch / move link (PCIe Gen5 x16: 64)", "GB/s"),
-            Param("recompute_s", float, 0.3089, "Time to recompute the prefix", "s"),
+            Param("recompute_s", float, 0.3089, "Time to recompute the prefix", "s", min=0.0),
             Param("hit_frac", float, 0.1, "Reuse probability p_h, 0..1"),
         ),
         outputs=("fetch_s", "breakeven_hit_frac", "retention_value_s"),
@@ -190,8 +190,8 @@ TABLE: tuple[LedgerCommand, ...] = (
         source="book ch08 §8.4.2",
         formulas=(opt.kv_quant_net_saving_s,),
         params=(
-            Param("saved_mib", float, 540.0, "ΔD, KV bytes no longer read per step", "MiB"),
-            Param("bandwidth_gb_per_s", float, 1163.0, "β, effective bandwidth", "GB/s"),
+            Param("saved_mib", float, 540.0, "ΔD, KV bytes no longer read per step", "MiB", min=0.0),
+            Param("bandwidth_gb_per_s", float, 1163.0, "β, effective bandwidth", "GB/s", min=0.0),
             Param("convert_ms", float, 0.2, "T_convert, conversion time per step", "ms"),
         ),
         outputs=("read_saving_ms", "net_saving_ms", "pays"),
@@ -212,7 +212,7 @@ TABLE: tuple[LedgerCommand, ...] = (
         params=(
             Param("acceptance_frac", float, 0.75, "Per-position acceptance a, 0..1"),
             Param("draft_tokens", int, 4, "Drafted tokens per round K"),
-            Param("verify_ms", float, 26.36, "Verification round T_verify", "ms"),
+            Param("verify_ms", float, 26.36, "Verification round T_verify", "ms", min=0.0),
             Param("draft_forward_ms", float, 0.0, "One draft forward (0: prompt lookup)", "ms"),
             Param("parallel", bool, False, "All drafts from one forward (parallel heads)"),
             Param("plain_ms_per_token", float, 26.26, "Time per token without speculation", "ms"),

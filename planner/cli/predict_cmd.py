@@ -6,6 +6,7 @@ degree does not split the attention heads — exits 3 with the reason; ``--force
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -54,6 +55,14 @@ KEYS = (
     "bound",
 )
 
+
+
+def _positive_rate(raw: str) -> float:
+    """--requests-per-s: a finite number above 0 (0 and negatives get the same usage error)."""
+    value = finite_float(-math.inf)(raw)
+    if value <= 0:
+        raise typer.BadParameter(f"must be above 0 requests/s (the load offered to one replica), not {raw}")
+    return value
 
 def run_problems(
     result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int, *, input_tokens: int, output_tokens: int
@@ -110,7 +119,7 @@ def predict(
         float | None,
         typer.Option(
             "--requests-per-s",
-            parser=finite_float(0),
+            parser=_positive_rate,
             metavar="REQ/S",
             help="Offered load of one replica, requests/s: TTFT/TPOT/throughput under the engine scheduler "
             "(the numbers planner plan reports for this deployment at that load; with --site, TTFT too).",

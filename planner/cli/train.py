@@ -28,10 +28,14 @@ from planner.cli.common import (
 )
 from planner.errors import InfeasiblePlan, InputError
 
+NOTE_WIDTH = 60
+"""Characters of the plan table's note column (longer notes wrap, as the README's prose columns)."""
+
 
 def usd(value: float) -> str:
     """'$5,377', and '-$159,115' for a credit (a resale line): the sign before the dollar."""
     return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
+
 
 def _catalog() -> Any:
     from planner.catalog import default_catalog
@@ -52,18 +56,34 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
     t = Table(title=title)
     t.add_column("quantity")
     t.add_column("value", justify="right")
+    t.add_column("note", overflow="fold", max_width=NOTE_WIDTH)
     for key in (
-        "dp", "tp", "pp", "zero_stage", "recompute", "sequence_parallel", "micro_batch", "schedule",
-        "iteration_time_s", "steps", "memory_per_gpu_gib", "memory_states_gib_per_gpu",
-        "memory_activations_gib_per_gpu", "mfu", "tokens_per_s", "gpu_hours",
+        "dp", "tp", "pp", "zero_stage", "recompute", "sequence_parallel", "micro_batch", "microbatches_per_step",
+        "schedule", "iteration_time_s", "steps", "memory_per_gpu_gib", "memory_states_gib_per_gpu",
+        "memory_activations_gib_per_gpu", "memory_capacity_gib", "mfu", "tokens_per_s", "gpu_hours",
     ):  # fmt: skip
         value = data[key]
-        shown = f"{value:.1%}" if key == "mfu" else f"{value:,.4g}" if isinstance(value, float) else str(value)
+        shown = (
+            f"{value:.1%}" if key == "mfu" else f"{value:,.4g}" if isinstance(value, float) else str(value)
+        )
+        if isinstance(value, int) and not isinstance(value, bool):
+            shown = f"{value:,}"
         t.add_row(key, shown)  # MFU as the options table prints it
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", f"{value:,.4g}")
+    checkpoint = data["checkpoint"]
+    t.add_row("checkpoint.write_s", f"{checkpoint['write_s']:,.4g}", "c = 14 B/param × N / write bandwidth")
+    t.add_row("checkpoint.interval_s", f"{checkpoint['interval_s']:,.4g}", "τ* = sqrt(2c/λ), λ = GPUs / MTBF")
+    t.add_row(
+        "checkpoint.failure_overhead_frac",
+        f"{checkpoint['failure_overhead_frac']:.2%}",
+        "L = c/τ* + λτ*/2 + λr",
+    )
+    t.add_row("run_days", f"{data['run_days']:,.4g}", "setup + steps × iteration_time_s × (1 + L)")
+    t.add_row("start_delay_days", f"{data['start_delay_days']:,.4g}", "delivery of bought GPUs")
+    t.add_row("days", f"{data['days']:,.4g}", "start_delay_days + run_days")
     for line in data["cost_lines"]:
-        t.add_row(f"cost.{line['kind']}", f"{usd(line['usd'])}  {text(line['note'])}")
+        t.add_row(f"cost.{line['kind']}", usd(line["usd"]), text(line["note"]))
     out.print(t)
     alt = Table(title="best option per GPU type")
     for col in ("gpu", "gpus", "tp×pp×dp", "days", "cost USD", "mfu"):
@@ -92,11 +112,14 @@ def train(
         if output is not None and output.suffix.lower() != ".xlsx":
             raise InputError(f"-o {output}: the workbook name must end in .xlsx")
         check_output_path(json_out, "--json-out", (scenario_path,))
+        check_output_path(output, "-o", (scenario_path,))  # before the search: the error names -o
         catalog = _catalog()
         return plan_training(catalog, load_training_scenario(scenario_path, catalog))
 
     plan = run_guarded(go)
     data = plan.to_json()
+    for reason in plan.excluded:
+        err.print(f"[bold yellow]warning:[/] {text(reason)}", soft_wrap=True)
     # files before stdout: a reader that stops early (`| head`) cannot cost them
     if output is not None and plan.status == "optimal":
         from planner.report.training_workbook import write_training_workbook
@@ -157,6 +180,8 @@ def predict_train(
     json_out: JsonOut = None,
 ) -> None:
     """The training ledgers of one layout: memory per GPU, iteration time, MFU, tokens/s, breakdown (card 4)."""
+    from pydantic import ValidationError
+
     from planner.training.predict import PredictTrainRequest
     from planner.training.predict import predict_train as run_predict
     from planner.training.scenario import Architecture
@@ -182,10 +207,14 @@ def predict_train(
                     {"layers": layers, "hidden_size": hidden_size, "ffn_size": ffn_size, "heads": heads,
                      "kv_heads": kv_heads, "vocab_size": vocab_size}
                 )  # fmt: skip
-            except ValueError as exc:
-                raise InputError(
-                    f"--layers/--hidden-size/--heads: {str(exc).splitlines()[-1].strip()}"
-                ) from None
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                option = (
+                    f"--{where.replace('_', '-')}" if where else "--layers/--hidden-size/--heads/--kv-heads"
+                )
+                problem = str(first.get("ctx", {}).get("error", first["msg"]))  # the validator's own words
+                raise InputError(f"{option}: {problem}") from None
         req = PredictTrainRequest(
             arch, gpu, gpus, tp, pp, dp, zero_stage, micro_batch, global_batch, seq_len,
             choice("--recompute", recompute, ("none", "selective", "full")), sequence_parallel,
@@ -212,7 +241,9 @@ def predict_train(
     t.add_column("quantity")
     t.add_column("value", justify="right")
     for key, value in data.items():
-        if key != "breakdown":
+        if key == "mfu":
+            t.add_row(key, f"{value:.1%}")  # as `planner train` prints it
+        elif key != "breakdown":
             t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", f"{value:,.4g}")

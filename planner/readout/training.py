@@ -63,6 +63,8 @@ class TrainingPlan:
     chosen: Option | None
     alternatives: tuple[Option, ...] = ()
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    excluded: tuple[str, ...] = field(default_factory=tuple)
+    """GPU types the scenario lists that the run's precision leaves out, with the reason."""
 
     def to_json(self) -> dict[str, Any]:
         """The plan as JSON: the chosen layout's keys at the top level (None when infeasible)."""
@@ -94,6 +96,7 @@ class TrainingPlan:
             ],
             "alternatives": [option_json(o) for o in self.alternatives],
             "infeasibility": list(self.reasons),
+            "excluded_gpus": list(self.excluded),
         }
 
 

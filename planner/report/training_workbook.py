@@ -1,7 +1,8 @@
 """The training plan workbook: Summary, Iteration (time breakdown), Costs (the run's cash lines), Options.
 
 Reads only :class:`planner.readout.training.TrainingPlan` (its JSON); the Costs total is a SUM over the
-cash lines, and the Summary's total cost points at it, so no figure is typed twice.
+cash lines, and the Summary's total cost points at it, so no figure is typed twice. Every figure carries
+its unit: the Summary's ``unit`` column (and the formula it comes from), the unit in every other header.
 """
 
 from __future__ import annotations
@@ -20,44 +21,105 @@ from planner.report.xlsx import (
     header_table,
     set_cell,
     style_header,
+    wrap_columns,
 )
 
 USD = '"$"#,##0'
 NUM = "#,##0.000"
 PCT = "0.0%"
-SUMMARY_KEYS: tuple[tuple[str, str | None], ...] = (
-    ("status", None), ("scenario", None), ("model", None), ("n_params", "#,##0"), ("training_tokens", "0.00E+00"),
-    ("train_flop", "0.00E+00"), ("deadline_days", NUM), ("gpu", None), ("gpus", "0"), ("procurement", None),
-    ("site", None), ("tp", "0"), ("pp", "0"), ("dp", "0"), ("zero_stage", "0"), ("recompute", None),
-    ("sequence_parallel", None), ("micro_batch", "0"), ("schedule", None), ("iteration_time_s", NUM),
-    ("steps", "#,##0"), ("days", NUM), ("memory_per_gpu_gib", NUM), ("memory_states_gib_per_gpu", NUM),
-    ("memory_activations_gib_per_gpu", NUM), ("mfu", PCT), ("tokens_per_s", "#,##0"), ("gpu_hours", "#,##0"),
-)  # fmt: skip
+INT = "#,##0"
+SUMMARY_HEADERS = ["quantity", "value", "unit", "formula / source"]
+SUMMARY_KEYS: tuple[tuple[str, str | None, str, str], ...] = (
+    ("status", None, "", ""),
+    ("scenario", None, "", ""),
+    ("model", None, "", ""),
+    ("n_params", INT, "parameters", "N, all weights (embeddings and every expert included)"),
+    ("training_tokens", "0.00E+00", "tokens", "D"),
+    ("train_flop", "0.00E+00", "FLOP", "D × 3·(linear + LM head + causal attention forward) per token"),
+    ("deadline_days", NUM, "days", "scenario"),
+    ("gpu", None, "", ""),
+    ("gpus", "0", "GPUs", "n = tp × pp × dp"),
+    ("procurement", None, "", ""),
+    ("site", None, "", ""),
+    ("tp", "0", "GPUs", "tensor-parallel degree"),
+    ("pp", "0", "GPUs", "pipeline stages"),
+    ("dp", "0", "GPUs", "data-parallel replicas"),
+    ("zero_stage", "0", "", "ZeRO stage (3 = FSDP)"),
+    ("recompute", None, "", "activation recomputation"),
+    ("sequence_parallel", None, "", ""),
+    ("micro_batch", "0", "sequences", "b"),
+    ("microbatches_per_step", INT, "micro-batches", "m = global batch / (dp × b)"),
+    ("schedule", None, "", "pipeline schedule"),
+    ("iteration_time_s", NUM, "s", "t = compute + bubble + TP + PP + exposed DP (Iteration sheet)"),
+    ("steps", INT, "optimizer steps", "⌈D / tokens per step⌉"),
+    ("checkpoint_write_s", NUM, "s", "c = 14 B/param × N / write bandwidth (card 4)"),
+    ("checkpoint_interval_s", NUM, "s", "τ* = sqrt(2c/λ), λ = n / MTBF per GPU"),
+    ("failure_overhead_frac", PCT, "% of the step time", "L = c/τ* + λτ*/2 + λ·restart"),
+    ("start_delay_days", NUM, "days", "delivery lead time of bought GPUs"),
+    ("run_days", NUM, "days", "setup + steps × t × (1 + L) / 86,400"),
+    ("days", NUM, "days", "start_delay_days + run_days"),
+    ("memory_per_gpu_gib", NUM, "GiB (2^30 B)", "states + activations + workspace"),
+    ("memory_states_gib_per_gpu", NUM, "GiB (2^30 B)", "16 B/param split by ZeRO over dp, and tp × pp"),
+    ("memory_activations_gib_per_gpu", NUM, "GiB (2^30 B)", "Korthikanti et al. 2022 + FP32 logits"),
+    ("memory_capacity_gib", NUM, "GiB (2^30 B)", "the GPU's memory"),
+    ("mfu", PCT, "% of dense peak", "model FLOPs per step / (t × n × peak)"),
+    ("tokens_per_s", INT, "tokens/s", "tokens per step / t"),
+    ("gpu_hours", INT, "GPU-hours", "n × run_days × 24"),
+)
+CHECKPOINT_KEYS = {"checkpoint_write_s": "write_s", "checkpoint_interval_s": "interval_s",
+                   "failure_overhead_frac": "failure_overhead_frac"}  # fmt: skip
+OPTION_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
+    ("gpu", "GPU", None),
+    ("gpus", "GPUs", "0"),
+    ("tp", "TP", "0"),
+    ("pp", "PP", "0"),
+    ("dp", "DP", "0"),
+    ("zero_stage", "ZeRO stage", "0"),
+    ("recompute", "Recompute", None),
+    ("iteration_time_s", "Iteration time (s)", NUM),
+    ("days", "Finish (days)", NUM),
+    ("total_cost_usd", "Total cost (USD)", USD),
+    ("mfu", "MFU (% of dense peak)", PCT),
+    ("memory_per_gpu_gib", "Memory per GPU (GiB)", NUM),
+    ("procurement", "Procurement", None),
+    ("site", "Site", None),
+)
+
+
+def _summary_value(data: dict[str, Any], key: str) -> Any:
+    if key in CHECKPOINT_KEYS:
+        return (data.get("checkpoint") or {}).get(CHECKPOINT_KEYS[key])
+    value = data.get(key)
+    return str(value) if isinstance(value, bool) else value
 
 
 def _summary(ws: Any, data: dict[str, Any]) -> None:
-    append_row(ws, 1, ["quantity", "value"])
-    style_header(ws, 1, 2)
+    append_row(ws, 1, SUMMARY_HEADERS)
+    style_header(ws, 1, len(SUMMARY_HEADERS))
     row = 1
-    for row, (key, fmt) in enumerate(SUMMARY_KEYS, start=2):
-        set_cell(ws, row, 1, key)
-        value = data.get(key)
-        set_cell(ws, row, 2, str(value) if isinstance(value, bool) else value, fmt)
-    set_cell(ws, row + 1, 1, "total_cost_usd")
-    set_cell(ws, row + 1, 2, Formula("=Costs!D1"), USD)
+    for row, (key, fmt, unit, formula) in enumerate(SUMMARY_KEYS, start=2):
+        append_row(ws, row, [key, None, unit, formula])
+        set_cell(ws, row, 2, _summary_value(data, key), fmt)
+    append_row(ws, row + 1, ["total_cost_usd", Formula("=Costs!D1"), "USD", "sum of the Costs sheet's lines"])
+    ws.cell(row=row + 1, column=2).number_format = USD
     finish_sheet(ws, freeze="A2")
 
 
 def _iteration(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
     breakdown = data["breakdown"]
+    total_row = len(breakdown) + 2
     rows: list[list[Any]] = [
-        [k, v, Formula(f"=B{i}/B{len(breakdown) + 2}")] for i, (k, v) in enumerate(breakdown.items(), 2)
+        # dp_comm_s overlaps the backward: it is no share of the iteration (its exposed part is)
+        [k, v, None if k == "dp_comm_s" else Formula(f"=B{i}/B{total_row}")]
+        for i, (k, v) in enumerate(breakdown.items(), 2)
     ]
     last = header_table(
-        ws, tables, 1, ["term", "seconds", "share of the iteration"], rows, [None, NUM, PCT], "iteration"
-    )
+        ws, tables, 1, ["term", "time per iteration (s)", "share of iteration_time_s (%)"], rows,
+        [None, NUM, PCT], "iteration",
+    )  # fmt: skip
     set_cell(ws, last + 1, 1, "iteration_time_s")
-    set_cell(ws, last + 1, 2, data["iteration_time_s"], NUM)
+    adds = [f"B{i}" for i, key in enumerate(breakdown, 2) if key != "dp_comm_s"]
+    set_cell(ws, last + 1, 2, Formula(f"={'+'.join(adds)}"), NUM)  # = the JSON's iteration_time_s
     set_cell(
         ws, last + 2, 1, "dp_comm_s overlaps the backward; only dp_comm_exposed_s adds to the iteration."
     )
@@ -66,21 +128,22 @@ def _iteration(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
 
 def _costs(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
     lines = data["cost_lines"]
-    set_cell(ws, 1, 3, "total_cost_usd")
+    set_cell(ws, 1, 3, "total_cost_usd (USD)")
     set_cell(ws, 1, 4, Formula(f"=SUM(D4:D{3 + len(lines)})"), USD)
     rows = [[c["kind"], c["gpu"], c["gpus"], c["usd"], c["note"]] for c in lines]
-    header_table(
-        ws, tables, 3, ["kind", "gpu", "gpus", "usd", "note"], rows, [None, None, "0", USD, None], "costs"
-    )
-    finish_sheet(ws, freeze="A4")
+    last = header_table(
+        ws, tables, 3, ["kind", "GPU", "GPUs paid", "cost (USD, present value)", "how it is computed"], rows,
+        [None, None, "0", USD, None], "costs",
+    )  # fmt: skip
+    wrap_columns(ws, ["E"], 4, last)
+    finish_sheet(ws, freeze="A4", widths={"E": 60})
 
 
 def _options(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
-    cols = ["gpu", "gpus", "tp", "pp", "dp", "zero_stage", "recompute", "days", "total_cost_usd", "mfu",
-            "memory_per_gpu_gib", "procurement", "site"]  # fmt: skip
-    formats = [None, "0", "0", "0", "0", "0", None, NUM, USD, PCT, NUM, None, None]
-    rows = [[o[c] for c in cols] for o in data["alternatives"]]
-    last = header_table(ws, tables, 1, cols, rows, formats, "options")
+    headers = [label for _key, label, _fmt in OPTION_COLUMNS]
+    formats = [fmt for _key, _label, fmt in OPTION_COLUMNS]
+    rows = [[o[key] for key, _label, _fmt in OPTION_COLUMNS] for o in data["alternatives"]]
+    last = header_table(ws, tables, 1, headers, rows, formats, "options")
     align(ws, ["B", "C", "D", "E", "F", "G"], 1, last, horizontal="center")
     finish_sheet(ws, freeze="A2")
 

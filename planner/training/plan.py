@@ -72,10 +72,13 @@ def _compute_reason(
     needed = cards_for_compute(
         train_flop, peak_tflops=gpu.peak_tflops, mfu_frac=fastest.mfu, available_s=available_s
     )
+    cap = f"the allowed sites offer {limit}"
+    if limit == scenario.hardware.max_gpus:  # name the limit that binds: the scenario's own cap
+        cap += f" within hardware.max_gpus {limit} — raise it to at least {needed:,}"
     return (
-        f"{gpu.gpu_id}: needs ≥ {needed} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
-        f"tokens in {available_s / SECONDS_PER_DAY:g} days{after}; the allowed sites offer {limit} "
-        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:.1f} days)"
+        f"{gpu.gpu_id}: needs ≥ {needed:,} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
+        f"tokens in {available_s / SECONDS_PER_DAY:g} days{after}; {cap} "
+        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:,.1f} days)"
     )
 
 
@@ -89,14 +92,19 @@ SITE_KIND: dict[TrainingProcurement, tuple[str, str]] = {
 def _first_site(
     catalog: Catalog, scenario: TrainingScenario, procurement: TrainingProcurement, gpu_id: str
 ) -> str | None:
-    """The first catalog site (id order) where ``procurement`` prices one ``gpu_id`` (rent quote, purchase)."""
+    """The catalog site where ``procurement`` prices a node of ``gpu_id`` cheapest for a day (rent quote,
+    purchase; ties in id order), so the fix a reason suggests is the one a run would use."""
     gpu = catalog.gpu(gpu_id)
+    priced: list[tuple[float, str]] = []
     for site_id, site in sorted(catalog.sites.items()):
         if site_limit(site, gpu, procurement, scenario) == 0:
             continue
-        if cost_lines(catalog, gpu, site, procurement, gpus=1, days=1.0, econ=scenario.economics) is not None:
-            return site_id
-    return None
+        lines = cost_lines(
+            catalog, gpu, site, procurement, gpus=gpu.gpus_per_node, days=1.0, econ=scenario.economics
+        )
+        if lines is not None:
+            priced.append((sum(line.usd for line in lines), site_id))
+    return min(priced)[1] if priced else None
 
 
 def _site_kind_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> str | None:
@@ -121,14 +129,36 @@ def _site_kind_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str)
     return f"{gpu_id}: {needs}; sites lists only {listed} — {', or '.join(fixes) or 'change sites'}"
 
 
+def _inventory_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> str | None:
+    """Why owned GPUs of ``gpu_id`` cannot run when owned is the only procurement: none in the inventory, or
+    all at sites the scenario leaves out (None otherwise)."""
+    if set(scenario.procurement) != {"owned"}:
+        return None
+    held = [i for i in scenario.inventory if i.gpu == gpu_id]
+    if not held:
+        others = ", ".join(f"{i.count} {i.gpu} at {i.site}" for i in scenario.inventory)
+        unlisted = sorted({i.gpu for i in scenario.inventory} - set(scenario.hardware.gpus or ()))
+        fix = (
+            f"list {', '.join(unlisted)} in hardware.gpus, or " if scenario.hardware.gpus and unlisted else ""
+        )
+        return f"{gpu_id}: the inventory holds none (it holds {others}) — {fix}add rent or buy to procurement"
+    allowed = {s.id for s in allowed_sites(catalog, scenario)}
+    outside = sorted({i.site for i in held} - allowed)
+    if outside:
+        return f"{gpu_id}: the inventory's {gpu_id} are at {', '.join(outside)}, which sites leaves out — add it to sites"
+    return None
+
+
 def _reason(
     catalog: Catalog, scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, best: dict[int, Evaluation],
     smallest_gib: float, options: list[Option],
 ) -> str:  # fmt: skip
     limit = _max_count(catalog, scenario, gpu.gpu_id)
     if limit == 0:
-        return _site_kind_reason(catalog, scenario, gpu.gpu_id) or (
-            f"{gpu.gpu_id}: no allowed site offers it with procurement {scenario.procurement}"
+        return (
+            _site_kind_reason(catalog, scenario, gpu.gpu_id)
+            or _inventory_reason(catalog, scenario, gpu.gpu_id)
+            or f"{gpu.gpu_id}: no allowed site offers it with procurement {', '.join(scenario.procurement)}"
         )
     if not best:
         capacity = gpu.memory_gb * 1e9 / 2**30
@@ -165,6 +195,11 @@ def plan_training(catalog: Catalog, scenario: TrainingScenario) -> TrainingPlan:
         else:
             chosen_per_gpu.append(pick)
     chosen_per_gpu.sort(key=lambda o: o.sort_key(scenario.objective))
+    excluded = tuple(
+        f"{g}: no {scenario.precision} peak in the catalog, so it is left out — set precision: bf16 to consider it"
+        for g in sorted(set(scenario.hardware.gpus or ()))
+        if scenario.precision not in catalog.gpu(g).dense_tflops
+    )  # a GPU type the scenario names but cannot run at its precision is said, not dropped silently
     if not chosen_per_gpu and not reasons:
         reasons.append(f"no GPU type in hardware.gpus has a {scenario.precision} peak")
     return TrainingPlan(
@@ -180,6 +215,7 @@ def plan_training(catalog: Catalog, scenario: TrainingScenario) -> TrainingPlan:
         chosen=chosen_per_gpu[0] if chosen_per_gpu else None,
         alternatives=tuple(chosen_per_gpu),
         reasons=tuple(reasons) if not chosen_per_gpu else (),
+        excluded=excluded,
     )
 
 

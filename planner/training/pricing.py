@@ -32,6 +32,7 @@ from planner.costs import (
     rent_quotes_by_size,
 )
 from planner.ledgers.economics import (
+    book_value_usd,
     bought_unit_cash_flow_usd,
     discount_factor,
     running_usd_per_month,
@@ -122,6 +123,11 @@ def present_value_frac(days: float, econ: Economics) -> float:
     return paid / months
 
 
+def _pv_note(pv: float) -> str:
+    """' × present-value factor 0.9871' when the cost of capital discounts the line ('' at 1)."""
+    return "" if pv == 1.0 else f" × present-value factor {pv:.4f}"
+
+
 def _noun(count: int, noun: str) -> str:
     """The noun for ``count`` of it: 'month' for 1, 'months' otherwise."""
     return noun if count == 1 else f"{noun}s"
@@ -148,11 +154,17 @@ def _rented_lines(
     shape = _instances_note(gpu, rented.instance_gpus, rented.instances, gpus, "paid")
     lines = [
         CostLine(
-            "rent", gpu.id, billed, usd, f"{rented.quote.provider} on-demand ${price:.2f}/GPU-h, {shape}"
+            "rent",
+            gpu.id,
+            billed,
+            usd,
+            f"{rented.quote.provider} on-demand ${price:.2f}/GPU-h, {shape}{_pv_note(pv)}",
         )
     ]
     tiers = [(t.min_gpus, t.discount_frac) for t in econ.rent_volume_tiers]
-    discounted = tiered_rent_usd_per_month(billed, price * HOURS_PER_MONTH, tiers) * hours / HOURS_PER_MONTH * pv
+    discounted = (
+        tiered_rent_usd_per_month(billed, price * HOURS_PER_MONTH, tiers) * hours / HOURS_PER_MONTH * pv
+    )
     if discounted < usd - 1e-9:
         steps = ", ".join(f"{d:.0%} beyond {n:,} GPUs" for n, d in tiers if n < billed)
         lines.append(CostLine("discount", gpu.id, billed, discounted - usd, f"rent volume tiers: {steps}"))
@@ -182,6 +194,19 @@ def _running_per_gpu_month(gpu: Accelerator, site: Site, econ: Economics) -> flo
     )
 
 
+def _running_note(gpu: Accelerator, site: Site, econ: Economics) -> str:
+    """'(power $41.69 + colocation $128.84) × (1 + 10% operations) = $187.59/GPU-month': the terms of
+    :func:`_running_per_gpu_month`, so the line can be recomputed from the note."""
+    util = econ.utilization_frac
+    power = power_usd_per_month(gpu, site, utilization_frac=util)
+    colocation = colocation_usd_per_month(gpu, site, utilization_frac=util)
+    running = _running_per_gpu_month(gpu, site, econ)
+    return (
+        f"(power ${power:,.2f} + colocation ${colocation:,.2f}) × (1 + {econ.ops_overhead_frac:.0%} operations) "
+        f"= ${running:,.2f}/GPU-month"
+    )
+
+
 def _buy_lines(
     gpu: Accelerator, site: Site, *, gpus: int, days: float, econ: Economics
 ) -> list[CostLine] | None:
@@ -192,11 +217,12 @@ def _buy_lines(
     running_per_gpu = _running_per_gpu_month(gpu, site, econ)
     node_usd = gpu.purchase.usd_per_node * econ.purchase_price_scale
     months = run_months(days)
+    life = econ.lifetime_years or gpu.purchase.lifetime_years
     flows = bought_unit_cash_flow_usd(
         node_usd,
         horizon_months=months,
         lead_time_months=0.0,
-        lifetime_years=econ.lifetime_years or gpu.purchase.lifetime_years,
+        lifetime_years=life,
         resale_frac=econ.resale_frac,
         running_usd_per_month=running_per_gpu * gpu.gpus_per_node,
         cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year,
@@ -207,8 +233,13 @@ def _buy_lines(
     shape = _instances_note(gpu, gpu.gpus_per_node, nodes, gpus, "bought")
     notes = {
         "capex": f"{shape} at ${node_usd:,.0f}/node ({gpu.purchase.source}, {gpu.purchase.as_of})",
-        "running": f"power + colocation ${running_per_gpu:,.0f}/GPU-month × {bought} GPUs × {months} {_noun(months, 'month')}",
-        "resale": f"{econ.resale_frac:.0%} of the book value after {months} {_noun(months, 'month')}",
+        "running": f"{_running_note(gpu, site, econ)} × {bought} GPUs × {months} {_noun(months, 'month')}"
+        f"{_pv_note(by_kind.get('running', 0.0) / (running_per_gpu * bought * months) if running_per_gpu else 1.0)}",
+        "resale": (
+            f"{econ.resale_frac:.0%} of the book value ${book_value_usd(node_usd, age_months=months, lifetime_years=life):,.0f}"
+            f"/node ({life:g}-year straight line) after {months} {_noun(months, 'month')} × {nodes} {_noun(nodes, 'node')}"
+            f"{_pv_note(discount_factor(months, cost_of_capital_frac_per_year=econ.cost_of_capital_frac_per_year))}"
+        ),
     }
     return [CostLine(kind, gpu.id, bought, usd, notes[kind]) for kind, usd in by_kind.items()]
 
@@ -229,5 +260,10 @@ def cost_lines(
     if procurement == "buy":
         return _buy_lines(gpu, site, gpus=gpus, days=days, econ=econ)
     running = _running_per_gpu_month(gpu, site, econ)
-    usd = running * gpus * days / DAYS_PER_MONTH * present_value_frac(days, econ)
-    return [CostLine("running", gpu.id, gpus, usd, f"owned: power + colocation ${running:,.0f}/GPU-month")]
+    pv = present_value_frac(days, econ)
+    usd = running * gpus * days / DAYS_PER_MONTH * pv
+    note = (
+        f"owned: {_running_note(gpu, site, econ)} × {gpus} GPUs × {days:,.2f} days / {DAYS_PER_MONTH:g}"
+        f"{_pv_note(pv)}"
+    )
+    return [CostLine("running", gpu.id, gpus, usd, note)]

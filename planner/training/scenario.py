@@ -137,14 +137,38 @@ class TrainingScenario(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingScenario:
+        """Cross-field rules; each message starts with the field to fix ("field: problem — alternative")."""
         if (self.global_batch_tokens is None) == (self.global_batch_sequences is None):
-            raise ValueError("give exactly one of global_batch_tokens or global_batch_sequences")
+            raise ValueError(
+                "global_batch_tokens: give exactly one of global_batch_tokens or global_batch_sequences "
+                f"(e.g. global_batch_tokens: {self.seq_len_tokens * 1024} for 1,024 sequences)"
+            )
         if self.global_batch_tokens is not None and self.global_batch_tokens % self.seq_len_tokens:
-            raise ValueError("global_batch_tokens must be a multiple of seq_len_tokens")
+            lower = self.global_batch_tokens // self.seq_len_tokens * self.seq_len_tokens
+            near = lower if lower > 0 else self.seq_len_tokens
+            raise ValueError(
+                f"global_batch_tokens: {self.global_batch_tokens} must be a multiple of seq_len_tokens "
+                f"{self.seq_len_tokens} — use {near} ({near // self.seq_len_tokens:,} sequences)"
+            )
+        field = "global_batch_tokens" if self.global_batch_tokens is not None else "global_batch_sequences"
+        step_tokens = self.global_batch_seqs * self.seq_len_tokens
+        if step_tokens > self.training_tokens:
+            most = int(self.training_tokens // self.seq_len_tokens)
+            raise ValueError(
+                f"{field}: one optimizer step of {step_tokens:,} tokens exceeds training_tokens "
+                f"{self.training_tokens:.4g} — use at most {most:,} sequences per step"
+            )
         if self.objective == "earliest_finish" and self.budget_usd is None:
-            raise ValueError("objective earliest_finish needs budget_usd")
+            raise ValueError(
+                "budget_usd: objective earliest_finish needs budget_usd (or use objective: min_cost)"
+            )
+        if not self.procurement:
+            raise ValueError("procurement: list at least one of rent, buy, owned (e.g. [rent])")
         if "owned" in self.procurement and not self.inventory:
-            raise ValueError("procurement owned needs an inventory")
+            raise ValueError(
+                "inventory: procurement owned needs an inventory (e.g. [{gpu: h100_sxm, count: 8, site: dc1}]), "
+                "or use procurement [rent]"
+            )
         return self
 
     @property
@@ -220,9 +244,15 @@ def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scen
     try:
         scenario = TrainingScenario.model_validate(data)
     except ValidationError as err:
+        errors = err.errors()
+        if len(errors) == 1 and errors[0]["loc"] == () and "error" in errors[0].get("ctx", {}):
+            # a cross-field rule of TrainingScenario._check: its message names the field itself
+            raise ScenarioError(f"{path}: {errors[0]['ctx']['error']}") from None
         raise ScenarioError(format_validation_error(path, err)) from None
-    if isinstance(scenario.model, str):
-        _check_ids(path, "model", [scenario.model], catalog.models, "model")
+    if isinstance(scenario.model, str) and scenario.model not in catalog.models:
+        raise ScenarioError(
+            f"{path}: model: unknown model '{scenario.model}'{did_you_mean(scenario.model, catalog.models)}"
+        )
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
     _check_ids(path, "sites", scenario.sites, catalog.sites, "site")
     for i, item in enumerate(scenario.inventory):
