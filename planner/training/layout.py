@@ -170,13 +170,6 @@ def _dp_comm_s(layout: Layout, model: ModelTerms, gpu: GpuTerms, microbatches: i
     shard_params = model.n_params / (layout.tp * layout.pp)
     q, nodes = _dp_links(layout, gpu)
     nic = gpu.scale_out or gpu.local
-    if layout.zero_stage == 3:
-        volume = card4.zero3_traffic_bytes_per_step(
-            shard_params, microbatches=microbatches, dp_ranks=layout.dp
-        )
-        local = volume * (q - 1) / q / (gpu.local.gb_per_s * BYTES_PER_GB) if q > 1 else 0.0
-        cross = volume / (q * nic.gb_per_s * BYTES_PER_GB) if nodes > 1 else 0.0
-        return local + cross
     parts = hierarchical_allreduce_parts(
         BF16_BYTES * shard_params,
         ranks_per_node=q,
@@ -186,7 +179,17 @@ def _dp_comm_s(layout: Layout, model: ModelTerms, gpu: GpuTerms, microbatches: i
         latency_us=gpu.local.latency_us,
         nic_latency_us=nic.latency_us,
     )
+    if layout.zero_stage == 3:
+        # 3m collectives a step (forward and backward all-gather of the weights, reduce-scatter of the
+        # gradients), each half an all-reduce of the 2N-byte shard: in one node 3m·(d − 1)/d·2N / B = V / B
+        # (card 4's V), across nodes the hierarchical split of each (was V·(q − 1)/q / B_L + V / (q·B_NIC),
+        # which counted (d − 1)/d twice inside a node: 7/8 of V / B on 8 GPUs)
+        return ZERO3_COLLECTIVES_PER_MICROBATCH / 2 * microbatches * parts.total_s
     return parts.total_s
+
+
+ZERO3_COLLECTIVES_PER_MICROBATCH = 3
+"""Forward all-gather, backward all-gather, gradient reduce-scatter (card 4: V = 3·m·(d − 1)/d × 2N)."""
 
 
 def hardware_flop_per_token(model: ModelTerms, recompute: Recompute) -> tuple[float, float]:

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from planner.catalog import Catalog
-from planner.ledgers.training import cards_for_compute
+from planner.ledgers.training import cards_for_compute, zero3_traffic_bytes_per_step
 from planner.training.layout import Layout
 from planner.training.plan import plan_training
 from planner.training.terms import model_terms
@@ -75,20 +75,35 @@ def test_step_compute_on_32_rtx_4090(catalog: Catalog) -> None:
 
 
 def test_zero3_traffic_on_the_pcie_rtx_4090_cluster(catalog: Catalog) -> None:
-    """Card 4 ZeRO-3 traffic V = 3·m·(d − 1)/d × 2N per card per step, over PCIe gen4 (32 GB/s) inside a
-    4-GPU node and 10 GbE (1.25 GB/s) between the 8 nodes of a 32-card DP group."""
+    """Card 4 ZeRO-3: 3m collectives a step (two weight all-gathers, one gradient reduce-scatter), each half an
+    all-reduce of the 2N-byte shard, hierarchical over PCIe gen4 (32 GB/s) inside a 4-GPU node and 10 GbE
+    (1.25 GB/s) between the 8 nodes of a 32-card DP group: inside 2(q − 1)/q·2N/B_L, across
+    2(H − 1)/(q·H)·2N/B_NIC (card 6), start-up latencies aside (µs)."""
     layout = Layout("rtx_4090", 1, 1, 32, 3, "none", False, 1, "1f1b")
     ev = evaluate(catalog, layout, mfu_frac=0.40)
-    m = 384 // 32
-    volume = 3 * m * 31 / 32 * 2 * QWEN3_8B_PARAMS
-    expected = volume * 3 / 4 / (32 * BYTES_PER_GB) + volume / (4 * 1.25 * BYTES_PER_GB)
+    m, q, nodes, shard = 384 // 32, 4, 8, 2 * QWEN3_8B_PARAMS
+    allreduce_s = 2 * (q - 1) / q * shard / (32 * BYTES_PER_GB) + 2 * (nodes - 1) / (q * nodes) * shard / (
+        1.25 * BYTES_PER_GB
+    )
+    expected = 3 / 2 * m * allreduce_s
     assert ev.microbatches == 12
-    assert ev.breakdown.dp_comm_s == pytest.approx(expected, rel=1e-12)
-    assert ev.breakdown.dp_comm_s == pytest.approx(
-        127.65, abs=0.01
-    )  # 13.39 s PCIe + 114.26 s 10 GbE, 1.6× compute
-    assert ev.breakdown.dp_comm_exposed_s == pytest.approx(expected - 78.3, abs=0.05)
+    assert ev.breakdown.dp_comm_s == pytest.approx(expected, rel=1e-4)
+    assert ev.breakdown.dp_comm_s == pytest.approx(117.03, abs=0.01)  # 13.82 s PCIe + 103.20 s 10 GbE, 1.5× compute
+    assert ev.breakdown.dp_comm_exposed_s == pytest.approx(ev.breakdown.dp_comm_s - 78.3, abs=0.05)
     assert ev.memory_states_gib_per_gpu * BYTES_PER_GIB == pytest.approx(16 * QWEN3_8B_PARAMS / 32)
+
+
+def test_zero3_traffic_inside_one_node_is_card_4s_volume_over_the_link(catalog: Catalog) -> None:
+    """In one 8-GPU node the step moves V = 3·m·(d − 1)/d × 2N per card (card 4) at the NVLink rate: V / B.
+    It was V·(q − 1)/q / B, (d − 1)/d counted twice (7/8 of V / B)."""
+    layout = Layout("h100_sxm", 1, 1, 8, 3, "none", False, 1, "1f1b")
+    ev = evaluate(catalog, layout, mfu_frac=0.40)
+    volume = zero3_traffic_bytes_per_step(QWEN3_8B_PARAMS, microbatches=ev.microbatches, dp_ranks=8)
+    link = catalog.interconnect(catalog.gpu("h100_sxm").scale_up or "")
+    start_up_s = 3 / 2 * ev.microbatches * 2 * (8 - 1) * link.latency_us / 1e6  # ring rounds, µs each
+    assert ev.breakdown.dp_comm_s == pytest.approx(
+        volume / (link.gb_per_s_per_direction * BYTES_PER_GB) + start_up_s, rel=1e-9
+    )
 
 
 def test_checkpoint_interval_965_s(catalog: Catalog) -> None:

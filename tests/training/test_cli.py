@@ -242,5 +242,5 @@ def test_predict_train_layout_that_does_not_fit_exits_3_unless_forced() -> None:
     assert forced.exit_code == 0
     data = json.loads(forced.stdout)
     assert data["fits"] is False and data["memory_per_gpu_gib"] > data["memory_capacity_gib"]
-    # ZeRO-3 over PCIe + 10 GbE: 127.65 s of traffic against 78.3 s of compute at 40 % (card-4 example)
-    assert data["breakdown"]["dp_comm_s"] == pytest.approx(127.65, abs=0.01)
+    # ZeRO-3 over PCIe + 10 GbE: 117.03 s of traffic against 78.3 s of compute at 40 % (card-4 example)
+    assert data["breakdown"]["dp_comm_s"] == pytest.approx(117.03, abs=0.01)
