@@ -208,7 +208,8 @@ def test_predict_at_load_returns_an_optimized_deployments_numbers(catalog: Catal
         for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
             assert at[key] == pytest.approx(getattr(d, key), rel=1e-9), key
         plain = perf.predict(catalog, dataclasses.replace(request, prefix_cache=None)).to_json()["at_load"]
-        assert plain["ttft_ms"] > 1.5 * at["ttft_ms"]  # the cached prefix is not prefilled again
+        # the cached prefix is not prefilled again: without the cache the same load is much slower, or overloads
+        assert plain["stable"] is False or plain["ttft_ms"] > 1.5 * at["ttft_ms"]
 
 
 def test_predict_at_load_holds_the_batch_limit(catalog: Catalog) -> None:

@@ -267,8 +267,9 @@ def predict(
     if result["at_load"] is not None and not result["at_load"]["stable"]:
         err.print(
             f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
-            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO, so the figures "
-            "under load grow without bound (no steady state)",
+            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO; its queue grows "
+            "without bound, so the figures of a steady state (latencies, step, batch, waits) are left out and "
+            "output_tokens_per_s is what it emits at saturation",
             soft_wrap=True,
         )
     if result["at_load"] is not None:

@@ -201,12 +201,11 @@ def at_load(
             terms, requests_per_s=lam, input_tokens=p_tok, output_tokens=g_tok, max_batch=limit, network_s=network,
             opt=opt, ttft_percentile=request.ttft_percentile, tpot_percentile=request.tpot_percentile,
         )
-    return {
+    saturation = saturation_requests_per_s(terms, request, max_batch=limit, network_s=network, handoff_s=handoff, opt=opt)
+    figures = {
         "requests_per_s": float(pt.requests_per_s),
         "stable": bool(pt.stable),
-        "saturation_requests_per_s": saturation_requests_per_s(
-            terms, request, max_batch=limit, network_s=network, handoff_s=handoff, opt=opt
-        ),
+        "saturation_requests_per_s": saturation,
         # a pool reports only its own half, None (JSON null) for the other, as the plan's PD deployments do
         "ttft_ms": None if request.role == "decode" else float(pt.ttft_s) * 1e3,  # at --ttft-percentile if given
         "tpot_ms": None if request.role == "prefill" else float(pt.tpot_s) * 1e3,  # at --tpot-percentile if given
@@ -238,3 +237,15 @@ def at_load(
         "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),
         "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
     }
+    if not pt.stable:  # no steady state: the queue grows without bound, so no step, batch or wait describes it
+        figures |= dict.fromkeys(UNSTABLE_FIGURES)
+        figures["output_tokens_per_s"] = saturation * g_tok  # what the replica emits, at its saturation load
+    return figures
+
+
+UNSTABLE_FIGURES = (
+    "ttft_ms", "tpot_ms", "decode_step_ms", "step_ms", "running_batch", "own_batch", "prefill_tokens_per_step",
+    "prefill_utilization_frac", "chunk_steps", "chunk_step_ms", "queue_wait_ms", "prefill_chunks_ms",
+    "scheduler_wait_ms", "engine_busy_frac", "host_ms",
+)
+"""Figures of :func:`at_load` that only a steady state has: null above the saturation load."""
