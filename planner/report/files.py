@@ -60,7 +60,8 @@ def check_output_file(path: Path | str, option: str, inputs: Iterable[Path | str
     if root is not None:
         raise InputError(f"{shown}: cannot write under {root} — choose a path in a normal folder")
     if target.is_dir():
-        raise InputError(f"{shown}: is a directory — give a file name, e.g. {target / 'plan.out'}")
+        suffix = target.suffix or (".json" if "json" in option else ".xlsx")
+        raise InputError(f"{shown}: is a directory — give a file name, e.g. {target / ('plan' + suffix)}")
     for source in inputs:
         source_path = Path(source)
         if source_path.exists() and target.exists() and source_path.resolve() == target.resolve():
