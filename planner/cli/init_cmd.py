@@ -34,17 +34,42 @@ hardware:
 procurement: [rent]           # add `buy` to compare buying (then try `planner compare`)
 """
 
+TRAINING_STARTER = """\
+# A starter training scenario for `planner train` — every field is explained in `planner schema --kind training`.
+# Units are in the names: _tokens tokens, _days days, _usd US dollars.
+kind: training
+name: my-first-training-run
+model: qwen3_8b               # a catalog model (`planner catalog models`) or {layers, hidden_size, ...}
+training_tokens: 1.0e11       # tokens to train on
+seq_len_tokens: 4096          # sequence length
+global_batch_tokens: 4194304  # tokens per optimizer step (a multiple of seq_len_tokens), or global_batch_sequences
+deadline_days: 30             # finish within (objective min_cost); or objective: earliest_finish + budget_usd
+procurement: [rent]           # rent, buy (datacenter sites), owned (needs inventory)
+hardware:
+  gpus: [h100_sxm, h200_sxm]  # candidates: `planner catalog gpus`
+  max_gpus: 512               # the most GPUs one run may use
+# sites: [us_east, dc1]       # where it may run (default: every cloud and datacenter site)
+"""
+
 
 def init(
     path: Annotated[Path, typer.Argument(help="Scenario file to create.")] = Path("scenario.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    kind: Annotated[
+        str,
+        typer.Option("--kind", help="inference (for `planner plan`) or training (for `planner train`).", metavar="KIND"),
+    ] = "inference",
 ) -> None:
-    """Write a commented starter scenario (then: `planner plan scenario.yaml`)."""
+    """Write a commented starter scenario (then: `planner plan scenario.yaml`, or `planner train` with --kind
+    training)."""
+    starters = {"inference": STARTER, "training": TRAINING_STARTER}
+    if kind not in starters:
+        fail(InputError(f"--kind {kind}: not a scenario kind — use inference or training"))
     from planner.report.files import atomic_write_text
 
     if path.exists() and not force:
         fail(InputError(f"{path}: already exists — choose another name or pass --force"))
     if path.suffix.lower() not in (".yaml", ".yml"):
         fail(InputError(f"{path}: a scenario file name ends in .yaml"))
-    run_guarded(lambda: atomic_write_text(path, STARTER))
+    run_guarded(lambda: atomic_write_text(path, starters[kind]))
     wrote(path)

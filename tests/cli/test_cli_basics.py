@@ -341,3 +341,15 @@ def test_a_reader_that_stops_early_is_not_an_internal_error() -> None:
     res = CliRunner().invoke(demo, ["show"])
     assert res.exit_code == 1
     assert "internal error" not in res.output
+
+
+def test_init_kind_training_writes_a_starter_that_trains(tmp_path: Path) -> None:
+    path = tmp_path / "training.yaml"
+    res = runner.invoke(app, ["init", str(path), "--kind", "training"])
+    assert res.exit_code == 0 and path.read_text().startswith("# A starter training scenario")
+    trained = runner.invoke(app, ["train", str(path), "--json"])
+    assert trained.exit_code == 0, trained.output
+    assert json.loads(trained.stdout)["status"] == "optimal"
+    wrong = runner.invoke(app, ["init", str(tmp_path / "x.yaml"), "--kind", "train"])
+    assert wrong.exit_code == 2 and "use inference or training" in wrong.stderr
+    assert not (tmp_path / "x.yaml").exists()
