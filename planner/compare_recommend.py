@@ -29,8 +29,14 @@ def recommend(options: dict[str, PlanResult]) -> tuple[str | None, str]:
         return best, f"{best} is the only option with a plan"
     runner_up = min(others, key=lambda n: feasible[n])
     saving = feasible[runner_up] - feasible[best]
+    if saving < -abs(feasible[best]) * TIE_REL:  # a cheaper hybrid that buys nothing (a time-limited solve)
+        return best, (
+            f"{best}: the cheapest plan, {runner_up} at ${feasible[runner_up]:,.0f}, buys nothing "
+            f"(${-saving:,.0f} less than the rent_only solve found)"
+        )
     if saving <= abs(feasible[best]) * TIE_REL:
-        return best, f"{best} costs the same as {runner_up} and is simpler (it buys nothing)"
+        simpler = "it buys nothing" if best == "rent_only" else "it rents nothing"
+        return best, f"{best} costs the same as {runner_up} and is simpler ({simpler})"
     return best, (
         f"{best} is cheapest: ${feasible[best]:,.0f} over the horizon, ${saving:,.0f} "
         f"({saving / feasible[runner_up]:.1%}) less than {runner_up}"

@@ -30,6 +30,26 @@ def _engine(workers: int | None, dask: str | None) -> Engine:
     return LocalEngine(workers or default_workers())
 
 
+def _check_files(scenario: Path, output: Path | None, json_out: Path | None, resume: Path | None) -> None:
+    """Before anything is solved: no output over the scenario (or any YAML file), each output's folder
+    exists, and the resume file is none of the outputs (a JSON or a workbook written over it would lose
+    its rows)."""
+    from planner.cli.common import check_output_path
+    from planner.errors import InputError
+
+    check_output_path(output, "-o", [scenario])
+    check_output_path(json_out, "--json-out", [scenario])
+    check_output_path(resume, "--resume", [scenario])
+    if resume is None:
+        return
+    for option, path in (("--json-out", json_out), ("-o", output)):
+        if path is not None and path.resolve() == resume.resolve():
+            raise InputError(
+                f"--resume {resume}: {option} names the same file, which would replace its rows — "
+                "give the resume file its own name, e.g. rows.jsonl"
+            )
+
+
 def _money(value: float | None) -> str:
     return "" if value is None else f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
@@ -44,7 +64,7 @@ def _served(row: SweepRow) -> str:
 def _print_table(result: SweepResult) -> None:
     from rich.table import Table
 
-    from planner.readout.sweep import format_value
+    from planner.readout.sweep import format_gpus, format_value
 
     t = Table(title=f"{result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}")
     served = any(r.served_scale is not None for r in result.rows)  # max_throughput: how much is the answer
@@ -63,7 +83,7 @@ def _print_table(result: SweepResult) -> None:
     for c in columns:
         t.add_column(c, justify="left" if c in ("status", "GPUs", "choice") or c in result.paths else "right")
     for r in result.rows:
-        gpus = " ".join(f"{n}×{g}" for g, n in r.gpus_by_type.items())
+        gpus = format_gpus(r.gpus_by_type)
         choice = "; ".join(f"{c.workload}: {c.label}" for c in r.choices) or (r.error or "")
         t.add_row(
             *(format_value(r.values[p]) for p in result.paths),
@@ -176,6 +196,7 @@ def sweep(
     def go() -> SweepResult:
         if output is not None and output.suffix.lower() != ".xlsx":
             raise InputError(f"-o {output}: the workbook name must end in .xlsx")
+        _check_files(scenario_path, output, json_out, resume)
         engine = _engine(workers, dask)
         return _run(scenario_path, vary, "grid" if grid else "zip", engine, time_limit, resume, quiet=quiet)
 

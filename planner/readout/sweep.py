@@ -14,6 +14,11 @@ TIMING_FIELDS = ("solve_seconds", "total_seconds")
 """Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
+def format_gpus(gpus_by_type: dict[str, float], sep: str = "×") -> str:
+    """``2×b200 0.5×l40s``: GPUs per type as counts (1, not 1.0), the one text the table and workbook show."""
+    return " ".join(f"{n:g}{sep}{g}" for g, n in gpus_by_type.items())
+
+
 def format_value(value: Any) -> str:
     """A varied value as the user writes it on the command line (a list joined by ``+``)."""
     if isinstance(value, list | tuple):
@@ -36,7 +41,9 @@ class Choice:
     ep: int = 1
     site: str = ""
     role: str = "colocated"
-    """Fields a resume file written before they were recorded lacks take these defaults."""
+    gpu_share_frac: float = 1.0
+    """Share of one GPU each replica holds (0.5, 0.25: small models time-sliced on one GPU).
+    Fields a resume file written before they were recorded lacks take these defaults."""
 
     @property
     def label(self) -> str:
@@ -46,7 +53,8 @@ class Choice:
         ep = f"xEP{self.ep}" if self.ep > 1 else ""
         at = f" at {self.site}" if self.site else ""
         pool = "" if self.role == "colocated" else f" ({self.role} pool)"
-        return f"{self.replicas}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}"
+        share = "" if self.gpu_share_frac >= 1 else f" ({self.gpu_share_frac:g} GPU each)"
+        return f"{self.replicas}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}{share}"
 
 
 @dataclass(frozen=True)
@@ -64,8 +72,8 @@ class SweepRow:
     capex_usd: float | None = None
     opex_usd_per_month: float | None = None
     cost_usd_per_million_output_tokens: float | None = None
-    gpus_by_type: dict[str, int] = field(default_factory=dict)
-    """GPUs per accelerator type at each deployment's peak replicas."""
+    gpus_by_type: dict[str, float] = field(default_factory=dict)
+    """GPUs per accelerator type at each deployment's peak replicas (fractional when replicas share GPUs)."""
     choices: list[Choice] = field(default_factory=list)
     binding_constraints: list[str] = field(default_factory=list)
     """``family:key/key`` of each binding constraint family instance."""

@@ -243,7 +243,7 @@ def _options_chart(ws: Any, n_options: int) -> None:
     chart.y_axis.number_format = USD_AXIS_FORMAT
     chart.legend = None
     chart.width, chart.height = 14, 7
-    ws.add_chart(chart, f"A{n_options + 5}")
+    ws.add_chart(chart, f"A{ws.max_row + 2}")  # below the note under the table (it may wrap to more lines)
 
 
 SUMMARY_OPTION_ROWS = (
@@ -253,6 +253,7 @@ SUMMARY_OPTION_ROWS = (
     ("Recommended option cost per million output tokens (USD/Mtok)", "H", USD_FORMAT),
 )
 CROSSOVER_LABEL = "Crossover month (buying's cumulative cash <= renting's)"
+REASON_LABEL = "Why this option"
 
 
 def _summary_sheet(
@@ -274,6 +275,8 @@ def _summary_sheet(
     rows: list[tuple[str, Any, str | None]] = [
         ("Scenario", scenario.name, None),
         ("Recommendation", comparison_text(comparison), None),
+        # the reason the terminal and the JSON give (why buying is impossible, or that owned GPUs serve it all)
+        (REASON_LABEL, comparison.recommendation_reason or "—", None),
         ("Recommended option", rec or "none", None),
         ("Horizon (months)", horizon, INT_FORMAT),
         (
@@ -319,6 +322,7 @@ def _summary_sheet(
             define_name(ws.parent, names[label], ws.title, f"B{r}")
         r += 1
     wrap_text_row(ws, 5, 2)
+    wrap_text_row(ws, 6, 2)
     align(ws, ["B"], 4, r, horizontal="left")
     r += 1
     append_row(ws, r, ["Flip points", "When the recommendation changes"])

@@ -67,6 +67,8 @@ def _cell_value(value: Any) -> Any:
 
 
 def _row(r: SweepRow, paths: list[str]) -> list[Any]:
+    from planner.readout.sweep import format_gpus
+
     return [
         r.index,
         *(_cell_value(r.values[p]) for p in paths),
@@ -76,7 +78,7 @@ def _row(r: SweepRow, paths: list[str]) -> list[Any]:
         r.capex_usd,
         r.opex_usd_per_month,
         r.cost_usd_per_million_output_tokens,
-        " ".join(f"{g}: {n}" for g, n in r.gpus_by_type.items()),
+        format_gpus(r.gpus_by_type),
         "; ".join(f"{c.workload}: {c.label}" for c in r.choices),
         ", ".join(r.binding_constraints[:6]) + (" ..." if len(r.binding_constraints) > 6 else ""),
         r.error or "",

@@ -103,7 +103,14 @@ class DaskEngine:
     def session(self, context: SweepContext) -> Iterator[tuple[Executor, Any]]:
         """A Dask client executor; the context is scattered to every worker once and passed as a future."""
         import distributed
+        from distributed.comm.addressing import resolve_address
 
+        try:  # a malformed address is a usage mistake, found before a client exists (its clean-up would hang)
+            resolve_address(self.address)
+        except (ValueError, OSError) as exc:
+            raise InputError(
+                f"--dask {self.address}: {exc} — give the scheduler's host:port, e.g. tcp://10.0.0.5:8786"
+            ) from None
         connect: Any = distributed.Client  # untyped library: the client is used through Any
         try:
             client: Any = connect(self.address, timeout=self.connect_timeout_s, set_as_default=False)

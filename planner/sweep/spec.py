@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import types
 import typing
 from collections.abc import Sequence
@@ -95,7 +96,31 @@ def parse_axis(option: str) -> Axis:
             f"--vary {option!r}: expected PATH=V1,V2,... — e.g. --vary economics.rent_price_scale=0.5,1,2"
         )
     parsed = tuple(parse_value(v) for v in values.split(",") if v.strip())
+    if not parsed or any(v == [] for v in parsed):
+        raise InputError(
+            f"--vary {option!r}: no value given — write PATH=V1,V2,... with at least one value, "
+            "e.g. --vary economics.rent_price_scale=0.5,1,2"
+        )
     return Axis(path, parsed)
+
+
+def _repeat_key(value: Any) -> tuple[Any, ...]:
+    """What makes two varied values the same variant: equal numbers (4 and 4.0), else the text as written."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("number", float(value))
+    return (type(value).__name__, format_value(value))
+
+
+def _check_repeats(axis: Axis) -> None:
+    """A value given twice would solve the same variant twice (and two rows share one resume key)."""
+    seen: set[tuple[Any, ...]] = set()
+    for value in axis.values:
+        key = _repeat_key(value)
+        if key in seen:
+            raise InputError(
+                f"--vary {axis.path}: the value {format_value(value)} is given twice — give each value once"
+            )
+        seen.add(key)
 
 
 def variants(axes: Sequence[Axis], mode: Mode) -> list[Variant]:
@@ -111,15 +136,18 @@ def variants(axes: Sequence[Axis], mode: Mode) -> list[Variant]:
         if len(lengths) > 1:
             shown = ", ".join(f"{a.path} has {len(a.values)}" for a in axes)
             raise InputError(f"--zip: every --vary needs the same number of values ({shown}) — or use --grid")
+        total = len(axes[0].values)
+    else:
+        total = math.prod(len(a.values) for a in axes)
+    if total > MAX_VARIANTS:
+        raise InputError(
+            f"--{mode}: {total:,} variants is over the limit of {MAX_VARIANTS:,} — vary fewer values"
+        )
+    for a in axes:
+        _check_repeats(a)
+    if mode == "zip":
         combos: list[tuple[Any, ...]] = list(zip(*(a.values for a in axes), strict=True))
     else:
-        total = 1
-        for a in axes:
-            total *= len(a.values)
-        if total > MAX_VARIANTS:
-            raise InputError(
-                f"--grid: {total:,} variants is over the limit of {MAX_VARIANTS:,} — vary fewer values"
-            )
         combos = list(itertools.product(*(a.values for a in axes)))
     return [Variant(i, tuple(zip(paths, combo, strict=True))) for i, combo in enumerate(combos)]
 
@@ -163,6 +191,12 @@ def _check_path(path: str, data: dict[str, Any], catalog_sites: Sequence[str] = 
         keys.append(part)
         node = node.get(part) if isinstance(node, dict) else None
         model = _unwrap(annotation)
+        named = part in NAMED_LISTS and len(keys) == 1
+        if i + 1 < len(parts) and _is_record_list(annotation) and not named:
+            raise InputError(
+                f"--vary {path}: {'.'.join(parts[: i + 1])} is a list of records without names — a sweep "
+                "cannot address one entry; write a scenario file per case instead"
+            )
         if part in NAMED_LISTS and len(keys) == 1 and i + 1 < len(parts):
             name = parts[i + 1]
             names = [r.get("name") for r in node or []]
@@ -197,6 +231,53 @@ def _is_list_field(path: str) -> bool:
         skip = part in NAMED_LISTS and i == 0 and i + 1 < len(parts)
     members = [a for a in _members(annotation) if a is not type(None)]
     return bool(members) and all(typing.get_origin(a) is list for a in members)
+
+
+def _is_record_list(annotation: Any) -> bool:
+    """True when the field holds a list of records (``inventory``, ``economics.rent_volume_tiers``)."""
+    inner = _unwrap(annotation)
+    return (
+        isinstance(inner, type)
+        and issubclass(inner, BaseModel)
+        and any(typing.get_origin(m) is list for m in _members(annotation))
+    )
+
+
+def _check_not_record(axis: Axis) -> None:
+    """A path that ends at a record (``workloads.chat``, ``economics``, ``workloads.chat.slo``) or a list of
+    records (``inventory``) takes no value written on the command line but null (leave an optional record
+    out): name one of its fields instead."""
+    model: Any = Scenario
+    annotation: Any = None
+    parts = axis.path.split(".")
+    skip = False
+    for i, part in enumerate(parts):
+        if skip:
+            skip = False
+            continue
+        annotation = model.model_fields[part].annotation
+        model = _unwrap(annotation)
+        skip = part in NAMED_LISTS and i == 0 and i + 1 < len(parts)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return
+    if all(v is None for v in axis.values):
+        return
+    fields = [f for f in model.model_fields if f != "name"]
+    by_name = parts[0] in NAMED_LISTS and len(parts) <= 2  # workloads (the list), workloads.chat (one record)
+    if _is_record_list(annotation) and not by_name:
+        raise InputError(
+            f"--vary {axis.path}: that is a list of records ({model.__name__}), not a value — a sweep cannot "
+            "vary it; write a scenario file per case instead"
+        )
+    if parts[-1] in NAMED_LISTS and len(parts) == 1:
+        raise InputError(
+            f"--vary {axis.path}: that is a list of records ({model.__name__}), not a value — vary a field of "
+            f"one of them by its name, e.g. {axis.path}.NAME.{fields[0]}"
+        )
+    shown = ", ".join(f"{axis.path}.{f}" for f in fields[:3]) + (", ..." if len(fields) > 3 else "")
+    raise InputError(
+        f"--vary {axis.path}: that is a record ({model.__name__}), not a value — vary one of its fields: {shown}"
+    )
 
 
 def _members(annotation: Any) -> list[Any]:
@@ -244,6 +325,8 @@ def plan_sweep(
     """Resolve every axis path and validate every variant (Scenario + catalog ids) before any is solved."""
     base = scenario.model_dump(mode="json")
     resolved = tuple(tuple(_check_path(a.path, base, tuple(catalog.sites))) for a in axes)
+    for a in axes:
+        _check_not_record(a)
     axes = [
         Axis(a.path, tuple(v if isinstance(v, list) else [v] for v in a.values))
         if _is_list_field(a.path)

@@ -44,7 +44,7 @@ def local_context() -> SweepContext:
 
 def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
     """A sweep row read from a plan's JSON (``PlanResult.to_json``): money from its cost ledger."""
-    gpus: dict[str, int] = defaultdict(int)
+    gpus: dict[str, float] = defaultdict(int)
     for d in data["deployments"]:
         gpus[d["gpu"]] += d["gpus"]
     choices = [
@@ -59,6 +59,7 @@ def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
             ep=int(d.get("ep", 1)),
             site=d["site"],
             role=d.get("role", "colocated"),
+            gpu_share_frac=float(d.get("gpu_share_frac", 1.0)),
         )
         for d in data["deployments"]
     ]
