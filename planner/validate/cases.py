@@ -31,7 +31,7 @@ EDGE_PROMPT_TOKENS = 512.0
 EDGE_GENERATION_TOKENS = 128.0
 """Generated tokens when the test is not stated (llama-bench tg128)."""
 
-METRICS = ("ttft_or_prefill", "tpot_itl", "throughput", "memory", "allreduce_busbw")
+METRICS = ("ttft_or_prefill", "tpot_itl", "throughput", "memory", "allreduce_busbw", "allreduce_us")
 TIME_METRICS = ("ttft_or_prefill", "tpot_itl", "throughput")
 
 

@@ -261,7 +261,7 @@ def _summary_table(summaries: list[ErrorSummary], baseline: list[ErrorSummary] |
 
 
 def _generic_reason(r: ResultRow) -> str:
-    if r.metric == "allreduce_busbw":
+    if r.metric in ("allreduce_busbw", "allreduce_us"):
         return "collective fabric differs from the catalog's (NICs per node, protocol, NCCL version)"
     if r.ratio > 1:
         return "model faster than measured: engine/runtime inefficiency not captured by the family fit"

@@ -8,10 +8,7 @@ from pathlib import Path
 
 from planner import performance as perf
 from planner.catalog.loader import Catalog
-from planner.errors import InputError
-from planner.ledgers.collectives import CollectiveFabric, allreduce_choice
-from planner.ledgers.communication import busbw_gb_per_s
-from planner.units import BYTES_PER_GB, MS_PER_S
+from planner.units import MS_PER_S
 from planner.validate.cases import (
     EDGE_GENERATION_TOKENS,
     EDGE_PROMPT_TOKENS,
@@ -26,7 +23,8 @@ from planner.validate.cases import (
     measurements_dir,
 )
 from planner.validate.edge_builds import DP4A_ENGINE, DP4A_NOTE, edge_engine
-from planner.validate.names import GPU_IDS, MODEL_IDS
+from planner.validate.names import MODEL_IDS
+from planner.validate.sources_collectives import COLLECTIVE_READERS
 from planner.validate.sources_load import LOAD_READERS
 from planner.validate.sources_memory import MEMORY_READERS
 from planner.validate.sources_serving import SERVING_READERS, UNREAD_SOURCES
@@ -207,63 +205,6 @@ def _fastertransformer(b: _Builder, rows: list[dict[str, str]]) -> None:
         b.add(src, "tpot_itl", label, _num(row, "measured_decode_ms_per_token"), cfg, context_tokens=ctx + 5)
 
 
-def _nccl(b: _Builder, rows: list[dict[str, str]]) -> None:
-    src = "nccl"
-    for row in rows:
-        if row["metric"] != "busbw" or not row["test"].startswith("all_reduce"):
-            continue
-        label = row["setup"]
-        if row["source_key"] == "NCCL-212":
-            b.skip(src, label, "vendor guidance, not a measurement")
-            continue
-        gpu = row["gpu"]
-        if not gpu or GPU_IDS.get(gpu) is None or not row["gpu_count"]:
-            b.skip(
-                src, label, "GPU type or count not reported" if not gpu else f"GPU '{gpu}' not in the catalog"
-            )
-            continue
-        acc = b.catalog.gpu(str(GPU_IDS[gpu]))
-        n = int(row["gpu_count"])
-        nodes = int(row["node_count"] or 1)
-        size = _num(row, "message_size_bytes") or 2e9  # "1 to 4 GB" sweeps: 2 GB, in the bandwidth plateau
-        try:
-            links = perf.group_links(b.catalog, acc, tp=min(n, acc.gpus_per_node), pp=1)
-        except InputError as exc:
-            b.skip(src, label, str(exc))
-            continue
-        if links.tp is None:
-            b.skip(src, label, "single GPU")
-            continue
-        link_eff = acc.efficiency.link_efficiency_frac
-        local_bw = links.tp.gb_per_s_per_direction * link_eff
-        nvls = "NVLS" in label and "NVLS_ENABLE=0" not in label
-        red = links.tp.in_switch_reduction if nvls else None
-        nic = b.catalog.interconnect(acc.scale_out) if nodes > 1 and acc.scale_out is not None else None
-        fabric = CollectiveFabric(
-            ranks=n,
-            ranks_per_domain=n // nodes if nic is not None else n,
-            local_gb_per_s=local_bw,
-            local_latency_us=links.tp.latency_us,
-            cross_gb_per_s=nic.gb_per_s_per_direction * link_eff if nic is not None else 0.0,
-            cross_latency_us=nic.latency_us if nic is not None else 0.0,
-            in_switch_gb_per_s=red.algbw_gb_per_s if red is not None else 0.0,
-            in_switch_latency_us=red.latency_us if red is not None else 0.0,
-            tree_in_domain=1.0,
-        )
-        choice = allreduce_choice(size, fabric)  # card 11: the algorithm the planner charges
-        t_s = float(choice.time_s)
-        note = f"{choice.algorithm} all-reduce (ledgers.collectives.allreduce_choice)"
-        if nic is not None:
-            note += f" over the catalog scale-out link ({nic.id}); the cluster's NICs may differ"
-        if "NVLink bridge" in row["interconnect"] and links.tp.id != "nvlink_bridge":
-            note = f"catalog {acc.id} pairs over {links.tp.id}, not the NVLink bridge this setup used"
-        if nvls and red is None:
-            note = f"NVLS in-switch reduction: {links.tp.id} has no in_switch_reduction figures in the catalog"
-        predicted = busbw_gb_per_s(size / t_s / BYTES_PER_GB, ranks=n)
-        measured = float(row["value_gb_per_s"])
-        b.add(src, "allreduce_busbw", label, measured, (acc, None, None, ""), note=note, fixed_prediction=predicted)
-
-
 def _edge(b: _Builder, rows: list[dict[str, str]]) -> None:
     src = "edge_llamacpp"
     for row in rows:
@@ -316,7 +257,7 @@ READERS: dict[str, Callable[[_Builder, list[dict[str, str]]], None]] = {
     "trtllm_a100_llama7b.csv": _trtllm_a100,
     "fastertransformer_13b.csv": _fastertransformer,
     **MEMORY_READERS,
-    "nccl.csv": _nccl,
+    **COLLECTIVE_READERS,
     "edge_llamacpp.csv": _edge,
     **SERVING_READERS,
     **LOAD_READERS,

@@ -48,8 +48,5 @@ LAMBDA_OUTPUT_TOKENS = 224.0
 SERVING_READERS = {"lambda_vllm_a100_h100.csv": _lambda}
 """Measurement file → reader (called by planner.validate.sources.build_cases)."""
 
-UNREAD_SOURCES: dict[str, str] = {
-    "nccl_allreduce_small_msg.csv": "small-message latency rows: used for the engines' collective_launch_us "
-    "(catalogs/engines.yaml), not predicted row by row yet",
-}
+UNREAD_SOURCES: dict[str, str] = {}
 """Measurement files whose rows are not predicted yet, with the reason listed in the report."""
