@@ -58,13 +58,25 @@ _PASS_THROUGH_AND_PIPE: tuple[type[BaseException], ...] = (*_PASS_THROUGH, Broke
 """…and a closed stdout, which typer's main silences (exit 1)."""
 
 
+NOTHING_CHANGED = "no output was changed"
+
+
 class _State:
     debug = False
+    stopped_note = NOTHING_CHANGED
+    """What an interrupted or terminated run left behind (a command that keeps partial results says so)."""
 
 
 def set_debug(value: bool) -> None:
-    """Called by the root callback with the value of ``--debug``."""
+    """Called by the root callback with the value of ``--debug``; a new command has kept nothing yet."""
     _State.debug = bool(value)
+    _State.stopped_note = NOTHING_CHANGED
+
+
+def set_stopped_note(text: str) -> None:
+    """What the 'interrupted — …' / 'terminated — …' line says the run kept (default: no output was changed);
+    e.g. a sweep with --resume keeps its finished rows."""
+    _State.stopped_note = text
 
 
 DebugFlag = Annotated[
@@ -121,10 +133,10 @@ class GuardedGroup(TyperGroup):
         except _PASS_THROUGH_AND_PIPE:
             raise
         except Terminated:
-            _print_error("terminated — no output was changed")
+            _print_error(f"terminated — {_State.stopped_note}")
             raise typer.Exit(TERMINATED_EXIT) from None
         except KeyboardInterrupt:
-            _print_error("interrupted — no output was changed")
+            _print_error(f"interrupted — {_State.stopped_note}")
             raise typer.Exit(INTERRUPTED_EXIT) from None
         except PlannerError as exc:
             _print_error(str(exc))

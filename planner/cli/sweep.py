@@ -112,6 +112,7 @@ def _run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from planner.catalog import default_catalog
+    from planner.cli.guard import set_stopped_note
     from planner.scenario import load_scenario
     from planner.sweep import parse_axis, plan_sweep, run_sweep
 
@@ -132,8 +133,16 @@ def _run(
     with progress:
         task = progress.add_task("", total=len(sweep.variants))
 
+        kept = [0]
+
         def arrived(row: SweepRow) -> None:
             progress.update(task, advance=1, description=f"last: {row.key} → {row.status}")
+            kept[0] += 1
+            if resume is not None:  # each finished row is appended there at once: an interrupted run keeps them
+                set_stopped_note(
+                    f"{kept[0]} finished row{'s' if kept[0] != 1 else ''} of this run kept in {resume} (run the same command "
+                    "to resume); no other output was changed"
+                )
 
         result = run_sweep(catalog, sweep, engine, time_limit_s=time_limit, resume=resume, on_row=arrived)
         progress.update(task, completed=len(sweep.variants))
