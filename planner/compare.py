@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.compare_breakeven import reserved_breakeven
+from planner.compare_breakeven import fleet_breakeven
 from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: the compare API
 from planner.compare_recommend import TIE_REL as TIE_REL
 from planner.compare_recommend import buying_blocker as buying_blocker
@@ -332,15 +332,17 @@ def _compare(
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
-        d = rent.deployments[0]
-        site = merged_sites(catalog, scenario).get(d.site)
-        if site is not None and rent_allowed(site):
-            months = scenario.horizon_months
-            # the GPUs rented there at once (supply lines: most units in any slice), not the deployments' peaks,
-            # which may fall in different periods
-            held = sum(line.gpus for line in rent.supply if (line.gpu, line.site, line.procurement) == (d.gpu, d.site, "rent"))
-            breakeven, breakeven_flip = reserved_breakeven(
-                catalog, d.gpu, site, scenario.rent_providers, horizon_months=months, gpus=max(int(held), 1)
+        # every rented (GPU, site) with the GPUs held there at once (supply lines: most units in any slice),
+        # not the deployments' peaks, which may fall in different periods
+        sites = merged_sites(catalog, scenario)
+        held: dict[tuple[str, str], float] = {}
+        for line in rent.supply:
+            if line.procurement == "rent" and line.site in sites and rent_allowed(sites[line.site]):
+                held[(line.gpu, line.site)] = held.get((line.gpu, line.site), 0.0) + line.gpus
+        if held:
+            breakeven, breakeven_flip = fleet_breakeven(
+                catalog, [(g, sites[s], max(int(n), 1)) for (g, s), n in sorted(held.items())],
+                scenario.rent_providers, horizon_months=scenario.horizon_months,
             )
     flips: list[dict[str, Any]] = []
     if blocker is not None:

@@ -82,12 +82,47 @@ def reserved_breakeven(
             f"{gpus} × {gpu_id} at {site.id}: reserved 1 y {_held(rs_quotes, rs_held)} vs on-demand "
             f"{_held(od_quotes, od_held)}"
         )
+    return _crossover(rs_usd, od_usd, prices, horizon_months)
+
+
+def fleet_breakeven(
+    catalog: Catalog,
+    held: list[tuple[str, Site, int]],
+    providers: list[str] | None = None,
+    *,
+    horizon_months: int | None = None,
+) -> tuple[float | None, dict[str, Any] | None]:
+    """:func:`reserved_breakeven` of a rent-only plan's whole fleet: ``held`` (GPU type, site, GPUs held there
+    at once) for every rented pair, each priced in whole instances of the sizes its quotes sell, summed:
+    u* = Σ reserved / Σ on-demand (USD per hour). None when a pair has no reserved quote (the fleet cannot be
+    reserved as planned)."""
+    if len(held) == 1:
+        gpu_id, site, gpus = held[0]
+        return reserved_breakeven(catalog, gpu_id, site, providers, horizon_months=horizon_months, gpus=gpus)
+    od_total, rs_total, parts = 0.0, 0.0, []
+    for gpu_id, site, gpus in held:
+        gpu = catalog.accelerators[gpu_id]
+        od_quotes = rent_quotes_by_size(catalog, gpu, site, "on_demand", providers)
+        rs_quotes = rent_quotes_by_size(catalog, gpu, site, "reserved_1y", providers)
+        od_held, rs_held = held_usd_per_hour(od_quotes, gpus), held_usd_per_hour(rs_quotes, gpus)
+        if od_held is None or rs_held is None:
+            return None, None
+        od_total, rs_total = od_total + od_held[0], rs_total + rs_held[0]
+        parts.append(f"{gpus} × {gpu_id} at {site.id}: {_held(rs_quotes, rs_held)} vs {_held(od_quotes, od_held)}")
+    prices = f"reserved 1 y ${rs_total:,.2f}/h vs on-demand ${od_total:,.2f}/h for the fleet ({'; '.join(parts)})"
+    return _crossover(rs_total, od_total, prices, horizon_months)
+
+
+def _crossover(
+    rs_usd: float, od_usd: float, prices: str, horizon_months: int | None
+) -> tuple[float | None, dict[str, Any] | None]:
+    """The card-12 crossover u* = reserved / on-demand (USD per hour of what is held), stretched by the months
+    a 1-year term is paid past the horizon, and its sentence (``prices`` names the quotes)."""
     ratio = breakeven_utilization_frac(rs_usd, on_demand_usd_per_hour=od_usd)
     horizon = horizon_months or 0
     paid = len(term_tail_months(horizon, RESERVED_TERM_MONTHS)) if horizon else 0
     if paid:
         ratio *= (horizon + paid) / horizon
-    if paid:
         prices += f"; the {horizon}-month horizon pays {horizon + paid} months of 1-year terms"
     flip = {"parameter": "utilization_frac", "factor": ratio}
     if ratio >= 1:

@@ -241,7 +241,7 @@ def test_buy_vs_rent_has_no_demand_flip_with_whole_nodes_on_both_sides(catalog: 
 
 
 def test_reserved_breakeven_uses_the_quotes_the_planner_pays(catalog: Catalog) -> None:
-    from planner.compare import reserved_breakeven
+    from planner.compare_breakeven import reserved_breakeven
 
     # H100 at us_east: the cheapest on-demand ($1.90) undercuts the reserved estimate ($2.40)
     frac, flip = reserved_breakeven(catalog, "h100_sxm", catalog.sites["us_east"])

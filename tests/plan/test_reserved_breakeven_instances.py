@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from planner.catalog.loader import Catalog
-from planner.compare_breakeven import held_usd_per_hour, reserved_breakeven
+from planner.compare_breakeven import fleet_breakeven, held_usd_per_hour, reserved_breakeven
 from planner.costs import RentQuote
 
 
@@ -66,3 +66,25 @@ def test_on_demand_mixes_instance_sizes_as_a_plan_does(catalog: Catalog) -> None
     assert flip is not None
     assert flip["factor"] == pytest.approx(76.80 / (3 * 8 * 1.90 + 4 * 2.69))
     assert "on-demand $56.36/h for 3 × 8-GPU + 1 × 4-GPU instances (hyperstack, runpod)" in flip["sentence"]
+
+
+def test_the_break_even_prices_the_whole_rented_fleet(catalog: Catalog) -> None:
+    """A rent-only plan holding 8 L40S and 28 H100 at us_east: reserving pays above Σ reserved / Σ on-demand
+    of both (compare named only its first deployment's GPU: 'reserving never pays' for a fleet it did not price).
+    L40S: reserved one 8-GPU node $7.84/h vs 8 cards at $1.40; H100: as the test above."""
+    site = catalog.sites["us_east"]
+    fleet, flip = fleet_breakeven(catalog, [("l40s", site, 8), ("h100_sxm", site, 28)])
+    reserved = 8 * 0.98 + 76.80
+    on_demand = 8 * 1.40 + 3 * 8 * 1.90 + 4 * 2.69
+    assert reserved > on_demand and fleet is None  # the H100 reservation sells 4 whole nodes for 28 GPUs
+    assert flip is not None and flip["factor"] == pytest.approx(reserved / on_demand)
+    assert flip["sentence"].startswith(
+        f"reserving never pays at these quotes: reserved 1 y ${reserved:,.2f}/h vs on-demand ${on_demand:,.2f}/h for "
+        "the fleet"
+    )
+    assert "8 × l40s at us_east" in flip["sentence"] and "28 × h100_sxm at us_east" in flip["sentence"]
+
+
+def test_a_fleet_of_one_pair_is_the_pair(catalog: Catalog) -> None:
+    site = catalog.sites["us_east"]
+    assert fleet_breakeven(catalog, [("l40s", site, 1)]) == reserved_breakeven(catalog, "l40s", site, gpus=1)
