@@ -113,13 +113,15 @@ def _run(
 
     from planner.catalog import default_catalog
     from planner.cli.guard import set_stopped_note
+    from planner.cli.progress import working
     from planner.scenario import load_scenario
     from planner.sweep import parse_axis, plan_sweep, run_sweep
 
     catalog = default_catalog()
     scenario = load_scenario(scenario_path, catalog)
     axes = [parse_axis(v) for v in vary]
-    sweep = plan_sweep(scenario, catalog, axes, "zip" if mode == "zip" else "grid", path=str(scenario_path))
+    with working(f"checking every variant of {scenario_path.name} before solving any"):  # ~1 ms a variant
+        sweep = plan_sweep(scenario, catalog, axes, "zip" if mode == "zip" else "grid", path=str(scenario_path))
     progress = Progress(
         TextColumn("sweep"),
         BarColumn(),
