@@ -307,10 +307,12 @@ def _summary_sheet(
         crossover = "n/a (no buying option with capex beside a feasible rent-only option)"
     rows.append((CROSSOVER_LABEL, crossover, INT_FORMAT))
     breakeven = comparison.breakeven_utilization_frac
+    priced = any(f.get("parameter") == "utilization_frac" for f in comparison.flip_points)
+    never = "none: reserving never pays at these quotes (the flip points below name them)"
     rows.append(
         (
-            "Break-even utilization of the rented GPU (reserved / on-demand price)",
-            breakeven if breakeven is not None else "n/a",
+            "Break-even utilization of the rented GPUs (reserved / on-demand price)",
+            breakeven if breakeven is not None else never if priced else "— (no reserved quote for the rented GPUs)",
             PERCENT_FORMAT if breakeven is not None else None,
         )
     )
@@ -334,6 +336,7 @@ def _summary_sheet(
     for k, flip in enumerate(flips, start=1):
         r += 1
         append_row(ws, r, [f"Flip point {k}", flip.get("sentence", "")])
+        wrap_text_row(ws, r, 2)  # a sentence naming every quote: wrapped, or the printed page shrinks to fit it
     finish_sheet(ws, freeze="A4")
     ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2
 
