@@ -18,7 +18,7 @@ import pandas as pd
 from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
-from planner.optimize.explain_words import budget_raises, cheapest_replica, used_up_limits
+from planner.optimize.explain_words import budget_raises, cheapest_replica, slice_words, used_up_limits
 from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
@@ -328,23 +328,24 @@ def explain_capacity(
             limit_text = _budget_text(scenario)
             relax_text = f"relax {limit_text}"
         demand = ctx.demand[(w_name, t)]
+        period, frac, where = slice_words(ctx, w_name, t)
         out.append(
             Explanation(
                 workload=w_name,
-                period=t,
+                period=period,
                 requirement="requests_per_s",
                 best_value_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
-                message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served in period {t}; binding: {limit_text}",
-                relaxation=_shortfall_relaxation(workloads[w_name], t, demand - short, relax_text),
+                message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served {where}; binding: {limit_text}",
+                relaxation=_shortfall_relaxation(workloads[w_name], period, (demand - short) / frac, relax_text),
             )
         )
     return out
 
 
 def _shortfall_relaxation(workload: Workload, period: int, served: float, relax_text: str | None) -> str:
-    """Lower the demand of ``period`` to what can be served (not to 0; the list entry of a per-period demand), or
-    relax the binding limits (``relax_text``; None when no resource row binds)."""
+    """Lower the (peak) demand of ``period`` to what can be served there, ``served`` (not to 0; the list entry of
+    a per-period demand), or relax the binding limits (``relax_text``; None when no resource row binds)."""
     name, rate = workload.name, workload.requests_per_s
     if isinstance(rate, list):
         lower = f"lower {name}.requests_per_s[{period}] to {served:.3g}"

@@ -172,3 +172,18 @@ def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | No
             if best is None or (usd, what) < best:
                 best = (usd, what)
     return best
+
+
+def slice_words(ctx: BuildContext, workload: str, s: int) -> tuple[int, float, str]:
+    """(period, f, where) of slice ``s``: its period, the share f of the period's peak demand its hour block
+    carries for ``workload`` (1 without hourly profiles), and "in period 3" or "in period 3, the 6 hours a day
+    at 50 % of the peak" — a shortfall there is f of what the peak must shed."""
+    period = next(t for t, slices in ctx.slices_of.items() if s in slices)
+    if len(ctx.slices_of[period]) == 1:
+        return period, 1.0, f"in period {period}"
+    peak = max(ctx.demand[(workload, u)] for u in ctx.slices_of[period])
+    frac = ctx.demand[(workload, s)] / peak if peak > 0 else 1.0
+    if frac >= 1.0 - 1e-12:
+        return period, 1.0, f"in period {period} at its peak hours"
+    hours = ctx.hours_frac[s] * 24
+    return period, frac, f"in period {period}, the {hours:g} hours a day at {frac:.0%} of the peak"

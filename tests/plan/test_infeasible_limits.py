@@ -185,3 +185,18 @@ def test_a_per_period_demand_is_lowered_in_the_period_that_is_short(catalog: Cat
     (short,) = _plan(catalog, data).infeasibility
     assert short.period == 1 and short.demand_requests_per_s == 40
     assert short.relaxation.startswith(f"lower chat.requests_per_s[1] to {short.best_value_requests_per_s:.3g}, or add")
+
+
+def test_an_hour_block_shortfall_names_its_hours_and_lowers_the_peak(catalog: Catalog) -> None:
+    """A slice of an hourly profile was reported as "period 1" (the second hour block of period 0), and its
+    relaxation lowered requests_per_s — the peak — to what the 50 % block serves."""
+    profile = [0.2] * 6 + [0.5] * 2 + [1.0] * 10 + [0.5] * 3 + [0.2] * 3
+    data = {**_edge(4, 40), "horizon_months": 1}
+    data["workloads"][0]["hourly_profile_frac"] = profile
+    shortfalls = _plan(catalog, data).infeasibility
+    assert {s.period for s in shortfalls} == {0}
+    half = next(s for s in shortfalls if s.demand_requests_per_s == pytest.approx(20))
+    assert f"in period 0, the {profile.count(0.5)} hours a day at 50% of the peak" in half.message
+    assert half.relaxation.startswith(f"lower chat.requests_per_s to {2 * half.best_value_requests_per_s:.3g}, or")
+    peak = next(s for s in shortfalls if s.demand_requests_per_s == pytest.approx(40))
+    assert "in period 0 at its peak hours" in peak.message
