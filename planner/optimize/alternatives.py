@@ -25,6 +25,7 @@ from planner.optimize.alternative_schedule import forked_probes
 from planner.optimize.decompose import is_large
 from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
 from planner.optimize.explain import closest_miss, explain_supply
+from planner.optimize.explain_words import fixed_supply_text
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
@@ -145,7 +146,7 @@ def _serves_nothing(
 ) -> Alternative:
     """A max_throughput restriction that serves none of the demand: infeasible, with the cause."""
     if first.status == "infeasible":
-        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"]))
+        return _infeasible(scenario, table, column, value, set(ctx.cands["workload"]), fixed=ctx)
     return Alternative(column, value, "infeasible", "serves none of the demand within the budget and supply limits")
 
 
@@ -156,11 +157,12 @@ def _infeasible(
     value: str,
     covered: set[str],
     ctx: BuildContext | None = None,
+    fixed: BuildContext | None = None,
 ) -> Alternative:
     """An infeasible restriction's record: the closest miss of a workload it has no candidate for
     (``covered``: the workloads it has candidates for), else what its supply options alone rule out
     (planner.optimize.explain.explain_supply of the restriction ``ctx``: a purchase lead time, a budget
-    below one node), else the supply or site limits."""
+    below one node), else the fixed supply it leaves (``ctx`` or ``fixed``, a problem holding its options)."""
     uncovered = [w.name for w in scenario.workloads if w.name not in covered]
     causes = [] if uncovered or ctx is None else explain_supply(ctx)
     if uncovered:
@@ -169,7 +171,7 @@ def _infeasible(
     elif causes:
         why = f"{causes[0].message} — {causes[0].relaxation}" if causes[0].relaxation else causes[0].message
     else:
-        why = "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"
+        why = fixed_supply_text(ctx or fixed, column, value)
     return Alternative(column, value, "infeasible", why)
 
 
@@ -214,7 +216,7 @@ def _on_plan_model(
     if out.status == "infeasible" or out.cost_usd is None:
         cands = model.ctx.cands
         covered = {str(w) for w in cands.loc[cands[column] == value, "workload"]}
-        return _infeasible(scenario, table, column, value, covered), out.seconds
+        return _infeasible(scenario, table, column, value, covered, fixed=model.ctx), out.seconds
     record = _solved(scenario, column, value, out.status, out.cost_usd, model.worst_latency_ms(out.used))
     return record, out.seconds
 

@@ -187,3 +187,21 @@ def slice_words(ctx: BuildContext, workload: str, s: int) -> tuple[int, float, s
         return period, 1.0, f"in period {period} at its peak hours"
     hours = ctx.hours_frac[s] * 24
     return period, frac, f"in period {period}, the {hours:g} hours a day at {frac:.0%} of the peak"
+
+
+def fixed_supply_text(ctx: BuildContext | None, column: str, value: str) -> str:
+    """Why the restriction to ``value`` of ``column`` (a GPU type or site alternative; ``ctx``: the plan's or the
+    restriction's built problem) with candidates for every workload has no plan, when its supply options alone
+    say nothing: the fixed supply it is left with ("the 1 rtx_4090 edge device at shop cannot carry the demand —
+    add …"), else its site and budget limits."""
+    pairs = sorted({(o.gpu, o.site) for o in ctx.supply if getattr(o, column) == value}) if ctx is not None else []
+    fixed = [_supply(ctx, g, s) for g, s in pairs if ctx is not None and _all_bounded(ctx, g, s)]
+    if fixed and len(fixed) == len(pairs):
+        what = " and ".join(limit.what.removesuffix(" (all in use)") for limit in fixed)
+        return f"with only {value}: {what} cannot carry the demand — {'; '.join(limit.relax for limit in fixed)}"
+    return f"with only {value}, its supply (devices, inventory, site GPU or power limits, budget) cannot carry the demand"
+
+
+def _all_bounded(ctx: BuildContext, gpu: str, site: str) -> bool:
+    """Every supply option at (``gpu``, ``site``) has a bound (edge devices, inventory; not rent or buy)."""
+    return all(o.max_units is not None for o in ctx.supply if (o.gpu, o.site) == (gpu, site))

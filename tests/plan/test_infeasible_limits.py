@@ -200,3 +200,17 @@ def test_an_hour_block_shortfall_names_its_hours_and_lowers_the_peak(catalog: Ca
     assert half.relaxation.startswith(f"lower chat.requests_per_s to {2 * half.best_value_requests_per_s:.3g}, or")
     peak = next(s for s in shortfalls if s.demand_requests_per_s == pytest.approx(40))
     assert "in period 0 at its peak hours" in peak.message
+
+
+def test_a_site_alternative_left_with_its_edge_devices_names_them(catalog: Catalog) -> None:
+    """The shop alone has one RTX 4090 for 10 req/s (a 4090 serves about 2): its site alternative said
+    "supply or site limits cannot cover the demand (gpu_supply/site_capacity)"."""
+    data = _edge(1, 10)
+    data["workloads"][0]["sites"] = ["shop", "us_east"]
+    result = plan(catalog, Scenario.model_validate(data, context={"catalog": catalog}), with_alternatives=True)
+    (shop,) = [a for a in result.alternatives if a.kind == "site" and a.value == "shop"]
+    assert shop.status == "infeasible"
+    assert shop.lost_because.startswith(
+        "with only shop: the 1 rtx_4090 edge device at shop cannot carry the demand — add rtx_4090 devices at shop "
+        "(sites.shop.devices.rtx_4090: 1 now)"
+    )
