@@ -218,6 +218,14 @@ def _check_path(path: str, data: dict[str, Any], catalog_sites: Sequence[str] = 
 
 def _is_list_field(path: str) -> bool:
     """True when the field at ``path`` only takes lists (``hardware.gpus``, ``workloads.NAME.models``)."""
+    _model, annotation = _field_at(path)
+    members = [a for a in _members(annotation) if a is not type(None)]
+    return bool(members) and all(typing.get_origin(a) is list for a in members)
+
+
+def _field_at(path: str) -> tuple[Any, Any]:
+    """(the type, the annotation) of the Scenario field at the dotted ``path`` (a checked path; the name after a
+    named list such as ``workloads`` picks a record and is skipped)."""
     model: Any = Scenario
     annotation: Any = None
     parts = path.split(".")
@@ -229,8 +237,7 @@ def _is_list_field(path: str) -> bool:
         annotation = model.model_fields[part].annotation
         model = _unwrap(annotation)
         skip = part in NAMED_LISTS and i == 0 and i + 1 < len(parts)
-    members = [a for a in _members(annotation) if a is not type(None)]
-    return bool(members) and all(typing.get_origin(a) is list for a in members)
+    return model, annotation
 
 
 def _is_record_list(annotation: Any) -> bool:
@@ -247,17 +254,8 @@ def _check_not_record(axis: Axis) -> None:
     """A path that ends at a record (``workloads.chat``, ``economics``, ``workloads.chat.slo``) or a list of
     records (``inventory``) takes no value written on the command line but null (leave an optional record
     out): name one of its fields instead."""
-    model: Any = Scenario
-    annotation: Any = None
     parts = axis.path.split(".")
-    skip = False
-    for i, part in enumerate(parts):
-        if skip:
-            skip = False
-            continue
-        annotation = model.model_fields[part].annotation
-        model = _unwrap(annotation)
-        skip = part in NAMED_LISTS and i == 0 and i + 1 < len(parts)
+    model, annotation = _field_at(axis.path)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         return
     if all(v is None for v in axis.values):
