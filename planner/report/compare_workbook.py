@@ -33,6 +33,7 @@ from planner.report.formatting import (
     sanitize_sheet_title,
 )
 from planner.report.workbook import build_workbook
+from planner.report.workbook_costs import RATE_NAME as PLAN_RATE_NAME
 from planner.report.workbook_costs import TOTAL_NAME
 from planner.report.workbook_summary import TOKENS_PER_MTOK
 from planner.report.xlsx import (
@@ -369,6 +370,10 @@ def build_compare_workbook(comparison: Comparison) -> Any:
     row_of = _options_sheet(sheets["Options"], tables, comparison, cash)
     _options_chart(sheets["Options"], len(comparison.options))
     _summary_sheet(sheets["Summary"], comparison, horizon, row_of, cash, plan_result.feasible)
+    # one cost-of-capital input: the recommended plan's sheets discount at the comparison's rate (Summary)
+    if PLAN_RATE_NAME in wb.defined_names:  # (an infeasible plan has no money sheets)
+        sheet, cell = next(iter(wb.defined_names[PLAN_RATE_NAME].destinations))
+        wb[sheet][cell.replace("$", "")] = f"={RATE_NAME}"
     return wb
 
 

@@ -73,8 +73,15 @@ def recomputed(written: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     cell = cash.cell(row=EDIT_MONTH + 2, column=col)
     cell.value = float(cell.value) + EDIT_USD
     wb.save(edited)
-    out = recompute([base, edited], folder, timeout_s=180)
-    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("compare", "edited")}
+    rated = folder / "rated.xlsx"
+    wb = load_workbook(written)
+    find_row(wb["Summary"], "Cost of capital (per year)")[1].value = RATED_FRAC_PER_YEAR
+    wb.save(rated)
+    out = recompute([base, edited, rated], folder, timeout_s=180)
+    yield {name: load_workbook(out / f"{name}.xlsx", data_only=True) for name in ("compare", "edited", "rated")}
+
+
+RATED_FRAC_PER_YEAR = 0.10
 
 
 def _option_rows(ws: Any) -> dict[str, dict[str, Any]]:
@@ -228,6 +235,16 @@ def test_editing_a_month_moves_the_option_total(comparison: Comparison, recomput
     )
     # Renting is now costlier, so buying is still ahead at the end: the crossover month stays 35.
     assert find_row(recomputed["edited"]["Summary"], cmod.CROSSOVER_LABEL)[1].value == 35
+
+
+@needs_soffice
+def test_one_cost_of_capital_drives_the_options_and_the_plan_sheets(recomputed: dict[str, Any]) -> None:
+    """The Summary's cost of capital is the only rate: the recommended plan's sheets (Assumptions) read it, so at
+    10 % a year the plan's total equals its option's (there were two inputs; changing one left the other)."""
+    wb = recomputed["rated"]
+    hybrid = _option_rows(wb["Options"])["hybrid"][TOTAL]
+    assert find_row(wb[cmod.PLAN_SUMMARY_TITLE], TOTAL_LABEL)[1].value == pytest.approx(hybrid, rel=REL)
+    assert hybrid < _option_rows(recomputed["compare"]["Options"])["hybrid"][TOTAL]  # discounted below 0 %'s
 
 
 # --------------------------------------------------------------------------------------------------
