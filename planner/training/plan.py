@@ -129,6 +129,16 @@ def _site_kind_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str)
     return f"{gpu_id}: {needs}; sites lists only {listed} — {', or '.join(fixes) or 'change sites'}"
 
 
+def _unpriced_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> str | None:
+    """Buy as the only way to obtain ``gpu_id`` while the catalog has no purchase price for it (None otherwise)."""
+    if set(scenario.procurement) != {"buy"} or catalog.gpu(gpu_id).purchase is not None:
+        return None
+    return (
+        f"{gpu_id}: the catalog has no purchase price for it (catalogs/accelerators.yaml: no purchase record), so "
+        "it cannot be bought — add rent to procurement, or list a GPU type with a price"
+    )
+
+
 def _inventory_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> str | None:
     """Why owned GPUs of ``gpu_id`` cannot run when owned is the only procurement: none in the inventory, or
     all at sites the scenario leaves out (None otherwise)."""
@@ -158,6 +168,7 @@ def _reason(
         return (
             _site_kind_reason(catalog, scenario, gpu.gpu_id)
             or _inventory_reason(catalog, scenario, gpu.gpu_id)
+            or _unpriced_reason(catalog, scenario, gpu.gpu_id)
             or f"{gpu.gpu_id}: no allowed site offers it with procurement {', '.join(scenario.procurement)}"
         )
     if not best:

@@ -290,3 +290,13 @@ def test_bought_lines_discounted_at_the_cost_of_capital_by_hand(tmp_path: Path) 
     expected = per_gpu_month * 8 * nodes * sum(1.1 ** (-m / 12) for m in range(months))
     assert lines["running"]["usd"] == pytest.approx(expected, rel=1e-4)
     assert data["total_cost_usd"] == pytest.approx(sum(c["usd"] for c in data["cost_lines"]))
+
+
+def test_buying_a_gpu_without_a_purchase_price_says_so(tmp_path: Path) -> None:
+    """a10g has no purchase record in the catalog: buy-only said "no allowed site offers it with procurement
+    buy" although dc1 was listed."""
+    path = _write(tmp_path, {"procurement": ["buy"], "sites": ["dc1"], "hardware": {"gpus": ["a10g"]}})
+    res = runner.invoke(app, ["train", str(path)])
+    assert res.exit_code == 3
+    assert "a10g: the catalog has no purchase price for it" in res.stdout + res.stderr
+    assert "add rent to procurement" in res.stdout + res.stderr
