@@ -378,6 +378,8 @@ def plan(
     result = run_guarded(go)
     written = [] if result.status == "infeasible" else write_workbook(result, output, plots)
     data = result.to_json()
+    for warning in data["warnings"]:
+        err.print(f"[bold yellow]warning:[/] {text(warning)}", soft_wrap=True)
     if not emit(data, as_json, json_out, failed=result.status == "infeasible", outputs=(output, plots)):
         print_plan(result, scenario_path)
         print_budget_lines(data)
