@@ -216,6 +216,14 @@ def predict(
             "handoff) or decode pool (TPOT with no prompts in its steps) replica.",
         ),
     ] = "colocated",
+    gpu_share_frac: Annotated[
+        float,
+        typer.Option(
+            "--gpu-share-frac",
+            help="Share of one GPU the replica holds (1, 0.5, 0.25; TP1), as a plan's shared deployments.",
+            metavar="FRAC",
+        ),
+    ] = 1.0,
     ideal: Annotated[
         bool, typer.Option("--ideal", help="Roofline lower bound: efficiency 1, no overheads.")
     ] = False,
@@ -241,7 +249,7 @@ def predict(
         tpot_percentile=tpot_percentile, batch_limit=max_batch,
         prefix_cache=run_guarded(lambda: _prefix_cache(prefix_hit_frac, prefix_tokens)),
         speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)), role=role,
-        prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac,
+        prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac, gpu_share_frac=gpu_share_frac,
     )
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(

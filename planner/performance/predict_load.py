@@ -49,6 +49,10 @@ class _PredictedWorkload:
     speculative: Speculative | None
 
 
+GPU_SHARES = (1.0, 0.5, 0.25)
+"""Shares of one GPU a replica may hold (a scenario's ``hardware.gpu_share_fracs`` and the whole GPU)."""
+
+
 def check_options(request: PredictRequest) -> None:
     """InputError (exit 2, naming the option) for a stated efficiency outside (0, 1] or beside --ideal, a role
     other than colocated / prefill / decode, percentiles or optimizations on a pool role, a load option without
@@ -60,6 +64,10 @@ def check_options(request: PredictRequest) -> None:
             raise InputError(f"{option}: must be in (0, 1] (got {frac:g})")
         if frac is not None and request.ideal:
             raise InputError(f"{option}: --ideal takes every efficiency at 1; give one or the other")
+    if request.gpu_share_frac not in GPU_SHARES:
+        raise InputError(f"--gpu-share-frac: must be 1, 0.5 or 0.25 (got {request.gpu_share_frac:g})")
+    if request.gpu_share_frac < 1 and request.tp * request.pp * request.ep != 1:
+        raise InputError("--gpu-share-frac: a share of one GPU runs TP1·PP1·EP1; drop --tp/--pp/--ep or the share")
     if request.role not in ROLES:
         raise InputError(f"--role: must be one of {', '.join(ROLES)} (got {request.role})")
     percentiles = (("--ttft-percentile", request.ttft_percentile), ("--tpot-percentile", request.tpot_percentile))

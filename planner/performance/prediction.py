@@ -19,6 +19,7 @@ from planner.performance.memory import (
 )
 from planner.performance.moe import explain_terms
 from planner.performance.predict_load import at_load, check_options
+from planner.performance.sharing import shared_accelerator, shared_terms
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
@@ -76,6 +77,9 @@ class PredictRequest:
     role: str = "colocated"
     """colocated, or a prefill / decode pool replica (planner.performance.pools: TTFT with the KV handoff, TPOT
     without prompts in the steps), as a plan's disaggregated deployments."""
+    gpu_share_frac: float = 1.0
+    """The share of one GPU the replica holds (a scenario's ``hardware.gpu_share_fracs``; TP1·PP1): its memory,
+    bandwidth and peaks × the share, per-step fixed costs ÷ it (planner.performance.sharing)."""
 
 
 @dataclass(frozen=True)
@@ -224,7 +228,7 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     terms = deployment_terms(
         catalog,
         model=model,
-        gpu=gpu,
+        gpu=shared_accelerator(gpu, request.gpu_share_frac),  # the whole GPU at a share of 1
         weight_format=wfmt,
         kv_format=kfmt,
         tp=request.tp,
@@ -235,6 +239,8 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     )
     # stated efficiencies, as a scenario's hardware.efficiency for the GPU (planner.audit_pd.scenario_terms)
     terms = with_efficiency(terms, prefill_mfu_frac=request.prefill_mfu_frac, decode_mbu_frac=request.decode_mbu_frac)
+    if request.gpu_share_frac < 1:  # as a plan's replica on a share (planner.candidates_shared)
+        terms = shared_terms(terms, request.gpu_share_frac)
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
     batch = float(request.batch)

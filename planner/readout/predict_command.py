@@ -66,6 +66,8 @@ def predict_args(scenario: Scenario, d: Deployment, site: Site, catalog_site: Si
         args += ["--prefill-mfu-frac", _number(stated.prefill_mfu_frac)]
     if stated is not None and stated.decode_mbu_frac is not None:
         args += ["--decode-mbu-frac", _number(stated.decode_mbu_frac)]
+    if d.gpu_share_frac < 1:
+        args += ["--gpu-share-frac", _number(d.gpu_share_frac)]
     if scenario.max_batch != DEFAULT_MAX_BATCH:  # predict's defaults are a scenario's
         args += ["--max-batch", str(scenario.max_batch)]
     if scenario.workspace_gib != DEFAULT_WORKSPACE_GIB:
