@@ -110,19 +110,6 @@ NO_WRAP = (
 """Plan table columns printed whole (ids); the others wrap."""
 
 
-def runs(values: list[int]) -> str:
-    """Replicas per period, runs of equal values shortened: [1, 1, 1, 2] → '1×3 2'."""
-    parts: list[str] = []
-    k = 0
-    while k < len(values):
-        n = 1
-        while k + n < len(values) and values[k + n] == values[k]:
-            n += 1
-        parts.append(f"{values[k]}×{n}" if n > 1 else str(values[k]))
-        k += n
-    return " ".join(parts)
-
-
 def _print_infeasible(data: dict[str, Any], source: Path | None = None) -> None:
     err.print(infeasible_heading(source), soft_wrap=True)
     for item in data["infeasibility"]:
@@ -155,7 +142,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             f"(candidate evaluation and the audit run outside it; total {data['total_seconds']:.2f} s)"
         )
     per_mtok = data["cost_usd_per_million_output_tokens"]
-    from planner.report.formatting import months_text
+    from planner.report.formatting import months_text, period_runs_text
 
     paid_after = (data["cash_flow_usd_per_month"] or [])[data["horizon_months"] :]
     if paid_after:  # a reservation's term runs past the horizon (planner.problem.cost_terms.term_tail)
@@ -213,7 +200,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             f"{d['cost_usd_per_month']:,.0f}",
         ]
         if multi_period:
-            row.append(runs(d["replicas_per_period"]))
+            row.append(period_runs_text(d["replicas_per_period"]))
         t.add_row(*(text(c) for c in row))
     show(t)
     _print_optimizations(data)

@@ -103,9 +103,17 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
     return annotate_sharing(allocate_costs(out, supply), supply)
 
 
+def gpu_periods(d: Deployment) -> float:
+    """GPUs ``d`` holds summed over the periods of the horizon (periods are equally long): replicas per period
+    × GPUs per replica (TP·EP·PP·share, :attr:`Deployment.gpus` ÷ :attr:`Deployment.replicas`)."""
+    per_replica = d.gpus / d.replicas if d.replicas else 0.0
+    return per_replica * sum(d.replicas_per_period)
+
+
 def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Deployment]:
-    """Split each (gpu, site)'s supply cost per month over its deployments by GPUs used; attach procurement
-    labels."""
+    """Split each (gpu, site)'s supply cost per month over its deployments by the GPUs each uses over the
+    horizon (GPU-periods: a deployment that runs one period of four at 4 GPUs uses as much as one that runs
+    every period on 1 GPU); attach procurement labels."""
     cost: dict[tuple[str, str], float] = defaultdict(float)
     lines: dict[tuple[str, str], list[SupplyLine]] = defaultdict(list)
     for s in supply:
@@ -113,7 +121,7 @@ def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Dep
         lines[(s.gpu, s.site)].append(s)
     used: dict[tuple[str, str], float] = defaultdict(float)
     for d in deps:
-        used[(d.gpu, d.site)] += d.gpus
+        used[(d.gpu, d.site)] += gpu_periods(d)
     out = []
     for d in deps:
         key = (d.gpu, d.site)
@@ -122,7 +130,7 @@ def allocate_costs(deps: list[Deployment], supply: list[SupplyLine]) -> list[Dep
         out.append(
             dataclasses.replace(
                 d,
-                cost_usd_per_month=cost[key] * d.gpus / used[key] if used[key] else 0.0,
+                cost_usd_per_month=cost[key] * gpu_periods(d) / used[key] if used[key] else 0.0,
                 procurement="+".join(sorted({s.procurement for s in here})),
                 rental_kind="+".join(rental) or None,
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 USD_FORMAT = '"$"#,##0.00'
@@ -49,3 +50,16 @@ def sanitize_defined_name(name: str) -> str:
 def months_text(months: int) -> str:
     """A horizon in words: "1 month", "36 months"."""
     return f"{months} month{'' if months == 1 else 's'}"
+
+
+def period_runs_text(values: Sequence[int]) -> str:
+    """Replicas per period, equal neighbours merged: [4, 1, 1, 1] → "4 1×3" (the terminal's column)."""
+    out: list[str] = []
+    k = 0
+    while k < len(values):
+        n = 1
+        while k + n < len(values) and values[k + n] == values[k]:
+            n += 1
+        out.append(str(values[k]) if n == 1 else f"{values[k]}×{n}")
+        k += n
+    return " ".join(out)

@@ -19,20 +19,21 @@ from typing import TYPE_CHECKING, Any
 from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
+from planner.report.formatting import period_runs_text
 from planner.report.workbook_summary import recommendation_text
-from planner.report.workbook_tables import IDLE_HEADERS, idle_gpus
+from planner.report.workbook_tables import IDLE_HEADERS, idle_gpus, slo_statistic
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
 
 STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;color:#1b1b1b}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1rem;color:#1b1b1b}
 h1{color:#1F4E78}h2{color:#1F4E78;border-bottom:2px solid #1F4E78;padding-bottom:.2rem;margin-top:2rem}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
-th{background:#1F4E78;color:#fff;text-align:left;padding:.3rem .6rem}
-td{border-bottom:1px solid #ddd;padding:.25rem .6rem}td.n{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem}
+th{background:#1F4E78;color:#fff;text-align:left;padding:.3rem .4rem}
+td{border-bottom:1px solid #ddd;padding:.25rem .4rem}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr:nth-child(even) td{background:#f3f6fa}img{max-width:100%;margin:.5rem 1rem .5rem 0}
-.ok{color:#1e7a34}.warn{color:#b35c00}
+.ok{color:#1e7a34}.warn{color:#b35c00}.wide{overflow-x:auto}
 """
 
 
@@ -48,7 +49,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """An HTML table: escaped header and cells, numbers right-aligned."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _headroom(value: float, slo: float) -> str:
@@ -98,7 +99,7 @@ def build_html(result: PlanResult) -> str:
         ["Horizon (months)", data["horizon_months"]],
         ["Total cost (USD, present value)", data["total_cost_usd"]],
         ["Capex (USD)", data["capex_usd"]],
-        ["Resale credit (USD)", data["residual_value_usd"]],
+        ["Resale credit (USD, received in the last month)", data["residual_value_usd"] + 0.0],  # no "-0.00"
         ["Opex (USD/month)", data["opex_usd_per_month"]],
         ["Cost per million output tokens (USD)", per_mtok],
     ]
@@ -113,33 +114,40 @@ def build_html(result: PlanResult) -> str:
         summary.append(["Binding limit", use.binding_limit])
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
-        [_who(d), d["model"], d["quantization"], d["kv_dtype"], d["gpu"], d["site"], d["placement"],
-         f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""), d["replicas"], d["gpus"], d["batch"], d["procurement"],
-         " ".join(str(r) for r in d["replicas_per_period"]), d["cost_usd_per_month"]]
+        [_who(d), d["model"], d["quantization"], d["kv_dtype"], d["gpu"], f"{d['site']} ({d['placement']})",
+         f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""), d["replicas"], d["gpus"], d["batch"],
+         d["capacity_requests_per_s"], d["served_requests_per_s"], d["procurement"], period_runs_text(d["replicas_per_period"]),
+         d["cost_usd_per_month"]]
         for d in data["deployments"]
     ]  # fmt: skip
     parts += [
         "<h2>Deployments</h2>",
+        "<p>Replicas, GPUs, capacity and served load at the workload's peak; replicas per period: counts from "
+        "period 0, 4×3 = 4 replicas for 3 periods; USD/month: the deployment's share of its GPUs' supply over "
+        "the horizon.</p>",
         table(
-            ["Workload", "Model", "Quantization", "KV dtype", "GPU", "Site", "Placement", "TPxPP", "Replicas",
-             "GPUs", "Batch", "Procurement", "Replicas per period", "USD/month"],
+            ["Workload", "Model", "Weights", "KV dtype", "GPU", "Site (placement)", "TPxPP", "Replicas", "GPUs", "Batch",
+             "Capacity (req/s)", "Served (req/s)", "Procurement", "Replicas per period", "USD/month"],
             deployments,
         ),
     ]  # fmt: skip
+    statistic = [slo_statistic(result, d) for d in result.deployments]  # mean, or the stated percentiles
     slos = [
         [_who(d), d["gpu"], d["site"], *_slo_cells(d, "ttft_ms", "ttft_slo_ms", d.get("role") != "decode"),
-         *_slo_cells(d, "tpot_ms", "tpot_slo_ms", d.get("role") != "prefill"), d["memory_per_gpu_gb"],
+         *_slo_cells(d, "tpot_ms", "tpot_slo_ms", d.get("role") != "prefill"), statistic[k],
+         d.get("decode_step_ms"), f"{d.get('sync_ratio', 0.0):.1%}", d["memory_per_gpu_gb"],
          d["limited_by"], d.get("predict_command", "")]
-        for d in data["deployments"]
+        for k, d in enumerate(data["deployments"])
     ]  # fmt: skip
     parts += [
         "<h2>SLOs</h2>",
         table(
             ["Workload", "GPU", "Site", "TTFT (ms)", "TTFT SLO (ms)", "TTFT headroom", "TPOT (ms)", "TPOT SLO (ms)",
-             "TPOT headroom", "Memory per GPU (GB)", "Limited by", "Reproduce: planner predict (add --explain)"],
+             "TPOT headroom", "Latency statistic", "Decode step (ms)", "Sync ratio", "Memory per GPU (GB)", "Limited by", "Reproduce: planner predict (add --explain)"],
             slos,
         ),
     ]  # fmt: skip
+    parts += _optimizations(data) + _disaggregation(data)
     supply = [
         [s["gpu"], s["site"], s["kind"], s["gpus"], s["cost_usd_per_month"], s["capex_usd"], s["source"]]
         for s in data["supply"]
@@ -150,24 +158,64 @@ def build_html(result: PlanResult) -> str:
         "<h2>Paid but idle GPUs</h2>",
         table(IDLE_HEADERS, idle_gpus(result)) if idle_gpus(result) else "<p>none</p>",
     ]
+    served = result.served_scale is not None  # max_throughput: alternatives rank on the traffic served first
     alternatives = [
         [
             a["kind"],
             a[a["kind"]],
             a["status"],
+            a.get("total_cost_usd"),
             a.get("cost_delta_usd"),
             a.get("max_tpot_ms"),
+            a.get("max_ttft_ms"),
+            *([a.get("served_scale")] if served else []),
             a["lost_because"],
         ]
         for a in data["alternatives"]
     ]
     if alternatives:
-        headers = ["Kind", "Option", "Status", "Cost delta (USD)", "Max TPOT at capacity (ms)", "Why it lost"]
-        parts += ["<h2>Alternatives</h2>", table(headers, alternatives)]
+        headers = ["Kind", "Option", "Status", "Total cost (USD)", "Cost delta (USD)"]
+        headers += ["Max TPOT at capacity (ms)", "Max TTFT at capacity (ms)"]
+        headers += ["Served (x stated demand)"] if served else []
+        parts += ["<h2>Alternatives</h2>", table([*headers, "Why it lost"], alternatives)]
     binding = [[b["family"], "/".join(str(k) for k in b["key"])] for b in data["binding_constraints"]]
     if binding:
         parts += ["<h2>Binding constraints</h2>", table(["Family", "Key"], binding)]
     return _page(title, parts)
+
+
+STATED_OPTIMIZATIONS = ("prefix_cache", "speculative")
+"""Optimizations a workload states; the section lists every optimization of the deployments that have one,
+as the terminal's "optimizations" table does."""
+
+
+def _optimizations(data: dict[str, Any]) -> list[str]:
+    """On/off and why (card 3's break-even) per deployment with a stated optimization; nothing otherwise."""
+    rows = [
+        [_who(d), d["gpu"], f"{d['tp']}x{d['pp']}", o["name"], "on" if o["on"] else "off", o["why"]]
+        for d in data["deployments"]
+        if any(o["name"] in STATED_OPTIMIZATIONS for o in d.get("optimizations", []))
+        for o in d["optimizations"]
+    ]
+    if not rows:
+        return []
+    headers = ["Workload", "GPU", "TPxPP", "Optimization", "On", "Why (card 3 break-even)"]
+    return ["<h2>Optimizations</h2>", table(headers, rows)]
+
+
+def _disaggregation(data: dict[str, Any]) -> list[str]:
+    """One row per prefill/decode group: P:D GPUs and replicas, served load and the KV link load."""
+    rows = [
+        [g["pd_group"], g["pd_ratio"], f"{g['prefill_replicas']}:{g['decode_replicas']}",
+         g["served_requests_per_s"], f"{g['kv_gb_per_request']:.3f}", g["kv_link_load_gb_per_s"],
+         g["kv_link_capacity_gb_per_s"], f"{g['kv_link_load_frac']:.0%}"]
+        for g in data.get("disaggregation", [])
+    ]  # fmt: skip
+    if not rows:
+        return []
+    headers = ["PD group", "P:D GPUs", "P:D replicas", "Served (req/s)", "KV per request (GB)",
+               "KV link load (GB/s)", "KV link capacity (GB/s)", "KV link load (%)"]  # fmt: skip
+    return ["<h2>Prefill/decode groups</h2>", table(headers, rows)]
 
 
 def _page(title: str, parts: list[str]) -> str:

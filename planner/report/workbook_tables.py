@@ -78,7 +78,25 @@ SLO_HEADERS = [
     "Limited by",
     "Sync ratio (%)",
     REPRODUCE_HEADER,
+    "Latency statistic",
 ]
+"""The last column says which statistic the TTFT/TPOT figures are (mean, or the stated percentile)."""
+
+
+def slo_statistic(result: PlanResult, d: Deployment) -> str:
+    """Which statistic a deployment's TTFT and TPOT are: "mean" or the workload's stated percentile, e.g.
+    "TTFT p99, TPOT p90" (planner/performance/tail.py); a prefill or decode pool reports means (as its
+    ``planner predict --role`` command does)."""
+    if d.role != "colocated":
+        return "mean"
+    w = next((x for x in result.scenario.workloads if x.name == d.workload), None)
+    ttft = None if w is None else w.slo.ttft_percentile
+    tpot = None if w is None else w.slo.tpot_percentile
+    if ttft is None and tpot is None:
+        return "mean"
+    return ", ".join(
+        f"{name} {'mean' if pct is None else f'p{pct:g}'}" for name, pct in (("TTFT", ttft), ("TPOT", tpot))
+    )
 LOST_BECAUSE_WIDTH = 70
 """Characters of the Alternatives sheet's "Lost because" column (longer causes wrap)."""
 
@@ -149,9 +167,11 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
         column_of(DEPLOY_HEADERS, h)
         for h in ("TP", "PP", "EP", "Replicas", "Capacity per replica (req/s)", "GPU share per replica")
     )
+    # by first period, then in the plan's order (the terminal's, the JSON's and the SLOs sheet's)
+    order = {id(d): k for k, d in enumerate(result.deployments)}
     runs = sorted(
         (run for d in result.deployments for run in period_runs(d)),
-        key=lambda run: (run.first_period, run.deployment.workload, run.deployment.gpu, run.deployment.site),
+        key=lambda run: (run.first_period, order[id(run.deployment)]),
     )
     rows: list[list[Any]] = []
     for run in runs:
@@ -201,6 +221,8 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
 
 
 IDLE_HEADERS = ["GPU", "Site", "Period", "Paid GPUs", "Used GPUs", "Idle GPUs"]
+IDLE_MIN_GPUS = 0.01
+"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16)."""
 
 
 def idle_gpus(result: PlanResult) -> list[list[Any]]:
@@ -213,15 +235,22 @@ def idle_gpus(result: PlanResult) -> list[list[Any]]:
             paid[key] = paid.get(key, 0.0) + units * s.unit_gpus
     used: dict[tuple[str, str, int], float] = {}
     for d in result.deployments:
+        per_replica = d.gpus / d.replicas if d.replicas else 0.0  # TP·EP·PP·share: 0.5 for half a GPU
         for t, replicas in enumerate(d.replicas_per_period):
             key = (d.gpu, d.site, t)
-            used[key] = used.get(key, 0.0) + replicas * d.tp * d.ep * d.pp
+            used[key] = used.get(key, 0.0) + replicas * per_replica
     rows = []
     for key in sorted(paid):
         idle = paid[key] - used.get(key, 0.0)
-        if idle >= 0.5:
-            rows.append([*key, round(paid[key], 2), used.get(key, 0.0), round(idle, 2)])
+        if idle >= IDLE_MIN_GPUS:
+            rows.append([*key, _gpus(paid[key]), _gpus(used.get(key, 0.0)), _gpus(idle)])
     return rows
+
+
+def _gpus(value: float) -> float | int:
+    """A GPU count: an int when whole, else rounded to 1/100 (shares are 1/2, 1/4 …)."""
+    rounded = round(value, 2)
+    return int(rounded) if float(rounded).is_integer() else rounded
 
 
 def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
@@ -231,7 +260,7 @@ def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
     if not rows:
         set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
         return row + 1
-    formats: list[str | None] = [None, None, INT_FORMAT, NUMBER_FORMAT, INT_FORMAT, NUMBER_FORMAT]
+    formats: list[str | None] = [None, None, INT_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT]
     return header_table(ws, tables, row + 1, IDLE_HEADERS, rows, formats, "IdleGPUs")
 
 
@@ -263,6 +292,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.limited_by,
                 d.sync_ratio,
                 d.predict_command,
+                slo_statistic(result, d),
             ]
         )
     formats: list[str | None] = (
@@ -271,7 +301,7 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
         + [NUMBER_FORMAT] * 2
         + [PERCENT_FORMAT]
         + [NUMBER_FORMAT] * 2
-        + [PERCENT_FORMAT, NUMBER_FORMAT, None, PERCENT_FORMAT, None]
+        + [PERCENT_FORMAT, NUMBER_FORMAT, None, PERCENT_FORMAT, None, None]
     )
     last = header_table(ws, tables, 1, SLO_HEADERS, rows, formats, "SLOs")
     red = PatternFill("solid", start_color="F8CBAD", end_color="F8CBAD")

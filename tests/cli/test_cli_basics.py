@@ -311,7 +311,7 @@ def test_global_flags_may_follow_the_command(tmp_path: Path, flag: str) -> None:
 
 
 def test_plan_table_shows_slo_headroom_rentals_and_period_runs() -> None:
-    from planner.cli.plan_cmd import runs
+    from planner.report.formatting import period_runs_text as runs
 
     assert runs([1, 1, 1, 2, 3, 3]) == "1×3 2 3×2" and runs([]) == "" and runs([4]) == "4"
     res = runner.invoke(app, ["plan", str(CHAT), "--no-alternatives"])
