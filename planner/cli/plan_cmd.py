@@ -452,5 +452,7 @@ def print_budget_lines(data: dict[str, Any]) -> None:
         if limit is None:
             continue
         mark = " (binding)" if key in used["binding"] else ""
-        show(f"{key}: {used[key]:,.0f} of {limit:,.0f} ({used['used_frac'][key]:.1%}){mark}")
+        frac = used["used_frac"].get(key)  # None for a limit of 0: no share of nothing
+        share = f" ({frac:.1%})" if frac is not None else ""
+        show(f"{key}: {used[key]:,.0f} of {limit:,.0f}{share}{mark}")
     show(f"binding limit: {text(used['binding_limit'])}")

@@ -31,20 +31,38 @@ def _figure() -> tuple[Any, Any]:
     return fig, ax
 
 
-def usd_label(value: float) -> str:
-    """Compact dollars for an axis tick or a bar label: $950, $12.5k, $1.25M, $2.1B."""
+def usd_label(value: float, digits: int = 3) -> str:
+    """Compact dollars for an axis tick or a bar label, ``digits`` significant: $950, $12.5k, $1.25M, $2.1B."""
     sign, v = ("-" if value < 0 else ""), abs(value)
     for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if v >= size:
-            return f"{sign}${v / size:.3g}{suffix}"
+            return f"{sign}${v / size:.{digits}g}{suffix}"
     return f"{sign}${v:.0f}"
 
 
-def _usd_axis(axis: Any) -> None:
-    """Tick labels in dollars (no '1e6' offset)."""
-    from matplotlib.ticker import FuncFormatter
+def distinct_usd_labels(values: Sequence[float]) -> list[str]:
+    """:func:`usd_label` of each tick with the fewest significant digits (3 at least) that keep neighbouring
+    ticks apart: ticks $2.4k apart near $176k read "$176k" each at 3 digits, "$175.2k $177.6k" at 4."""
+    labels = [usd_label(v) for v in values]
+    for digits in range(4, 10):
+        if len(set(labels)) == len(labels):
+            break
+        labels = [usd_label(v, digits) for v in values]
+    return labels
 
-    axis.set_major_formatter(FuncFormatter(lambda v, _: usd_label(v)))
+
+def _usd_axis(axis: Any) -> None:
+    """Tick labels in dollars (no '1e6' offset), as many digits as the ticks need to differ."""
+    from matplotlib.ticker import Formatter
+
+    class UsdFormatter(Formatter):
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return usd_label(x)
+
+        def format_ticks(self, values: Sequence[float]) -> list[str]:
+            return distinct_usd_labels(values)
+
+    axis.set_major_formatter(UsdFormatter())
 
 
 def _label_bars(ax: Any, bars: Any) -> None:
@@ -92,6 +110,11 @@ def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
     ax.plot(months, list(accumulate(monthly_usd)), marker="o", color="#1F4E78")
     ax.set_title("Cumulative cash")
     ax.set_xlabel("Month")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # months are whole (a 1-month plan read -0.04 … 0.04)
+    if len(months) == 1:
+        ax.set_xlim(-0.5, 0.5)
     ax.set_ylabel("USD")
     _usd_axis(ax.yaxis)
     ax.grid(alpha=0.3)

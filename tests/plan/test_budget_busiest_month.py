@@ -8,6 +8,7 @@ whole-unit line. Expected figures are worked out here from the rent quotes (USD 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -234,3 +235,20 @@ def test_hourly_rent_binds_in_whole_units_of_its_shortest_hour_block(catalog: Ca
     assert shortest == 3
     assert step.usd <= L40S_USD_PER_GPU_HOUR * HOURS_PER_MONTH * shortest / 24 + 1e-9
     assert step.left_usd < step.usd
+
+
+def test_a_zero_budget_line_prints_without_a_share(tmp_path: Path) -> None:
+    """`budget: {capex_usd: 0}` on a rent-only plan crashed (exit 4) after writing its outputs: the share of a
+    zero limit is None."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from planner.cli.main import app
+
+    data = yaml.safe_load(Path("examples/small_models_shared/scenario.yaml").read_text())
+    data["budget"] = {"capex_usd": 0}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(app, ["plan", str(path), "--no-alternatives"])
+    assert res.exit_code == 0, res.output
+    assert "capex_usd: 0 of 0\n" in res.stdout

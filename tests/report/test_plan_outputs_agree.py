@@ -122,3 +122,11 @@ def test_html_lists_stated_optimizations_and_pd_groups() -> None:
     # the synthetic plan has no prefill/decode pools and no other stated optimization
     assert "<h2>Prefill/decode groups</h2>" not in page
     assert "<h2>Optimizations</h2>" not in build_html(result)
+
+
+def test_dollar_ticks_keep_as_many_digits_as_they_need_to_differ() -> None:
+    """Alternatives $2.4k apart near $176k had every tick read "$176k"."""
+    from planner.report.charts import distinct_usd_labels
+
+    assert distinct_usd_labels([175_500, 176_000, 176_500]) == ["$175.5k", "$176k", "$176.5k"]
+    assert distinct_usd_labels([0, 50_000, 100_000]) == ["$0", "$50k", "$100k"]
