@@ -127,6 +127,23 @@ def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> int:
     return aliases
 
 
+def _tab_hint(text: str, mark: Any) -> str:
+    """' — line L starts with a tab: ...' when a tab in the indentation at or before the error explains it
+    (YAML indents with spaces only; the parser's own words, 'found character that cannot start any token',
+    do not say so)."""
+    if mark is None:
+        return ""
+    lines = text.splitlines()
+    for number in range(min(mark.line, len(lines) - 1), -1, -1):
+        line = lines[number]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if "\t" in indent:
+            return f" — line {number + 1} is indented with a tab: YAML indents with spaces only"
+        if number < mark.line - 1:
+            break
+    return ""
+
+
 def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = InputError) -> Any:
     """Parse YAML ``text`` safely (limits as in the module docstring); ``error`` names ``path``."""
     where = Path(path)
@@ -142,13 +159,60 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         mark = exc.problem_mark or exc.context_mark
         at = f"{_where(mark)}: " if mark is not None else ""
         problem = exc.problem or exc.context or "syntax error"
-        raise error(f"{where}: {at}invalid YAML: {problem}") from None
+        raise error(f"{where}: {at}invalid YAML: {problem}{_tab_hint(text, mark)}") from None
     except yaml.YAMLError as exc:
         raise error(f"{where}: invalid YAML: {str(exc).splitlines()[0]}") from None
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an out-of-range timestamp
         raise error(f"{where}: invalid YAML value: {exc}") from None
     finally:
         loader.dispose()
+
+
+_MAGIC = (
+    (b"PK\x03\x04", "a zip archive or an Excel workbook"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\x7fELF", "a program"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
+
+
+def _binary_kind(raw: bytes) -> str | None:
+    """What a binary file given as YAML looks like by its first bytes (``plan.xlsx`` passed as the scenario),
+    None otherwise (other bytes are left to the UTF-8 and YAML checks, with their line and column)."""
+    for magic, kind in _MAGIC:
+        if raw.startswith(magic):
+            return kind
+    return None
+
+
+def _yaml_files(folder: Path) -> list[str]:
+    """Names of the YAML files in ``folder`` (at most 200 looked at; none when it cannot be listed)."""
+    try:
+        names = [e.name for _, e in zip(range(200), folder.iterdir(), strict=False)]
+    except OSError:
+        return []
+    return sorted(n for n in names if n.endswith((".yaml", ".yml")))
+
+
+def _file_inside(folder: Path) -> str:
+    """' — did you mean DIR/scenario.yaml?' for a folder that holds one YAML file of the usual names."""
+    names = _yaml_files(folder)
+    for usual in ("scenario.yaml", "training.yaml"):
+        if usual in names:
+            return f" — did you mean {folder / usual}?"
+    return f" — did you mean {folder / names[0]}?" if len(names) == 1 else ""
+
+
+def _nearby_file(path: Path) -> str:
+    """' — did you mean X?' for a missing file with a similar YAML file beside it, or the missing folder."""
+    import difflib
+
+    folder = path.parent
+    if not folder.is_dir():
+        return f" (folder {folder} does not exist)"
+    close = difflib.get_close_matches(path.name, _yaml_files(folder), n=1, cutoff=0.6)
+    return f" — did you mean {folder / close[0]}?" if close else ""
 
 
 def load_yaml_file(
@@ -166,17 +230,21 @@ def load_yaml_file(
     p = Path(path)
     try:
         if p.is_dir():
-            raise error(f"{p}: is a directory, expected a {what} file")
+            raise error(f"{p}: is a directory, expected a {what} file{_file_inside(p)}")
         size = p.stat().st_size
         if size > max_bytes:
             raise error(f"{p}: {size:,} bytes — {what} files are limited to {max_bytes:,} bytes")
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise error(f"{p}: {what} file not found") from None
+        raise error(f"{p}: {what} file not found{_nearby_file(p)}") from None
     except PermissionError:
         raise error(f"{p}: {what} file is not readable (permission denied)") from None
     except OSError as exc:
         raise error(f"{p}: cannot read the {what} file: {exc.strerror}") from None
+    kind = _binary_kind(raw)
+    if kind is not None:
+        raise error(f"{p}: not a text file ({kind}) — give the {what} YAML file")
+
     def parse() -> Any:
         return parse_yaml_text(_decode(p, raw[:max_bytes], error), p, error)
 

@@ -16,7 +16,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from planner.catalog.engine_settings import EngineSettings, engine_key
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
-from planner.errors import ScenarioError, did_you_mean
+from planner.errors import ScenarioError
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import (
     DEFAULT_MAX_BATCH,
@@ -37,12 +37,16 @@ from planner.scenario_base import (
     Slo,
     Strict,
     Tokens,
+    scenario_id_tables,
+    serving_document,
 )
 from planner.scenario_economics import Budget as Budget  # re-exported: the scenario API
 from planner.scenario_economics import Economics as Economics
 from planner.scenario_economics import InventoryItem as InventoryItem
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
 from planner.scenario_topology import Disaggregation, EfficiencyOverride
+from planner.validation_messages import format_validation_error as _format_error
+from planner.validation_messages import suggest_id
 
 
 class Workload(Strict):
@@ -120,6 +124,16 @@ class Workload(Strict):
                 "and state requests_per_s as that hour's rate"
             )
         return profile
+
+    @model_validator(mode="after")
+    def _growth_needs_one_number(self) -> Workload:
+        """Growth compounds a single ``requests_per_s``; with one value per period it was silently ignored."""
+        if isinstance(self.requests_per_s, list) and self.growth_frac_per_month != 0:
+            raise ValueError(
+                "growth_frac_per_month applies to a single requests_per_s; with one value per period, write the "
+                "growth into the values, or give requests_per_s as one number (the first period's)"
+            )
+        return self
 
     @property
     def engine_key(self) -> str:
@@ -239,10 +253,16 @@ class Scenario(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate workload names: {dupes} — give each workload its own name")
+        site_names = [s.name for s in self.sites]
+        dupes = sorted({n for n in site_names if site_names.count(n) > 1})
+        if dupes:  # the later entry silently replaced the earlier one's fields
+            raise ValueError(f"duplicate site names in sites: {dupes} — merge their fields into one entry per site")
         if self.horizon_months % self.period_months:
             fits = ", ".join(str(d) for d in range(1, self.horizon_months + 1) if self.horizon_months % d == 0)
             raise ValueError(f"horizon_months must be a multiple of period_months — use period_months {fits}")
-        if self.objective == "max_throughput" and self.budget is None:
+        if self.objective == "max_throughput" and (
+            self.budget is None or all(v is None for v in self.budget.model_dump().values())
+        ):  # budget: {} bounds nothing: the search ran to its 10,000× cap
             raise ValueError("objective max_throughput needs a budget — add budget: {opex_usd_per_month: ...} (or capex_usd, total_usd), or use objective: min_cost")
         return self
 
@@ -286,7 +306,13 @@ def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
 def _check_ids(path: str, loc: str, values: list[str] | None, table: Mapping[str, object], what: str) -> None:
     for i, value in enumerate(values or []):
         if value not in table:
-            raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
+            raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{suggest_id(value, table)}")
+
+
+def _check_id(path: str, loc: str, value: str, table: Mapping[str, object], what: str) -> None:
+    """:func:`_check_ids` for a field that holds one id (``inventory[0].site``, not ``...site[0]``)."""
+    if value not in table:
+        raise ScenarioError(f"{path}: {loc}: unknown {what} '{value}'{suggest_id(value, table)}")
 
 
 def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "scenario") -> None:
@@ -304,7 +330,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
                 raise ScenarioError(f"{path}: {loc}.kv_dtypes[{j}]: {catalog.kv_format_refusal(kv)}")
         if w.engine not in catalog.engines:
             raise ScenarioError(
-                f"{path}: {loc}.engine: unknown engine '{w.engine}'{did_you_mean(w.engine, catalog.engines)}"
+                f"{path}: {loc}.engine: unknown engine '{w.engine}'{suggest_id(w.engine, catalog.engines)}"
             )
         engine = catalog.engine(w.engine_key)
         if not engine.chunked_prefill and w.input_tokens > engine.chunked_prefill_tokens:
@@ -327,8 +353,8 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     providers = {p.provider: p for p in catalog.prices}
     _check_ids(path, "rent_providers", scenario.rent_providers, providers, "provider")
     for i, item in enumerate(scenario.inventory):
-        _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
-        _check_ids(path, f"inventory[{i}].site", [item.site], sites, "site")
+        _check_id(path, f"inventory[{i}].gpu", item.gpu, catalog.accelerators, "gpu")
+        _check_id(path, f"inventory[{i}].site", item.site, sites, "site")
     _check_owned_supply(scenario, sites, path)
     check_size(scenario, catalog, sites, path)
 
@@ -348,20 +374,23 @@ def _check_owned_supply(scenario: Scenario, sites: Mapping[str, Site], path: str
     )
 
 
-def parse_scenario(data: object, *, path: str = "scenario") -> Scenario:
-    """Validate a decoded YAML document into a Scenario (ScenarioError with one line per problem)."""
+def parse_scenario(data: object, *, path: str = "scenario", catalog: Catalog | None = None) -> Scenario:
+    """Validate a decoded YAML document into a Scenario (ScenarioError with one line per problem).
+    ``catalog``: answer an id in the wrong form with the catalog id it means."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: expected a mapping at the top level")
+    data = serving_document(data, path)
     try:
         return Scenario.model_validate(data)
     except ValidationError as err:
-        raise ScenarioError(format_validation_error(path, err, model=Scenario)) from None
+        ids = scenario_id_tables(catalog, data) if catalog is not None else None
+        raise ScenarioError(_format_error(path, err, model=Scenario, ids=ids)) from None
 
 
 def load_scenario(path: Path | str, catalog: Catalog) -> Scenario:
     """Read, validate and cross-check a scenario YAML file."""
     p = Path(path)
     data = load_yaml_file(p, ScenarioError, what="scenario", max_bytes=MAX_SCENARIO_BYTES)
-    scenario = parse_scenario(data, path=str(p))
+    scenario = parse_scenario(data, path=str(p), catalog=catalog)
     validate_against_catalog(scenario, catalog, str(p))
     return scenario

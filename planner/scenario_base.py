@@ -1,13 +1,17 @@
 """Field types and small sections of a scenario (planner.scenario re-exports them): the strict base model,
-ranged number types, latency SLOs with their percentiles, redundancy, GPU shares and site overrides."""
+ranged number types, latency SLOs with their percentiles, redundancy, GPU shares and site overrides; and the
+checks of the raw document before validation (its ``kind:``, a plan's JSON given as the scenario) and the
+valid ids per field that "did you mean" answers with."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from planner.catalog.schema import Id
+from planner.errors import ScenarioError
 from planner.limits import (
     MAX_COUNT,
     MAX_LATENCY_MS,
@@ -18,6 +22,10 @@ from planner.limits import (
     MAX_UPLINK_MBIT_PER_S,
     MAX_USD,
 )
+from planner.validation_messages import IdTable, suggest_id
+
+if TYPE_CHECKING:
+    from planner.catalog.loader import Catalog
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -119,3 +127,57 @@ class SiteOverride(Strict):
     has_scale_out_fabric: bool | None = Field(
         None, description="Whether multi-node tensor/pipeline groups can be placed here."
     )
+
+
+SCENARIO_KINDS = ("inference", "training")
+"""``kind:`` of a scenario file: inference (the default, also written ``serving``) or training (``planner train``)."""
+
+
+def serving_document(data: dict[Any, Any], path: str) -> dict[Any, Any]:
+    """``data`` without an inference ``kind:`` (stated or not, it is a serving scenario); any other kind is
+    refused with the valid ones (a ``kind: training`` file is refused earlier with a pointer to ``planner
+    train``), and so is a plan's JSON output given as the scenario."""
+    if "name" not in data and "workloads" not in data and {"status", "deployments"} <= set(data):
+        raise ScenarioError(
+            f"{path}: this is a plan's JSON output (status, deployments), not a scenario — give the scenario "
+            "YAML it was planned from (`planner init` writes a starter one)"
+        )
+    if "kind" not in data:
+        return data
+    kind = data["kind"]
+    if kind in ("inference", "serving"):
+        return {k: v for k, v in data.items() if k != "kind"}
+    hint = suggest_id(kind, SCENARIO_KINDS) if isinstance(kind, str) else " — valid values: inference, training"
+    raise ScenarioError(
+        f"{path}: kind: must be 'inference' (the default: leave it out) or 'training' (`planner train`) "
+        f"(got {kind!r}){hint}"
+    )
+
+
+def scenario_id_tables(catalog: Catalog, data: Mapping[Any, Any]) -> IdTable:
+    """The valid ids at a scenario location (for "did you mean" on an id in the wrong form)."""
+    listed = data.get("sites")
+    own_sites = [s.get("name") for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
+    site_ids = [*catalog.sites, *(str(n) for n in own_sites if isinstance(n, str))]
+    tables: dict[str, Iterable[str]] = {
+        "gpus": catalog.accelerators,
+        "gpu": catalog.accelerators,
+        "gpus_available": catalog.accelerators,
+        "models": catalog.models,
+        "draft_model": catalog.models,
+        "quantizations": catalog.formats,
+        "kv_dtypes": catalog.formats,
+        "engine": catalog.engines,
+        "site": site_ids,
+        "rent_providers": sorted({p.provider for p in catalog.prices}),
+    }
+
+    def ids(loc: tuple[Any, ...]) -> Iterable[str] | None:
+        names = [p for p in loc if isinstance(p, str)]
+        if not names:
+            return None
+        if names[-1] == "sites" and names[0] == "workloads":
+            return site_ids
+        return tables.get(names[-1])
+
+    return ids

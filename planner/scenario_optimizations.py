@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.errors import ScenarioError, did_you_mean
+from planner.errors import ScenarioError
 from planner.limits import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, MAX_TOKENS
+from planner.validation_messages import suggest_id
 
 if TYPE_CHECKING:
     from planner.catalog.loader import Catalog
@@ -67,7 +68,7 @@ def check_optimizations(
     if spec.draft_model not in catalog.models:
         raise ScenarioError(
             f"{path}: {loc}.speculative.draft_model: unknown model '{spec.draft_model}'"
-            f"{did_you_mean(spec.draft_model, catalog.models)}"
+            f"{suggest_id(spec.draft_model, catalog.models)}"
         )
     draft = catalog.models[spec.draft_model]
     if all(catalog.models[t].vocab_size != draft.vocab_size for t in models):

@@ -7,11 +7,13 @@ misspelling of a missing required one (``nme:`` for ``name:``) is one problem, n
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 import types
 import typing
-from collections.abc import Iterator
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Union
 
 import annotated_types
@@ -31,6 +33,14 @@ _TYPE_WORDS |= {
     "float_parsing": "a number",
 }
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+_SYNONYMS = {"optimizations": ("prefix_cache", "speculative"), "id": ("name",)}
+"""Unknown fields a user plausibly writes for others too far apart for difflib (``optimizations:``, the
+deployments' JSON key, for the workload's ``prefix_cache:`` / ``speculative:``; ``id:`` for ``name:``)."""
+_ID_AFFIXES = ("nvidia_", "amd_", "intel_", "meta_", "google_")
+_ID_SUFFIXES = ("_instruct", "_chat", "_hf", "_base", "_it")
+
+IdTable = Callable[[tuple[Any, ...]], Iterable[str] | None]
+"""The valid ids at a location (``('hardware', 'gpus', 0)`` → the catalog's GPU ids), None where unknown."""
 
 
 def _is_union_tag(part: object) -> bool:
@@ -150,8 +160,53 @@ def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
 
 
 def id_spelling(value: str) -> str:
-    """The id form of ``value``: lowercase, runs of other characters → one underscore (``H100-SXM`` → h100_sxm)."""
-    return re.sub(r"[^a-z0-9]+", "_", value.lower()).strip("_")
+    """The id form of ``value``: accents dropped, lowercase, runs of other characters → one underscore
+    (``H100-SXM`` → h100_sxm, ``Zürich`` → zurich)."""
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+
+
+def _id_forms(value: str) -> list[str]:
+    """``value`` in id form, then without an organisation (``meta-llama/Llama-3.1-8B`` → llama_3_1_8b), a
+    vendor prefix (``NVIDIA H100`` → h100) or a variant suffix (``_instruct``)."""
+    forms = [id_spelling(value), id_spelling(value.rsplit("/", 1)[-1])]
+    for form in list(forms):
+        for prefix in _ID_AFFIXES:
+            if form.startswith(prefix):
+                forms.append(form.removeprefix(prefix))
+    for form in list(forms):
+        for suffix in _ID_SUFFIXES:
+            if form.endswith(suffix):
+                forms.append(form.removesuffix(suffix))
+    return [f for i, f in enumerate(forms) if f and f not in forms[:i]]
+
+
+def closest_id(value: str, choices: Iterable[str]) -> str | None:
+    """The valid id ``value`` most plausibly means (its id form, a close spelling of it, or an id starting
+    with the same first word: ``NVIDIA H100 80GB HBM3`` → h100_sxm), None when nothing is close."""
+    options = sorted(set(choices))
+    forms = _id_forms(value)
+    for form in forms:
+        if form in options:
+            return form
+    for form in forms:
+        close = difflib.get_close_matches(form, options, n=1, cutoff=0.6)
+        if close:
+            return close[0]
+    for form in forms:
+        head = form.split("_", 1)[0]
+        same_head = [o for o in options if o.split("_", 1)[0] == head]
+        if same_head:
+            return (difflib.get_close_matches(form, same_head, n=1, cutoff=0.0) or same_head)[0]
+    close = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def suggest_id(value: str, choices: Iterable[str]) -> str:
+    """``" — did you mean x?"`` (:func:`closest_id`), else the valid values (as :func:`did_you_mean`)."""
+    options = sorted(set(choices))
+    best = closest_id(value, options)
+    return f" — did you mean {best}?" if best is not None else did_you_mean(value, options)
 
 
 def _shown(value: object) -> str:
@@ -159,19 +214,71 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _message(model: type[BaseModel] | None, error: Any, loc: tuple[Any, ...]) -> str:
+def _unknown_field(name: str, fields: list[str]) -> str:
+    """' — did you mean x?' for an unknown field (a synonym of a valid one first)."""
+    meant = [f for f in _SYNONYMS.get(name, ()) if f in fields]
+    if meant:
+        return f" — did you mean {' or '.join(f'`{f}:`' for f in meant)}?"
+    return did_you_mean(name, fields) if fields else ""
+
+
+def _percent_hint(loc: tuple[Any, ...], value: object) -> str:
+    """' — a fraction: write 0.5 for 50 %' for a ``*_frac`` field given as a percentage."""
+    names = [p for p in loc if isinstance(p, str)]
+    if not names or "frac" not in names[-1] or isinstance(value, bool) or not isinstance(value, int | float):
+        return ""
+    return f" — a fraction: write {value / 100:g} for {value:g} %" if 1 < value <= 100 else ""
+
+
+def _text_hint(value: object) -> str:
+    """How to write a value YAML read as something other than text (``no`` → false, ``2024-01-01`` → a
+    date, ``1.5`` → a number) as text."""
+    if isinstance(value, bool):
+        return " — YAML reads yes/no/on/off/true/false as true or false: quote the text ('no')"
+    if isinstance(value, datetime.date | int | float):
+        return f" — quote it: '{value}'"
+    return ""
+
+
+def _whole_hint(value: object) -> str:
+    """' — write 1000' for a whole number written as a float (``1e3``, ``500.0``)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f" — write {int(value)}"
+    return ""
+
+
+def _id_hint(value: object, loc: tuple[Any, ...], ids: IdTable | None) -> str:
+    """' — did you mean x?' for an id in the wrong form: the valid id it means where the valid ids at ``loc``
+    are known, else its id spelling; a name with no letters or digits of its own gets an example."""
+    text = str(value)
+    table = ids(loc) if ids is not None else None
+    if table is not None:
+        return suggest_id(text, table)
+    fixed = id_spelling(text)
+    if fixed:
+        return f" — did you mean {fixed}?"
+    head = next((p for p in loc if isinstance(p, str)), "id")
+    return f" — e.g. {head.removesuffix('s')}_1"
+
+
+def _message(
+    model: type[BaseModel] | None, error: Any, loc: tuple[Any, ...], ids: IdTable | None = None
+) -> str:
     """The problem of one pydantic error in the user's words, with a valid alternative where one exists."""
     kind, value = error["type"], error.get("input")
     got = f" (got {_shown(value)})" if not isinstance(value, dict | list) or kind == "too_long" else ""
     if kind == "extra_forbidden" and model is not None:
-        fields = _model_fields_at(model, loc[:-1])
-        hint = did_you_mean(str(loc[-1]), fields) if fields else ""
-        return f"unknown field{hint}"
+        return f"unknown field{_unknown_field(str(loc[-1]), _model_fields_at(model, loc[:-1]))}"
+    if kind == "invalid_key":
+        return (
+            f"key {_shown(value)} is not text — a key is a field name; YAML reads yes/no/on/off as true/false "
+            "and digits as numbers: quote it ('on')"
+        )
     if kind in _RANGE_TYPES and model is not None:
         resolved = _resolve(model, loc)
         bounds = _bounds_text(resolved[1]) if resolved else None
         if bounds:
-            return f"{bounds}{got}"
+            return f"{bounds}{got}{_percent_hint(loc, value)}"
     if kind == "missing" and model is not None:
         field = _field_info(model, loc)
         about = f" ({field.description.rstrip('.')})" if field is not None and field.description else ""
@@ -179,11 +286,11 @@ def _message(model: type[BaseModel] | None, error: Any, loc: tuple[Any, ...]) ->
     if kind == "finite_number":
         return f"must be a finite number, not NaN or infinity{got}"
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:
-        fixed = id_spelling(str(value))
-        hint = f" — did you mean {fixed}?" if fixed else ""
-        return f"ids are lowercase letters, digits and single underscores{got}{hint}"
+        return f"ids are lowercase letters, digits and single underscores{got}{_id_hint(value, loc, ids)}"
     if kind in _TYPE_WORDS:
-        return f"expected {_TYPE_WORDS[kind]}{got or _kind_of(value)}"
+        hint = _text_hint(value) if kind == "string_type" else ""
+        hint = _whole_hint(value) if _TYPE_WORDS[kind] == "a whole number" else hint
+        return f"expected {_TYPE_WORDS[kind]}{got or _kind_of(value)}{hint}"
     if kind == "too_short" and isinstance(value, list | dict) and not value:
         optional = model is not None and _is_optional(model, loc)
         return "must not be empty — list at least one value" + (
@@ -207,6 +314,8 @@ def _errors(err: ValidationError) -> Iterator[tuple[tuple[Any, ...], Any]]:
         grouped.setdefault(loc, []).append(e)
     for loc, errors in grouped.items():
         specific = [e for e in errors if e["type"] not in _TYPE_WORDS] or errors
+        if specific[0]["type"] in _TYPE_WORDS and any(len(o) > len(loc) and o[: len(loc)] == loc for o in grouped):
+            continue  # a union member of the other kind (a number where the list member's items are wrong)
         yield loc, specific[0]
 
 
@@ -219,7 +328,8 @@ def _typos(items: list[tuple[tuple[Any, ...], Any]]) -> tuple[list[tuple[tuple[A
         if e["type"] != "extra_forbidden" or not loc:
             continue
         names = [str(m[-1]) for m in missing if m[:-1] == loc[:-1] and str(m[-1]) not in meant.values()]
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.5)
+        synonyms = [n for n in _SYNONYMS.get(str(loc[-1]), ()) if n in names]
+        close = synonyms or difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.5)
         if close:
             meant[loc] = close[0]
     taken = {loc[:-1] + (name,) for loc, name in meant.items()}
@@ -234,16 +344,22 @@ def _misspelled(model: type[BaseModel] | None, loc: tuple[Any, ...], name: str) 
 
 
 def format_validation_error(
-    path: str, err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None
+    path: str,
+    err: ValidationError,
+    prefix: str = "",
+    model: type[BaseModel] | None = None,
+    ids: IdTable | None = None,
 ) -> str:
     """One line: ``file: field.path: problem (got value) — alternative`` (at most 3 problems, '; '; a
-    misspelt required field first, as one problem)."""
+    misspelt required field first, as one problem). ``ids``: the valid ids at a location, so an id in the
+    wrong form is answered with the valid id it means (``meta-llama/Llama-3.1-8B`` → llama_3_1_8b)."""
     items, meant = _typos(list(_errors(err)))
     items.sort(key=lambda item: item[0] not in meant)  # stable: otherwise pydantic's order
     lines = []
     for loc, e in items:
-        where = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
-        problem = _misspelled(model, loc, meant[loc]) if loc in meant else _message(model, e, loc)
+        shown = loc[:-1] if e["type"] == "invalid_key" else loc  # the key is in the problem, not the path
+        where = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown)
+        problem = _misspelled(model, loc, meant[loc]) if loc in meant else _message(model, e, loc, ids)
         lines.append(f"{path}: {where.lstrip('.') or '(top level)'}: {problem}")
     more = f" (and {len(lines) - 3} more)" if len(lines) > 3 else ""
     return "; ".join(lines[:3]) + more

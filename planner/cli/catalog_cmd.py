@@ -44,11 +44,12 @@ def _records(catalog: Any, kind: str) -> dict[str, Any]:
 
 
 def _one_record(catalog: Any, kind: str, record_id: str) -> dict[str, Any]:
-    from planner.errors import CatalogError, did_you_mean
+    from planner.errors import CatalogError
+    from planner.validation_messages import suggest_id
 
     table = _records(catalog, kind)
     if record_id not in table:
-        error = CatalogError(f"unknown {kind[:-1]} '{record_id}'{did_you_mean(record_id, table)}")
+        error = CatalogError(f"unknown {kind[:-1]} '{record_id}'{suggest_id(record_id, table)}")
         fail(error)
     record = table[record_id]
     payload: dict[str, Any] = record.model_dump(mode="json")
@@ -130,11 +131,17 @@ def catalog_prices(
     json_out: JsonOut = None,
 ) -> None:
     """Rental prices per GPU, provider and region (USD per GPU-hour, newest quote per kind), like `sky show-gpus`."""
-    from planner.errors import CatalogError, did_you_mean
+    from planner.errors import CatalogError
+    from planner.validation_messages import suggest_id
 
     catalog = _catalog()
     if gpu is not None and gpu not in catalog.accelerators:
-        error = CatalogError(f"unknown gpu '{gpu}'{did_you_mean(gpu, catalog.accelerators)}")
+        providers = sorted({p.provider for p in catalog.prices})
+        if gpu in providers or gpu.lower() in providers:  # prices are looked up by GPU; providers are a column
+            hint = f" — '{gpu}' is a provider: give a GPU id (planner catalog prices h100_sxm), or none for every GPU"
+        else:
+            hint = suggest_id(gpu, catalog.accelerators)
+        error = CatalogError(f"unknown gpu '{gpu}'{hint}")
         fail(error)
     rows = price_rows(catalog, gpu)
     if emit(rows, as_json, json_out):
