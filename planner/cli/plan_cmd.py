@@ -49,8 +49,8 @@ def schema(
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
     kind: Annotated[
-        str, typer.Option(help="Scenario kind: serving (planner plan) or training (planner train).")
-    ] = "serving",
+        str, typer.Option(help="Scenario kind: inference (planner plan; also 'serving') or training (planner train).")
+    ] = "inference",
 ) -> None:
     """Print the JSON Schema of scenario files (every field with its unit and default); it is JSON, so
     stdout gets it unless only --json-out is given."""
@@ -58,8 +58,8 @@ def schema(
     from planner.training.scenario import TrainingScenario
 
     def check() -> None:
-        if kind not in ("serving", "training"):
-            raise InputError(f"--kind {kind}: valid values are serving, training")
+        if kind not in ("inference", "serving", "training"):
+            raise InputError(f"--kind {kind}: valid values are inference (or serving), training")
         check_output_path(json_out, "--json-out")
 
     run_guarded(check)

@@ -335,7 +335,7 @@ def plan_sweep(
     for variant in plan.variants:
         where = f"{path} with {variant.key}"
         try:
-            checked = parse_scenario(plan.variant_data(variant), path=where)
+            checked = parse_scenario(plan.variant_data(variant), path=where, catalog=catalog)
             validate_against_catalog(checked, catalog, where)
         except ScenarioError as exc:
             raise ScenarioError(f"--vary: {exc}") from None

@@ -113,7 +113,7 @@ def solve_variant(context: SweepContext | None, variant: Variant) -> SweepRow:
     ctx = context if context is not None else local_context()
     start = time.perf_counter()
     try:
-        scenario = parse_scenario(ctx.plan.variant_data(variant), path=variant.key)
+        scenario = parse_scenario(ctx.plan.variant_data(variant), path=variant.key, catalog=ctx.catalog)
         result = plan(ctx.catalog, scenario, time_limit_s=ctx.time_limit_s, with_alternatives=False)
         return row_from_plan(variant, result.to_json())
     except Exception as exc:  # a failed variant is a row, never a crash of the sweep

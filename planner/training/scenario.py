@@ -248,7 +248,7 @@ def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scen
         if len(errors) == 1 and errors[0]["loc"] == () and "error" in errors[0].get("ctx", {}):
             # a cross-field rule of TrainingScenario._check: its message names the field itself
             raise ScenarioError(f"{path}: {errors[0]['ctx']['error']}") from None
-        raise ScenarioError(format_validation_error(path, err)) from None
+        raise ScenarioError(format_validation_error(path, err, model=TrainingScenario)) from None
     if isinstance(scenario.model, str) and scenario.model not in catalog.models:
         raise ScenarioError(
             f"{path}: model: unknown model '{scenario.model}'{did_you_mean(scenario.model, catalog.models)}"
