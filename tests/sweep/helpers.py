@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import typer
+
 from planner.catalog import Catalog
+from planner.cli.sweep import register
 from planner.scenario import load_scenario
 from planner.sweep import SweepPlan, parse_axis, plan_sweep
 
@@ -28,3 +31,15 @@ def chat_sweep(catalog: Catalog, vary: list[str] | None = None, mode: str = "gri
 def die() -> None:
     """A process-pool initializer that kills its process (a lost worker)."""
     os._exit(13)
+
+
+def sweep_app() -> typer.Typer:
+    """A Typer app holding only the sweep command (the CLI tests invoke it)."""
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """Test root."""
+
+    register(app)
+    return app

@@ -8,30 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
-from planner.cli.sweep import register
 from planner.report.sweep_workbook import ROW_HEADERS, key_summary
 from planner.sweep import SweepResult, SweepRow
 from planner.sweep.result import TIMING_FIELDS
-from tests.sweep.helpers import CHAT
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def root() -> None:
-        """Test root."""
-
-    register(app)
-    return app
+from tests.sweep.helpers import CHAT, sweep_app
 
 
 def _invoke(*args: str) -> Any:
-    return CliRunner().invoke(_app(), ["sweep", str(CHAT), *args])
+    return CliRunner().invoke(sweep_app(), ["sweep", str(CHAT), *args])
 
 
 VARY = ["--vary", "economics.rent_price_scale=0.5,1,2", "--vary", "workloads.chat.slo.tpot_ms=30,50"]

@@ -11,34 +11,21 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-import typer
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
 from planner.catalog import Catalog
-from planner.cli.sweep import register
 from planner.compare_recommend import recommend
 from planner.errors import InputError
 from planner.readout.sweep import Choice, format_gpus
 from planner.sweep.engine import DaskEngine
 from planner.sweep.spec import MAX_VARIANTS, Axis, Variant, parse_axis, variants
 from planner.sweep.task import row_from_plan
-from tests.sweep.helpers import CHAT, chat_sweep
-
-
-def _app() -> typer.Typer:
-    app = typer.Typer()
-
-    @app.callback()
-    def root() -> None:
-        """Test root."""
-
-    register(app)
-    return app
+from tests.sweep.helpers import CHAT, chat_sweep, sweep_app
 
 
 def _sweep(scenario: Path, *args: str) -> Any:
-    return CliRunner().invoke(_app(), ["sweep", str(scenario), "--workers", "1", *args])
+    return CliRunner().invoke(sweep_app(), ["sweep", str(scenario), "--workers", "1", *args])
 
 
 def _digest(path: Path) -> str:
