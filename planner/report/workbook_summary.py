@@ -74,6 +74,7 @@ def recommendation_text(result: PlanResult) -> str:
         steady = len({r for r in d.replicas_per_period if r}) <= 1
         count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
         count += f", {d.role} pool" if d.role != "colocated" else ""
+        count += f", {d.gpu_share_frac:g} of a GPU each" if d.gpu_share_frac < 1 else ""
         served.setdefault(d.workload, []).append(
             f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site}"
             f" with {d.engine} ({d.placement}, {count})"

@@ -64,7 +64,9 @@ class Architecture(Strict):
 class TrainingHardware(Strict):
     """GPU types, the largest cluster and the parallelism degrees the search may use."""
 
-    gpus: list[Id] | None = Field(None, description="GPU types to consider; default all datacenter GPUs.")
+    gpus: Annotated[list[Id], Field(min_length=1)] | None = Field(
+        None, description="GPU types to consider; default all datacenter GPUs."
+    )
     max_gpus: Annotated[int, Field(ge=1)] = Field(1024, description="Largest GPU count of the run.")
     tp: list[Annotated[int, Field(ge=1)]] = Field(
         default_factory=lambda: [1, 2, 4, 8], description="TP degrees."
@@ -229,10 +231,16 @@ def read_yaml(path: Path | str) -> object:
 
 
 def _check_ids(path: str, loc: str, values: list[str] | None, table: object, what: str) -> None:
-    assert isinstance(table, dict)
+    """Every id of the list field ``loc`` is in ``table`` (ScenarioError naming ``loc[i]`` otherwise)."""
     for i, value in enumerate(values or []):
-        if value not in table:
-            raise ScenarioError(f"{path}: {loc}[{i}]: unknown {what} '{value}'{did_you_mean(value, table)}")
+        _check_id(path, f"{loc}[{i}]", value, table, what)
+
+
+def _check_id(path: str, loc: str, value: str, table: object, what: str) -> None:
+    """The id of the field ``loc`` (one value, e.g. ``inventory[0].site``) is in ``table``."""
+    assert isinstance(table, dict)
+    if value not in table:
+        raise ScenarioError(f"{path}: {loc}: unknown {what} '{value}'{did_you_mean(value, table)}")
 
 
 def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scenario") -> TrainingScenario:
@@ -256,8 +264,8 @@ def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scen
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
     _check_ids(path, "sites", scenario.sites, catalog.sites, "site")
     for i, item in enumerate(scenario.inventory):
-        _check_ids(path, f"inventory[{i}].gpu", [item.gpu], catalog.accelerators, "gpu")
-        _check_ids(path, f"inventory[{i}].site", [item.site], catalog.sites, "site")
+        _check_id(path, f"inventory[{i}].gpu", item.gpu, catalog.accelerators, "gpu")
+        _check_id(path, f"inventory[{i}].site", item.site, catalog.sites, "site")
     return scenario
 
 

@@ -89,7 +89,7 @@ def _supply(
         gpus=max(per_period) * unit_gpus,
         usd_per_unit_month=price,
         cost_usd_per_month=LEDGER.supply_cost_usd(sid) / HORIZON,
-        units_per_period=per_period,
+        units_per_period=[float(u) for u in per_period],
         **fields,
     )
 

@@ -9,9 +9,11 @@ import html
 
 import pytest
 
+from planner.catalog import Catalog
 from planner.readout import Deployment
 from planner.readout.deployments import allocate_costs
-from planner.report.html import build_html, period_runs_text
+from planner.report.formatting import period_runs_text
+from planner.report.html import build_html
 from planner.report.workbook_tables import idle_gpus
 from tests.report import synthetic_plan as syn
 
@@ -130,3 +132,13 @@ def test_dollar_ticks_keep_as_many_digits_as_they_need_to_differ() -> None:
 
     assert distinct_usd_labels([175_500, 176_000, 176_500]) == ["$175.5k", "$176k", "$176.5k"]
     assert distinct_usd_labels([0, 50_000, 100_000]) == ["$0", "$50k", "$100k"]
+
+
+def test_the_recommendation_says_a_replica_holds_half_a_gpu(catalog: Catalog) -> None:
+    """small_models_shared: two workloads share one L40S; the sentence read like two whole-GPU replicas."""
+    from planner.plan import plan
+    from planner.report.workbook_summary import recommendation_text
+    from planner.scenario import load_scenario
+
+    result = plan(catalog, load_scenario("examples/small_models_shared/scenario.yaml", catalog), with_alternatives=False)
+    assert recommendation_text(result).count("(cloud, 1 replica, 0.5 of a GPU each)") == 2

@@ -300,3 +300,19 @@ def test_buying_a_gpu_without_a_purchase_price_says_so(tmp_path: Path) -> None:
     assert res.exit_code == 3
     assert "a10g: the catalog has no purchase price for it" in res.stdout + res.stderr
     assert "add rent to procurement" in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize(
+    ("changes", "line"),
+    [
+        ({"hardware": {"gpus": []}}, "hardware.gpus: must not be empty"),
+        (
+            {"procurement": ["rent", "owned"], "inventory": [{"gpu": "h100_sxm", "count": 8, "site": "dc9"}]},
+            "inventory[0].site: unknown site 'dc9' — did you mean dc1?",
+        ),
+    ],
+)
+def test_training_input_mistakes_name_the_field(tmp_path: Path, changes: dict[str, Any], line: str) -> None:
+    """An empty GPU list was accepted (inference refuses it); an inventory site was named 'inventory[0].site[0]'."""
+    res = runner.invoke(app, ["train", str(_write(tmp_path, changes))])
+    assert res.exit_code == 2 and line in res.stderr
