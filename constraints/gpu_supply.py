@@ -39,11 +39,7 @@ def add_gpu_supply(ctx: BuildContext) -> None:
             # written as a difference: on PuLP 4 `variable == variable` is a Python bool, not a row
             ctx.add_row("gpu_supply", ("bought", opt.gpu, opt.site, t), ctx.variables["units"][(i, t)] - rhs == 0)
     groups = ctx.cands.groupby(["gpu", "site"]).groups
-    node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
-    gpus_of = {  # a share of one GPU is fractional; a whole replica holds its rack footprint
-        int(k): float(n) if float(n) < 1 else float(replica_footprint_gpus(int(n), node_gpus=node_of[str(g)]))
-        for k, n, g in ctx.cands[["gpus", "gpu"]].itertuples(name=None)
-    }
+    gpus_of = replica_footprints(ctx)
     for (gpu, site), cands in groups.items():
         for t in ctx.periods:
             used = pulp.lpSum(gpus_of[int(k)] * ctx.replicas(int(k), t) for k in cands)
@@ -52,3 +48,14 @@ def add_gpu_supply(ctx: BuildContext) -> None:
                 for i in options.get((str(gpu), str(site)), [])
             )
             ctx.add_row("gpu_supply", (gpu, site, t), used <= supplied)
+
+
+def replica_footprints(ctx: BuildContext) -> dict[int, float]:
+    """f_k: the GPUs a replica of each candidate holds — a share of one GPU stays fractional, a whole replica
+    holds its rack footprint (planner.ledgers.racks.replica_footprint_gpus)."""
+    node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
+    gpu_of = ctx.column("gpu")
+    return {
+        k: float(n) if float(n) < 1 else float(replica_footprint_gpus(int(n), node_gpus=node_of[str(gpu_of[k])]))
+        for k, n in ctx.column("gpus").items()
+    }

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.ledgers.racks import replica_footprint_gpus
+from constraints.gpu_supply import replica_footprints
 from planner.problem.context import BuildContext
 from planner.problem.roles import Role, cands_with_role, pd_groups
 from planner.problem.supply import SupplyKind, first_supply_month
@@ -139,16 +139,6 @@ class WorkloadPlan:
     cost: dict[int, float]
     bound: float
     fractional: float
-
-
-def replica_footprints(ctx: BuildContext) -> dict[int, float]:
-    """f_k: the GPUs a replica of each candidate holds (a share of one GPU, or its rack footprint)."""
-    node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
-    gpu_of = ctx.column("gpu")
-    return {
-        k: float(n) if float(n) < 1 else float(replica_footprint_gpus(int(n), node_gpus=node_of[str(gpu_of[k])]))
-        for k, n in ctx.column("gpus").items()
-    }
 
 
 def forbidden_keys(ctx: BuildContext) -> set[tuple[int, ...]]:

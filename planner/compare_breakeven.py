@@ -72,17 +72,26 @@ def reserved_breakeven(
             f"${od_usd:.2f}/GPU-h ({od.provider})"
         )
     else:
-        od_quotes = rent_quotes_by_size(catalog, gpu, site, "on_demand", providers)
-        rs_quotes = rent_quotes_by_size(catalog, gpu, site, "reserved_1y", providers)
-        od_held, rs_held = held_usd_per_hour(od_quotes, gpus), held_usd_per_hour(rs_quotes, gpus)
-        if od_held is None or rs_held is None:
+        pair = _held_prices(catalog, gpu_id, site, providers, gpus)
+        if pair is None:
             return None, None
-        od_usd, rs_usd = od_held[0], rs_held[0]
-        prices = (
-            f"{gpus} × {gpu_id} at {site.id}: reserved 1 y {_held(rs_quotes, rs_held)} vs on-demand "
-            f"{_held(od_quotes, od_held)}"
-        )
+        od_usd, rs_usd, (rs_text, od_text) = pair
+        prices = f"{gpus} × {gpu_id} at {site.id}: reserved 1 y {rs_text} vs on-demand {od_text}"
     return _crossover(rs_usd, od_usd, prices, horizon_months)
+
+
+def _held_prices(
+    catalog: Catalog, gpu_id: str, site: Site, providers: list[str] | None, gpus: int
+) -> tuple[float, float, tuple[str, str]] | None:
+    """(on-demand USD/h, reserved USD/h, (reserved text, on-demand text)) of ``gpus`` of ``gpu_id`` at ``site``
+    held in whole instances of the sizes the quotes sell (:func:`held_usd_per_hour`); None without both."""
+    gpu = catalog.accelerators[gpu_id]
+    od_quotes = rent_quotes_by_size(catalog, gpu, site, "on_demand", providers)
+    rs_quotes = rent_quotes_by_size(catalog, gpu, site, "reserved_1y", providers)
+    od_held, rs_held = held_usd_per_hour(od_quotes, gpus), held_usd_per_hour(rs_quotes, gpus)
+    if od_held is None or rs_held is None:
+        return None
+    return od_held[0], rs_held[0], (_held(rs_quotes, rs_held), _held(od_quotes, od_held))
 
 
 def fleet_breakeven(
@@ -101,14 +110,12 @@ def fleet_breakeven(
         return reserved_breakeven(catalog, gpu_id, site, providers, horizon_months=horizon_months, gpus=gpus)
     od_total, rs_total, parts = 0.0, 0.0, []
     for gpu_id, site, gpus in held:
-        gpu = catalog.accelerators[gpu_id]
-        od_quotes = rent_quotes_by_size(catalog, gpu, site, "on_demand", providers)
-        rs_quotes = rent_quotes_by_size(catalog, gpu, site, "reserved_1y", providers)
-        od_held, rs_held = held_usd_per_hour(od_quotes, gpus), held_usd_per_hour(rs_quotes, gpus)
-        if od_held is None or rs_held is None:
+        pair = _held_prices(catalog, gpu_id, site, providers, gpus)
+        if pair is None:
             return None, None
-        od_total, rs_total = od_total + od_held[0], rs_total + rs_held[0]
-        parts.append(f"{gpus} × {gpu_id} at {site.id}: {_held(rs_quotes, rs_held)} vs {_held(od_quotes, od_held)}")
+        od_usd, rs_usd, (rs_text, od_text) = pair
+        od_total, rs_total = od_total + od_usd, rs_total + rs_usd
+        parts.append(f"{gpus} × {gpu_id} at {site.id}: {rs_text} vs {od_text}")
     prices = f"reserved 1 y ${rs_total:,.2f}/h vs on-demand ${od_total:,.2f}/h for the fleet ({'; '.join(parts)})"
     return _crossover(rs_total, od_total, prices, horizon_months)
 

@@ -25,10 +25,10 @@ from typing import Any
 import pulp
 
 from constraints.budget_max import capex_usd, opex_usd_per_month
+from constraints.gpu_supply import replica_footprints
 from constraints.site_capacity import unit_power_kw
-from planner.ledgers.racks import replica_footprint_gpus
 from planner.problem.context import BuildContext
-from planner.problem.supply import SupplyKind
+from planner.problem.supply import SupplyKind, SupplyOption
 from planner.scenario_economics import Budget
 
 USED_UP_TOL = 1e-6
@@ -51,7 +51,10 @@ def used_up_limits(ctx: BuildContext, values: dict[str, dict[Any, float]], workl
     gpu_of, site_of = ctx.column("gpu"), ctx.column("site")
     pairs = sorted({(str(gpu_of[k]), str(site_of[k])) for k in ids})
     used = {i: units.get((i, t), 0.0) for i, _ in enumerate(ctx.supply)}
-    out = [_supply(ctx, g, s) for g, s in pairs if _supply_used_up(ctx, used, g, s)]
+    out = [
+        Limit(f"{limit.what} (all in use)", limit.relax)
+        for limit in (_supply(ctx, g, s) for g, s in pairs if _supply_used_up(ctx, used, g, s))
+    ]
     for site_id in sorted({s for _, s in pairs}):
         out.extend(_site_limits(ctx, used, site_id))
     spot_here = any(o.kind is SupplyKind.RENT_SPOT and (o.gpu, o.site) in pairs for o in ctx.supply)
@@ -75,17 +78,25 @@ def _row_used_up(ctx: BuildContext, family: str, key: tuple[Any, ...]) -> bool:
     return False
 
 
+def _options_at(ctx: BuildContext, gpu: str, site: str) -> list[tuple[int, SupplyOption]]:
+    """The supply options (index, option) of ``gpu`` at ``site``."""
+    return [(i, o) for i, o in enumerate(ctx.supply) if (o.gpu, o.site) == (gpu, site)]
+
+
+def _all_bounded(ctx: BuildContext, gpu: str, site: str) -> bool:
+    """Every supply option at (``gpu``, ``site``) has a bound (edge devices, inventory; not rent or buy)."""
+    return all(o.max_units is not None for _, o in _options_at(ctx, gpu, site))
+
+
 def _supply_used_up(ctx: BuildContext, used: dict[int, float], gpu: str, site: str) -> bool:
     """Every option at (``gpu``, ``site``) is bounded and at its bound."""
-    here = [(i, o) for i, o in enumerate(ctx.supply) if (o.gpu, o.site) == (gpu, site)]
-    return bool(here) and all(
-        o.max_units is not None and used[i] >= o.max_units - USED_UP_TOL for i, o in here
-    )
+    here = _options_at(ctx, gpu, site)
+    return bool(here) and _all_bounded(ctx, gpu, site) and all(used[i] >= (o.max_units or 0) - USED_UP_TOL for i, o in here)
 
 
 def _supply(ctx: BuildContext, gpu: str, site: str) -> Limit:
-    """The used-up supply of ``gpu`` at ``site``: its edge devices and inventory."""
-    here = [o for o in ctx.supply if (o.gpu, o.site) == (gpu, site)]
+    """The fixed supply of ``gpu`` at ``site`` (its edge devices and inventory) and how to add to it."""
+    here = [o for _, o in _options_at(ctx, gpu, site)]
     devices = sum(o.max_units or 0 for o in here if o.kind is SupplyKind.EDGE_DEVICE)
     owned = sum(o.max_units or 0 for o in here if o.kind is SupplyKind.OWNED)
     parts, fixes = [], []
@@ -98,7 +109,7 @@ def _supply(ctx: BuildContext, gpu: str, site: str) -> Limit:
     if not {"rent", "buy"} & set(ctx.scenario.procurement):
         fixes.append("allow rent or buy in procurement")
     what = " and ".join(parts) or f"the {gpu} supply at {site}"
-    return Limit(f"{what} (all in use)", ", ".join(fixes) + (" or " if fixes else "") + "allow other GPU types or sites")
+    return Limit(what, ", ".join(fixes) + (" or " if fixes else "") + "allow other GPU types or sites")
 
 
 def _site_limits(ctx: BuildContext, used: dict[int, float], site_id: str) -> list[Limit]:
@@ -129,7 +140,6 @@ def _site_limits(ctx: BuildContext, used: dict[int, float], site_id: str) -> lis
     return out
 
 
-
 def budget_raises(ctx: BuildContext, budget: Budget, cost_usd: float) -> tuple[str, list[str]]:
     """What the solved plan of ``ctx`` (built without ``budget``; horizon cost ``cost_usd``) spends against each
     line ``budget`` states, and the raises that admit it: (", $Y/month in its busiest
@@ -157,11 +167,10 @@ def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | No
     options o at k's GPU type and site, ⌈f_k / unit_o⌉ units × o's monthly price (f_k the GPUs a replica holds,
     as in constraints/gpu_supply.py; a shared fraction of a GPU still takes one whole unit); None without any.
     Less than this per month serves none of its demand."""
-    gpus_of, gpu_of, site_of = ctx.column("gpus"), ctx.column("gpu"), ctx.column("site")
+    footprint, gpu_of, site_of = replica_footprints(ctx), ctx.column("gpu"), ctx.column("site")
     best: tuple[float, str] | None = None
     for k in ctx.cands_of_workload(workload):
-        gpu, site, n = str(gpu_of[k]), str(site_of[k]), float(gpus_of[k])
-        held = n if n < 1 else float(replica_footprint_gpus(int(n), node_gpus=ctx.gpu(gpu).gpus_per_node))
+        gpu, site, held = str(gpu_of[k]), str(site_of[k]), footprint[k]
         for o in ctx.supply:
             if (o.gpu, o.site) != (gpu, site):
                 continue
@@ -197,11 +206,6 @@ def fixed_supply_text(ctx: BuildContext | None, column: str, value: str) -> str:
     pairs = sorted({(o.gpu, o.site) for o in ctx.supply if getattr(o, column) == value}) if ctx is not None else []
     fixed = [_supply(ctx, g, s) for g, s in pairs if ctx is not None and _all_bounded(ctx, g, s)]
     if fixed and len(fixed) == len(pairs):
-        what = " and ".join(limit.what.removesuffix(" (all in use)") for limit in fixed)
+        what = " and ".join(limit.what for limit in fixed)
         return f"with only {value}: {what} cannot carry the demand — {'; '.join(limit.relax for limit in fixed)}"
     return f"with only {value}, its supply (devices, inventory, site GPU or power limits, budget) cannot carry the demand"
-
-
-def _all_bounded(ctx: BuildContext, gpu: str, site: str) -> bool:
-    """Every supply option at (``gpu``, ``site``) has a bound (edge devices, inventory; not rent or buy)."""
-    return all(o.max_units is not None for o in ctx.supply if (o.gpu, o.site) == (gpu, site))

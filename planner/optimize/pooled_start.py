@@ -43,12 +43,8 @@ import math
 import numpy as np
 import pulp
 
-from constraints.workload_cost_floor import (
-    allowed_points,
-    forbidden_keys,
-    gpu_prices_usd,
-    replica_footprints,
-)
+from constraints.gpu_supply import replica_footprints
+from constraints.workload_cost_floor import allowed_points, forbidden_keys, gpu_prices_usd
 from planner.optimize.components import columns, highs_model
 from planner.problem.context import BuildContext
 from planner.problem.roles import cands_with_role, pd_groups
