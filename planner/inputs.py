@@ -27,18 +27,50 @@ MAX_NODES = 1_000_000
 """Most YAML values (scalars, lists, mappings) in one file with every alias expanded: an anchor bomb
 (``b: &b [*a, *a, ...]`` nested) expands exponentially and is refused here, before it is built."""
 
-_FLOAT_12 = re.compile(
-    r"""^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)
-    |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?)$""",
-    re.X,
-)
+_FLOAT_12 = re.compile(r"^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9]+)?$")
+"""YAML 1.2 core floats: ``1.5``, ``.5``, ``1.``, ``1e3``, ``2E-4`` (a plain integer matches the int resolver,
+which is tried first); digit separators allowed."""
+_INT_12 = re.compile(r"^(?:[-+]?[0-9][0-9_]*|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_BOOL_12 = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_YAML11_ONLY = {"tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """Safe loader (libyaml when available) that also reads ``1e3`` / ``2E-4`` as floats (YAML 1.2)."""
+    """Safe loader (libyaml when available) with YAML 1.2's numbers and booleans instead of YAML 1.1's.
+
+    YAML 1.1 (PyYAML's default) reads ``1:30`` as the base-60 integer 90, ``010`` as the octal 8 and
+    ``no`` / ``off`` / ``y`` as booleans (a site or model id ``no`` became False), and ``1e3`` as a string;
+    here ``1:30`` and ``no`` stay strings (the schema then names the field), ``010`` is 10, ``1e3`` and
+    ``2E-4`` are floats. Digit separators (``1_000_000``) are still read as numbers."""
 
 
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _YAML11_ONLY]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_12, list("tTfF"))
+_Loader.add_implicit_resolver("tag:yaml.org,2002:int", _INT_12, list("-+0123456789"))
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_12, list("-+0123456789."))
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """A YAML 1.2 integer: decimal (a leading zero is not octal: ``010`` is 10), ``0o17`` or ``0x1f``."""
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    base = {"0x": 16, "0o": 8}.get(digits[:2], 10)
+    return sign * int(digits[2:] if base != 10 else digits, base)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.")
+)
+
+
+def yaml_value(text: str) -> Any:
+    """``text`` read as one YAML value by the scenario reader's rules (YAML 1.2 numbers and booleans)."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 — _Loader is a safe loader
 
 
 def _where(mark: Any) -> str:

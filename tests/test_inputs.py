@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from planner.cli.main import app
 from planner.errors import InputError, ScenarioError
-from planner.inputs import MAX_DEPTH, load_yaml_file, parse_yaml_text
+from planner.inputs import MAX_DEPTH, load_yaml_file, parse_yaml_text, yaml_value
 from planner.report.files import atomic_write_text, check_output_dir, check_output_file
 from planner.validation_messages import id_spelling
 
@@ -27,6 +27,26 @@ def test_yaml_12_floats_and_plain_values() -> None:
     data = parse_yaml_text("a: 1e3\nb: 2.5E-4\nc: 7\nd: '1e3'\ne: -1e2\nf: .inf\n", "x.yaml")
     assert data == {"a": 1000.0, "b": 2.5e-4, "c": 7, "d": "1e3", "e": -100.0, "f": float("inf")}
     assert isinstance(data["c"], int)
+
+
+def test_yaml_11_traps_are_read_as_yaml_12() -> None:
+    """Base-60 (``1:30`` was 90), octal (``010`` was 8) and yes/no/on/off booleans (a site ``no`` was False)."""
+    text = "a: 1:30\nb: 010\nc: no\nd: off\ne: yes\nf: true\ng: 1_000\nh: 0x1f\ni: 0o17\nj: 1.\nk: .5\nl: -0.25\n"
+    data = parse_yaml_text(text, "x.yaml")
+    assert data == {
+        "a": "1:30", "b": 10, "c": "no", "d": "off", "e": "yes", "f": True, "g": 1000, "h": 31, "i": 15,
+        "j": 1.0, "k": 0.5, "l": -0.25,
+    }
+    assert yaml_value("1:30") == "1:30" and yaml_value("on") == "on" and yaml_value("False") is False
+
+
+def test_a_base_60_rate_is_refused_naming_the_field(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(EXAMPLE.read_text().replace("requests_per_s: 8", "requests_per_s: 1:30"))
+    assert "1:30" in scenario.read_text()
+    result = runner.invoke(app, ["plan", str(scenario)])
+    assert result.exit_code == 2
+    assert "workloads[0].requests_per_s: expected a number (got '1:30')" in result.output
 
 
 def test_duplicate_key_names_both_lines() -> None:

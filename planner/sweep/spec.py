@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel
 
 from planner.catalog.loader import Catalog
 from planner.errors import InputError, ScenarioError, did_you_mean
+from planner.inputs import yaml_value
 from planner.readout.sweep import format_value
 from planner.scenario import Scenario, parse_scenario, validate_against_catalog
 
@@ -57,17 +57,15 @@ class Variant:
 
 
 def _scalar(text: str) -> Any:
-    """A number when ``text`` is one (``8``, ``0.5``, ``1e-3``), else the YAML scalar (``true``, ``h100_sxm``);
-    only ``true``/``false`` are booleans (YAML 1.1's on/off/yes/no stay words: ``disaggregation=off`` is the
-    mode 'off', and the row shows it as written)."""
+    """A number when ``text`` is one (``8``, ``0.5``, ``1e-3``), else the YAML scalar as the scenario reader
+    reads it (planner.inputs.yaml_value: ``true``, ``h100_sxm``; YAML 1.1's on/off/yes/no stay words, so
+    ``disaggregation=off`` is the mode 'off', and ``1:30`` is not the base-60 number 90)."""
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
-    value = yaml.safe_load(text) if text.strip() else ""
-    if isinstance(value, bool) and text.strip().lower() not in ("true", "false"):
-        return text.strip()
+    value = yaml_value(text) if text.strip() else ""
     return value if isinstance(value, str | int | float | bool) or value is None else text
 
 

@@ -116,14 +116,15 @@ SCENARIO_PROBES = [
         ("economics.resale_frac", "write 0.5 for 50 %"),
     ),
     Probe("tokens-1e3", sub("input_tokens: 500", "input_tokens: 1e3"), ("input_tokens", "write 1000")),
-    # YAML 1.1 reads these as booleans, dates, numbers
+    # YAML 1.1 would read these as booleans and numbers; the reader is YAML 1.2 (planner.inputs), so they stay words
     Probe(
-        "key-on-is-true",
+        "key-on-is-a-word",
         sub("    sites: [us_east]\n", "    sites: [us_east]\n    on: true\n"),
-        ("workloads[0]: key True is not text", "quote it"),
+        ("workloads[0].on: unknown field",),
     ),
+    Probe("rate-base-60", sub("requests_per_s: 2", "requests_per_s: 1:30"), ("expected a number (got '1:30')",)),
     Probe("key-number", BASE + "12: x\n", ("key 12 is not text",)),
-    Probe("site-named-no", sub("sites: [us_east]", "sites: [no]"), ("workloads[0].sites[0]", "quote the text")),
+    Probe("site-named-no", sub("sites: [us_east]", "sites: [no]"), ("workloads[0].sites[0]: unknown site 'no'",)),
     Probe("name-is-a-date", sub("name: probe", "name: 2024-01-01"), ("name: expected text", "quote it: '2024-01-01'")),
     # tabs
     Probe(
