@@ -44,7 +44,7 @@ from planner.scenario_economics import Budget as Budget  # re-exported: the scen
 from planner.scenario_economics import Economics as Economics
 from planner.scenario_economics import InventoryItem as InventoryItem
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
-from planner.scenario_topology import Disaggregation, EfficiencyOverride
+from planner.scenario_topology import Disaggregation, EfficiencyOverride, check_efficiency_gpus
 from planner.validation_messages import format_validation_error as _format_error
 from planner.validation_messages import suggest_id
 
@@ -319,7 +319,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     """Check every id in the scenario exists in the catalog (or the scenario's own sites), and the size."""
     sites = merged_sites(catalog, scenario)
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
-    _check_ids(path, "hardware.efficiency", list(scenario.hardware.efficiency), catalog.accelerators, "gpu")
+    check_efficiency_gpus(path, scenario.hardware.gpus, list(scenario.hardware.efficiency), catalog.accelerators)
     for i, w in enumerate(scenario.workloads):
         loc = f"workloads[{i}]"
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")

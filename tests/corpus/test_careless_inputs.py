@@ -122,6 +122,11 @@ SCENARIO_PROBES = [
         sub("    sites: [us_east]\n", "    sites: [us_east]\n    on: true\n"),
         ("workloads[0].on: unknown field",),
     ),
+    Probe(
+        "efficiency-for-an-unlisted-gpu",
+        sub("hardware: {gpus: [h100_sxm], tp: [1]}", "hardware: {gpus: [h100_sxm], tp: [1], efficiency: {h200_sxm: {decode_mbu_frac: 0.5}}}"),
+        ("hardware.efficiency.h200_sxm: h200_sxm is not in hardware.gpus (h100_sxm)", "add h200_sxm to hardware.gpus"),
+    ),
     Probe("rate-base-60", sub("requests_per_s: 2", "requests_per_s: 1:30"), ("expected a number (got '1:30')",)),
     Probe("key-number", BASE + "12: x\n", ("key 12 is not text",)),
     Probe("site-named-no", sub("sites: [us_east]", "sites: [no]"), ("workloads[0].sites[0]: unknown site 'no'",)),
