@@ -133,6 +133,6 @@ def _crossover(
         prices += f"; the {horizon}-month horizon pays {horizon + paid} months of 1-year terms"
     flip = {"parameter": "utilization_frac", "factor": ratio}
     if ratio >= 1:
-        return None, {**flip, "sentence": f"reserving never pays at these quotes: {prices}"}
-    sentence = f"reserving wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
+        return None, {**flip, "sentence": f"reserving the rent_only plan's GPUs never pays at these quotes: {prices}"}
+    sentence = f"reserving the rent_only plan's GPUs wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
     return ratio, {**flip, "sentence": sentence}

@@ -52,7 +52,7 @@ def test_a_one_gpu_plan_is_not_told_to_reserve_a_node(catalog: Catalog) -> None:
     assert one is None and flip is not None
     assert flip["factor"] == pytest.approx(7.84 / 1.40)
     assert flip["sentence"] == (
-        "reserving never pays at these quotes: 1 × l40s at us_east: reserved 1 y $7.84/h for 1 × 8-GPU instance "
+        "reserving the rent_only plan's GPUs never pays at these quotes: 1 × l40s at us_east: reserved 1 y $7.84/h for 1 × 8-GPU instance "
         "(market_estimate) vs on-demand $1.40/h for 1 × 1-GPU instance (runpod)"
     )
     eight, _ = reserved_breakeven(catalog, "l40s", site, gpus=8)
@@ -79,7 +79,7 @@ def test_the_break_even_prices_the_whole_rented_fleet(catalog: Catalog) -> None:
     assert reserved > on_demand and fleet is None  # the H100 reservation sells 4 whole nodes for 28 GPUs
     assert flip is not None and flip["factor"] == pytest.approx(reserved / on_demand)
     assert flip["sentence"].startswith(
-        f"reserving never pays at these quotes: reserved 1 y ${reserved:,.2f}/h vs on-demand ${on_demand:,.2f}/h for "
+        f"reserving the rent_only plan's GPUs never pays at these quotes: reserved 1 y ${reserved:,.2f}/h vs on-demand ${on_demand:,.2f}/h for "
         "the fleet"
     )
     assert "8 × l40s at us_east" in flip["sentence"] and "28 × h100_sxm at us_east" in flip["sentence"]
