@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from planner.cli.common import VERBOSITY, debug, err
+from planner.search_progress import reporting
 
 DELAY_S = 2.0
 """A step must run this long before the spinner appears (s)."""
@@ -44,7 +45,8 @@ def working(label: str) -> Iterator[Callable[[str], None]]:
     if thread is not None:
         thread.start()
     try:
-        yield step
+        with reporting(lambda text: step(f"{label} — {text}" if text else label)):  # a long search: best plan, bound
+            yield step
     finally:
         done.set()
         if thread is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ import numpy as np
 import pulp
 
 from planner.problem.context import BuildContext
+from planner.search_progress import watching
 
 MIN_PARTS = 2
 """Parts with an integer variable needed before splitting pays (else the whole problem is solved)."""
@@ -197,8 +199,10 @@ def solve_parts(
             v.varValue = 0.0
     bound, optimal, has_all = 0.0, True, True
     status = {"infeasible": False}
-    for part in split:
+    dollars = ctx.scenario.objective == "min_cost"
+    for number, part in enumerate(split, start=1):
         h = highs_model(ctx, cols, index, part)
+
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
         h.setOptionValue("mip_rel_gap", gap_rel)
@@ -211,7 +215,8 @@ def solve_parts(
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in part]
             h.setSolution(first)
-        h.run()
+        with watching(h, f"part {number} of {len(split)}: " if len(split) > 1 else "") if dollars else nullcontext():
+            h.run()
         model_status = h.getModelStatus()
         info = h.getInfo()
         if model_status in (
