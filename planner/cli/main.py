@@ -150,7 +150,7 @@ app = typer.Typer(
 )
 ledger_app = typer.Typer(
     cls=LazyLedgerGroup,
-    help="One formula family of the 12 ledger cards per subcommand.",
+    help="One formula family of ledger cards 3-12 per subcommand (cards 1-2: planner predict).",
     no_args_is_help=True,
 )
 

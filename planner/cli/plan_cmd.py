@@ -31,13 +31,13 @@ from planner.limits import MAX_USD
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
 OutputXlsx = Annotated[
     Path | None,
-    typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx) or an HTML report (.html)."),
+    typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx); plan and budget also write an HTML report (.html)."),
 ]
 SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
 TimeLimit = Annotated[
     float | None,
     typer.Option(
-        "--time-limit", help="Solver time limit, seconds.", parser=finite_float(0.1), metavar="SECONDS"
+        "--time-limit", help="Wall-clock cap on the optimizer (plan and alternatives), seconds, at least 0.1; candidate evaluation and the audit run outside it.", parser=finite_float(0.1), metavar="SECONDS"
     ),
 ]
 PlotsDir = Annotated[
@@ -52,8 +52,7 @@ def schema(
         str, typer.Option(help="Scenario kind: inference (planner plan; also 'serving') or training (planner train).")
     ] = "inference",
 ) -> None:
-    """Print the JSON Schema of scenario files (every field with its unit and default); it is JSON, so
-    stdout gets it unless only --json-out is given."""
+    """Print the JSON Schema of scenario files (every field with its unit and default) to stdout; with only --json-out, write it to that file instead."""
     from planner.scenario import Scenario
     from planner.training.scenario import TrainingScenario
 
@@ -398,7 +397,7 @@ def budget(
     output: OutputXlsx = None,
     solver: SolverOpt = "highs",
 ) -> None:
-    """The most traffic (all workloads scaled together) that a budget serves within every SLO."""
+    """The most traffic (all workloads scaled together) that a budget serves within every SLO. Give at least one of --capex-usd, --opex-usd-per-month, --total-usd."""
     from planner.cli.catalog_cmd import _catalog
     from planner.plan import plan as run_plan
     from planner.scenario import Budget, load_scenario

@@ -111,8 +111,9 @@ def predict(
     engine: Annotated[
         str,
         typer.Option(
-            help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_eager, sglang, trtllm, llamacpp; "
-            "with settings as a plan's deployments show it: 'vllm[memory_claim_frac=0.95,max_running_sequences=512]'."
+            help="Serving engine id (catalogs/engines.yaml): vllm, vllm_v0, vllm_v0_multistep, vllm_eager, sglang, "
+            "sglang_v03, trtllm, llamacpp, llamacpp_2023_dp4a; with settings as a plan's deployments show it: "
+            "'vllm\\[max_running_sequences=512,memory_claim_frac=0.95]'."
         ),
     ] = "vllm",
     requests_per_s: Annotated[

@@ -195,7 +195,7 @@ def sweep(
         float | None,
         typer.Option(
             "--time-limit",
-            help="Solver time limit per variant, seconds.",
+            help="Wall-clock cap on the optimizer per variant, seconds, at least 0.1.",
             parser=finite_float(0.1),
             metavar="SECONDS",
         ),

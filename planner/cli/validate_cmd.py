@@ -34,11 +34,11 @@ def validate_model(
         Path | None,
         typer.Option(
             "--measurements",
-            help="Folder of measurement CSVs (default: $PLANNER_MEASUREMENTS_DIR or ../shared/reference/measurements).",
+            help="Folder of measurement CSVs (default: $PLANNER_MEASUREMENTS_DIR, else shared/reference/measurements next to the repository).",
         ),
     ] = None,
     out_dir: Annotated[
-        Path, typer.Option("--out", "--reports", help="Folder for validation.md and validation.csv.")
+        Path, typer.Option("--out", "--reports", help="Folder for validation.md and validation.csv (relative to the current folder).")
     ] = Path("reports"),
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
