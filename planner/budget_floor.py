@@ -61,13 +61,13 @@ def budget_floor_explanation(
     raise_to = []
     if budget.total_usd is not None and budget.total_usd < total:
         over.append(f"the total budget ${budget.total_usd:,.0f} is below ${total:,.0f} over the horizon")
-        raise_to.append(f"budget.total_usd to ${math.ceil(total - 1e-6):,}")
+        raise_to.append(f"{budget.line('total_usd')} to ${math.ceil(total - 1e-6):,}")
     if budget.opex_usd_per_month is not None and budget.opex_usd_per_month < opex:
         over.append(f"the opex budget ${budget.opex_usd_per_month:,.0f}/month is below ${opex:,.0f}/month")
-        raise_to.append(f"budget.opex_usd_per_month to ${math.ceil(opex - 1e-6):,}")
+        raise_to.append(f"{budget.line('opex_usd_per_month')} to ${math.ceil(opex - 1e-6):,}")
     if budget.capex_usd is not None and budget.capex_usd < capex:
         over.append(f"the capex budget ${budget.capex_usd:,.0f} is below ${capex:,.0f}")
-        raise_to.append(f"budget.capex_usd to ${math.ceil(capex - 1e-6):,}")
+        raise_to.append(f"{budget.line('capex_usd')} to ${math.ceil(capex - 1e-6):,}")
     if not over:
         return GENERIC
     return Explanation(

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import core_schema
 
 from planner.catalog.schema import Id
 from planner.errors import ScenarioError
@@ -41,6 +43,18 @@ Degree = Annotated[int, Field(ge=1, le=1024)]
 SloPercentile = Literal[50, 90, 95, 99]
 SLO_PERCENTILES: tuple[int, ...] = get_args(SloPercentile)
 """The percentiles a latency SLO may be stated at (planner.performance.tail has their tails)."""
+
+
+class SchemaWithDefaults(GenerateJsonSchema):
+    """JSON Schema generator that also states the defaults made by a factory (``procurement: ["rent"]``,
+    ``hardware.tp: [1, 2, 4, 8]``, a whole default section): pydantic leaves those out, and `planner schema`
+    promises every field's default."""
+
+    def get_default_value(self, schema: core_schema.WithDefaultSchema) -> Any:
+        factory = schema.get("default_factory")
+        if factory is not None and not schema.get("default_factory_takes_data"):
+            return factory()  # type: ignore[call-arg]
+        return super().get_default_value(schema)
 
 
 class Strict(BaseModel):

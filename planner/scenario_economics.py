@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from planner.catalog.schema import Id
 from planner.limits import MAX_COUNT
@@ -20,6 +20,19 @@ class Budget(Strict):
         None, description="Most spent in any month on rent and running costs (power, colocation, ops), USD."
     )
     total_usd: Usd | None = Field(None, description="Most spent over the horizon (the plan's total cost), USD.")
+    _from_options: bool = PrivateAttr(default=False)
+
+    @classmethod
+    def from_options(cls, **limits: float | None) -> Budget:
+        """The limits `planner budget` takes as options (--capex-usd, ...): messages name the options."""
+        budget = cls(**limits)
+        budget._from_options = True
+        return budget
+
+    def line(self, key: str) -> str:
+        """Where the user states budget line ``key`` ('opex_usd_per_month'): ``budget.opex_usd_per_month`` in
+        the scenario, or ``--opex-usd-per-month`` when the limits came from `planner budget`'s options."""
+        return f"--{key.replace('_', '-')}" if self._from_options else f"budget.{key}"
 
 
 class InventoryItem(Strict):

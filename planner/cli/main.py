@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from difflib import get_close_matches
 from typing import Annotated, Any
 
 import typer
@@ -76,6 +77,18 @@ class OneLineErrors(GuardedGroup):
         """The command ``cmd_name`` (built now if it is a lazy one)."""
         self._build(cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, Command | None, list[str]]:
+        """typer's resolution, whose "did you mean" only knows the commands built so far: a mistyped name
+        (``planner plna``) is also matched against the lazy ones, without building them."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click_errors.UsageError as exc:
+            names = sorted({*self.commands, *LAZY_COMMANDS})
+            matches = get_close_matches(args[0], names) if args else []
+            if matches and "Did you mean" not in exc.message:
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in matches)}?"
+            raise
 
     def main(
         self,

@@ -54,6 +54,7 @@ def schema(
 ) -> None:
     """Print the JSON Schema of scenario files (every field with its unit and default) to stdout; with only --json-out, write it to that file instead."""
     from planner.scenario import Scenario
+    from planner.scenario_base import SchemaWithDefaults
     from planner.training.scenario import TrainingScenario
 
     def check() -> None:
@@ -63,7 +64,7 @@ def schema(
 
     run_guarded(check)
     model = TrainingScenario if kind == "training" else Scenario
-    emit(model.model_json_schema(), as_json or json_out is None, json_out)
+    emit(model.model_json_schema(schema_generator=SchemaWithDefaults), as_json or json_out is None, json_out)
 
 
 def check_solver(solver: str) -> Any:
@@ -409,7 +410,7 @@ def budget(
         chosen = check_solver(solver)
         catalog = _catalog()
         scenario = load_scenario(scenario_path, catalog)
-        limits = Budget(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
+        limits = Budget.from_options(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
         scenario = scenario.model_copy(update={"objective": "max_throughput", "budget": limits})
         with working(f"largest demand within the budget of {scenario.name}"):
             return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)

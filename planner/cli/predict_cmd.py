@@ -260,6 +260,14 @@ def predict(
         fail(InfeasiblePlan("; ".join(problems) + " — --force shows the numbers"))
     for problem in problems:
         err.print(f"[bold yellow]warning:[/] {text(problem)}", soft_wrap=True)
+    if result["at_load"] is not None and not result["at_load"]["stable"]:  # on stderr with --json too
+        err.print(
+            f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
+            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO; its queue grows "
+            "without bound, so the figures of a steady state (latencies, step, batch, waits) are left out and "
+            "output_tokens_per_s is what it emits at saturation",
+            soft_wrap=True,
+        )
     if emit(result, as_json, json_out):
         return
     title = (
@@ -273,14 +281,6 @@ def predict(
         value = result[key]
         t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
     show(t)
-    if result["at_load"] is not None and not result["at_load"]["stable"]:
-        err.print(
-            f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
-            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO; its queue grows "
-            "without bound, so the figures of a steady state (latencies, step, batch, waits) are left out and "
-            "output_tokens_per_s is what it emits at saturation",
-            soft_wrap=True,
-        )
     if result["at_load"] is not None:
         tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
         network = ", ".join(x for x in (

@@ -276,7 +276,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         "budget",
                         f"{w.name}: the capex budget ${budget.capex_usd:,.0f} is below one node "
                         f"(${cheapest:,.0f}: {node.gpu} at {node.site})",
-                        f"raise the capex budget to ${cheapest:,.0f} or allow rent",
+                        f"raise {budget.line('capex_usd')} to {math.ceil(cheapest - 1e-6):,} or allow rent",
                     )
                 )
         replica = cheapest_replica(ctx, w.name)
@@ -289,7 +289,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         "budget",
                         f"{w.name}: the opex budget ${budget.opex_usd_per_month:,.0f}/month is below its cheapest "
                         f"replica (${monthly:,.0f}/month: {what})",
-                        f"raise budget.opex_usd_per_month to {math.ceil(monthly - 1e-6):,} at least",
+                        f"raise {budget.line('opex_usd_per_month')} to {math.ceil(monthly - 1e-6):,} at least",
                     )
                 )
     return out
@@ -358,9 +358,11 @@ def _shortfall_relaxation(workload: Workload, period: int, served: float, relax_
 
 
 def _budget_text(scenario: Scenario) -> str:
-    """The scenario's budget lines: 'budget.total_usd $200,000'."""
-    budget = scenario.budget.model_dump() if scenario.budget is not None else {}
-    return ", ".join(f"budget.{key} ${value:,.0f}" for key, value in budget.items() if value is not None)
+    """The scenario's budget lines: 'budget.total_usd $200,000' (`planner budget`: '--total-usd $200,000')."""
+    if scenario.budget is None:
+        return ""
+    lines = scenario.budget.model_dump().items()
+    return ", ".join(f"{scenario.budget.line(key)} ${value:,.0f}" for key, value in lines if value is not None)
 
 
 def _budget_cause(

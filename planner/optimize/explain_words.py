@@ -155,7 +155,7 @@ def budget_raises(ctx: BuildContext, budget: Budget, cost_usd: float) -> tuple[s
                                                        ("capex_usd", " capex")) if k in spent
     )
     raises = [
-        f"budget.{k} to {math.ceil(v - 1e-6):,}"
+        f"{budget.line(k)} to {math.ceil(v - 1e-6):,}"
         for k, v in spent.items()
         if getattr(budget, k) is not None and getattr(budget, k) < v - 1e-6
     ]
@@ -177,7 +177,8 @@ def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | No
             units = max(1, math.ceil(held / o.unit_gpus - 1e-9))
             usd = units * o.usd_per_unit_month
             noun = {"rent": "instance", "buy": "node"}.get(o.procurement.value, "GPU")
-            what = f"{held:g} × {gpu} at {site} in {units} {o.unit_gpus}-GPU {noun}{'s' if units != 1 else ''}, {o.kind.value}"
+            count = "one" if units == 1 else f"{units:g}"
+            what = f"{held:g} × {gpu} at {site} in {count} {o.unit_gpus}-GPU {noun}{'s' if units != 1 else ''}, {o.kind.value}"
             if best is None or (usd, what) < best:
                 best = (usd, what)
     return best

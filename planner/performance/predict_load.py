@@ -184,13 +184,13 @@ def at_load(
     model_id: str, gpu: Accelerator, fmt: NumericFormat, kfmt: NumericFormat,
 ) -> dict[str, float | bool | None]:
     """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
-    min(memory fit with the optimizations, ``batch_limit``), the network time of ``site`` and the request's
+    min(memory fit with the optimizations, ``batch_limit``, the engine's ``max_running_sequences``), the network time of ``site`` and the request's
     ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the request's percentiles
     (None: means)."""
     opt = load_optimizations(catalog, request, terms, model_id=model_id, gpu=gpu, fmt=fmt, kfmt=kfmt)
     context = float(request.input_tokens + request.output_tokens)
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace_bytes))
-    limit = max(min(fit, float(request.batch_limit)), 1.0)
+    limit = max(min(fit, float(request.batch_limit), float(terms.max_running_sequences)), 1.0)  # the engine's cap too
     network = network_s(request, site)
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
     lam = float(request.requests_per_s or 0.0)

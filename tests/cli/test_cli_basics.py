@@ -89,6 +89,18 @@ def test_schema_describes_every_field() -> None:
     assert bare == []
 
 
+def test_schema_states_the_defaults_made_by_a_factory() -> None:
+    """procurement, rental_kinds, hardware.tp/pp and the default sections had no ``default`` in the schema
+    (pydantic leaves out a default_factory's value)."""
+    schema = json.loads(runner.invoke(app, ["schema"]).stdout)
+    props, hardware = schema["properties"], schema["$defs"]["HardwareSpace"]["properties"]
+    assert props["procurement"]["default"] == ["rent"] and props["rental_kinds"]["default"] == ["on_demand"]
+    assert props["sites"]["default"] == [] and props["inventory"]["default"] == []
+    assert hardware["tp"]["default"] == [1, 2, 4, 8] and hardware["pp"]["default"] == [1, 2]
+    assert props["hardware"]["default"]["gpu_share_fracs"] == [0.5, 0.25]
+    assert props["economics"]["default"]["resale_frac"] == 0.5
+
+
 # --- 2. user text is data, not markup ----------------------------------------------------------------
 
 
@@ -218,8 +230,21 @@ def test_predict_warns_when_the_load_overloads_the_replica() -> None:
     assert "warning: 50 requests/s overloads this replica: it sustains about 10.1 requests/s" in " ".join(
         res.stderr.split()
     )
+    as_json = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "50", "--json"])
+    assert as_json.exit_code == 0 and json.loads(as_json.stdout)["at_load"]["stable"] is False
+    assert "overloads this replica" in as_json.stderr  # the warning is on stderr with --json too
     calm = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "5"])
     assert calm.exit_code == 0 and "overloads" not in calm.stderr
+
+
+def test_predict_batch_limit_counts_the_engines_running_sequence_cap() -> None:
+    """``--engine 'vllm[max_running_sequences=16]'`` served at the capped batch but reported batch_limit 157
+    (the memory fit): the same figures as ``--max-batch 16``."""
+    base = ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "5.5", "--json"]
+    engine = json.loads(runner.invoke(app, [*base, "--engine", "vllm[max_running_sequences=16]"]).stdout)["at_load"]
+    capped = json.loads(runner.invoke(app, [*base, "--max-batch", "16"]).stdout)["at_load"]
+    assert engine["batch_limit"] == capped["batch_limit"] == 16
+    assert engine["saturation_requests_per_s"] == pytest.approx(capped["saturation_requests_per_s"])
 
 
 def test_head_split_rule() -> None:
@@ -260,6 +285,15 @@ def test_usage_mistakes_are_one_line() -> None:
         assert res.exit_code == 2, args
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error:") and "--help" in lines[0], res.stderr
+
+
+def test_a_mistyped_command_gets_did_you_mean() -> None:
+    """The commands are built lazily; typer's suggestion only knew the built ones (``planner plna``: none)."""
+    for typed, meant in (("plna", "'plan'"), ("swep", "'sweep'"), ("ledgr", "'ledger'"), ("predcit", "'predict'")):
+        res = runner.invoke(app, [typed, "x.yaml"])
+        assert res.exit_code == 2
+        assert f"error: No such command '{typed}'. Did you mean {meant}" in res.stderr, res.stderr
+    assert "Did you mean" not in runner.invoke(app, ["zzz"]).stderr
 
 
 def test_init_writes_a_starter_scenario_that_plans(tmp_path: Path) -> None:

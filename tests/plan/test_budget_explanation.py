@@ -86,3 +86,26 @@ def test_a_budget_that_serves_none_of_the_demand_names_the_cheapest_plan_that_se
     raised = scenario.model_copy(update={"budget": Budget(total_usd=12_096)})
     served = plan(catalog, raised, with_alternatives=False)
     assert served.status == "optimal" and served.served_scale is not None and served.served_scale > 0
+
+
+def test_planner_budget_names_its_options_not_scenario_fields(tmp_path: Path) -> None:
+    """`planner budget --opex-usd-per-month 100` said "raise budget.opex_usd_per_month to 432" for a scenario
+    without a budget section: the limits were the command's options. The cheapest replica is half an
+    rtx_4090 at us_east, $0.60/GPU-h × 720 h = $432/month for the one 1-GPU instance it holds."""
+    from typer.testing import CliRunner
+
+    from planner.cli.main import app
+
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: small\nhorizon_months: 12\nworkloads:\n  - name: chat\n    models: [llama_3_1_8b]\n"
+        "    requests_per_s: 2\n    input_tokens: 500\n    output_tokens: 100\n"
+        "    slo: {ttft_ms: 2000, tpot_ms: 50}\n    sites: [us_east]\n"
+    )
+    res = CliRunner().invoke(app, ["budget", str(scenario), "--opex-usd-per-month", "100"])
+    assert res.exit_code == 3
+    said = " ".join(res.stderr.split())
+    assert f"cheapest replica (${round(0.60 * 720):,}/month: 0.5 × rtx_4090 at us_east in one 1-GPU instance" in said
+    assert "raise --opex-usd-per-month to 432 at least" in said and "budget.opex" not in said
+    assert Budget(opex_usd_per_month=1).line("opex_usd_per_month") == "budget.opex_usd_per_month"
+    assert Budget.from_options(total_usd=1).line("total_usd") == "--total-usd"
