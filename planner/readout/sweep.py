@@ -20,9 +20,9 @@ def format_gpus(gpus_by_type: dict[str, float], sep: str = "×") -> str:
 
 
 def format_value(value: Any) -> str:
-    """A varied value as the user writes it on the command line (a list joined by ``+``)."""
+    """A varied value as the user writes it on the command line (a list joined by ``+``, an empty one ``[]``)."""
     if isinstance(value, list | tuple):
-        return "+".join(format_value(v) for v in value)
+        return "+".join(format_value(v) for v in value) if value else "[]"
     return str(value)
 
 

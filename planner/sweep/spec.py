@@ -70,8 +70,11 @@ def _scalar(text: str) -> Any:
 
 
 def parse_value(text: str) -> Any:
-    """``"8"`` → 8, ``"0.5"`` → 0.5, ``"h100_sxm"`` → 'h100_sxm', ``"a+b"`` → ['a', 'b']."""
+    """``"8"`` → 8, ``"0.5"`` → 0.5, ``"h100_sxm"`` → 'h100_sxm', ``"a+b"`` → ['a', 'b'], ``"[]"`` → []
+    (an empty list, e.g. ``hardware.gpu_share_fracs=[]``: whole GPUs only)."""
     text = text.strip()
+    if text.replace(" ", "") == "[]":
+        return []
     if "+" in text and not _is_number(text):
         return [_scalar(part) for part in text.split("+") if part.strip()]
     return _scalar(text)
@@ -93,8 +96,9 @@ def parse_axis(option: str) -> Axis:
         raise InputError(
             f"--vary {option!r}: expected PATH=V1,V2,... — e.g. --vary economics.rent_price_scale=0.5,1,2"
         )
-    parsed = tuple(parse_value(v) for v in values.split(",") if v.strip())
-    if not parsed or any(v == [] for v in parsed):
+    texts = [v for v in values.split(",") if v.strip()]
+    parsed = tuple(parse_value(v) for v in texts)
+    if not parsed or any(v == [] and t.replace(" ", "") != "[]" for t, v in zip(texts, parsed, strict=True)):
         raise InputError(
             f"--vary {option!r}: no value given — write PATH=V1,V2,... with at least one value, "
             "e.g. --vary economics.rent_price_scale=0.5,1,2"

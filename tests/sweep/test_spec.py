@@ -30,6 +30,10 @@ def test_values_are_read_as_yaml_and_plus_makes_a_list() -> None:
     assert parse_axis("hardware.gpus=h100_sxm+h200_sxm,b200") == Axis(
         "hardware.gpus", (["h100_sxm", "h200_sxm"], "b200")
     )
+    assert parse_value("1:30") == "1:30"  # not YAML 1.1's base-60 number 90
+    # an explicit empty list (whole GPUs only), shown as written
+    assert parse_axis("hardware.gpu_share_fracs=[],0.5") == Axis("hardware.gpu_share_fracs", ([], 0.5))
+    assert format_value([]) == "[]"
 
 
 def test_grid_is_the_product_last_axis_fastest_and_zip_pairs() -> None:
