@@ -282,13 +282,25 @@ def _print_orders(data: dict[str, Any]) -> None:
     show(o)
 
 
+MAX_BINDING_ROWS = 20
+"""Binding-constraint lines the terminal shows (after :func:`binding_rows` merges slices)."""
+
+
 def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
     if data["binding_constraints"]:
-        b = Table(title="binding constraints")
+        from planner.report.formatting import binding_rows
+
+        rows = binding_rows(data["binding_constraints"])
+        shown = rows[:MAX_BINDING_ROWS]
+        more = len(rows) - len(shown)
+        b = Table(
+            title="binding constraints",
+            caption=f"… and {more} more (--json lists every row)" if more else None,
+        )
         b.add_column("family")
         b.add_column("key")
-        for row in data["binding_constraints"][:12]:
-            b.add_row(text(row["family"]), text("/".join(row["key"])))
+        for family, key in shown:
+            b.add_row(text(family), text(key))
         show(b)
     if data["alternatives"]:
         a = Table(

@@ -63,3 +63,35 @@ def period_runs_text(values: Sequence[int]) -> str:
         out.append(str(values[k]) if n == 1 else f"{values[k]}×{n}")
         k += n
     return " ".join(out)
+
+
+def binding_rows(binding: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(family, key) lines of the binding rows, the rows of one family and key that differ only in their
+    slice merged into one line with the slices as runs: twelve ``demand_coverage chat/0`` … ``chat/11`` lines
+    become ``chat/0–11``; ``0, 2, 5–7`` where they are not consecutive (the terminal plan). First appearance order."""
+    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for row in binding:
+        key = [str(k) for k in row["key"]]
+        if key and key[-1].isdigit():
+            groups.setdefault((str(row["family"]), tuple(key[:-1])), []).append(int(key[-1]))
+        else:
+            groups.setdefault((str(row["family"]), tuple(key)), [])
+    out = []
+    for (family, prefix), slices in groups.items():
+        tail = [number_runs_text(sorted(set(slices)))] if slices else []
+        out.append((family, "/".join([*prefix, *tail])))
+    return out
+
+
+def number_runs_text(values: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] → '0–2, 5, 7–8'."""
+    runs: list[str] = []
+    start = prev = values[0]
+    for v in [*values[1:], None]:
+        if v is not None and v == prev + 1:
+            prev = v
+            continue
+        runs.append(str(start) if start == prev else f"{start}–{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(runs)
