@@ -83,11 +83,29 @@ def show_records(kind: str, record_id: str | None, as_json: bool, json_out: Path
     if emit([r.model_dump(mode="json") for r in table.values()], as_json, json_out):
         return
     t = Table(title=f"catalog {kind} ({len(table)})")
+    records = list(table.values())
     for c in COLUMNS[kind]:
-        t.add_column(c)
-    for r in table.values():
-        t.add_row(*(text(getattr(r, c)) for c in COLUMNS[kind]))
+        values = [getattr(r, c) for r in records]
+        numeric = any(_is_number(v) for v in values) and all(_is_number(v) or v is None for v in values)
+        t.add_column(c, justify="right" if numeric else "left")
+    for r in records:
+        t.add_row(*(_cell(getattr(r, c)) for c in COLUMNS[kind]))
     show(t)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cell(value: object) -> str:
+    """A table cell: a whole float without its '.0' (80.0 GB → 80), thousands separated, None as '—', others
+    as text."""
+    if value is None:
+        return "—"
+    if _is_number(value):
+        number = float(value)  # type: ignore[arg-type]
+        return f"{number:,.0f}" if number.is_integer() else f"{number:,.6g}"
+    return text(value)
 
 
 def price_rows(catalog: Any, gpu: str | None) -> list[dict[str, Any]]:
