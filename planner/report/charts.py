@@ -65,6 +65,23 @@ def _usd_axis(axis: Any) -> None:
     axis.set_major_formatter(UsdFormatter())
 
 
+def _month_axis(ax: Any, months: int) -> None:
+    """Whole months on the x axis: 0, 1, 2 … (a 1-month plan read -0.4 … 0.4: matplotlib's integer locator
+    falls back to fractions below two whole ticks)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    if months == 1:
+        ax.set_xlim(-0.5, 0.5)
+
+
+def _from_zero(ax: Any, values: Sequence[float]) -> None:
+    """A cumulative cost axis starts at $0 (as the workbook's chart): a range cut at the first month's cost
+    made a flat run of rent look steep."""
+    if values and min(values) >= 0:
+        ax.set_ylim(bottom=0, top=max(values) * 1.05 or 1.0)
+
+
 def _label_bars(ax: Any, bars: Any) -> None:
     for bar in bars:
         height = bar.get_height()
@@ -107,16 +124,14 @@ def plot_cumulative_cost(monthly_usd: Sequence[float], path: Path) -> None:
     """Line chart of the cumulative cash (USD) by month (0 = start, as in the JSON and the workbooks)."""
     fig, ax = _figure()
     months = list(range(len(monthly_usd)))
-    ax.plot(months, list(accumulate(monthly_usd)), marker="o", color="#1F4E78")
+    cumulative = list(accumulate(monthly_usd))
+    ax.plot(months, cumulative, marker="o", color="#1F4E78")
     ax.set_title("Cumulative cash")
     ax.set_xlabel("Month")
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # months are whole (a 1-month plan read -0.04 … 0.04)
-    if len(months) == 1:
-        ax.set_xlim(-0.5, 0.5)
+    _month_axis(ax, len(months))
     ax.set_ylabel("USD")
     _usd_axis(ax.yaxis)
+    _from_zero(ax, cumulative)
     ax.grid(alpha=0.3)
     _save(fig, path)
 
@@ -127,7 +142,9 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
     feasible = [
         a for a in alternatives if a.get("total_cost_usd") is not None and a.get("max_tpot_ms") is not None
     ]
-    for kind, marker in (("gpu", "o"), ("site", "s")):
+    # site labels below their point, GPU labels above: a plan that is both its GPU's and its site's best
+    # drew both names on one spot
+    for kind, marker, offset in (("gpu", "o", (4, 4)), ("site", "s", (4, -10))):
         points = [a for a in feasible if a["kind"] == kind]
         if not points:
             continue
@@ -135,7 +152,7 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
         ys = [float(a["total_cost_usd"]) for a in points]
         ax.scatter(xs, ys, marker=marker, label=f"best plan per {kind}", alpha=0.8)
         for a, x, y in zip(points, xs, ys, strict=True):
-            ax.annotate(str(a.get(kind, "")), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            ax.annotate(str(a.get(kind, "")), (x, y), textcoords="offset points", xytext=offset, fontsize=7)
     ax.set_title("Alternatives: total cost vs TPOT")
     ax.set_xlabel("Max TPOT at capacity (ms)")
     ax.set_ylabel("Total cost over the horizon (USD)")
@@ -156,14 +173,19 @@ def plot_compare_cumulative(
 ) -> None:
     """Cumulative cash out (USD) per option by month (0 = start), with the crossover month marked."""
     fig, ax = _figure()
+    everything: list[float] = []
     for name, flow in monthly_usd.items():
-        ax.plot(range(len(flow)), list(accumulate(flow)), marker="o", markersize=3, label=name)
+        cumulative = list(accumulate(flow))
+        everything += cumulative
+        ax.plot(range(len(flow)), cumulative, marker="o", markersize=3, label=name)
     if crossover_month is not None:
         ax.axvline(crossover_month, color="grey", linestyle="--", label=f"crossover: month {crossover_month}")
     ax.set_title("Cumulative cash by option")
     ax.set_xlabel("Month")
+    _month_axis(ax, max((len(f) for f in monthly_usd.values()), default=0))
     ax.set_ylabel("USD")
     _usd_axis(ax.yaxis)
+    _from_zero(ax, everything)
     if monthly_usd:
         ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)

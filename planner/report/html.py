@@ -20,8 +20,16 @@ from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
 from planner.report.formatting import period_runs_text
-from planner.report.workbook_summary import recommendation_text
-from planner.report.workbook_tables import IDLE_HEADERS, idle_gpus, slo_statistic
+from planner.report.workbook_idle import IDLE_HEADERS, idle_gpus
+from planner.report.workbook_summary import (
+    AVERAGE_LABEL,
+    BUDGET_LINES,
+    BUSIEST_OPEX_LABEL,
+    TOKENS_LABEL,
+    TOKENS_PER_MTOK,
+    recommendation_text,
+)
+from planner.report.workbook_tables import slo_statistic
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
@@ -101,16 +109,21 @@ def build_html(result: PlanResult) -> str:
         ["Capex (USD)", data["capex_usd"]],
         ["Resale credit (USD, received in the last month)", data["residual_value_usd"] + 0.0],  # no "-0.00"
         ["Opex (USD/month)", data["opex_usd_per_month"]],
-        ["Cost per million output tokens (USD)", per_mtok],
+        # the workbook Summary's rows (the terminal title's "$22,805/month" is the average)
+        [BUSIEST_OPEX_LABEL, max(result.ledger.opex_usd_by_month.values(), default=0.0) if result.ledger else None],
+        [AVERAGE_LABEL, data["cost_usd_per_month"]],
+        [TOKENS_LABEL, data["output_tokens_served"] / TOKENS_PER_MTOK],
+        ["Cost per million output tokens (USD/Mtok)", per_mtok],
     ]
     if result.served_scale is not None:
         summary.append(["Served scale (x stated demand)", result.served_scale])
     use = budget_use(result)
     if use is not None:
+        labels = {field: label for field, label, _spent in BUDGET_LINES}  # the workbook Summary's words
         for key, limit in use.limits.items():
             if limit is not None:
-                spent = f"{use.spent[key]:,.0f} of {limit:,.0f} ({use.used_frac[key] or 0.0:.1%})"
-                summary.append([f"Budget {key}: spent of limit", spent])
+                spent = f"${use.spent[key]:,.0f} of ${limit:,.0f} ({use.used_frac[key] or 0.0:.1%})"
+                summary.append([f"{labels.get(key, key)}: spent of limit", spent])
         summary.append(["Binding limit", use.binding_limit])
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
@@ -122,7 +135,9 @@ def build_html(result: PlanResult) -> str:
     ]  # fmt: skip
     parts += [
         "<h2>Deployments</h2>",
-        "<p>Replicas, GPUs, capacity and served load at the workload's peak; replicas per period: counts from "
+        "<p>Replicas, GPUs and capacity in the workload's peak period (a deployment that runs none then: in its "
+        "largest period, so it can show replicas that serve 0 req/s at the peak); served load in the workload's "
+        "peak period; replicas per period: counts from "
         "period 0, 4×3 = 4 replicas for 3 periods; USD/month: the deployment's share of its GPUs' supply over "
         "the horizon.</p>",
         table(
@@ -143,7 +158,7 @@ def build_html(result: PlanResult) -> str:
         "<h2>SLOs</h2>",
         table(
             ["Workload", "GPU", "Site", "TTFT (ms)", "TTFT SLO (ms)", "TTFT headroom", "TPOT (ms)", "TPOT SLO (ms)",
-             "TPOT headroom", "Latency statistic", "Decode step (ms)", "Sync ratio", "Memory per GPU (GB)", "Limited by", "Reproduce: planner predict (add --explain)"],
+             "TPOT headroom", "Latency statistic", "Decode step (ms)", "Sync ratio", "Memory per GPU (GB)", "Capacity limited by", "Reproduce: planner predict (add --explain)"],
             slos,
         ),
     ]  # fmt: skip

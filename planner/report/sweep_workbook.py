@@ -30,11 +30,11 @@ SHEET = "Sweep"
 ROW_HEADERS = (
     "variant",
     "status",
-    "gap",
+    "optimality gap (%)",
     "total cost (USD, PV)",
     "capex (USD)",
     "opex (USD/month)",
-    "cost per M output tokens (USD)",
+    "cost per million output tokens (USD/Mtok)",
     "GPUs by type",
     "GPU / TP / quant per workload",
     "binding constraints",
@@ -50,6 +50,8 @@ ROW_FORMATS = (
     USD_WHOLE_FORMAT,
     USD_FORMAT,
 )
+KEY_VALUE_HEADER = "value"
+"""First header of a per-key table (its title names the key)."""
 KEY_HEADERS = ("variants", "with a plan", "lowest total cost (USD)", "highest total cost (USD)")
 CHART_ROWS = 16
 """Sheet rows a per-key chart (7.5 cm high) covers."""
@@ -180,7 +182,9 @@ def build_sweep_workbook(result: SweepResult) -> Any:
         set_cell(ws, start, 1, f"Total cost by {path}").font = Font(bold=True)
         body = [[_cell_value(s.value), s.variants, s.feasible, s.lowest_usd, s.highest_usd] for s in summary]
         fmts = [None, INT_FORMAT, INT_FORMAT, USD_WHOLE_FORMAT, USD_WHOLE_FORMAT]
-        end = header_table(ws, tables, start + 1, [path, *KEY_HEADERS], body, fmts, f"sweep_key_{k + 1}")
+        # the path is the title above: as the header it wrapped to four lines in the narrow first column
+        key_headers = [KEY_VALUE_HEADER, *KEY_HEADERS]
+        end = header_table(ws, tables, start + 1, key_headers, body, fmts, f"sweep_key_{k + 1}")
         # below its table, within the first columns: a chart beside it crossed the printed page's edge once
         # the variants' columns were wide enough to move the page break into it
         _key_chart(ws, path, start + 1, end, f"A{end + 2}")

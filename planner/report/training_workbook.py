@@ -41,9 +41,9 @@ SUMMARY_KEYS: tuple[tuple[str, str | None, str, str], ...] = (
     ("gpus", "0", "GPUs", "n = tp × pp × dp"),
     ("procurement", None, "", ""),
     ("site", None, "", ""),
-    ("tp", "0", "GPUs", "tensor-parallel degree"),
-    ("pp", "0", "GPUs", "pipeline stages"),
-    ("dp", "0", "GPUs", "data-parallel replicas"),
+    ("tp", "0", "GPUs per stage", "tensor-parallel degree"),
+    ("pp", "0", "stages", "pipeline stages (tp GPUs each)"),
+    ("dp", "0", "model replicas", "data-parallel replicas (tp × pp GPUs each)"),
     ("zero_stage", "0", "", "ZeRO stage (3 = FSDP)"),
     ("recompute", None, "", "activation recomputation"),
     ("sequence_parallel", None, "", ""),
@@ -84,6 +84,15 @@ OPTION_COLUMNS: tuple[tuple[str, str, str | None], ...] = (
     ("procurement", "Procurement", None),
     ("site", "Site", None),
 )
+
+
+CHOSEN_HEADER = "Chosen"
+"""Options column: "yes" on the option the plan is (the best per GPU type did not say which one won)."""
+CHOSEN_KEYS = ("gpu", "gpus", "tp", "pp", "dp", "zero_stage", "recompute", "procurement", "site")
+
+
+def _chosen(option: dict[str, Any], data: dict[str, Any]) -> str:
+    return "yes" if all(option.get(k) == data.get(k) for k in CHOSEN_KEYS) else ""
 
 
 def _summary_value(data: dict[str, Any], key: str) -> Any:
@@ -140,12 +149,12 @@ def _costs(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
 
 
 def _options(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
-    headers = [label for _key, label, _fmt in OPTION_COLUMNS]
-    formats = [fmt for _key, _label, fmt in OPTION_COLUMNS]
-    rows = [[o[key] for key, _label, _fmt in OPTION_COLUMNS] for o in data["alternatives"]]
+    headers = [label for _key, label, _fmt in OPTION_COLUMNS] + [CHOSEN_HEADER]
+    formats = [fmt for _key, _label, fmt in OPTION_COLUMNS] + [None]
+    rows = [[o[key] for key, _label, _fmt in OPTION_COLUMNS] + [_chosen(o, data)] for o in data["alternatives"]]
     last = header_table(ws, tables, 1, headers, rows, formats, "options")
     align(ws, ["B", "C", "D", "E", "F", "G"], 1, last, horizontal="center")
-    finish_sheet(ws, freeze="A2")
+    finish_sheet(ws, freeze="B2")  # the GPU column prints on every page of a wide table
 
 
 def write_training_workbook(plan: TrainingPlan, path: Path) -> None:

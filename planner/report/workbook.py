@@ -19,6 +19,7 @@ from planner.report.cost_streams import cost_streams
 from planner.report.files import atomic_write
 from planner.report.formatting import USD_AXIS_FORMAT, sanitize_sheet_title
 from planner.report.workbook_costs import CostsLayout, write_assumptions, write_costs, write_supply
+from planner.report.workbook_idle import write_idle
 from planner.report.workbook_summary import write_summary
 from planner.report.workbook_tables import (
     ALT_HEADERS,
@@ -26,7 +27,6 @@ from planner.report.workbook_tables import (
     write_alternatives,
     write_constraints,
     write_deployments,
-    write_idle,
     write_inputs,
     write_slos,
 )
@@ -47,6 +47,10 @@ SHEETS = (
     "Inputs",
 )
 FRONTIER_COLORS = ("1F4E78", "C55A11", "548235")
+CHART_ROWS = 17
+"""Sheet rows an 8 cm chart covers, and a blank row."""
+TPOT_AXIS_FORMAT = "0.0"
+"""The frontier chart's TPOT axis: milliseconds to 0.1 ms."""
 
 
 def build_workbook(result: PlanResult) -> Any:
@@ -63,7 +67,7 @@ def build_workbook(result: PlanResult) -> Any:
     tables = Tables()
     write_inputs(sheets["Inputs"], tables, result.scenario)
     if not result.feasible:
-        write_summary(sheets["Summary"], result, slo_last=2, supply_last=2)
+        write_summary(sheets["Summary"], result, slo_last=2)
         for title in SHEETS[1:-1]:
             set_cell(sheets[title], 1, 1, "No feasible plan.")
         return wb
@@ -76,13 +80,20 @@ def build_workbook(result: PlanResult) -> Any:
     slo_last = write_slos(sheets["SLOs"], tables, result)
     alt_last = write_alternatives(sheets["Alternatives"], tables, result)
     write_constraints(sheets["Constraints"], tables, result.binding_constraints)
-    write_summary(sheets["Summary"], result, slo_last=slo_last, supply_last=supply_last)
+    write_summary(
+        sheets["Summary"],
+        result,
+        slo_last=slo_last,
+        units_col=costs.units_col,
+        last_month_row=costs.last_month_row,
+    )
     _native_charts(wb, costs, alt_last)
     return wb
 
 
 def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
     from openpyxl.chart import BarChart, LineChart, Reference
+    from openpyxl.worksheet.pagebreak import Break
 
     ws = wb["Costs"]
     bar = BarChart()
@@ -99,7 +110,10 @@ def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
     bar.x_axis.delete = False
     bar.y_axis.delete = False
     bar.width, bar.height = 16, 8
-    ws.add_chart(bar, f"E{costs.pv_row + 2}")
+    # below the kind and procurement tables, from column A: beside them (column E) a page break of a sheet
+    # with many supply columns cut the charts in two
+    ws.add_chart(bar, f"A{costs.procurement_last + 3}")
+    ws.row_breaks.append(Break(id=costs.procurement_last + 1))  # both charts on a page of their own
     line = LineChart()
     line.title, line.y_axis.title, line.x_axis.title = "Cumulative cash", "USD", "Month"
     cum = ws[f"{costs.cum_col}1"].column
@@ -112,7 +126,7 @@ def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
     line.x_axis.delete = False
     line.y_axis.delete = False
     line.width, line.height = 16, 8
-    ws.add_chart(line, f"E{costs.pv_row + 19}")  # below the bar chart
+    ws.add_chart(line, f"A{costs.procurement_last + 3 + CHART_ROWS}")  # below the bar chart
     if alt_last >= 2:
         _frontier_chart(wb["Alternatives"], alt_last)
 
@@ -150,6 +164,9 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
         series.graphicalProperties.line.noFill = True
         series.smooth = False
         chart.series.append(series)
+    # Whole dollars and 0.1 ms (the axes took the cells' "$#,##0.00": "$1,200,000.00" per tick).
+    chart.y_axis.number_format = USD_AXIS_FORMAT
+    chart.x_axis.number_format = TPOT_AXIS_FORMAT
     # openpyxl hides both axes unless told otherwise (LibreOffice and Excel then draw no scale).
     chart.x_axis.delete = False
     chart.y_axis.delete = False

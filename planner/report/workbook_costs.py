@@ -9,7 +9,7 @@ After a recompute, Costs' Cash column equals CostLedger.cash_flow_usd_per_month,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from planner.report.cost_streams import KIND_ORDER, RECURRING_KINDS, CostStreams, Stream, SupplyRow
@@ -41,7 +41,7 @@ KIND_NAMES = {kind: f"{kind.capitalize()}_usd" for kind in KIND_ORDER}
 END_FACTOR = f"(1+{RATE_NAME})^(-{HORIZON_NAME}/12)"
 """Discount factor of the horizon's end, d(H): the resale is discounted from there."""
 CASH, PRESENT_VALUE, CUMULATIVE = "Cash (USD)", "Present value (USD)", "Cumulative cash (USD)"
-OPEX = "Opex (USD)"
+OPEX = "Opex: rent + running + discount (USD)"
 """Costs column: the month's recurring kinds (rent, running, discount), nominal."""
 BUSIEST_OPEX_NAME = "Busiest_opex_usd_per_month"
 """Defined name: the largest month of the Opex column, what a monthly opex budget limits (every month)."""
@@ -55,7 +55,7 @@ SUPPLY_HEADERS = [
     "Units (peak)",
     "GPUs (peak)",
     "Units bought",
-    "Price (USD/unit/month)",
+    "Rent or running cost (USD/unit/month)",
     "Capex (USD/node)",
     "Resale (USD/node)",
     "Order month",
@@ -64,7 +64,7 @@ SUPPLY_HEADERS = [
     "Recurring (USD)",
     "Resale credit (USD)",
     "Cost over horizon (USD, present value)",
-    "Average cost (USD/month)",
+    "Average cost (USD/month, present value)",
     "Source",
 ]
 ASSUMPTION_HEADERS = ["Name", "Item", "Value", "Unit", "Source"]
@@ -84,6 +84,8 @@ class CostsLayout:
     cum_col: str
     procurement_row: int
     procurement_last: int
+    units_col: dict[str, str] = field(default_factory=dict)
+    """Column letter of each supply line's Units column (by supply id; lines without one are absent)."""
 
 
 def write_assumptions(wb: Any, ws: Any, tables: Tables, result: PlanResult, model: CostStreams) -> None:
@@ -151,8 +153,21 @@ def write_assumptions(wb: Any, ws: Any, tables: Tables, result: PlanResult, mode
         ws.cell(row=row_i, column=3).number_format = fmt
         define_name(wb, str(ws.cell(row=row_i, column=1).value), ws.title, f"C{row_i}")
     wrap_columns(ws, ["B", "E"], first + 1, last)
-    finish_sheet(ws, freeze=f"A{first + 1}", widths={"B": WIDE_TEXT_CHARS, "E": WIDE_TEXT_CHARS})
+    # Name stays in view, and prints on every page: Value, Unit and Source printed on a page without it
+    finish_sheet(ws, freeze=f"B{first + 1}", widths={"B": WIDE_TEXT_CHARS, "E": WIDE_TEXT_CHARS})
     set_cell(ws, 1, 1, "Assumptions: every input of the cost formulas. Edit a Value and every total updates.")
+
+
+def units_header(row: SupplyRow) -> str:
+    """The Costs sheet's units column of a supply line, with what one unit is: "Units 3: h200_sxm @ dc1 buy
+    (8-GPU nodes)", "Units 1: mi300x @ us_east rent_on_demand (GPUs)" (a bare "Units" read as GPUs, and a
+    rented 8-GPU node is 1)."""
+    s = row.line
+    if s.unit_gpus == 1:
+        what = "GPUs"
+    else:
+        what = f"{s.unit_gpus:g}-GPU {'instances' if s.procurement == 'rent' else 'nodes'}"
+    return f"Units {row.label} ({what})"
 
 
 def _supply_ref(row: SupplyRow, header: str) -> str:
@@ -184,7 +199,7 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
     recurring = [k for k, s in enumerate(streams) if s.kind in RECURRING_KINDS]
     headers = (
         ["Month", "Discount factor"]
-        + [f"Units {row.label}" for row in units_rows]
+        + [units_header(row) for row in units_rows]
         + [s.header for s in streams]
         + [CASH, PRESENT_VALUE, CUMULATIVE, OPEX]
     )
@@ -232,7 +247,9 @@ def write_costs(wb: Any, ws: Any, tables: Tables, model: CostStreams) -> CostsLa
     define_named_formula(wb, BUSIEST_OPEX_NAME, f"MAX('{ws.title}'!${opex_col}$2:${opex_col}${last})")
     layout_rows = _kind_and_procurement_tables(wb, ws, tables, model, stream_col, total_row, pv_row)
     finish_sheet(ws, freeze="C2")
-    return CostsLayout(stream_col, last, total_row, pv_row, cash_col, pv_col, cum_col, *layout_rows)
+    return CostsLayout(
+        stream_col, last, total_row, pv_row, cash_col, pv_col, cum_col, *layout_rows, units_col=units_col
+    )
 
 
 def _sum(cells: list[str]) -> Formula | int:
@@ -324,7 +341,7 @@ def write_supply(ws: Any, tables: Tables, model: CostStreams, layout: CostsLayou
                 Formula(f"={row.capex_name}") if row.bought_units else 0,
                 Formula(f"={row.resale_name}") if row.bought_units else 0,
                 s.purchase_month if s.purchase_month is not None else "",
-                s.available_from_month if row.bought_units else "",
+                row.delivery_month if row.bought_units else "",
                 _sum(capex),
                 _sum(cells(RECURRING_KINDS, layout.total_row)),
                 Formula("=-(" + "+".join(resale) + ")") if resale else 0,
@@ -339,7 +356,7 @@ def write_supply(ws: Any, tables: Tables, model: CostStreams, layout: CostsLayou
         [None] * 5
         + [INT_FORMAT] * 4
         + [USD_FORMAT] * 3
-        + [INT_FORMAT, NUMBER_FORMAT]
+        + [INT_FORMAT, INT_FORMAT]
         + [USD_FORMAT] * 5
         + [None]
     )

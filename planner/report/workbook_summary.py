@@ -57,6 +57,14 @@ def _money(usd: float) -> str:
     return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
 
 
+def _unit_text(s: Any) -> str:
+    """How a supply line comes: " in 8-GPU instances" (two rent lines of one GPU and site, one per GPU and one
+    by the node, read as the same line twice), " in 8-GPU nodes"; nothing for per-GPU units."""
+    if s.unit_gpus <= 1:
+        return ""
+    return f" in {s.unit_gpus}-GPU {'instances' if s.procurement == 'rent' else 'nodes'}"
+
+
 def recommendation_text(result: PlanResult) -> str:
     """The plan in words: what to rent or buy, which deployment (and engine, with the workload's settings)
     serves each workload, and its money."""
@@ -65,6 +73,7 @@ def recommendation_text(result: PlanResult) -> str:
         return "No feasible plan: see the infeasibility rows below."
     supply = "; ".join(
         f"{s.procurement}{' (' + s.rental_kind + ')' if s.rental_kind else ''} {s.gpus}x {s.gpu} at {s.site}"
+        + _unit_text(s)
         + (f" (ordered in month {s.purchase_month})" if s.purchase_month is not None else "")
         for s in result.supply
     )
@@ -122,7 +131,41 @@ def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any
     return rows
 
 
-def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: int) -> None:
+GPUS_BUSIEST_LABEL = "GPUs paid, busiest month"
+
+
+def gpus_busiest_month(
+    result: PlanResult, units_col: dict[str, str], last_month_row: int
+) -> dict[Any, tuple[str, bool]]:
+    """Per (GPU, procurement): a live formula of the most GPUs paid for in one month, the Costs sheet's units
+    × each line's GPUs per unit, summed over the type's lines month by month. Summing each line's own peak
+    (the Supply sheet's "GPUs (peak)") counted GPUs of lines that never run at once: buy_vs_rent read 20
+    rented h100_sxm, 16 at most in any month. A line without a Units column counts its peak units. With the
+    formula: whether every unit count is whole (hour-weighted units of an hourly profile are not)."""
+    groups: dict[Any, list[str]] = {}
+    whole: dict[Any, bool] = {}
+    unit_gpus = column_of(SUPPLY_HEADERS, "Unit GPUs")
+    peak = column_of(SUPPLY_HEADERS, "GPUs (peak)")
+    for k, s in enumerate(result.supply, start=2):  # Supply sheet row of the line
+        col = units_col.get(s.id)
+        term = (
+            f"Costs!${col}$2:${col}${last_month_row}*Supply!${unit_gpus}${k}" if col else f"Supply!${peak}${k}"
+        )
+        groups.setdefault((s.gpu, s.procurement), []).append(term)
+        whole[(s.gpu, s.procurement)] = whole.get((s.gpu, s.procurement), True) and all(
+            float(u).is_integer() for u in s.units_per_month
+        )
+    return {key: (f"=SUMPRODUCT(MAX({'+'.join(terms)}))", whole[key]) for key, terms in groups.items()}
+
+
+def write_summary(
+    ws: Any,
+    result: PlanResult,
+    *,
+    slo_last: int,
+    units_col: dict[str, str] | None = None,
+    last_month_row: int = 2,
+) -> None:
     """Summary: scenario and recommendation, then the live money rows, SLO margins and GPUs per type."""
     from openpyxl.styles import Alignment, Font
 
@@ -174,16 +217,11 @@ def write_summary(ws: Any, result: PlanResult, *, slo_last: int, supply_last: in
         append_row(ws, r, [label, value], [None, fmt])
         r += 1
     r += 1
-    append_row(ws, r, ["GPU type (procurement)", "GPUs (peak)"])
+    append_row(ws, r, ["GPU type (procurement)", GPUS_BUSIEST_LABEL])
     style_header(ws, r, 2)
-    g, p, n = (column_of(SUPPLY_HEADERS, h) for h in ("GPU", "Procurement", "GPUs (peak)"))
-    for gpu, proc in dict.fromkeys((s.gpu, s.procurement) for s in result.supply):
+    for (gpu, proc), (total, whole) in gpus_busiest_month(result, units_col or {}, last_month_row).items():
         r += 1
-        total = (
-            f'=SUMIFS(Supply!${n}$2:${n}${supply_last},Supply!${g}$2:${g}${supply_last},"{gpu}",'
-            f'Supply!${p}$2:${p}${supply_last},"{proc}")'
-        )
-        append_row(ws, r, [f"{gpu} ({proc})", Formula(total)], [None, INT_FORMAT])
+        append_row(ws, r, [f"{gpu} ({proc})", Formula(total)], [None, INT_FORMAT if whole else NUMBER_FORMAT])
     align(ws, ["B"], 4, r, horizontal="left")
     finish_sheet(ws, freeze="A4")
     ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2

@@ -75,7 +75,7 @@ SLO_HEADERS = [
     "TPOT SLO (ms)",
     "TPOT margin (%)",
     "Decode step (ms)",
-    "Limited by",
+    "Capacity limited by",
     "Sync ratio (%)",
     REPRODUCE_HEADER,
     "Latency statistic",
@@ -153,7 +153,7 @@ def period_runs(d: Deployment) -> list[Run]:
     return runs
 
 
-def _months(result: PlanResult, period: int) -> list[int]:
+def period_months(result: PlanResult, period: int) -> list[int]:
     """Months (0-based) of horizon period ``period``, from the schedule."""
     if period < len(result.schedule) and result.schedule[period].months:
         return list(result.schedule[period].months)
@@ -189,8 +189,8 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.pp,
                 d.ep,
                 run.periods,
-                _months(result, run.first_period)[0],
-                _months(result, run.last_period)[-1],
+                period_months(result, run.first_period)[0],
+                period_months(result, run.last_period)[-1],
                 run.replicas,
                 Formula(f"={reps}{r}*{tp}{r}*{ep}{r}*{pp}{r}*{share}{r}"),
                 d.capacity_per_replica_requests_per_s,
@@ -212,6 +212,11 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
         + [NUMBER_FORMAT, None, None]
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
+    gpus = DEPLOY_HEADERS.index("GPUs") + 1
+    for r, run in enumerate(runs, start=2):  # whole GPUs read "16", not "16.00" (shares keep 0.50)
+        d = run.deployment
+        if float(run.replicas * d.tp * d.ep * d.pp * d.gpu_share_frac).is_integer():
+            ws.cell(row=r, column=gpus).number_format = INT_FORMAT
     centred = ("TP", "PP", "EP", "Periods", "From month", "To month", "Replicas", "GPUs")
     align(ws, [column_of(DEPLOY_HEADERS, h) for h in centred], 1, last, horizontal="center")
     # the reasons wrap within their column (they ran past it in print)
@@ -220,53 +225,9 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     return max(last, 2)
 
 
-IDLE_HEADERS = ["GPU", "Site", "Period", "Paid GPUs", "Used GPUs", "Idle GPUs"]
-IDLE_MIN_GPUS = 0.01
-"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16)."""
-
-
-def idle_gpus(result: PlanResult) -> list[list[Any]]:
-    """Per GPU type, site and period: GPUs paid for (supply units × GPUs per unit, whole rented or bought
-    nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle."""
-    paid: dict[tuple[str, str, int], float] = {}
-    for s in result.supply:
-        for t, units in enumerate(s.units_per_period):
-            key = (s.gpu, s.site, t)
-            paid[key] = paid.get(key, 0.0) + units * s.unit_gpus
-    used: dict[tuple[str, str, int], float] = {}
-    for d in result.deployments:
-        per_replica = d.gpus / d.replicas if d.replicas else 0.0  # TP·EP·PP·share: 0.5 for half a GPU
-        for t, replicas in enumerate(d.replicas_per_period):
-            key = (d.gpu, d.site, t)
-            used[key] = used.get(key, 0.0) + replicas * per_replica
-    rows = []
-    for key in sorted(paid):
-        idle = paid[key] - used.get(key, 0.0)
-        if idle >= IDLE_MIN_GPUS:
-            rows.append([*key, _gpus(paid[key]), _gpus(used.get(key, 0.0)), _gpus(idle)])
-    return rows
-
-
-def _gpus(value: float) -> float | int:
-    """A GPU count: an int when whole, else rounded to 1/100 (shares are 1/2, 1/4 …)."""
-    rounded = round(value, 2)
-    return int(rounded) if float(rounded).is_integer() else rounded
-
-
-def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
-    """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
-    rows = idle_gpus(result)
-    set_cell(ws, row, 1, "Paid but idle GPUs (whole nodes rented or bought; periods from 0)")
-    if not rows:
-        set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
-        return row + 1
-    formats: list[str | None] = [None, None, INT_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT]
-    return header_table(ws, tables, row + 1, IDLE_HEADERS, rows, formats, "IdleGPUs")
-
-
 def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
     """One row per deployment: memory, batch, latencies and their SLO margins, and what limits the batch."""
-    from openpyxl.formatting.rule import CellIsRule
+    from openpyxl.formatting.rule import FormulaRule
     from openpyxl.styles import PatternFill
 
     rows: list[list[Any]] = []
@@ -308,13 +269,11 @@ def write_slos(ws: Any, tables: Tables, result: PlanResult) -> int:
     green = PatternFill("solid", start_color="C6EFCE", end_color="C6EFCE")
     for header in ("TTFT margin (%)", "TPOT margin (%)"):
         col = column_of(SLO_HEADERS, header)
-        rng = f"{col}2:{col}{max(last, 2)}"
-        ws.conditional_formatting.add(
-            rng, CellIsRule(operator="lessThan", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=red)
-        )
-        ws.conditional_formatting.add(
-            rng, CellIsRule(operator="greaterThanOrEqual", formula=[str(SLO_MARGIN_WARN_FRAC)], fill=green)
-        )
+        rng, first = f"{col}2:{col}{max(last, 2)}", f"{col}2"
+        # a pool's blank margin (a decode pool has no TTFT) is no SLO miss: a bare "< 0.1" painted it red
+        low, high = (f"AND(ISNUMBER({first}),{first}{op}{SLO_MARGIN_WARN_FRAC})" for op in ("<", ">="))
+        ws.conditional_formatting.add(rng, FormulaRule(formula=[low], fill=red))
+        ws.conditional_formatting.add(rng, FormulaRule(formula=[high], fill=green))
     wrap_columns(ws, [column_of(SLO_HEADERS, REPRODUCE_HEADER)], 2, last)
     finish_sheet(ws, freeze="B2", widths={column_of(SLO_HEADERS, REPRODUCE_HEADER): REPRODUCE_WIDTH})
     return max(last, 2)
@@ -349,7 +308,8 @@ def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
     last = header_table(ws, tables, 1, headers, rows, formats, "Alternatives")
     # a cause can be a sentence: wrapped in its column, the row grows
     wrap_columns(ws, [column_of(ALT_HEADERS, "Lost because")], 2, last)
-    finish_sheet(ws, freeze="A2", widths={column_of(ALT_HEADERS, "Lost because"): LOST_BECAUSE_WIDTH})
+    # Kind and Option stay in view, and print on every page (the causes printed on a page of their own)
+    finish_sheet(ws, freeze="C2", widths={column_of(ALT_HEADERS, "Lost because"): LOST_BECAUSE_WIDTH})
     return last
 
 

@@ -22,7 +22,7 @@ from planner.plan import plan
 from planner.readout import PlanResult
 from planner.report import workbook as wbmod
 from planner.report.cost_streams import cost_streams
-from planner.report.workbook_costs import CASH, CUMULATIVE, SUPPLY_HEADERS
+from planner.report.workbook_costs import CASH, CUMULATIVE, SUPPLY_HEADERS, units_header
 from planner.report.workbook_summary import BUSIEST_OPEX_LABEL, OPEX_LABEL, PER_MTOK_LABEL, TOTAL_LABEL
 from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS
 from planner.scenario import parse_scenario
@@ -154,7 +154,7 @@ def test_every_cost_column_is_a_formula_that_reproduces_the_ledger(
     header = [c.value for c in costs[1]]
     horizon = result.scenario.horizon_months
     for row in model.recurring:
-        col = header.index(f"Units {row.label}") + 1
+        col = header.index(units_header(row)) + 1
         cells = [costs.cell(row=m + 2, column=col).value for m in range(model.months)]
         # openpyxl stores 15 significant digits: hours-weighted fractions come back within 1e-15.
         assert cells == pytest.approx(row.units_by_month, rel=1e-14)
@@ -252,3 +252,29 @@ def test_recomputed_alternatives_carry_tpot(
             assert alt.cell(row=r, column=delta).value == pytest.approx(
                 a["cost_delta_usd"], rel=1e-4, abs=1e-4 * data["total_cost_usd"]
             )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recomputed_summary_gpus_are_the_busiest_month(
+    plans: dict[str, PlanResult], recomputed: dict[str, Any], name: str
+) -> None:
+    """Per GPU type and procurement, the most GPUs paid for in one month: Σ over the type's supply lines of
+    units × GPUs per unit, month by month (buy_vs_rent: 16 rented h100_sxm, not 20 = the 4-GPU line's peak +
+    the 8-GPU node line's peak, which never run in the same month)."""
+    result = plans[name]
+    model = cost_streams(result)
+    groups: dict[str, list[Any]] = {}
+    for row in model.supplies:
+        groups.setdefault(f"{row.line.gpu} ({row.line.procurement})", []).append(row)
+    expected = {
+        label: max(sum(r.units_by_month[m] * r.line.unit_gpus for r in rows) for m in range(model.months))
+        for label, rows in groups.items()
+    }
+    summary = recomputed[name]["Summary"]
+    header = find_row(summary, "GPU type (procurement)")[0].row
+    shown = {}
+    for r in range(header + 1, header + 1 + len(expected)):
+        shown[summary.cell(row=r, column=1).value] = summary.cell(row=r, column=2).value
+    assert shown == pytest.approx(expected, rel=1e-12)
+    if name == "buy_vs_rent":
+        assert shown["h100_sxm (rent)"] == 16

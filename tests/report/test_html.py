@@ -68,8 +68,9 @@ def test_html_summary_shows_the_budget_lines_and_the_binding_limit() -> None:
     scenario = syn.scenario().model_copy(update={"budget": Budget(capex_usd=plain.capex_usd)})
     result = syn.plan_result(scenario=scenario)
     page = build_html(result)
-    spent = f"{result.capex_usd:,.0f} of {result.capex_usd:,.0f} (100.0%)"
-    assert f"<td>Budget capex_usd: spent of limit</td><td>{spent}</td>" in page
+    spent = f"${result.capex_usd:,.0f} of ${result.capex_usd:,.0f} (100.0%)"
+    # the workbook Summary's label, in dollars (was "Budget capex_usd: spent of limit", "300,000 of 300,000")
+    assert f"<td>Capex budget (USD): spent of limit</td><td>{spent}</td>" in page
     assert "<td>Binding limit</td><td>capex_usd</td>" in page
     assert "Binding limit" not in build_html(plain)
 

@@ -14,7 +14,7 @@ from planner.readout import Deployment
 from planner.readout.deployments import allocate_costs
 from planner.report.formatting import period_runs_text
 from planner.report.html import build_html
-from planner.report.workbook_tables import idle_gpus
+from planner.report.workbook_idle import idle_gpus
 from tests.report import synthetic_plan as syn
 
 H100_USD_PER_GPU_MONTH = 2.69 * 720  # one rented H100 for a month at $2.69/GPU-h
@@ -53,7 +53,8 @@ def test_idle_gpus_count_a_half_gpu_replica_as_half() -> None:
     deps = [_h100([1, 1, 1], share=0.5, workload=name) for name in ("a", "b", "c")]
     supply = dataclasses.replace(syn.SUPPLY[1], units_per_period=[2, 2, 2])
     result = dataclasses.replace(syn.plan_result(), deployments=deps, supply=[supply])
-    assert idle_gpus(result) == [["h100_sxm", "us_west", t, 2, 1.5, 0.5] for t in range(3)]
+    months = ["0-1", "2-3", "4-5"]  # two-month periods
+    assert idle_gpus(result) == [["h100_sxm", "us_west", t, months[t], 2, 1.5, 0.5] for t in range(3)]
 
 
 def test_period_runs_text_merges_equal_neighbours() -> None:

@@ -10,8 +10,8 @@ from openpyxl import load_workbook
 from planner.catalog import Catalog
 from planner.report.charts import usd_label, write_plan_plots
 from planner.report.workbook import write_plan_outputs
+from planner.report.workbook_idle import IDLE_HEADERS, idle_gpus
 from planner.report.workbook_summary import budget_rows
-from planner.report.workbook_tables import IDLE_HEADERS, idle_gpus
 from tests.report import synthetic_plan as syn
 
 
@@ -19,9 +19,9 @@ def test_idle_gpus_are_paid_minus_used_per_gpu_site_and_period() -> None:
     # synthetic plan: mi300x 8-GPU nodes fully used; 3 h100 rented in period 1 for 2 replicas of TP1;
     # two 8-GPU h200 nodes bought for one TP1 replica
     assert idle_gpus(syn.plan_result()) == [
-        ["h100_sxm", "us_west", 1, 3.0, 2.0, 1.0],
-        ["h200_sxm", "dc1", 1, 16.0, 1.0, 15.0],
-        ["h200_sxm", "dc1", 2, 16.0, 1.0, 15.0],
+        ["h100_sxm", "us_west", 1, "2-3", 3.0, 2.0, 1.0],  # period 1 is months 2-3
+        ["h200_sxm", "dc1", 1, "2-3", 16.0, 1.0, 15.0],
+        ["h200_sxm", "dc1", 2, "4-5", 16.0, 1.0, 15.0],
     ]
 
 
@@ -31,7 +31,7 @@ def test_supply_sheet_lists_the_idle_gpus(tmp_path: Path) -> None:
     supply = load_workbook(path)["Supply"]
     values = [[c.value for c in row] for row in supply.iter_rows()]
     header = next(i for i, row in enumerate(values) if row[: len(IDLE_HEADERS)] == IDLE_HEADERS)
-    assert values[header + 2][:6] == ["h200_sxm", "dc1", 1, 16, 1, 15]
+    assert values[header + 2][:7] == ["h200_sxm", "dc1", 1, "2-3", 16, 1, 15]
 
 
 def test_budget_rows_only_for_budget_plans() -> None:

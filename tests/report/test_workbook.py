@@ -101,9 +101,9 @@ def test_sheet_names_and_headers_with_units(written: Path) -> None:
     assert _header(wb["Costs"]) == [
         "Month",
         "Discount factor",
-        "Units 1: mi300x @ us_east rent_on_demand",
-        "Units 2: h100_sxm @ us_west rent_on_demand",
-        "Units 3: h200_sxm @ dc1 buy",
+        "Units 1: mi300x @ us_east rent_on_demand (8-GPU instances)",
+        "Units 2: h100_sxm @ us_west rent_on_demand (GPUs)",
+        "Units 3: h200_sxm @ dc1 buy (8-GPU nodes)",
         "Rent 1: mi300x @ us_east rent_on_demand (USD)",
         "Volume discount 1: mi300x @ us_east rent_on_demand (USD)",
         "Rent 2: h100_sxm @ us_west rent_on_demand (USD)",
@@ -142,9 +142,9 @@ def test_costs_sheet_is_built_from_the_ledger_lines(written: Path) -> None:
     model = cost_streams(syn.plan_result())
     assert model.all_live and [s.live for s in model.streams] == [True, False, True, True, True, True]
     costs = load_workbook(written)["Costs"]
-    assert _column(costs, "Units 1: mi300x @ us_east rent_on_demand", 6) == syn.per_month(syn.UNITS_A)
+    assert _column(costs, "Units 1: mi300x @ us_east rent_on_demand (8-GPU instances)", 6) == syn.per_month(syn.UNITS_A)
     # Bought nodes run from delivery (month 1), before the period they serve in starts (month 2).
-    assert _column(costs, "Units 3: h200_sxm @ dc1 buy", 6) == [0, 2, 2, 2, 2, 2]
+    assert _column(costs, "Units 3: h200_sxm @ dc1 buy (8-GPU nodes)", 6) == [0, 2, 2, 2, 2, 2]
     assert costs["F2"].value == f"=C2*{PRICE_A_NAME}"
     assert _column(costs, "Volume discount 1: mi300x @ us_east rent_on_demand (USD)", 6) == [
         0,
@@ -195,7 +195,8 @@ def test_summary_and_supply_are_formulas(written: Path) -> None:
         and "h200_sxm at dc1 with vllm (datacenter" in text
         and "up to 2 replicas" in text
     )
-    assert str(find_row(summary, "mi300x (rent)")[1].value).startswith("=SUMIFS(")
+    # the most GPUs paid in one month: Costs units x GPUs per unit (8-GPU instances), month by month
+    assert find_row(summary, "mi300x (rent)")[1].value == "=SUMPRODUCT(MAX(Costs!$C$2:$C$7*Supply!$F$2))"
     assert wb["Supply"]["J2"].value == f"={PRICE_A_NAME}" and wb["Supply"]["K4"].value == f"={CAPEX_C_NAME}"
     alt = wb["Alternatives"]
     assert alt["B3"].value == "h200_sxm" and alt["D3"].value == pytest.approx(syn.TOTAL + 5000.0)

@@ -1,0 +1,68 @@
+"""The plan workbook's paid-but-idle GPUs (on the Supply sheet, and in the HTML report): per GPU type, site
+and period, the GPUs paid for against the GPUs the deployments use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT
+from planner.report.workbook_tables import period_months
+from planner.report.xlsx import Tables, header_table, set_cell
+
+if TYPE_CHECKING:
+    from planner.readout import PlanResult
+
+IDLE_HEADERS = ["GPU", "Site", "Period", "Months", "Paid GPUs", "Used GPUs", "Idle GPUs"]
+IDLE_MIN_GPUS = 0.01
+"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16)."""
+
+
+def idle_gpus(result: PlanResult) -> list[list[Any]]:
+    """Per GPU type, site and period: GPUs paid for (supply units × GPUs per unit, whole rented or bought
+    nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle."""
+    paid: dict[tuple[str, str, int], float] = {}
+    for s in result.supply:
+        for t, units in enumerate(s.units_per_period):
+            key = (s.gpu, s.site, t)
+            paid[key] = paid.get(key, 0.0) + units * s.unit_gpus
+    used: dict[tuple[str, str, int], float] = {}
+    for d in result.deployments:
+        per_replica = d.gpus / d.replicas if d.replicas else 0.0  # TP·EP·PP·share: 0.5 for half a GPU
+        for t, replicas in enumerate(d.replicas_per_period):
+            key = (d.gpu, d.site, t)
+            used[key] = used.get(key, 0.0) + replicas * per_replica
+    rows = []
+    for key in sorted(paid):
+        idle = paid[key] - used.get(key, 0.0)
+        if idle >= IDLE_MIN_GPUS:
+            rows.append([*key, _months_text(result, key[2]), _gpus(paid[key]), _gpus(used.get(key, 0.0)), _gpus(idle)])
+    return rows
+
+
+def _months_text(result: PlanResult, period: int) -> str:
+    """The months (from 0) of horizon period ``period``: "12-14", or "3" for a one-month period (a period
+    number alone does not say when the GPUs sit idle)."""
+    months = period_months(result, period)
+    return str(months[0]) if len(months) == 1 else f"{months[0]}-{months[-1]}"
+
+
+def _gpus(value: float) -> float | int:
+    """A GPU count: an int when whole, else rounded to 1/100 (shares are 1/2, 1/4 …)."""
+    rounded = round(value, 2)
+    return int(rounded) if float(rounded).is_integer() else rounded
+
+
+def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
+    """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
+    rows = idle_gpus(result)
+    set_cell(ws, row, 1, "Paid but idle GPUs (whole nodes rented or bought; periods and months from 0)")
+    if not rows:
+        set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
+        return row + 1
+    formats: list[str | None] = [None, None, INT_FORMAT, None, NUMBER_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT]
+    last = header_table(ws, tables, row + 1, IDLE_HEADERS, rows, formats, "IdleGPUs")
+    for r, values in enumerate(rows, start=row + 2):  # whole GPU counts read "8", shares "1.50"
+        for col, value in enumerate(values[4:], start=5):
+            if isinstance(value, int):
+                ws.cell(row=r, column=col).number_format = INT_FORMAT
+    return last
