@@ -2,7 +2,8 @@
 
 For each ``pd_group`` (a workload's prefill and decode pools of one model, weight and KV format), every figure
 at one period: the one in which the group serves the most (a group may run only outside its workload's peak
-period, when renting or owning other GPUs is cheaper there):
+period, when renting or owning other GPUs is cheaper there). A group with one stage only (no prefill or no
+decode pool: it serves nothing) is still listed, with 0 req/s, so the idle pool shows:
 
     served      = Σ prefill pools' served requests/s (= Σ decode pools')
     P:D         = prefill GPUs : decode GPUs (and replicas)
@@ -42,10 +43,15 @@ class PdGroup:
         return asdict(self)
 
 
-def _busiest_period(pre: list[Deployment]) -> int:
-    """The period in which the prefill pools serve the most requests/s (the first of equals)."""
-    served = [sum(d.served_requests_per_s_per_period[t] for d in pre) for t in range(len(pre[0].replicas_per_period))]
-    return max(range(len(served)), key=lambda t: (served[t], -t))
+def _busiest_period(pre: list[Deployment], pools: list[Deployment]) -> int:
+    """The period in which the prefill pools ``pre`` serve the most requests/s, then the one in which the group's
+    ``pools`` hold the most replicas (the first of equals). A group left with one stage only (a decode pool the
+    optimizer kept without a prefill pool, as it costs nothing on a node paid for anyway) serves nothing: it is
+    read where it holds the most replicas."""
+    periods = range(len(pools[0].replicas_per_period))
+    served = [sum(d.served_requests_per_s_per_period[t] for d in pre) for t in periods]
+    replicas = [sum(d.replicas_per_period[t] for d in pools) for t in periods]
+    return max(periods, key=lambda t: (served[t], replicas[t], -t))
 
 
 def _in_period(pools: list[Deployment], t: int) -> tuple[int, int, float]:
@@ -62,7 +68,7 @@ def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
     for group in sorted({d.pd_group for d in deployments if d.pd_group}):
         pre = [d for d in deployments if d.pd_group == group and d.role == "prefill"]
         dec = [d for d in deployments if d.pd_group == group and d.role == "decode"]
-        t = _busiest_period(pre)
+        t = _busiest_period(pre, pre + dec)
         served = sum(d.served_requests_per_s_per_period[t] for d in pre)
         kv_gb = max(d.kv_handoff_gb_per_request for d in pre + dec)
         (p_reps, p_gpus, p_link), (d_reps, d_gpus, d_link) = _in_period(pre, t), _in_period(dec, t)
