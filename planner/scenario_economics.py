@@ -63,7 +63,9 @@ class Economics(Strict):
         0.5, description="Residual value at the horizon = book value x resale_frac."
     )
     ops_overhead_frac: Fraction = Field(
-        0.1, description="Operations cost as a fraction of power+colocation+depreciation."
+        0.1,
+        description="Operations cost of bought and owned GPUs as a fraction of their running cost (power + "
+        "colocation): running × (1 + this). Edge devices pay depreciation + power, without it.",
     )
     cost_of_capital_frac_per_year: Annotated[float, Field(ge=0, le=1)] = Field(
         0.0, description="Discount rate."

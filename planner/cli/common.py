@@ -86,7 +86,8 @@ def announce(paths: list[Path]) -> None:
 
 
 def clean_json(obj: Any) -> Any:
-    """JSON-safe copy: NaN/inf → None, numpy scalars → Python numbers."""
+    """JSON-safe copy: NaN/inf → None, numpy scalars → Python numbers, -0.0 → 0.0 (a sum of zero costs,
+    such as no resale, printed as -0.0)."""
     if isinstance(obj, dict):
         return {str(k): clean_json(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
@@ -95,6 +96,8 @@ def clean_json(obj: Any) -> Any:
         obj = obj.item()
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
+    if isinstance(obj, float) and obj == 0.0:
+        return 0.0
     return obj
 
 

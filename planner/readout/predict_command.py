@@ -9,6 +9,7 @@ serving nothing there shows its operating point: its capacity per replica)."""
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Mapping
 
@@ -20,8 +21,10 @@ from planner.scenario import Scenario
 
 
 def _number(value: float) -> str:
-    """The shortest text that reads back as the same float (the command reproduces the figures exactly)."""
-    return repr(float(value))
+    """The value as a person would write it when that is the same to 12 digits (0.2, not 0.19999999999999998,
+    the float noise of 0.6 req/s over 3 replicas), else the shortest text that reads back as the same float."""
+    short = f"{float(value):.12g}"
+    return short if math.isclose(float(short), float(value), rel_tol=1e-12, abs_tol=0.0) else repr(float(value))
 
 
 def site_args(site: Site, catalog_site: Site | None) -> list[str]:

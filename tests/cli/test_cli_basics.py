@@ -387,3 +387,11 @@ def test_init_kind_training_writes_a_starter_that_trains(tmp_path: Path) -> None
     wrong = runner.invoke(app, ["init", str(tmp_path / "x.yaml"), "--kind", "train"])
     assert wrong.exit_code == 2 and "use inference or training" in wrong.stderr
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_json_has_no_negative_zero() -> None:
+    """assistant_8b_edge's residual_value_usd printed -0.0 (a sum of no resale)."""
+    from planner.cli.common import json_text
+
+    assert json.loads(json_text({"residual_value_usd": -0.0, "x": [-0.0, 1.5]})) == {"residual_value_usd": 0.0, "x": [0.0, 1.5]}
+    assert "-0.0" not in json_text({"residual_value_usd": -0.0})
