@@ -52,3 +52,27 @@ def test_only_the_inferencex_rows_lose_their_ttft(catalog: Catalog) -> None:
     kept = {(c.label.split(" ")[1], c.metric) for c in cases if c.source == src}
     assert ("1", "tpot_itl") in kept and ("4", "throughput") in kept and ("1", "ttft_or_prefill") not in kept
     assert sum(1 for c in cases if c.source == src and c.metric == "ttft_or_prefill") == 13
+
+
+def test_a_finite_open_loop_run_that_keeps_up_reports_less_than_lambda_g() -> None:
+    """bench_serving divides N·G by the arrival span N/λ plus the drain (≈ E2E): λ·G/(1 + λ·E2E/N); without N or
+    E2E, λ·G. The 405B TP8 run at 1 req/s (300 prompts, E2E 24.9 s) reports 505 of λ·G = 534.5 tok/s."""
+    from planner.validate.finite_runs import finite_run_output_rate
+
+    assert finite_run_output_rate(1.0, 534.5, prompts=None, e2e_ms=24871.7) == 534.5
+    expected = finite_run_output_rate(1.0, 534.5, prompts=300.0, e2e_ms=24871.7)
+    assert expected == pytest.approx(534.5 / (1.0 + 24.8717 / 300.0))
+    assert 0.95 * expected < 505.0 < 0.95 * 534.5  # kept up (its TTFT is a steady state), though below 0.95·λ·G
+    assert finite_run_output_rate(2.0, 500.0, prompts=600.0, e2e_ms=1e4) < finite_run_output_rate(
+        2.0, 500.0, prompts=6000.0, e2e_ms=1e4) < 1000.0  # a longer run drains a smaller share
+
+
+def test_the_405b_runs_that_keep_up_have_ttft_cases(catalog: Catalog) -> None:
+    """datacrunch 405B TP8 at 1 and 2 req/s keep up (ITL as unloaded): their TTFT rows are cases, not skipped as
+    overloaded. At 4 req/s of 513-token prompts Little's law puts λ·E2E = 4 · 107 s = 428 sequences in a replica
+    that holds 309 (the rest queue), and at 8 req/s (TTFT 124 s) the output rate falls short: both are skipped."""
+    cases, skipped = build_cases(catalog)
+    ttft = {c.label for c in cases if c.metric == "ttft_or_prefill" and "405B" in c.label}
+    assert any("rate 1.0 " in label for label in ttft) and any("rate 2.0 " in label for label in ttft)
+    over = [s.label for s in skipped if "405B" in s.label and "overloaded" in s.reason]
+    assert any("rate 4.0 513" in label for label in over) and any("rate 8.0 509" in label for label in over)

@@ -43,3 +43,16 @@ def start_transient_reason(
         f"finite-run start: p99 TTFT {p99_ttft_ms:.0f} ms ({p99_ttft_ms / mean_ttft_ms:.1f}x the mean) exceeds "
         f"{bound:.0f} ms, all {clients:g} clients' prompts queued at once; the mean carries that transient"
     )
+
+
+def finite_run_output_rate(rate: float, output_tokens: float, *, prompts: float | None, e2e_ms: float | None) -> float:
+    """Output tokens/s a finite open-loop run of N = ``prompts`` requests at λ = ``rate`` reports when the engine
+    keeps up: N·G tokens over the arrival span N/λ plus the drain of the last request (≈ the median E2E latency
+    ``e2e_ms``), λ·G / (1 + λ·E2E/N). Without N or E2E: λ·G (an endless run).
+
+    bench_serving divides by the whole duration, so a run that keeps up still reports less than λ·G: Llama-3.1-405B
+    on 8x H200 at 1 and 2 req/s (datacrunch_sglang_h200: 300 and 600 prompts, E2E 24.9 and 29.6 s, ITL 38.8 and
+    43.3 ms as unloaded) reports 505 and 911 tok/s, 0.94 and 0.89 of λ·G but 1.02 and 0.97 of this rate."""
+    if not prompts or e2e_ms is None:
+        return rate * output_tokens
+    return rate * output_tokens / (1.0 + rate * e2e_ms / MS_PER_S / prompts)

@@ -13,8 +13,9 @@ import math
 
 from planner import performance as perf
 from planner.catalog.schema import Accelerator, NumericFormat
+from planner.units import MS_PER_S
 from planner.validate.cases import MAX_OFFLINE_BATCH, _Builder, _fitting_batch, _num
-from planner.validate.finite_runs import start_transient_reason
+from planner.validate.finite_runs import finite_run_output_rate, start_transient_reason
 from planner.validate.names import KV_FORMAT_IDS
 
 SHAREGPT_INPUT_TOKENS = 230.0
@@ -92,13 +93,25 @@ def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
         if math.isinf(rate):
             b.skip(src, label + " TTFT", "offline burst (all requests at t=0): TTFT is the queue of the burst")
             ttft = None
-        elif (_num(row, "output_tokens_per_s") or 0.0) < 0.95 * rate * g_tok:
-            b.skip(src, label + " TTFT", "overloaded run (output rate below the offered λ·G): TTFT is the queue "
+        elif _overloaded(cfg, row, rate, p_tok, g_tok):
+            b.skip(src, label + " TTFT", "overloaded run (output rate below λ·G/(1 + λ·E2E/N), what a finite run "
+                   "that keeps up reports, or λ·E2E more sequences than the replica holds): TTFT is the queue "
                    "built up over the run, not a steady state")
             ttft = None
         _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
                    note="uniform random lengths predicted at their means", prompts=_num(row, "num_prompts"))
+
+
+def _overloaded(cfg: Config, row: dict[str, str], rate: float, p_tok: float, g_tok: float) -> bool:
+    """A finite Poisson run that did not keep up: its output rate is below 0.95 of what a run that keeps up
+    reports (finite_runs.finite_run_output_rate), or Little's law puts λ·E2E sequences in the replica, more than
+    it holds (memory, engine limit): the rest wait in a queue that grows over the run."""
+    e2e_ms = _num(row, "median_e2e_latency_ms")
+    kept_up = finite_run_output_rate(rate, g_tok, prompts=_num(row, "num_prompts"), e2e_ms=e2e_ms)
+    if (_num(row, "output_tokens_per_s") or 0.0) < 0.95 * kept_up:
+        return True
+    return e2e_ms is not None and rate * e2e_ms / MS_PER_S > _engine_batch(cfg, context_tokens=p_tok + g_tok)
 
 
 def _lmdeploy(b: _Builder, rows: list[dict[str, str]]) -> None:
