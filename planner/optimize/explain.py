@@ -257,7 +257,8 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
         if all(o.kind is SupplyKind.BUY for o in options):
             first = min(o.available_from_month for o in options)
             lead = min(o.lead_time_months for o in options)
-            if first > 0 and scenario.objective == "min_cost":
+            early = any(ctx.demand[(w.name, t)] > 0 for t in ctx.periods if ctx.start_month[t] < first)
+            if first > 0 and early and scenario.objective == "min_cost":  # demand before the first delivery
                 out.append(
                     Explanation(
                         w.name,

@@ -14,7 +14,7 @@ from planner.optimize.explain import closest_miss
 from planner.plan import plan
 from planner.readout import PlanResult
 from planner.readout.budget import budget_use
-from planner.scenario import Budget, Scenario, load_scenario
+from planner.scenario import Budget, Scenario, load_scenario, parse_scenario
 from planner.scenario_base import Slo
 from tests.plan.helpers import starter
 
@@ -185,3 +185,29 @@ def test_a_workload_that_cannot_run_gets_the_relaxation_of_its_reason(
     (cause,) = result.infeasibility
     assert cause.message.endswith(reason)
     assert cause.relaxation == relaxation
+
+
+def test_a_lead_time_is_no_cause_when_nothing_is_asked_before_delivery(catalog: Catalog) -> None:
+    """Buy-only at dc1 with demand only from month 2 (when the first node arrives) and a power limit below one
+    node (8 × H100 at 700 W × PUE 1.4 = 7.84 kW > 7.8 kW): the cause named was the purchase lead time."""
+    scenario = parse_scenario(
+        {
+            "name": "power-below-a-node",
+            "horizon_months": 6,
+            "workloads": [
+                {
+                    "name": "chat", "models": ["qwen3_8b"], "quantizations": ["bf16"],
+                    "requests_per_s": [0, 0, 100, 100, 100, 100], "input_tokens": 1000, "output_tokens": 250,
+                    "slo": {"ttft_ms": 1500, "tpot_ms": 60}, "sites": ["dc1"], "disaggregation": "off",
+                }
+            ],
+            "hardware": {"gpus": ["h100_sxm"], "tp": [1], "pp": [1], "gpu_share_fracs": []},
+            "procurement": ["buy"],
+            "sites": [{"name": "dc1", "max_power_kw": 7.8}],
+        }
+    )
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert result.status == "infeasible"
+    said = " ".join(e.message + " " + e.relaxation for e in result.infeasibility)
+    assert "lead time" not in said
+    assert "the power limit of site dc1" in said and "raise sites.dc1.max_power_kw (7.8 now)" in said
