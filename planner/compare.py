@@ -183,10 +183,14 @@ def _line_flip(
     return crossing
 
 
-def _bisect(
-    catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str
-) -> tuple[float, str, str] | None:
-    """Geometric bisection for the multiplier where the buy/rent decision flips: (factor, below, above)."""
+Found = tuple[float, str, str, tuple[float, float] | None]
+"""(factor, wins below, wins above, the bracket [lo, hi] a bisection left it in; None: exact, from cost lines)."""
+
+
+def _bisect(catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str) -> Found | None:
+    """Geometric bisection for the multiplier where the buy/rent decision flips: (factor = √(lo·hi), below,
+    above, (lo, hi)); after BISECTION_STEPS steps the bracket is (hi/lo of the range)^(1/2^steps) wide
+    (demand, 1/16×-4×: ±3.3 %), so the sentence states it."""
     lo, hi = RANGES[parameter]
     at_lo = _recommend(catalog, _what_if(scenario, parameter, lo), solver)
     at_hi = _recommend(catalog, _what_if(scenario, parameter, hi), solver)
@@ -198,7 +202,7 @@ def _bisect(
             lo = mid
         else:
             hi = mid
-    return math.sqrt(lo * hi), at_lo, at_hi
+    return math.sqrt(lo * hi), at_lo, at_hi, (lo, hi)
 
 
 def _flip(
@@ -209,12 +213,12 @@ def _flip(
     found = _bisect(catalog, scenario, solver, parameter)
     if found is None:
         return None
-    factor, below, above = found
+    factor, below, above, bracket = found
     now = _now(None if base is None else "rent_only" if base == "rent_only" else "buy")
     return {
         "parameter": parameter,
         "factor": factor,
-        "sentence": flip_sentence(scenario, parameter, factor, below, above, now),
+        "sentence": flip_sentence(scenario, parameter, factor, below, above, now, bracket),
     }
 
 
@@ -230,20 +234,26 @@ def _now(recommendation: str | None) -> str:
     return f"now {kind} wins" + ("" if recommendation == "buy" else f": recommendation {recommendation}")
 
 
-def flip_sentence(scenario: Scenario, parameter: str, factor: float, below: str, above: str, now: str) -> str:
-    """The flip point in words, e.g. 'renting wins if the rent falls below 0.90× the catalog price, buying above it'."""
+def flip_sentence(
+    scenario: Scenario, parameter: str, factor: float, below: str, above: str, now: str,
+    bracket: tuple[float, float] | None = None,
+) -> str:
+    """The flip point in words, e.g. 'renting wins if the rent falls below 0.90× the catalog price, buying above
+    it'; ``bracket``: the interval a bisection left the flip in, stated after the factor ('0.83× (between 0.80×
+    and 0.86×)')."""
     below_w, above_w = CHOICE.get(below, below), CHOICE.get(above, above)
+    within = "" if bracket is None else f" (between {bracket[0]:.2f}× and {bracket[1]:.2f}×)"
     if parameter == "demand_scale":
         rates = ", ".join(
             f"{w.name} {factor * _peak_requests_per_s(scenario, w):.3g} req/s"
             for w in scenario.workloads
         )
         return (
-            f"{above_w} wins if demand stays above {factor:.2f}× the stated level ({rates} at peak), "
+            f"{above_w} wins if demand stays above {factor:.2f}×{within} the stated level ({rates} at peak), "
             f"{below_w} below it ({now})"
         )
     return (
-        f"{below_w} wins if the {FLIP_WHAT[parameter]} falls below {factor:.2f}× the catalog price, "
+        f"{below_w} wins if the {FLIP_WHAT[parameter]} falls below {factor:.2f}×{within} the catalog price, "
         f"{above_w} above it ({now})"
     )
 
@@ -257,12 +267,12 @@ def _no_flip_sentence(parameter: str, decision: str | None) -> str:
 
 def _search(
     catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str, decision: str | None
-) -> tuple[float, str, str] | None:
-    """(factor, wins below, wins above) of one flip parameter, or None when it does not flip in range."""
+) -> Found | None:
+    """(factor, wins below, wins above, bracket) of one flip parameter, or None when it does not flip in range."""
     if parameter in PRICES and decision == "buy" and not scenario.economics.rent_volume_tiers:
         crossing = _line_flip(catalog, scenario, solver, parameter, 1.0)
         below, above = PRICES[parameter]
-        return None if crossing is None else (crossing, below, above)
+        return None if crossing is None else (crossing, below, above, None)
     return _bisect(catalog, scenario, solver, parameter)
 
 
@@ -296,8 +306,8 @@ def find_flip_points(
                     {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
                 )
                 continue
-            factor, below, above = found
-            sentence = flip_sentence(scenario, parameter, factor, below, above, now)
+            factor, below, above, bracket = found
+            sentence = flip_sentence(scenario, parameter, factor, below, above, now, bracket)
             flips.append({"parameter": parameter, "factor": factor, "sentence": sentence})
     return flips
 

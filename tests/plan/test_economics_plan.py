@@ -228,6 +228,9 @@ def test_demand_flip_point_is_found_by_bisection(
     flip = cmp._flip(catalog, scenario, "highs", "demand_scale", "buy")
     assert flip is not None and flip["factor"] == pytest.approx(0.3, rel=0.05)
     assert flip["sentence"].startswith("buying wins if demand stays above 0.3")
+    # six steps over 1/16×-4× leave a bracket 64^(1/64) wide around the flip, and the sentence states it
+    low, high = (float(x) for x in flip["sentence"].split("(between ")[1].split(")")[0].replace("×", "").split(" and "))
+    assert low <= 0.3 <= high and high / low == pytest.approx(64 ** (1 / 64), rel=0.02)
 
 
 def test_buy_vs_rent_has_no_demand_flip_with_whole_nodes_on_both_sides(catalog: Catalog, scenario) -> None:  # type: ignore[no-untyped-def]
