@@ -52,7 +52,9 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
     n_rep, flow = sol.values["n_rep"], sol.values["flow"]
     workloads = {w.name: w for w in ctx.scenario.workloads}
     peak_t = {
-        w.name: max(ctx.periods, key=lambda t, name=w.name: ctx.demand[(name, t)])  # type: ignore[misc]
+        # the last of equal peaks: with a flat demand, the steady state after every delivery (a month-0 peak
+        # showed a bought deployment, delivered in month 2, serving 0 req/s)
+        w.name: max(ctx.periods, key=lambda t, name=w.name: (ctx.demand[(name, t)], t))  # type: ignore[misc]
         for w in ctx.scenario.workloads
     }
     out: list[Deployment] = []
