@@ -258,7 +258,7 @@ def budget_use(result: PlanResult) -> BudgetUse | None:
         text = f"no budget line (none is spent to {BINDING_FRACTION:.1%})"
     else:
         families = sorted({str(b.get("family")) for b in result.binding_constraints})
-        text = "no budget line: " + (", ".join(families) or "—")
+        text = "no budget line binds (the plan's binding rows: " + (", ".join(families) or "none") + ")"
         if searched_to_limit:
             text += (
                 f"; the search stops at {SCALE_LIMIT:,.0f}× the stated demand, so the budget serves at least that "

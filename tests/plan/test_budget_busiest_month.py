@@ -160,7 +160,7 @@ def test_a_capex_line_with_rent_allowed_binds_nothing_even_in_whole_units(catalo
     assert result.served_scale == pytest.approx(SCALE_LIMIT, rel=1e-6)
     use = budget_use(result)
     assert use is not None and use.binding == [] and use.whole_units == {}
-    assert use.binding_limit.startswith("no budget line: ")
+    assert use.binding_limit.startswith("no budget line binds (the plan's binding rows: ")
     assert f"the search stops at {SCALE_LIMIT:,.0f}× the stated demand" in use.binding_limit
 
 

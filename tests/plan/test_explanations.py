@@ -109,7 +109,7 @@ def _check_budget_use(result: PlanResult) -> None:
     )
     assert budget_use(spent_in_full).binding_limit == "capex_usd"  # type: ignore[union-attr]
     ample = replace(result, scenario=result.scenario.model_copy(update={"budget": Budget(capex_usd=1e9)}))
-    assert budget_use(ample).binding_limit.startswith("no budget line: ")  # type: ignore[union-attr]
+    assert budget_use(ample).binding_limit.startswith("no budget line binds (the plan's binding rows: ")  # type: ignore[union-attr]
 
 
 def _buy_only(catalog: Catalog, **update: object) -> Scenario:
