@@ -31,9 +31,11 @@ DASH = "—"
 
 
 def money(value: float | None) -> str:
-    """USD for a table cell: cents below $100, whole dollars above, '—' for no value."""
+    """USD for a table cell: cents below $100 (but 0 for nothing spent), whole dollars above, '—' for no value."""
     if value is None:
         return DASH
+    if value == 0:
+        return "0"
     return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
