@@ -25,14 +25,20 @@ def enabled() -> bool:
 
 @contextlib.contextmanager
 def working(label: str) -> Iterator[Callable[[str], None]]:
-    """Run a block under a delayed spinner; yields ``step(text)`` to change the label as work advances."""
-    state = {"label": label}
+    """Run a block under a delayed spinner; yields ``step(text)`` to change the label as work advances. A
+    long optimizer search inside adds its progress to the current step's label (planner.search_progress)."""
+    state = {"label": label, "step": label}
     start = time.perf_counter()
     done = threading.Event()
 
     def step(text: str) -> None:
-        state["label"] = text
+        state["label"] = state["step"] = text
         debug(f"{time.perf_counter() - start:6.1f} s  {text}")
+
+    def searched(text: str) -> None:  # '' when the search is over: back to the step's own label
+        state["label"] = f"{state['step']} — {text}" if text else state["step"]
+        if text:
+            debug(f"{time.perf_counter() - start:6.1f} s  {state['label']}")
 
     def spin() -> None:
         if done.wait(DELAY_S):
@@ -45,7 +51,7 @@ def working(label: str) -> Iterator[Callable[[str], None]]:
     if thread is not None:
         thread.start()
     try:
-        with reporting(lambda text: step(f"{label} — {text}" if text else label)):  # a long search: best plan, bound
+        with reporting(searched):
             yield step
     finally:
         done.set()

@@ -45,3 +45,24 @@ def test_quick_steps_draw_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     with progress.working("planning"):
         pass
     assert buffer.getvalue() == ""
+
+
+def test_a_search_adds_its_progress_to_the_current_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long search's line follows the step it runs in ('planning hybrid — best $…'), then the step's own
+    label comes back when the search is over."""
+    from planner.search_progress import _REPORTER
+
+    buffer = _terminal(monkeypatch)
+    with progress.working("comparing") as step:
+        step("planning hybrid")
+        report = _REPORTER.get()
+        assert report is not None
+        report("best $820,967, proven floor $799,866 (gap 2.6%), 790 nodes")
+        time.sleep(0.4)
+        shown = buffer.getvalue()
+        report("")
+        step("planning rent_only")
+        time.sleep(0.4)
+    assert "planning hybrid — best $820,967, proven floor $799,866 (gap 2.6%), 790 nodes" in shown
+    assert "planning rent_only" in buffer.getvalue()
+    assert _REPORTER.get() is None
