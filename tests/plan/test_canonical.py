@@ -16,6 +16,7 @@ from planner.optimize import solve
 from planner.optimize.build import TIE_BREAK
 from planner.optimize.canonical import canonical
 from planner.optimize.solver import Solution
+from planner.plan import plan
 from planner.problem.context import BuildContext, build_context
 from planner.scenario import load_scenario, parse_scenario
 
@@ -71,9 +72,22 @@ def test_a_canonical_solve_is_kept(catalog: Catalog) -> None:
     assert {k: round(v) for k, v in made.values["n_rep"].items() if round(v)} == {k: v for k, v in kept.items() if v}
 
 
-def test_single_period_and_unproven_plans_are_left_as_solved(catalog: Catalog) -> None:
-    sol, ctx = _solved(catalog, "chat_70b_cloud")
-    assert len(ctx.periods) == 1 and canonical(ctx, sol) is sol
+def test_a_single_period_plan_drops_a_free_idle_pool(catalog: Catalog) -> None:
+    """chat_70b_cloud on MI300X alone at 3 req/s for 12 months: one 8-GPU node is rented whatever runs on it,
+    and the solve kept a TP2 decode pool with no prefill pool (it serves nothing) beside four INT4 replicas."""
+    scenario = load_scenario(ROOT / "examples" / "chat_70b_cloud" / "scenario.yaml", catalog)
+    chat = scenario.workloads[0].model_copy(update={"requests_per_s": 3.0})
+    scenario = scenario.model_copy(
+        update={"workloads": [chat], "horizon_months": 12, "hardware": scenario.hardware.model_copy(update={"gpus": ["mi300x"]})}
+    )
+    result = plan(catalog, scenario, with_alternatives=False)
+    assert result.status == "optimal"
+    assert result.ledger is not None and result.ledger.total_usd == pytest.approx(9_849.6 * 12)
+    assert all(d.role == "colocated" and d.served_requests_per_s > 0 for d in result.deployments)
+    assert sum(d.gpus for d in result.deployments) == pytest.approx(1.5)
+
+
+def test_unproven_plans_are_left_as_solved(catalog: Catalog) -> None:
     sol, ctx = _solved(catalog, "buy_vs_rent")
     feasible = dataclasses.replace(sol, status="feasible")
     assert canonical(ctx, feasible) is feasible
