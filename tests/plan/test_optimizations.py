@@ -220,14 +220,15 @@ def test_prefix_memory_is_held_once_per_replica(catalog: Catalog) -> None:
 def test_speculative_chosen_only_where_it_pays(catalog: Catalog) -> None:
     high = plan(catalog, _spec_scenario(catalog, 0.8), with_alternatives=False).to_json()
     low = plan(catalog, _spec_scenario(catalog, 0.2), with_alternatives=False).to_json()
-    # a = 0.8: E[N] = 3.36 lets a TP2 replica carry 2.45 req/s within a 12 ms TPOT → 5 × TP2, all speculating;
+    # a = 0.8: E[N] = 3.36 lets a TP2 replica carry 2.45 req/s within a 12 ms TPOT → ten GPUs, all speculating
+    # (the tie-break's 1 × TP2 + 2 × TP4 of the equal-cost 5 × TP2: planner.optimize.canonical);
     # a = 0.2: E[N] = 1.25 is below the break-even on every deployment → plain 2 × TP4 co-located and a
     # prefill/decode pair (1 × TP2 prefill, 4 × TP4 decode)
     assert all(_opt(d, "speculative")["on"] for d in high["deployments"])
     assert all(not _opt(d, "speculative")["on"] for d in low["deployments"])
     assert all("1.25 tokens/round ≤" in _opt(d, "speculative")["why"] for d in low["deployments"])
     assert "3.36 tokens/round >" in _opt(high["deployments"][0], "speculative")["why"]
-    assert [(d["tp"], d["replicas"]) for d in high["deployments"]] == [(2, 5)]
+    assert [(d["tp"], d["replicas"]) for d in high["deployments"]] == [(2, 1), (4, 2)]
     assert high["total_cost_usd"] == pytest.approx(177_811.2, rel=1e-6)
     assert low["total_cost_usd"] == pytest.approx(440_467.2, rel=1e-6)
 

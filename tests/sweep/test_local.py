@@ -47,8 +47,9 @@ def test_every_row_is_the_plan_of_its_variant(catalog: Catalog, local_result: Sw
 
 
 def test_a_disaggregated_plans_pools_read_apart_from_its_colocated_replicas(catalog: Catalog) -> None:
-    """chat_70b_cloud at 32 req/s: co-located H100 and MI300X replicas, 4 MI300X TP1 prefill and 1 TP2 decode
-    replica. The sweep's choice showed "mi300x TP1xPP1 fp8" twice (role, site and replicas left out)."""
+    """chat_70b_cloud at 32 req/s: six co-located MI300X TP1 replicas beside a disaggregated pair (two H100 TP2
+    prefill replicas, one MI300X TP2 decode replica). The sweep's choice showed a co-located replica and a
+    pool of the same shape alike, "mi300x TP1xPP1 fp8" twice (role, site and replicas left out)."""
     import yaml
 
     data = yaml.safe_load(Path("examples/chat_70b_cloud/scenario.yaml").read_text())
@@ -57,15 +58,17 @@ def test_a_disaggregated_plans_pools_read_apart_from_its_colocated_replicas(cata
     row = row_from_plan(Variant(0, (("workloads.chat.requests_per_s", 32),)), direct)
     labels = [c.label for c in row.choices]
     assert labels == [
-        "2× h100_sxm TP1xPP2 fp8 at us_east",
-        "2× mi300x TP1xPP1 fp8 at us_east",
-        "4× mi300x TP1xPP1 fp8 at us_east (prefill pool)",
+        "6× mi300x TP1xPP1 fp8 at us_east",
+        "2× h100_sxm TP2xPP1 fp8 at us_east (prefill pool)",
         "1× mi300x TP2xPP1 fp8 at us_east (decode pool)",
     ]
-    assert len(set(labels)) == len(labels)
+    # a co-located replica and a pool of the same shape read apart
+    shape = {"workload": "chat", "model": "llama_3_1_70b", "gpu": "mi300x", "tp": 1, "pp": 1, "quantization": "fp8"}
+    same = [Choice(**shape, replicas=4, site="us_east", role=role).label for role in ("colocated", "prefill")]
+    assert same == ["4× mi300x TP1xPP1 fp8 at us_east", "4× mi300x TP1xPP1 fp8 at us_east (prefill pool)"]
     # a resume file written before role, EP and site were recorded still reads, as co-located
     old = {k: v for k, v in row.choices[2].__dict__.items() if k not in ("ep", "site", "role")}
-    assert Choice(**old).label == "4× mi300x TP1xPP1 fp8"
+    assert Choice(**old).label == "1× mi300x TP2xPP1 fp8"
 
 
 def test_rent_only_cost_scales_with_the_rent_price(local_result: SweepResult) -> None:
