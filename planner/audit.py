@@ -48,7 +48,7 @@ class AuditRecord:
     capacity_requests_per_s: float
 
 
-def _terms_and_optimizations(
+def deployment_terms_and_optimizations(
     catalog: Catalog, scenario: Scenario, deployment: Deployment
 ) -> tuple[perf.DeploymentTerms, LoadOptimizations | None]:
     """The deployment's terms and its chosen optimization variant (None when plain)."""
@@ -71,7 +71,7 @@ def audit_deployment(
     """Recompute one deployment and raise AuditError if it violates memory, an SLO or its claimed capacity."""
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
     gpu = catalog.accelerators[deployment.gpu]
-    terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
+    terms, opt = deployment_terms_and_optimizations(catalog, scenario, deployment)
     batch = float(deployment.batch)
     context = float(w.input_tokens + w.output_tokens)
     memory = float(
@@ -166,7 +166,7 @@ def at_served_load(
     replica's capacity at the SLO is ``capacity_requests_per_s`` when given (the audit's record of it).
     """
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
-    terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
+    terms, opt = deployment_terms_and_optimizations(catalog, scenario, deployment)
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     context = float(w.input_tokens + w.output_tokens)
     limit = max(min(float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace)),

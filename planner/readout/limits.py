@@ -37,12 +37,12 @@ def limited_at_capacity(
     known (the candidate's best load ÷ max_utilization_frac), else found by bisection."""
     if deployment.role != "colocated" or deployment.gpu_share_frac < 1.0:
         return None
-    from planner.audit import _terms_and_optimizations  # planner.audit imports planner.readout
+    from planner.audit import deployment_terms_and_optimizations  # planner.audit imports planner.readout
     from planner.candidates import network_s, slo_percentiles
     from planner.performance.load import capacity_at_slo, serve_at_load
     from planner.performance.optimizations import optimized_max_batch
 
-    terms, opt = _terms_and_optimizations(catalog, scenario, deployment)
+    terms, opt = deployment_terms_and_optimizations(catalog, scenario, deployment)
     context = float(w.input_tokens + w.output_tokens)
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace))

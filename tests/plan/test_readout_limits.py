@@ -24,7 +24,7 @@ def test_a_tpot_bound_replica_says_so(catalog: Catalog) -> None:
     where its TPOT reaches 50 ms (B200: 7.516 req/s; `planner predict --requests-per-s 7.52` gives TPOT 50.9 ms,
     TTFT 269 ms, and a queue that still drains up to 7.57 req/s), so the TPOT SLO limits it; at the 90 % it
     runs at TPOT is 19 ms, and the label read there said 'throughput_peak'."""
-    from planner.audit import _terms_and_optimizations
+    from planner.audit import deployment_terms_and_optimizations
     from planner.candidates import network_s
 
     sc = load_scenario(CHAT70, catalog)
@@ -32,7 +32,7 @@ def test_a_tpot_bound_replica_says_so(catalog: Catalog) -> None:
     w = sc.workloads[0]
     assert result.deployments
     for d in result.deployments:
-        terms, opt = _terms_and_optimizations(catalog, sc, d)
+        terms, opt = deployment_terms_and_optimizations(catalog, sc, d)
         cap = d.capacity_at_slo_requests_per_s
         above = serve_at_load(
             terms, requests_per_s=cap * 1.003, input_tokens=float(w.input_tokens),
@@ -74,7 +74,7 @@ def test_a_decode_pool_without_its_prefill_pool_is_listed_idle(catalog: Catalog)
 def test_a_memory_bound_replica_says_memory(catalog: Catalog) -> None:
     """mixed_fleet's summarizer (Llama-3.1-8B FP8, 4,000-token prompts, H100 TP1): at its capacity at the SLO
     the running batch fills the KV cache's sequences while TTFT and TPOT stay well under their SLOs."""
-    from planner.audit import _terms_and_optimizations
+    from planner.audit import deployment_terms_and_optimizations
     from planner.candidates import network_s
     from planner.performance.optimizations import optimized_max_batch
     from planner.units import BYTES_PER_GIB
@@ -83,7 +83,7 @@ def test_a_memory_bound_replica_says_memory(catalog: Catalog) -> None:
     result = plan(catalog, sc, with_alternatives=False)
     (d,) = [x for x in result.deployments if x.workload == "summarize"]
     w = next(x for x in sc.workloads if x.name == "summarize")
-    terms, opt = _terms_and_optimizations(catalog, sc, d)
+    terms, opt = deployment_terms_and_optimizations(catalog, sc, d)
     context = float(w.input_tokens + w.output_tokens)
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=sc.workspace_gib * BYTES_PER_GIB))
     assert fit < sc.max_batch
