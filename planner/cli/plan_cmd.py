@@ -247,15 +247,23 @@ def _print_rentals(data: dict[str, Any]) -> None:
     rentals = [s for s in data["supply"] if str(s["kind"]).startswith("rent")]
     if not rentals:
         return
-    r = Table(title="what to rent (quote paid)")
-    for c in ("gpu", "site", "kind", "GPUs", "$/month", "quote"):
+    from planner.report.formatting import number_runs_text
+
+    r = Table(
+        title="what to rent (quote paid)",
+        caption="months: those with units rented (from 0); $/month: the horizon's mean, as every $/month of the plan",
+    )
+    for c in ("gpu", "site", "kind", "GPUs", "months", "$/month", "quote"):
         r.add_column(c, justify="right" if c in ("GPUs", "$/month") else "left")
     for s in rentals:
+        used = [m for m, units in enumerate(s["units_per_month"]) if units > 1e-9]
+        months = "all" if len(used) == len(s["units_per_month"]) else number_runs_text(used) if used else "none"
         r.add_row(
             text(s["gpu"]),
             text(s["site"]),
             text(s["kind"]),
             str(s["gpus"]),
+            months,
             f"{s['cost_usd_per_month']:,.0f}",
             text(s["source"]),
         )

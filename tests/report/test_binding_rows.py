@@ -27,3 +27,4 @@ def test_slices_of_one_key_are_one_line_in_first_appearance_order() -> None:
         ("gpu_supply", "h200_sxm/us_east/8"),
         ("demand_coverage", "scale_floor"),
     ]
+
