@@ -17,6 +17,9 @@ from planner.search_progress import reporting
 DELAY_S = 2.0
 """A step must run this long before the spinner appears (s)."""
 
+SEARCH_LOG_EVERY_S = 10.0
+"""Least seconds between two ``-v`` log lines of a running search (the spinner shows every report)."""
+
 
 def enabled() -> bool:
     """True when a spinner may be drawn: stderr is a TTY and not ``--quiet``."""
@@ -35,10 +38,14 @@ def working(label: str) -> Iterator[Callable[[str], None]]:
         state["label"] = state["step"] = text
         debug(f"{time.perf_counter() - start:6.1f} s  {text}")
 
+    logged = [-SEARCH_LOG_EVERY_S]
+
     def searched(text: str) -> None:  # '' when the search is over: back to the step's own label
         state["label"] = f"{state['step']} — {text}" if text else state["step"]
-        if text:
-            debug(f"{time.perf_counter() - start:6.1f} s  {state['label']}")
+        now = time.perf_counter() - start
+        if text and now - logged[0] >= SEARCH_LOG_EVERY_S:  # -v: a line every 10 s, not every second
+            logged[0] = now
+            debug(f"{now:6.1f} s  {state['label']}")
 
     def spin() -> None:
         if done.wait(DELAY_S):
