@@ -25,6 +25,7 @@ from planner.performance.optimizations import (
     optimized_max_batch,
     optimized_memory_per_gpu_bytes,
 )
+from planner.readout.limits import limited_at_capacity
 from planner.readout.moe_terms import moe_terms_at
 from planner.readout.optimizations import is_on
 from planner.readout.types import Deployment
@@ -169,8 +170,8 @@ def at_served_load(
     terms, opt = deployment_terms_and_optimizations(catalog, scenario, deployment)
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     context = float(w.input_tokens + w.output_tokens)
-    limit = max(min(float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace)),
-                    float(scenario.max_batch)), 1.0)
+    fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace))
+    limit = max(min(fit, float(scenario.max_batch)), 1.0)
     net = network_s(w, sites[deployment.site])
     per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
     if deployment.role != "colocated":
@@ -182,6 +183,11 @@ def at_served_load(
             **slo_percentiles(w),
         )
     )
+    if deployment.gpu_share_frac >= 1.0:  # what sets that capacity, read at it (a share keeps its point's label)
+        label = limited_at_capacity(
+            terms, opt, w, capacity=capacity, fit=fit, max_batch=float(scenario.max_batch), network_s=net
+        )
+        deployment = deployment if label is None else replace(deployment, limited_by=label)
     if per_replica <= 0:
         return replace(deployment, capacity_at_slo_requests_per_s=capacity)
     op = serve_at_load(

@@ -12,7 +12,6 @@ import pandas as pd
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.roles import role_fields
-from planner.readout.limits import limited_at_capacity
 from planner.readout.moe_terms import deployment_moe_terms
 from planner.readout.optimizations import deployment_optimizations
 from planner.readout.sharing import annotate_sharing, gpus_of
@@ -22,7 +21,8 @@ from planner.scenario import Workload
 
 def limited_by(cand: pd.Series, point: Any, w: Workload) -> str:
     """Which limit stopped the batch from growing at the operating point: memory, the TPOT SLO, the TTFT SLO or
-    the batch cap (a co-located whole-GPU replica's is then read at its capacity at the SLO: planner.readout.limits)."""
+    the batch cap (the audit then reads a co-located whole-GPU replica's at its capacity at the SLO:
+    planner.readout.limits)."""
     if int(point.batch) >= int(cand["max_batch"]):
         return "memory"
     if float(point.tpot_ms) >= 0.97 * w.slo.tpot_ms:
@@ -104,17 +104,7 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 gpu_share_frac=float(c.get("share_frac", 1.0)),
             )
         )
-    out = [_limited_at_capacity(ctx, d) for d in out]
     return annotate_sharing(allocate_costs(out, supply), supply)
-
-
-def _limited_at_capacity(ctx: BuildContext, d: Deployment) -> Deployment:
-    """``d`` with ``limited_by`` read at its capacity at the SLO where planner.readout.limits reads one: the
-    candidate's best load (its top operating point) ÷ the headroom, when that point is its capacity's."""
-    w = next(x for x in ctx.scenario.workloads if x.name == d.workload)
-    best = float(ctx.cands.loc[d.cand, "best_capacity_requests_per_s"]) / ctx.scenario.max_utilization_frac
-    label = limited_at_capacity(ctx.catalog, ctx.scenario, d, w, ctx.sites[d.site], best)
-    return d if label is None else dataclasses.replace(d, limited_by=label)
 
 
 def gpu_periods(d: Deployment) -> float:
