@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from planner.report.cost_streams import as_count
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT
 from planner.report.workbook_tables import period_months
 from planner.report.xlsx import Tables, header_table, set_cell
@@ -48,8 +49,7 @@ def _months_text(result: PlanResult, period: int) -> str:
 
 def _gpus(value: float) -> float | int:
     """A GPU count: an int when whole, else rounded to 1/100 (shares are 1/2, 1/4 …)."""
-    rounded = round(value, 2)
-    return int(rounded) if float(rounded).is_integer() else rounded
+    return as_count(round(value, 2))
 
 
 def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
