@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.ledgers.economics import delivery_month
+
 
 def as_json(record: Any) -> dict[str, Any]:
     """A readout record as a JSON-ready dict."""
@@ -133,6 +135,12 @@ class SupplyLine:
     max_instance_gpus: int = 0
     """Largest group one unit hosts: the largest instance sold at this quote (rent; billed per
     ``unit_gpus``), a node (buy, inventory, edge devices)."""
+
+    @property
+    def delivery_month(self) -> int:
+        """Buy lines: the month the nodes arrive and the ledger starts their running cost (a 1.5-month lead
+        time delivers in month 2): planner.ledgers.economics.delivery_month, as the ledger and the budget rows."""
+        return delivery_month(self.available_from_month)
 
 
 @dataclass(frozen=True)

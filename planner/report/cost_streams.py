@@ -64,12 +64,6 @@ class SupplyRow:
     capex_usd_per_unit: float
     resale_usd_per_unit: float
 
-    @property
-    def delivery_month(self) -> int | float:
-        """Buy lines: the month the ledger starts the nodes' running cost, i.e. delivery (a 1.5-month lead
-        time delivers in month 2); the line's ``available_from_month`` when no running month is booked."""
-        month = next((m for m, units in enumerate(self.units_by_month) if units), None)
-        return self.line.available_from_month if month is None else month
 
     @property
     def label(self) -> str:

@@ -341,7 +341,7 @@ def write_supply(ws: Any, tables: Tables, model: CostStreams, layout: CostsLayou
                 Formula(f"={row.capex_name}") if row.bought_units else 0,
                 Formula(f"={row.resale_name}") if row.bought_units else 0,
                 s.purchase_month if s.purchase_month is not None else "",
-                row.delivery_month if row.bought_units else "",
+                row.line.delivery_month if row.bought_units else "",
                 _sum(capex),
                 _sum(cells(RECURRING_KINDS, layout.total_row)),
                 Formula("=-(" + "+".join(resale) + ")") if resale else 0,
