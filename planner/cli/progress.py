@@ -58,8 +58,11 @@ def working(label: str) -> Iterator[Callable[[str], None]]:
     if thread is not None:
         thread.start()
     try:
-        with reporting(searched):
+        if thread is None and not (VERBOSITY.verbose and not VERBOSITY.quiet):  # no one sees a search's lines
             yield step
+        else:
+            with reporting(searched):
+                yield step
     finally:
         done.set()
         if thread is not None:
