@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from planner.candidates import slo_percentiles
+from planner.performance.load import serve_at_load
 from planner.scenario import Workload
 
 NEAR_FRAC = 0.97
@@ -36,9 +38,6 @@ def limited_at_capacity(
     in memory, ``max_batch`` the scenario's batch cap, ``network_s`` the network time in TTFT. None where C is
     no load this replica sustains (its operating point's label stands). planner.audit.at_served_load calls it
     with the audit's C."""
-    from planner.candidates import slo_percentiles
-    from planner.performance.load import serve_at_load
-
     if not math.isfinite(capacity) or capacity <= 0:
         return None
     limit = max(min(fit, max_batch), 1.0)
