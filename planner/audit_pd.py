@@ -25,8 +25,7 @@ from planner.performance.pools import (
     prefill_at_load,
     prefill_capacity_at_slo,
 )
-from planner.performance.sharing import shared_accelerator, shared_terms
-from planner.performance.terms import with_efficiency
+from planner.performance.sharing import terms_on_share
 from planner.readout.moe_terms import moe_terms_at
 from planner.readout.types import Deployment
 from planner.scenario import Scenario, Workload
@@ -36,21 +35,21 @@ from planner.units import BYTES_PER_GB, BYTES_PER_GIB
 def scenario_terms(catalog: Catalog, scenario: Scenario, deployment: Deployment) -> perf.DeploymentTerms:
     """Deployment terms from the catalog with the scenario's ``hardware.efficiency`` for its GPU applied, on the
     share of the GPU it holds (planner.performance.sharing, as the candidate table: planner.candidates_shared)."""
-    share = deployment.gpu_share_frac
-    terms = perf.deployment_terms(
+    stated = scenario.hardware.efficiency.get(deployment.gpu)
+    return terms_on_share(
         catalog,
         model=catalog.models[deployment.model],
-        gpu=shared_accelerator(catalog.accelerators[deployment.gpu], share),
+        gpu=catalog.accelerators[deployment.gpu],
+        share_frac=deployment.gpu_share_frac,
         weight_format=catalog.formats[deployment.quantization],
         kv_format=catalog.formats[deployment.kv_dtype],
         tp=int(deployment.tp),
         pp=int(deployment.pp),
-        engine=deployment.engine,
         ep=int(deployment.ep),
+        engine=deployment.engine,
+        prefill_mfu_frac=None if stated is None else stated.prefill_mfu_frac,
+        decode_mbu_frac=None if stated is None else stated.decode_mbu_frac,
     )
-    stated = scenario.hardware.efficiency.get(deployment.gpu)
-    terms = with_efficiency(terms, **stated.model_dump()) if stated is not None else terms
-    return shared_terms(terms, share) if share < 1 else terms
 
 
 @dataclass(frozen=True)

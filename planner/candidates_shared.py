@@ -14,8 +14,7 @@ from typing import Any, TypeVar
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator
-from planner.performance.sharing import shared_accelerator, shared_terms
-from planner.performance.terms import with_efficiency
+from planner.performance.sharing import shared_accelerator, terms_on_share
 from planner.scenario import Scenario
 
 C = TypeVar("C")
@@ -46,20 +45,19 @@ def shared_configs(catalog: Catalog, scenario: Scenario, configs: list[C]) -> li
 def _slice_terms(catalog: Catalog, scenario: Scenario, cfg: Any, frac: float, gpu_slice: Accelerator) -> Any:
     """The terms of ``cfg``'s deployment on a ``frac`` share of its GPU, ``gpu_slice`` (None if it cannot run
     there)."""
+    stated = scenario.hardware.efficiency.get(cfg.gpu.id)
     try:
-        whole_slice = perf.deployment_terms(
+        return terms_on_share(
             catalog,
             model=catalog.models[cfg.model],
-            gpu=gpu_slice,
+            gpu=cfg.gpu,
+            share_frac=frac,
+            gpu_slice=gpu_slice,
             weight_format=catalog.formats[cfg.quantization],
             kv_format=catalog.formats[cfg.kv_dtype],
-            tp=1,
-            pp=1,
             engine=cfg.workload.engine_key,
+            prefill_mfu_frac=None if stated is None else stated.prefill_mfu_frac,
+            decode_mbu_frac=None if stated is None else stated.decode_mbu_frac,
         )
     except perf.UnsupportedDeployment:
         return None
-    stated = scenario.hardware.efficiency.get(cfg.gpu.id)
-    if stated is not None:
-        whole_slice = with_efficiency(whole_slice, **stated.model_dump())
-    return shared_terms(whole_slice, frac)

@@ -19,14 +19,14 @@ from planner.performance.memory import (
 )
 from planner.performance.moe import explain_terms
 from planner.performance.predict_load import at_load, check_options
-from planner.performance.sharing import shared_accelerator, shared_terms
+from planner.performance.sharing import terms_on_share
 from planner.performance.steps import (
     StepBreakdown,
     decode_step,
     mean_decode_context_tokens,
     prefill_step,
 )
-from planner.performance.terms import DEFAULT_ENGINE, deployment_terms, engine_fields, with_efficiency
+from planner.performance.terms import DEFAULT_ENGINE, engine_fields
 from planner.scenario_optimizations import PrefixCache, Speculative
 from planner.units import BYTES_PER_GB, BYTES_PER_GIB, FLOP_PER_TFLOP
 
@@ -225,22 +225,22 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         engine = catalog.engine(request.engine)
     except CatalogError as exc:
         raise InputError(f"--engine: {exc}") from None
-    terms = deployment_terms(
+    # as a plan's replica: on its share of the GPU, with stated efficiencies as a scenario's hardware.efficiency
+    terms = terms_on_share(
         catalog,
         model=model,
-        gpu=shared_accelerator(gpu, request.gpu_share_frac),  # the whole GPU at a share of 1
+        gpu=gpu,
+        share_frac=request.gpu_share_frac,
         weight_format=wfmt,
         kv_format=kfmt,
         tp=request.tp,
         pp=request.pp,
-        ideal=request.ideal,
-        engine=engine,
         ep=request.ep,
+        engine=engine,
+        ideal=request.ideal,
+        prefill_mfu_frac=request.prefill_mfu_frac,
+        decode_mbu_frac=request.decode_mbu_frac,
     )
-    # stated efficiencies, as a scenario's hardware.efficiency for the GPU (planner.audit_pd.scenario_terms)
-    terms = with_efficiency(terms, prefill_mfu_frac=request.prefill_mfu_frac, decode_mbu_frac=request.decode_mbu_frac)
-    if request.gpu_share_frac < 1:  # as a plan's replica on a share (planner.candidates_shared)
-        terms = shared_terms(terms, request.gpu_share_frac)
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
     batch = float(request.batch)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from planner.catalog.schema import Accelerator
-from planner.performance.terms import DeploymentTerms
+from planner.catalog.loader import Catalog
+from planner.catalog.schema import Accelerator, Engine, Model, NumericFormat
+from planner.performance.terms import DeploymentTerms, deployment_terms, with_efficiency
 
 SHARE_FRACS: tuple[float, ...] = (0.5, 0.25)
 """Shares of one GPU a replica may hold besides the whole GPU (1/2 and 1/4)."""
@@ -64,3 +65,42 @@ def shared_terms(terms: DeploymentTerms, share_frac: float) -> DeploymentTerms:
         host_per_sequence_us=terms.host_per_sequence_us / share_frac,
         efficiency=dataclasses.replace(e, step_overhead_s=e.step_overhead_s / share_frac),
     )
+
+
+def terms_on_share(
+    catalog: Catalog,
+    *,
+    model: Model,
+    gpu: Accelerator,
+    share_frac: float,
+    weight_format: NumericFormat,
+    kv_format: NumericFormat,
+    tp: int = 1,
+    pp: int = 1,
+    ep: int = 1,
+    engine: Engine | str,
+    ideal: bool = False,
+    prefill_mfu_frac: float | None = None,
+    decode_mbu_frac: float | None = None,
+    gpu_slice: Accelerator | None = None,
+) -> DeploymentTerms:
+    """The terms of one replica on ``share_frac`` of ``gpu`` (1: the whole GPU), as the candidate table, the
+    audit and ``planner predict`` all build them: planner.performance.terms.deployment_terms on the slice
+    (:func:`shared_accelerator`; ``gpu_slice``: that record, when the caller keeps one per GPU and share),
+    the stated MFU / MBU (a scenario's ``hardware.efficiency`` for the GPU, predict's
+    ``--prefill-mfu-frac`` / ``--decode-mbu-frac``; None: the catalog's) in place of the catalog's, then the
+    fixed per-step costs stretched by 1/share (:func:`shared_terms`)."""
+    terms = deployment_terms(
+        catalog,
+        model=model,
+        gpu=gpu_slice if gpu_slice is not None else shared_accelerator(gpu, share_frac),
+        weight_format=weight_format,
+        kv_format=kv_format,
+        tp=tp,
+        pp=pp,
+        ideal=ideal,
+        engine=engine,
+        ep=ep,
+    )
+    terms = with_efficiency(terms, prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac)
+    return shared_terms(terms, share_frac) if share_frac < 1 else terms
