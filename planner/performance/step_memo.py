@@ -4,7 +4,7 @@ the table's prepared engine round (:func:`kept_round_step`) likewise.
 :func:`planner.performance.load.serve_at_load` starts its fixed point T = T_mixed(λGT, λPT) at
 T₀ = T_mixed(0, 0) (no decoding sequence, no prompt token: :func:`round_s` at decode batch 0 and prefill 0),
 which does not depend on the load λ. The capacity bisections (``capacity_at_slo`` and the pools') ask the
-same table at BISECTION_ITERATIONS (24) loads in a row, so the last few T₀ are kept, keyed by the terms and
+same table at BISECTION_ITERATIONS (17) loads in a row, so the last few T₀ are kept, keyed by the terms and
 optimization objects (held, so their ids cannot be reused; both are frozen and never changed in place) and
 the bytes of the context and prompt columns. A kept T₀ is the array :func:`round_s` returned for the same inputs: the same
 numbers, one mixed step fewer per load.
