@@ -51,9 +51,8 @@ CAPACITY_REL_TOL = 1e-5
 """Precision of a capacity bisection (:func:`largest_ok_load`): the returned load is the low end of a bracket
 at most this share of the bracket's top (the decode-bound ceiling) wide, so it lies at most
 CAPACITY_REL_TOL·top below the exact largest ok load and never above it (conservative). Far below the
-model's ~10 % accuracy; a plan's replica count ceil(demand / capacity) moves only where demand / capacity is
-within that share of an integer. 1e-5 (17 halvings) rather than 1e-7 (24): the bench's 5-workload candidate
-table evaluates in 0.70 instead of 0.84 s CPU with the same feasible rows and the same example plans."""
+model's ~10 % accuracy; replicas ceil(demand / capacity) move only where demand / capacity is that close to an
+integer. 1e-5 (17 halvings), not 1e-7 (24): the 5-workload bench table in 0.70 instead of 0.84 s CPU."""
 BISECTION_ITERATIONS = math.ceil(-math.log2(CAPACITY_REL_TOL))
 """Halvings of the bracket: the fewest with 2^−N ≤ :data:`CAPACITY_REL_TOL` (17)."""
 MULTISECTION_BITS: tuple[tuple[float, int], ...] = ((256, 4), (4096, 2), (float("inf"), 1))
