@@ -20,6 +20,7 @@ from planner.catalog.loader import Catalog
 from planner.optimize import early_alternatives, solve
 from planner.optimize.alternative_record import rank
 from planner.optimize.alternatives import alternatives
+from planner.optimize.balanced_flows import balanced_flows
 from planner.optimize.canonical import canonical
 from planner.optimize.explain import (
     Explanation,
@@ -103,6 +104,7 @@ def plan(
             why = explain_capacity(catalog, scenario, table, solver)
             return _infeasible(scenario, table, sol.solve_seconds, start, why)
         sol = canonical(ctx, early.solution(sol))  # equal-cost plans: the tie-break's (planner.optimize.canonical)
+        sol = balanced_flows(ctx, sol)  # the served load spread as a router spreads it
         deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
         alts = (
             alternatives(
@@ -116,7 +118,8 @@ def plan(
     read = _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd
     if alts is not None and alts.cheaper is not None:  # a restricted plan beat a not-proven-optimal one
-        sol, ctx = dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds), alts.cheaper[1]
+        ctx = alts.cheaper[1]
+        sol = balanced_flows(ctx, dataclasses.replace(alts.cheaper[0], solve_seconds=sol.solve_seconds))
         read, served_scale = _read(catalog, scenario, table, ctx, sol), alts.served_scale
         bound_usd = max((b for b in (bound_usd, sol.bound_usd) if b is not None), default=None)
     gap, bound_usd = _gap_and_bound(sol.status, read.ledger.total_usd, sol.gap, bound_usd)

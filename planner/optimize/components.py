@@ -119,7 +119,8 @@ def _highspy() -> Any:
     return importlib.import_module("highspy")
 
 
-def _bound(v: Any, low: bool) -> float:
+def column_bound(v: Any, low: bool) -> float:
+    """A PuLP variable's lower (``low``) or upper bound as HiGHS takes it (None: ∓inf)."""
     b = v.lowBound if low else v.upBound
     if b is None:
         return -math.inf if low else math.inf
@@ -134,7 +135,7 @@ def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     n = len(part)
-    h.addVars(n, np.array([_bound(cols[i], True) for i in part]), np.array([_bound(cols[i], False) for i in part]))
+    h.addVars(n, np.array([column_bound(cols[i], True) for i in part]), np.array([column_bound(cols[i], False) for i in part]))
     costs = np.zeros(n)
     for v, c in ctx.prob.objective.items():
         j = local.get(index[v.name])

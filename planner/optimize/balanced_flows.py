@@ -1,0 +1,164 @@
+"""The requests/s each deployment serves, spread over the plan's replicas as a router spreads them: with
+everything the plan pays for held, the flows are re-chosen to balance the replicas' utilization.
+
+    minimize   Σ_{k, t: C[k, t] > 0}  flow[k, t]² / C[k, t]
+    subject to every row of the plan's MILP, with every integer variable, ``scale`` and every variable
+               of the objective held at the plan's values
+
+    C[k, t] = Σ_j cap[k, j] · n_rep[k, j, t]      the plan's capacity of candidate k in slice t at its points
+
+Why: a flow costs nothing, so every split of a workload's demand over its deployments within their
+capacities has the plan's cost, and HiGHS returns whichever vertex it meets: one deployment at its full
+capacity at the SLO and another nearly idle, a split that moves with a capacity's last digits
+(examples/buy_vs_rent served 4.79 or 4.03 req/s on one deployment in quarter 1 for a capacity change of
+1e-5). The plan's latencies are read at the served load (planner.audit.at_served_load), so they moved with it.
+
+Where no other row bounds them, the optimum has 2·flow[k, t] / C[k, t] = μ[w, t] for every deployment of
+workload w in slice t (the multiplier of its demand row): every replica at the same utilization, the
+split of a router that weighs replicas by capacity (round-robin by weight, least-loaded). Rows that
+restrict flows (quantization policy, placement, PD pools' coupling, redundancy) keep their hold: the
+answer is the most even split they allow. The objective is strictly convex in each flow with C > 0 (the
+others are 0 by their capacity rows), so the flows are unique: the same plan gives the same split
+whichever vertex the MILP ended at (to HiGHS's QP tolerance: utilizations equal to about 1e-6). Nothing the plan pays for moves, so its cost, supply and replicas are
+unchanged; a split HiGHS does not solve to optimality leaves the plan's flows as they were.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import math
+from typing import Any
+
+import numpy as np
+import pulp
+
+from planner.optimize.components import column_bound
+from planner.optimize.quiet import quiet_stdout
+from planner.optimize.solver import Solution, read_solution, restore, snapshot
+from planner.problem.context import BuildContext
+
+HELD_CONTINUOUS = ("scale",)
+"""Continuous variable families held besides those of the objective (max_throughput's served fraction)."""
+
+
+def capacities(ctx: BuildContext, sol: Solution) -> dict[tuple[int, int], float]:
+    """C[k, t]: the capacity the plan's replicas of candidate k give in slice t at their points, req/s."""
+    cap_of = {(int(p.cand), int(p.point)): float(p.capacity_requests_per_s) for p in ctx.points.itertuples()}
+    out: dict[tuple[int, int], float] = {}
+    for (k, j, t), n in sol.values.get("n_rep", {}).items():
+        if n > 0.5:
+            out[(int(k), int(t))] = out.get((int(k), int(t)), 0.0) + cap_of[(int(k), int(j))] * round(n)
+    return out
+
+
+def _free_variables(ctx: BuildContext, cap: dict[tuple[int, int], float]) -> dict[str, tuple[Any, float]]:
+    """The variables the split re-chooses, by name, with their weight 2 / C[k, t] (0 for a variable outside
+    the objective's sum): the flows of deployments the plan runs, and every other continuous variable
+    outside the plan's objective and :data:`HELD_CONTINUOUS` (pd_flow, redundancy's losses). A flow with no
+    replica (C = 0) stays at 0, the value its capacity row allows."""
+    in_objective = {v.name for v in ctx.prob.objective}
+    held = {v.name for family in HELD_CONTINUOUS for v in ctx.variables.get(family, {}).values()}
+    free: dict[str, tuple[Any, float]] = {}
+    for family, registry in ctx.variables.items():
+        for key, v in registry.items():
+            if v.cat == pulp.LpInteger or v.name in in_objective or v.name in held:
+                continue
+            if family == "flow":
+                c = cap.get((int(key[0]), int(key[1])), 0.0)
+                if c > 0:
+                    free[v.name] = (v, 2.0 / c)
+            else:
+                free[v.name] = (v, 0.0)
+    return free
+
+
+def _held_value(v: Any) -> float:
+    value = float(v.varValue or 0.0)
+    return float(round(value)) if v.cat == pulp.LpInteger else value
+
+
+def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]]) -> Any:
+    """The HiGHS model of the module docstring on the ``free`` variables alone: every row of ``ctx`` with a
+    free variable, the held variables' values moved into its bounds (a few hundred columns where the whole
+    problem has tens of thousands: the 12-month economics bench)."""
+    highspy = importlib.import_module("highspy")
+    position = {name: i for i, name in enumerate(free)}
+    lower: list[float] = []
+    upper: list[float] = []
+    starts: list[int] = []
+    idx: list[int] = []
+    vals: list[float] = []
+    for expr in ctx.row_constraints.values():
+        mine = [(position[v.name], float(c)) for v, c in expr.items() if v.name in position]
+        if not mine:
+            continue
+        rhs = -float(expr.constant) - sum(
+            float(c) * _held_value(v) for v, c in expr.items() if v.name not in position
+        )
+        lower.append(rhs if expr.sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -math.inf)
+        upper.append(rhs if expr.sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else math.inf)
+        starts.append(len(idx))
+        idx.extend(i for i, _ in mine)
+        vals.extend(c for _, c in mine)
+    n = len(free)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.addVars(
+        n,
+        np.array([column_bound(v, True) for v, _ in free.values()]),
+        np.array([column_bound(v, False) for v, _ in free.values()]),
+    )
+    if lower:
+        h.addRows(
+            len(lower),
+            np.array(lower),
+            np.array(upper),
+            len(idx),
+            np.array(starts, dtype=np.int32),
+            np.array(idx, dtype=np.int32),
+            np.array(vals),
+        )
+    weights = np.array([w for _, w in free.values()])
+    diagonal = np.flatnonzero(weights)
+    hessian = highspy.HighsHessian()
+    hessian.dim_ = n
+    hessian.format_ = highspy.HessianFormat.kTriangular
+    hessian.start_ = np.searchsorted(diagonal, np.arange(n + 1)).astype(np.int32)
+    hessian.index_ = diagonal.astype(np.int32)
+    hessian.value_ = weights[diagonal]
+    h.passHessian(hessian)
+    return h
+
+
+def balanced_flows(ctx: BuildContext, sol: Solution) -> Solution:
+    """``sol`` with its flows re-chosen as in the module docstring (``sol`` itself where there is nothing
+    to balance or HiGHS does not solve the split)."""
+    if (
+        sol.status not in ("optimal", "feasible")
+        or not ctx.variables.get("flow")
+        or ctx.elastic
+        or ctx.prob.sense != pulp.LpMinimize
+        or importlib.util.find_spec("highspy") is None  # CBC alone: the flows stay the MILP's
+    ):
+        return sol
+    free = _free_variables(ctx, capacities(ctx, sol))
+    if not any(w for _, w in free.values()):
+        return sol
+    h = _split_model(ctx, free)
+    with quiet_stdout():
+        h.run()
+    if h.getModelStatus() != importlib.import_module("highspy").HighsModelStatus.kOptimal:
+        return sol
+    before = snapshot(ctx)
+    for (v, _), value in zip(free.values(), h.getSolution().col_value, strict=True):
+        v.varValue = float(value)
+    again = read_solution(ctx, optimal=sol.status == "optimal", elapsed=sol.solve_seconds)
+    if not math.isclose(again.objective_usd, sol.objective_usd, rel_tol=1e-9, abs_tol=1e-6):
+        restore(ctx, before)
+        return sol
+    return dataclasses.replace(
+        again, status=sol.status, gap=sol.gap, bound_usd=sol.bound_usd, build_seconds=sol.build_seconds
+    )
