@@ -58,7 +58,7 @@ def _free_variables(ctx: BuildContext, cap: dict[tuple[int, int], float]) -> dic
     the objective's sum): the flows of deployments the plan runs, and every other continuous variable
     outside the plan's objective and :data:`HELD_CONTINUOUS` (pd_flow, redundancy's losses). A flow with no
     replica (C = 0) stays at 0, the value its capacity row allows."""
-    in_objective = {v.name for v in ctx.prob.objective}
+    in_objective = {v.name for v, _ in ctx.prob.objective.items()}
     held = {v.name for family in HELD_CONTINUOUS for v in ctx.variables.get(family, {}).values()}
     free: dict[str, tuple[Any, float]] = {}
     for family, registry in ctx.variables.items():
