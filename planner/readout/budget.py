@@ -16,6 +16,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from planner.ledgers.economics import discount_factor
 from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def _step(result: PlanResult, s: SupplyLine, usd_per_unit: float) -> UnitStep:
 def _unit_steps(result: PlanResult) -> dict[str, UnitStep]:
     """Capex and total: the cheapest step of supply the plan uses that adds one replica, in that line's money:
     the units of one supply line one more replica needs (:func:`_units_per_replica`) × capex = the line's
-    capex ÷ its units; total = the least one more unit adds over the horizon (:func:`_total_per_unit`).
+    capex ÷ its units; total = what one more unit adds over the months it is paid for (:func:`_total_per_unit`).
     A 2-GPU replica on 1-GPU instances takes two."""
     options: dict[str, list[UnitStep]] = {"capex_usd": [], "total_usd": []}
     for s in result.supply:
@@ -119,21 +120,72 @@ TERM_MONTHS = {"reserved_1y": 12, "reserved_3y": 36}
 
 
 def _total_per_unit(result: PlanResult, s: SupplyLine) -> tuple[float, str]:
-    """(USD, for how long) the least one more unit of supply line ``s`` adds to the horizon cost: on-demand and
-    spot rent for one period's shortest hour block (demand grows in every period, but one short period can be
-    what stops it), a reservation for its term, a purchase (and owned supply) the line's horizon cost (present
-    value) ÷ its units."""
+    """(USD, for how long) one more unit of supply line ``s`` adds to the horizon cost (present value, the total
+    line's money). The served scale grows in every month at once, so one more replica is paid in every month
+    whose capacity the plan uses up (:func:`_full_months`: with a flat demand every month, with a growing one
+    maybe one period): on-demand and spot rent for those months, a reservation for every month of each term
+    window holding one of them (past the horizon too), a purchase (and owned supply) the line's horizon cost ÷
+    its units. One period's rent, the step before for every plan, is a lower bound: chat_70b_cloud $21,101 short
+    of two more H100s over 36 months ($139,450) said "no budget line binds". With hourly profiles, or no month
+    used up, it still is (one period's shortest hour block: with hour blocks the per-period loads are daily
+    means, so no month reads as used up).
+    The rent volume discount is left out (it is the whole line's)."""
     period = result.scenario.period_months
-    if s.procurement == "rent" and s.rental_kind in HOURLY_BILLED:
+    full = [] if any(e.hour_blocks for e in result.schedule) else _full_months(result)
+    if s.procurement == "rent" and s.rental_kind in HOURLY_BILLED and not full:
         block = min(
             (_shortest_block_frac(result, e.months[0]) for e in result.schedule if e.months), default=1.0
         )
         hours = f", {block * 24:g} hours a day" if block < 1.0 else ""
         return s.usd_per_unit_month * period * block, f" for one {period}-month period{hours}"
+    rate = result.scenario.economics.cost_of_capital_frac_per_year
+    if s.procurement == "rent" and s.rental_kind in HOURLY_BILLED:
+        usd = sum(s.usd_per_unit_month * discount_factor(m, cost_of_capital_frac_per_year=rate) for m in full)
+        if len(full) == period and full == list(range(full[0], full[0] + period)):
+            return usd, f" for one {period}-month period"
+        return usd, f" for the {_months(len(full))} whose capacity the plan uses up"
     if s.procurement == "rent" and s.rental_kind in TERM_MONTHS:
         term = TERM_MONTHS[s.rental_kind]
-        return s.usd_per_unit_month * term, f" for its {term}-month term"
+        windows = sorted({m // term for m in full}) or [0]
+        months = [w * term + k for w in windows for k in range(term)]
+        usd = sum(s.usd_per_unit_month * discount_factor(m, cost_of_capital_frac_per_year=rate) for m in months)
+        if len(windows) == 1:
+            return usd, f" for its {term}-month term"
+        return usd, f" for {len(windows)} {term}-month terms"
     return s.cost_usd_per_month * result.scenario.horizon_months / s.units, ""
+
+
+FULL_TOLERANCE_FRAC = 1e-6
+"""A deployment serving at least (1 − this) of its replicas' capacity in a period has none to spare there."""
+
+
+def _full_months(result: PlanResult) -> list[int]:
+    """Months of the periods where some workload has no capacity to spare: each of its co-located
+    deployments with replicas there serves their capacity, and each of its prefill/decode pairs has a pool
+    that does, so serving more of it takes one more replica there."""
+    full: list[int] = []
+    for t, entry in enumerate(result.schedule):
+        spare: dict[str, bool] = {}
+        pools: dict[tuple[str, str], list[bool]] = {}
+        for d in result.deployments:
+            reps = d.replicas_per_period[t] if t < len(d.replicas_per_period) else 0
+            if reps <= 0:
+                continue
+            served = d.served_requests_per_s_per_period[t]
+            has_room = served < (1 - FULL_TOLERANCE_FRAC) * reps * d.capacity_per_replica_requests_per_s
+            if d.role == "colocated":
+                spare[d.workload] = spare.get(d.workload, False) or has_room
+            else:
+                pools.setdefault((d.workload, d.pd_group), []).append(has_room)
+        for (workload, _group), rooms in pools.items():
+            spare[workload] = spare.get(workload, False) or all(rooms)
+        if any(not room for room in spare.values()):
+            full.extend(entry.months)
+    return full
+
+
+def _months(n: int) -> str:
+    return f"{n} month{'' if n == 1 else 's'}"
 
 
 HOURLY_BILLED = ("on_demand", "spot")
@@ -157,8 +209,9 @@ def _opex_step(result: PlanResult, ledger: CostLedger, limit: float) -> UnitStep
     by_month = ledger.opex_usd_by_month
     for month in range(ledger.horizon_months):
         start = month - month % result.scenario.period_months  # bought nodes serve from a period's start
-        if not any(month < len(s.units_per_month) and s.units_per_month[month] > 0 for s in result.supply):
-            continue  # nothing runs that month: no demand to grow there
+        period = month // result.scenario.period_months
+        if not any(s.units_per_period[period] > 0 for s in result.supply):
+            continue  # nothing runs that month (a delivered node paid before it serves is idle): no demand
         usable = [
             s for s in result.supply
             if s.units > 0 and s.usd_per_unit_month > 0 and (s.procurement != "buy" or start >= s.available_from_month)

@@ -7,7 +7,7 @@ deployments read their USD figures from it.
 from __future__ import annotations
 
 from planner.demand import mean_to_peak_per_period
-from planner.ledgers.economics import bought_unit_cash_flow_usd, discount_factor
+from planner.ledgers.economics import bought_unit_cash_flow_usd, delivery_month, discount_factor
 from planner.optimize.solver import Solution
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import RENT_DISCOUNT, term_tail
@@ -179,6 +179,20 @@ def _tail_units(ctx: BuildContext, sol: Solution, option: int) -> list[float]:
     return [units for _ in months] if units else []
 
 
+def _paid_units_per_month(ctx: BuildContext, sol: Solution, option: int, opt: SupplyOption) -> list[float]:
+    """Units of supply ``option`` paid for in each month, as the ledger books them: rented, owned and edge
+    units billed in the month (hour blocks weighted; a reservation's term past the horizon too); bought nodes
+    from their delivery month on, where their running cost starts (planner.ledgers.economics), though they
+    serve from the first period that starts after it (:attr:`SupplyLine.units_per_period`)."""
+    horizon = ctx.scenario.horizon_months
+    if opt.kind is SupplyKind.BUY:
+        bought = round(sol.values["bought"].get(option, 0.0))
+        start = delivery_month(opt.available_from_month)
+        return [bought if m >= start else 0 for m in range(horizon)]
+    pm = ctx.scenario.period_months
+    return [billed_units(ctx, sol, option, m // pm) for m in range(horizon)] + _tail_units(ctx, sol, option)
+
+
 def supply_lines(ctx: BuildContext, sol: Solution, ledger: CostLedger) -> list[SupplyLine]:
     """The supply options in use, their units per period and month, and their money from ``ledger``."""
     rows = []
@@ -205,10 +219,7 @@ def supply_lines(ctx: BuildContext, sol: Solution, ledger: CostLedger) -> list[S
                 available_from_month=opt.available_from_month,
                 purchase_month=opt.purchase_month if opt.kind is SupplyKind.BUY else None,
                 units_per_period=[billed_units(ctx, sol, i, t) for t in range(ctx.scenario.periods)],
-                units_per_month=[
-                    billed_units(ctx, sol, i, m // ctx.scenario.period_months) for m in range(horizon)
-                ]
-                + _tail_units(ctx, sol, i),
+                units_per_month=_paid_units_per_month(ctx, sol, i, opt),
                 volume_discount_usd=-sum(
                     line.discounted_usd for line in ledger.lines if line.supply_id == opt.id and line.kind == "discount"
                 ),

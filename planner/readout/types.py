@@ -102,6 +102,15 @@ class Deployment:
     """``planner predict …`` that reproduces its TTFT, TPOT and decode step (add ``--explain`` for every term;
     planner/readout/predict_command.py)."""
 
+    def periods_cost_usd_per_month(self, first_period: int, last_period: int) -> float:
+        """The part of :attr:`cost_usd_per_month` that its periods ``first_period`` … ``last_period`` carry,
+        USD/month of the horizon. The supply cost is split by GPU-periods (planner.readout.deployments.
+        allocate_costs), so each period carries its replicas' share; the parts of all its periods add up to
+        :attr:`cost_usd_per_month` (the workbook's Deployments rows, one per run of periods)."""
+        held = sum(self.replicas_per_period)
+        part = sum(self.replicas_per_period[first_period : last_period + 1])
+        return self.cost_usd_per_month * part / held if held else 0.0
+
 
 @dataclass(frozen=True)
 class SupplyLine:
@@ -126,9 +135,13 @@ class SupplyLine:
     available_from_month: float
     purchase_month: int | None
     units_per_period: list[float]
-    """Per period of the horizon: billed units (hour blocks weighted by their share of the day)."""
+    """Per period of the horizon: units in use (hour blocks weighted by their share of the day: what rent
+    bills); bought nodes from the first period that starts after their delivery."""
     units_per_month: list[float]
-    """Per month: billed units; a reservation whose last term runs past the horizon also in those months."""
+    """Per month: units paid for, as the ledger books them — rented units billed (a reservation whose last
+    term runs past the horizon also in those months), owned units in use, and bought nodes from their delivery
+    month, where their running cost starts (a node delivered in month 2 of a 3-month period is paid, idle, in
+    month 2 and serves from month 3: :attr:`units_per_period`)."""
     volume_discount_usd: float
     """Rent volume discount over the horizon at present value (ledger), USD."""
     source: str

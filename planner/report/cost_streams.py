@@ -7,8 +7,8 @@ formula over the Assumptions prices that reproduces the ledger exactly:
 
 - rent, and running cost of owned units or edge devices: units billed in the month × the unit's monthly
   price (SupplyLine.units_per_month × usd_per_unit_month);
-- running cost of bought nodes: nodes bought × the monthly running price, in the months the ledger books it
-  (from delivery);
+- running cost of bought nodes: nodes paid for × the monthly running price (SupplyLine.units_per_month: the
+  nodes bought, from their delivery month, where the ledger starts their running cost);
 - capex: nodes bought × the node price, in the order month; resale: −nodes bought × the resale value per
   node, in the horizon's last month.
 
@@ -59,8 +59,8 @@ class SupplyRow:
     """Buy lines: nodes bought (gpu_supply holds them all in use from delivery, so the most units in use);
     0 otherwise."""
     units_by_month: list[float]
-    """Units the recurring column multiplies each month: billed units for rent / owned / edge, nodes bought
-    in the months the ledger books their running cost."""
+    """Units the recurring column multiplies each month: SupplyLine.units_per_month (billed units for rent /
+    owned / edge, nodes bought from their delivery month, as the ledger books their running cost)."""
     capex_usd_per_unit: float
     resale_usd_per_unit: float
 
@@ -169,14 +169,12 @@ class CostStreams:
         return all(s.live for s in self.streams if s.kind != "discount")
 
 
-def _supply_row(index: int, line: SupplyLine, lines: list[CashLine], months: int) -> SupplyRow:
+def _supply_row(index: int, line: SupplyLine, months: int) -> SupplyRow:
     bought = int(line.units) if line.kind == "buy" else 0
-    if bought:
-        running = {c.month for c in lines if c.supply_id == line.id and c.kind == "running"}
-        units = [float(bought if m in running else 0) for m in range(months)]
-    else:
-        units = [float(u) for u in line.units_per_month]
-        units += [0.0] * (months - len(units))  # months after the horizon: only a reservation's term is paid
+    # the units the ledger pays for each month (bought nodes from delivery, as their running cost): the
+    # readout's SupplyLine.units_per_month, so the JSON, the Costs sheet's Units columns and the ledger agree
+    units = [float(u) for u in line.units_per_month]
+    units += [0.0] * (months - len(units))  # months after the horizon: only a reservation's term is paid
     return SupplyRow(
         index=index,
         line=line,
@@ -194,7 +192,7 @@ def cost_streams(result: PlanResult) -> CostStreams:
         return CostStreams(result.scenario.horizon_months, [], [])
     horizon = ledger.cash_months
     lines = list(ledger.lines)
-    supplies = [_supply_row(i, s, lines, horizon) for i, s in enumerate(result.supply, start=1)]
+    supplies = [_supply_row(i, s, horizon) for i, s in enumerate(result.supply, start=1)]
     by_id = {row.line.id: row for row in supplies}
     grouped: dict[tuple[str, str], list[CashLine]] = {}
     for line in lines:

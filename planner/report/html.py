@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
-from planner.report.formatting import period_runs_text
+from planner.report.formatting import binding_rows, period_runs_text
 from planner.report.workbook_idle import IDLE_HEADERS, idle_gpus
 from planner.report.workbook_summary import (
     AVERAGE_LABEL,
@@ -193,7 +193,8 @@ def build_html(result: PlanResult) -> str:
         headers += ["Max TPOT at capacity (ms)", "Max TTFT at capacity (ms)"]
         headers += ["Served (x stated demand)"] if served else []
         parts += ["<h2>Alternatives</h2>", table([*headers, "Why it lost"], alternatives)]
-    binding = [[b["family"], "/".join(str(k) for k in b["key"])] for b in data["binding_constraints"]]
+    # the terminal's lines: one per family and key, its periods merged ("chat/0–11"); every line, no cut
+    binding = binding_rows(data["binding_constraints"])
     if binding:
         parts += ["<h2>Binding constraints</h2>", table(["Family", "Key"], binding)]
     return _page(title, parts)

@@ -176,9 +176,14 @@ def build_sweep_workbook(result: SweepResult) -> Any:
         "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
         "Per key below: the lowest and highest total cost over the variants with that value.",
     )
+    from openpyxl.worksheet.pagebreak import Break
+
     for k, path in enumerate(paths):
         summary = key_summary(result, path)
         start = row + 2
+        # each key's table and chart start a printed page: a table cut by the page's end went on under the
+        # rows' header that every page repeats ("status" over its variant counts), its own header left behind
+        ws.row_breaks.append(Break(id=start - 1))
         set_cell(ws, start, 1, f"Total cost by {path}").font = Font(bold=True)
         body = [[_cell_value(s.value), s.variants, s.feasible, s.lowest_usd, s.highest_usd] for s in summary]
         fmts = [None, INT_FORMAT, INT_FORMAT, USD_WHOLE_FORMAT, USD_WHOLE_FORMAT]

@@ -109,7 +109,8 @@ def _summary(ws: Any, data: dict[str, Any]) -> None:
     for row, (key, fmt, unit, formula) in enumerate(SUMMARY_KEYS, start=2):
         append_row(ws, row, [key, None, unit, formula])
         set_cell(ws, row, 2, _summary_value(data, key), fmt)
-    append_row(ws, row + 1, ["total_cost_usd", Formula("=Costs!D1"), "USD", "sum of the Costs sheet's lines"])
+    total = f"=Costs!{costs_total_cell(len(data['cost_lines']))}"
+    append_row(ws, row + 1, ["total_cost_usd", Formula(total), "USD", "sum of the Costs sheet's lines"])
     ws.cell(row=row + 1, column=2).number_format = USD
     finish_sheet(ws, freeze="A2")
 
@@ -135,17 +136,29 @@ def _iteration(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
     finish_sheet(ws, freeze="A2")
 
 
+COSTS_HEADERS = ["kind", "GPU", "GPUs paid", "cost (USD, present value)", "how it is computed"]
+COSTS_TOTAL_LABEL = "total_cost_usd (USD)"
+"""The Costs sheet's total row: this label in column A, the SUM under the cost column."""
+
+
+def costs_total_cell(n_lines: int) -> str:
+    """The Costs sheet's total cell: under the cost column, the row after the ``n_lines`` cash lines."""
+    return f"D{n_lines + 2}"
+
+
 def _costs(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
+    from openpyxl.styles import Font
+
     lines = data["cost_lines"]
-    set_cell(ws, 1, 3, "total_cost_usd (USD)")
-    set_cell(ws, 1, 4, Formula(f"=SUM(D4:D{3 + len(lines)})"), USD)
     rows = [[c["kind"], c["gpu"], c["gpus"], c["usd"], c["note"]] for c in lines]
-    last = header_table(
-        ws, tables, 3, ["kind", "GPU", "GPUs paid", "cost (USD, present value)", "how it is computed"], rows,
-        [None, None, "0", USD, None], "costs",
-    )  # fmt: skip
-    wrap_columns(ws, ["E"], 4, last)
-    finish_sheet(ws, freeze="A4", widths={"E": 60})
+    last = header_table(ws, tables, 1, COSTS_HEADERS, rows, [None, None, "0", USD, None], "costs")
+    # the total under its column, labeled (it sat at D1, above the header, where no reader looks for it)
+    total = costs_total_cell(len(lines))
+    set_cell(ws, last + 1, 1, COSTS_TOTAL_LABEL).font = Font(bold=True)
+    set_cell(ws, ws[total].row, 4, Formula(f"=SUM(D2:D{last})"), USD).font = Font(bold=True)
+    set_cell(ws, last + 1, 5, "the sum of the lines above (USD, present value)")
+    wrap_columns(ws, ["E"], 2, last)
+    finish_sheet(ws, freeze="A2", widths={"E": 60})
 
 
 def _options(ws: Any, tables: Tables, data: dict[str, Any]) -> None:

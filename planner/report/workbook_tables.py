@@ -18,6 +18,7 @@ from planner.report.xlsx import (
     header_table,
     set_cell,
     wrap_columns,
+    write_note,
 )
 
 if TYPE_CHECKING:
@@ -28,6 +29,17 @@ SAME_REL = 1e-9
 WHY_HEADER = "Optimizations: why (card 3)"
 WHY_WIDTH = 60
 """Characters of the Deployments sheet's reasons column (longer reasons wrap)."""
+DEPLOY_COST_HEADER = "Cost (USD/month, horizon mean, present value)"
+"""The deployment's share of its GPUs' supply cost (planner.readout.Deployment.cost_usd_per_month, the terminal's
+and the HTML's $/month); a deployment's rows carry the part of its periods."""
+DEPLOY_TOTAL_LABEL = "Total (USD/month)"
+DEPLOY_COST_NOTE = (
+    "Cost: each deployment's share, by the GPUs it holds over the horizon (GPUs x periods), of the cost of the "
+    "supply at its GPU type and site: present value of the horizon's cash (rent, running, capex less resale) "
+    "divided by the horizon's months, as the terminal's $/month; a deployment's rows split it by their periods. "
+    "The total is the plan's average cost per month (Summary). These are the plan's figures: editing a price on "
+    "Assumptions changes the Costs sheet, not them."
+)
 DEPLOY_HEADERS = [
     "Workload",
     "Model",
@@ -47,6 +59,7 @@ DEPLOY_HEADERS = [
     "Capacity per replica (req/s)",
     "Capacity (req/s)",
     "Served (req/s, daily mean)",
+    DEPLOY_COST_HEADER,
     "Procurement",
     "Rental kind",
     "Engine",
@@ -162,7 +175,11 @@ def period_months(result: PlanResult, period: int) -> list[int]:
 
 
 def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
-    """One row per deployment and run of periods where it has replicas."""
+    """One row per deployment and run of periods where it has replicas, with its cost; the costs' total and
+    a note below the table."""
+    from openpyxl.styles import Font
+    from openpyxl.utils import column_index_from_string
+
     tp, pp, ep, reps, cap, share = (
         column_of(DEPLOY_HEADERS, h)
         for h in ("TP", "PP", "EP", "Replicas", "Capacity per replica (req/s)", "GPU share per replica")
@@ -196,6 +213,7 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
                 d.capacity_per_replica_requests_per_s,
                 Formula(f"={reps}{r}*{cap}{r}"),
                 run.served_requests_per_s,
+                d.periods_cost_usd_per_month(run.first_period, run.last_period),
                 d.procurement,
                 d.rental_kind or "",
                 d.engine,
@@ -208,7 +226,8 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
             ]
         )
     formats: list[str | None] = (
-        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 3 + [NUMBER_FORMAT] * 4 + [None] * 6
+        [None] * 7 + [INT_FORMAT] * 3 + [None] + [INT_FORMAT] * 3 + [NUMBER_FORMAT] * 4 + [USD_FORMAT]
+        + [None] * 6
         + [NUMBER_FORMAT, None, None]
     )
     last = header_table(ws, tables, 1, DEPLOY_HEADERS, rows, formats, "Deployments")
@@ -222,6 +241,12 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     # the reasons wrap within their column (they ran past it in print)
     wrap_columns(ws, [column_of(DEPLOY_HEADERS, WHY_HEADER)], 2, last)
     finish_sheet(ws, freeze="C2", widths={column_of(DEPLOY_HEADERS, WHY_HEADER): WHY_WIDTH})
+    if runs:  # below the table: the costs' total, labeled, under their column, and what they are
+        cost = column_of(DEPLOY_HEADERS, DEPLOY_COST_HEADER)
+        set_cell(ws, last + 2, 1, DEPLOY_TOTAL_LABEL).font = Font(bold=True)
+        total = set_cell(ws, last + 2, column_index_from_string(cost), Formula(f"=SUM({cost}2:{cost}{last})"))
+        total.number_format, total.font = USD_FORMAT, Font(bold=True)
+        write_note(ws, last + 3, DEPLOY_COST_NOTE)
     return max(last, 2)
 
 

@@ -105,6 +105,7 @@ SUPPLY = [
         8,
         RUNNING_C,
         [0, NODES_C, NODES_C],  # in use from the first period that starts after delivery
+        units_per_month=[0] * DELIVERY_C + [NODES_C] * (HORIZON - DELIVERY_C),  # paid from delivery, as the ledger
         procurement="buy",
         rental_kind=None,
         capex_usd=NODES_C * NODE_USD,

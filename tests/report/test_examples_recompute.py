@@ -27,7 +27,14 @@ from planner.report.workbook_summary import BUSIEST_OPEX_LABEL, OPEX_LABEL, PER_
 from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS
 from planner.scenario import parse_scenario
 from tests.report.conftest import EXAMPLE_NAMES, ROOT
-from tests.report.workbook_io import SOFFICE, find_row, load_workbook, needs_soffice, recompute
+from tests.report.workbook_io import (
+    SOFFICE,
+    find_row,
+    load_workbook,
+    needs_soffice,
+    recompute,
+    table_last_row,
+)
 
 REL = 1e-9
 MERGED = "merged_periods"
@@ -179,7 +186,8 @@ def test_deployment_rows_give_the_replicas_of_every_period(
     dep = load_workbook(written[name])["Deployments"]
     col = {h: DEPLOY_HEADERS.index(h) for h in DEPLOY_HEADERS}
     got: dict[tuple[Any, ...], list[int]] = {}
-    for row in dep.iter_rows(min_row=2, values_only=True):
+    last = table_last_row(dep, "tbl_Deployments")  # below it: the costs' total and a note
+    for row in dep.iter_rows(min_row=2, max_row=last, values_only=True):
         key = tuple(row[col[h]] for h in ("Workload", "Model", "GPU", "Site", "Quantization", "TP", "PP"))
         reps = got.setdefault(key, [0] * result.scenario.periods)
         first, _, last = str(row[col["Periods"]]).partition("-")

@@ -11,6 +11,7 @@ from planner.report.workbook import build_workbook
 from planner.report.workbook_costs import OPEX, SUPPLY_HEADERS
 from planner.report.workbook_idle import IDLE_HEADERS
 from tests.report import synthetic_plan as syn
+from tests.report.workbook_io import table_last_row
 
 
 def _header(ws: object) -> list[object]:
@@ -87,7 +88,7 @@ def test_whole_gpu_counts_read_as_whole_numbers() -> None:
             dep.cell(row=r, column=replicas).value,
             dep.cell(row=r, column=gpus).number_format,
         )
-        for r in range(2, dep.max_row + 1)
+        for r in range(2, table_last_row(dep, "tbl_Deployments") + 1)  # below: the costs' total
     }
     # chat: 1 replica of half a GPU is 0.50 GPUs, 2 replicas 1 GPU
     assert formats == {("chat", 1, "#,##0.00"), ("chat", 2, "#,##0"), ("summarize", 1, "#,##0"),

@@ -49,3 +49,9 @@ def recompute(paths: Sequence[Path], folder: Path, *, timeout_s: float = 300) ->
         ["--convert-to", "xlsx", "--outdir", str(out), *(str(p) for p in paths)], folder, timeout_s=timeout_s
     )
     return out
+
+
+def table_last_row(ws: Any, name: str) -> int:
+    """The last row of the Excel table ``name`` on ``ws`` (rows below it are totals and notes)."""
+    ref = str(ws.tables[name].ref)
+    return int("".join(ch for ch in ref.split(":")[1] if ch.isdigit()))
