@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from planner.report.cost_streams import as_count
-from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT
+from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, number_runs_text
 from planner.report.workbook_tables import period_months
 from planner.report.xlsx import Tables, header_table, set_cell
 
@@ -20,12 +20,18 @@ IDLE_MIN_GPUS = 0.01
 
 def idle_gpus(result: PlanResult) -> list[list[Any]]:
     """Per GPU type, site and period: GPUs paid for (supply units × GPUs per unit, whole rented or bought
-    nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle."""
-    paid: dict[tuple[str, str, int], float] = {}
+    nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle.
+    A bought node counts from the month the ledger starts paying its running cost (SupplyLine.units_per_month):
+    delivered in a period's last month, it is paid and idle there before it serves from the next period. Paid
+    is the period's busiest month; the Months column names the months with idle GPUs."""
+    paid: dict[tuple[str, str, int], list[float]] = {}
     for s in result.supply:
         for t, units in enumerate(s.units_per_period):
-            key = (s.gpu, s.site, t)
-            paid[key] = paid.get(key, 0.0) + units * s.unit_gpus
+            months = period_months(result, t)
+            by_month = paid.setdefault((s.gpu, s.site, t), [0.0] * len(months))
+            for i, m in enumerate(months):  # a bought node is paid from delivery (its running cost), not from use
+                paid_units = s.units_per_month[m] if s.kind == "buy" and m < len(s.units_per_month) else units
+                by_month[i] += max(units, paid_units) * s.unit_gpus
     used: dict[tuple[str, str, int], float] = {}
     for d in result.deployments:
         per_replica = d.gpus / d.replicas if d.replicas else 0.0  # TP·EP·PP·share: 0.5 for half a GPU
@@ -34,17 +40,21 @@ def idle_gpus(result: PlanResult) -> list[list[Any]]:
             used[key] = used.get(key, 0.0) + replicas * per_replica
     rows = []
     for key in sorted(paid):
-        idle = paid[key] - used.get(key, 0.0)
-        if idle >= IDLE_MIN_GPUS:
-            rows.append([*key, _months_text(result, key[2]), _gpus(paid[key]), _gpus(used.get(key, 0.0)), _gpus(idle)])
+        in_use = used.get(key, 0.0)
+        idle_months = [
+            m
+            for m, gpus in zip(period_months(result, key[2]), paid[key], strict=True)
+            if gpus - in_use >= IDLE_MIN_GPUS
+        ]
+        if idle_months:
+            most = max(paid[key])
+            rows.append([*key, _runs_text(idle_months), _gpus(most), _gpus(in_use), _gpus(most - in_use)])
     return rows
 
 
-def _months_text(result: PlanResult, period: int) -> str:
-    """The months (from 0) of horizon period ``period``: "12-14", or "3" for a one-month period (a period
-    number alone does not say when the GPUs sit idle)."""
-    months = period_months(result, period)
-    return str(months[0]) if len(months) == 1 else f"{months[0]}-{months[-1]}"
+def _runs_text(months: list[int]) -> str:
+    """Months (from 0) as runs, "12-14" or "3" (a period number alone does not say when the GPUs sit idle)."""
+    return number_runs_text(months).replace("–", "-")
 
 
 def _gpus(value: float) -> float | int:

@@ -17,9 +17,10 @@ from tests.report import synthetic_plan as syn
 
 def test_idle_gpus_are_paid_minus_used_per_gpu_site_and_period() -> None:
     # synthetic plan: mi300x 8-GPU nodes fully used; 3 h100 rented in period 1 for 2 replicas of TP1;
-    # two 8-GPU h200 nodes bought for one TP1 replica
+    # two 8-GPU h200 nodes bought for one TP1 replica, paid from their delivery in month 1 (idle there)
     assert idle_gpus(syn.plan_result()) == [
         ["h100_sxm", "us_west", 1, "2-3", 3.0, 2.0, 1.0],  # period 1 is months 2-3
+        ["h200_sxm", "dc1", 0, "1", 16.0, 0.0, 16.0],
         ["h200_sxm", "dc1", 1, "2-3", 16.0, 1.0, 15.0],
         ["h200_sxm", "dc1", 2, "4-5", 16.0, 1.0, 15.0],
     ]
@@ -31,7 +32,8 @@ def test_supply_sheet_lists_the_idle_gpus(tmp_path: Path) -> None:
     supply = load_workbook(path)["Supply"]
     values = [[c.value for c in row] for row in supply.iter_rows()]
     header = next(i for i, row in enumerate(values) if row[: len(IDLE_HEADERS)] == IDLE_HEADERS)
-    assert values[header + 2][:7] == ["h200_sxm", "dc1", 1, "2-3", 16, 1, 15]
+    assert values[header + 2][:7] == ["h200_sxm", "dc1", 0, "1", 16, 0, 16]
+    assert values[header + 3][:7] == ["h200_sxm", "dc1", 1, "2-3", 16, 1, 15]
 
 
 def test_budget_rows_only_for_budget_plans() -> None:

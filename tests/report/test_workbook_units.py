@@ -47,13 +47,15 @@ def test_delivery_month_is_the_whole_month_running_starts(tmp_path: Path) -> Non
 
 
 def test_idle_gpus_name_their_months() -> None:
-    """Periods are two months in the synthetic plan: period 2 is months 4-5."""
+    """Periods are two months in the synthetic plan: period 2 is months 4-5; the bought H200 nodes, delivered
+    in month 1, are paid idle there (period 0, month 1 alone)."""
     ws = build_workbook(syn.plan_result())["Supply"]
     rows = [[c.value for c in row] for row in ws.iter_rows()]
     header = next(i for i, row in enumerate(rows) if row[: len(IDLE_HEADERS)] == IDLE_HEADERS)
     assert IDLE_HEADERS[3] == "Months"
-    assert [r[:4] for r in rows[header + 1 : header + 4]] == [
+    assert [r[:4] for r in rows[header + 1 : header + 5]] == [
         ["h100_sxm", "us_west", 1, "2-3"],
+        ["h200_sxm", "dc1", 0, "1"],
         ["h200_sxm", "dc1", 1, "2-3"],
         ["h200_sxm", "dc1", 2, "4-5"],
     ]
