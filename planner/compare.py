@@ -258,9 +258,10 @@ def flip_sentence(
     )
 
 
-def _no_flip_sentence(parameter: str, decision: str | None) -> str:
+def _no_flip_sentence(parameter: str, decision: str | None, owned: bool = False) -> str:
+    """``owned``: the rent-only plan rents nothing (the owned GPUs serve), so 'renting' would name nothing."""
     lo, hi = RANGES[parameter]
-    who = CHOICE.get(decision or "", "neither")
+    who = "buying nothing (the owned GPUs serve the demand)" if owned else CHOICE.get(decision or "", "neither")
     what = "demand level" if parameter == "demand_scale" else FLIP_WHAT[parameter] + " multiplier"
     return f"{who} wins at every {what} from {lo:.2g}× to {hi:.2g}×"
 
@@ -291,6 +292,7 @@ def find_flip_points(
     are made first, once."""
     now = _now(recommendation)
     decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
+    owned = decision == "rent_only" and owned_only(options["rent_only"])
     if decision == "buy":
         for parameter in PRICES:
             for procurement in (["rent"], ["rent", "buy"]):
@@ -303,7 +305,7 @@ def find_flip_points(
             found = search.result()
             if found is None:
                 flips.append(
-                    {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision)}
+                    {"parameter": parameter, "factor": None, "sentence": _no_flip_sentence(parameter, decision, owned)}
                 )
                 continue
             factor, below, above, bracket = found

@@ -54,7 +54,8 @@ def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
     if "buy" not in scenario.procurement:
         return "the scenario's procurement does not include buy"
     sites = merged_sites(catalog, scenario)
-    allowed = {s for w in scenario.workloads for s in (w.sites or sites)}
+    # a workload without sites runs at every cloud site (planner.candidates.workload_sites), never a datacenter
+    allowed = {s for w in scenario.workloads for s in (w.sites or ())}
     if not any(buy_allowed(sites[s]) for s in allowed if s in sites):
         return "no site of the workloads is a datacenter (cloud regions rent, edge devices are owned)"
     gpus = [

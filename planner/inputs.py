@@ -176,6 +176,13 @@ def _tab_hint(text: str, mark: Any) -> str:
     return ""
 
 
+_PROBLEMS = {
+    "but found another document": "a second YAML document starts here ('---'); a file holds one — delete this "
+    "line and what follows it, or split the file",
+}
+"""The parser's words → what to do (``but found another document`` named neither the '---' nor the fix)."""
+
+
 def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = InputError) -> Any:
     """Parse YAML ``text`` safely (limits as in the module docstring); ``error`` names ``path``."""
     where = Path(path)
@@ -191,6 +198,7 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         mark = exc.problem_mark or exc.context_mark
         at = f"{_where(mark)}: " if mark is not None else ""
         problem = exc.problem or exc.context or "syntax error"
+        problem = _PROBLEMS.get(problem, problem)
         raise error(f"{where}: {at}invalid YAML: {problem}{_tab_hint(text, mark)}") from None
     except yaml.YAMLError as exc:
         raise error(f"{where}: invalid YAML: {str(exc).splitlines()[0]}") from None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.engine_settings import EngineSettings, engine_key
 from planner.catalog.loader import Catalog, format_validation_error
@@ -37,6 +37,11 @@ from planner.scenario_base import (
     Slo,
     Strict,
     Tokens,
+    UniqueList,
+    demand_range_problem,
+    owned_alone,
+    period_problem,
+    repeated_name,
     scenario_id_tables,
     serving_document,
 )
@@ -44,7 +49,15 @@ from planner.scenario_economics import Budget as Budget  # re-exported: the scen
 from planner.scenario_economics import Economics as Economics
 from planner.scenario_economics import InventoryItem as InventoryItem
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
-from planner.scenario_topology import Disaggregation, EfficiencyOverride, check_efficiency_gpus
+from planner.scenario_topology import (
+    Disaggregation,
+    EfficiencyOverride,
+    check_efficiency_gpus,
+    check_owned_supply,
+    refuse_edge_inventory,
+    refuse_kindless_site,
+    refuse_misplaced_devices,
+)
 from planner.validation_messages import format_validation_error as _format_error
 from planner.validation_messages import suggest_id
 
@@ -53,16 +66,16 @@ class Workload(Strict):
     """One stream of requests with its models, lengths, SLOs and allowed sites."""
 
     name: Id = Field(description="Workload id (lowercase, digits, underscores).")
-    models: list[Id] = Field(
+    models: UniqueList[Id] = Field(
         min_length=1, max_length=MAX_LIST, description="Acceptable models (any one of them may serve it)."
     )
-    quantizations: list[Id] = Field(
+    quantizations: UniqueList[Id] = Field(
         min_length=1,
         max_length=MAX_LIST,
         default_factory=lambda: ["bf16", "fp8", "int8", "int4"],
         description="Allowed weight formats (quality policy); default bf16, fp8, int8, int4.",
     )
-    kv_dtypes: list[Id] = Field(
+    kv_dtypes: UniqueList[Id] = Field(
         default_factory=lambda: ["bf16"],
         min_length=1,
         max_length=MAX_LIST,
@@ -99,7 +112,7 @@ class Workload(Strict):
     redundancy: Redundancy | None = Field(
         None, description="Keep the SLO with replicas / a node / a site down; default: no spare capacity."
     )
-    sites: list[Id] | None = Field(
+    sites: UniqueList[Id] | None = Field(
         None, min_length=1, max_length=MAX_LIST, description="Sites it may run at; default: every cloud site."
     )
     prefix_cache: PrefixCache | None = Field(None, description="Shared prompt prefix kept in the KV cache (card 3).")
@@ -145,16 +158,16 @@ class Workload(Strict):
 class HardwareSpace(Strict):
     """The hardware search space; omitted fields mean 'everything in the catalog'."""
 
-    gpus: list[Id] | None = Field(
+    gpus: UniqueList[Id] | None = Field(
         None, min_length=1, max_length=MAX_LIST, description="GPU types to consider; default all."
     )
-    tp: list[Degree] = Field(
+    tp: UniqueList[Degree] = Field(
         default_factory=lambda: [1, 2, 4, 8], min_length=1, max_length=16, description="TP degrees."
     )
-    pp: list[Degree] = Field(
+    pp: UniqueList[Degree] = Field(
         default_factory=lambda: [1, 2], min_length=1, max_length=16, description="PP degrees."
     )
-    ep: list[Degree] | None = Field(
+    ep: UniqueList[Degree] | None = Field(
         None, min_length=1, max_length=16, description="EP degrees > 1 MoE models may use ([1]: TP only); default all."
     )
     efficiency: dict[Id, EfficiencyOverride] = Field(
@@ -162,7 +175,7 @@ class HardwareSpace(Strict):
         max_length=MAX_LIST,
         description="Stated MFU/MBU per GPU type in place of the catalog's, e.g. {h20: {decode_mbu_frac: 0.5}}.",
     )
-    gpu_share_fracs: list[ShareFrac] = Field(
+    gpu_share_fracs: UniqueList[ShareFrac] = Field(
         default_factory=lambda: [0.5, 0.25],
         max_length=2,
         description="Shares of one GPU a TP1·PP1 replica may hold so small models share a GPU "
@@ -206,19 +219,19 @@ class Scenario(Strict):
         max_length=MAX_LIST,
         description="Sites added by the scenario, or fields overriding a catalog site of the same name.",
     )
-    procurement: list[Procurement] = Field(
+    procurement: Annotated[UniqueList[Procurement], AfterValidator(owned_alone)] = Field(
         default_factory=_default_procurement,
         min_length=1,
-        max_length=2,
+        max_length=3,
         description="How GPUs may be obtained: rent, buy, owned (the inventory only).",
     )
-    rental_kinds: list[RentalKind] = Field(
+    rental_kinds: UniqueList[RentalKind] = Field(
         default_factory=_default_rental_kinds,
         min_length=1,
         max_length=4,
         description="Rental pricing kinds allowed: on_demand, reserved_1y, reserved_3y, spot.",
     )
-    rent_providers: list[Id] | None = Field(
+    rent_providers: UniqueList[Id] | None = Field(
         None,
         min_length=1,
         max_length=MAX_LIST,
@@ -249,21 +262,18 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
-        names = [w.name for w in self.workloads]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"duplicate workload names: {dupes} — give each workload its own name")
-        site_names = [s.name for s in self.sites]
-        dupes = sorted({n for n in site_names if site_names.count(n) > 1})
-        if dupes:  # the later entry silently replaced the earlier one's fields
-            raise ValueError(f"duplicate site names in sites: {dupes} — merge their fields into one entry per site")
-        if self.horizon_months % self.period_months:
-            fits = ", ".join(str(d) for d in range(1, self.horizon_months + 1) if self.horizon_months % d == 0)
-            raise ValueError(f"horizon_months must be a multiple of period_months — use period_months {fits}")
+        for problem in (  # "@field: ..." names the field (planner.validation_messages)
+            repeated_name("workloads", [w.name for w in self.workloads], "workload names", "give each workload its own name"),
+            repeated_name("sites", [s.name for s in self.sites], "site names in sites", "merge their fields into one entry per site"),
+            period_problem(self.horizon_months, self.period_months),
+            demand_range_problem(self.workloads, self.horizon_months, self.period_months),
+        ):  # a repeated site entry silently replaced the earlier one's fields
+            if problem is not None:
+                raise ValueError(problem)
         if self.objective == "max_throughput" and (
             self.budget is None or all(v is None for v in self.budget.model_dump().values())
         ):  # budget: {} bounds nothing: the search ran to its 10,000× cap
-            raise ValueError("objective max_throughput needs a budget — add budget: {opex_usd_per_month: ...} (or capex_usd, total_usd), or use objective: min_cost")
+            raise ValueError("@objective: objective max_throughput needs a budget — add budget: {opex_usd_per_month: ...} (or capex_usd, total_usd), or use objective: min_cost")
         return self
 
     @property
@@ -350,28 +360,16 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
         devices = list((s.devices or {}).keys())
         _check_ids(path, f"sites[{i}].devices", devices, catalog.accelerators, "gpu")
         _check_ids(path, f"sites[{i}].gpus_available", s.gpus_available, catalog.accelerators, "gpu")
+        refuse_misplaced_devices(path, i, s.name, sites[s.name].kind, s.devices or {})
+        refuse_kindless_site(path, i, s.name, s.kind is None and s.name not in catalog.sites and not s.devices)
     providers = {p.provider: p for p in catalog.prices}
     _check_ids(path, "rent_providers", scenario.rent_providers, providers, "provider")
     for i, item in enumerate(scenario.inventory):
         _check_id(path, f"inventory[{i}].gpu", item.gpu, catalog.accelerators, "gpu")
         _check_id(path, f"inventory[{i}].site", item.site, sites, "site")
-    _check_owned_supply(scenario, sites, path)
+        refuse_edge_inventory(path, i, item.gpu, item.count, item.site, sites[item.site].kind)
+    check_owned_supply(scenario, sites, path)
     check_size(scenario, catalog, sites, path)
-
-
-def _check_owned_supply(scenario: Scenario, sites: Mapping[str, Site], path: str) -> None:
-    """``procurement: [owned]`` (neither rent nor buy) leaves only the inventory and the edge devices at the
-    workloads' sites: with none of either there is nothing to plan on, which is the input's fault, not a
-    capacity shortfall."""
-    if set(scenario.procurement) != {"owned"} or scenario.inventory:
-        return
-    listed = {site for w in scenario.workloads for site in w.sites or []}  # default: cloud sites, no devices
-    if any(sites[site].devices for site in listed if site in sites):
-        return
-    raise ScenarioError(
-        f"{path}: procurement: [owned] needs an inventory (or edge sites with devices) — add "
-        "inventory: [{gpu: ..., count: ..., site: ...}], or add rent or buy to procurement"
-    )
 
 
 def parse_scenario(data: object, *, path: str = "scenario", catalog: Catalog | None = None) -> Scenario:

@@ -5,8 +5,9 @@ valid ids per field that "did you mean" answers with."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.json_schema import GenerateJsonSchema
@@ -33,8 +34,66 @@ PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 Fraction = Annotated[float, Field(ge=0, le=1)]
 
-Demand = Annotated[float, Field(gt=0, le=MAX_REQUESTS_PER_S)]
-DemandValue = Annotated[float, Field(ge=0, le=MAX_REQUESTS_PER_S)]
+MIN_REQUESTS_PER_S = 1e-5
+"""The smallest rate other than 0 a plan serves (0.864 requests a day): the solver's tolerance cannot tell a
+rate of 1e-6 req/s or less from none (such a workload got a $0 plan with no GPU, status optimal)."""
+
+
+def _servable_rate(value: float) -> float:
+    if 0 < value < MIN_REQUESTS_PER_S:
+        raise ValueError(f"must be at least {MIN_REQUESTS_PER_S:g} req/s (0.864 requests a day): a plan cannot tell "
+                         "a smaller rate from no traffic")
+    return value
+
+
+def _servable_or_zero(value: float) -> float:
+    if 0 < value < MIN_REQUESTS_PER_S:
+        raise ValueError(f"must be 0 (no traffic in that period) or at least {MIN_REQUESTS_PER_S:g} req/s: a plan "
+                         "cannot tell a smaller rate from no traffic")
+    return value
+
+
+def _no_repeats(values: list[Any]) -> list[Any]:
+    """A list of ids or degrees names each once (a repeat is a copy-paste slip: another entry was meant)."""
+    twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
+    if twice is not None:
+        once = ", ".join(str(v) for v in dict.fromkeys(values))
+        raise ValueError(f"{twice} is listed twice — list each value once: [{once}]")
+    return values
+
+
+_T = TypeVar("_T")
+UniqueList = Annotated[list[_T], AfterValidator(_no_repeats), Field(json_schema_extra={"uniqueItems": True})]
+"""A list that names each value once (``sites: [us_east, us_east]`` is refused; the schema says uniqueItems)."""
+
+
+def owned_alone(procurement: list[str]) -> list[str]:
+    """``[rent, buy, owned]``: owned (the inventory only) adds nothing to rent and buy, which use the inventory
+    too; it was refused as 'at most 2 entries', which named no fix."""
+    if len(procurement) > 2:
+        raise ValueError("owned adds nothing to rent and buy: the inventory is used whenever it is listed — write "
+                         "[rent, buy] (owned alone plans on the inventory only)")
+    return procurement
+
+
+def repeated_name(field: str, names: list[str], what: str, fix: str) -> str | None:
+    """``@field[i].name: duplicate <what>: [...] — <fix>`` at the later entry of the first name given twice."""
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if not dupes:
+        return None
+    later = max(i for i, n in enumerate(names) if n == dupes[0])
+    return f"@{field}[{later}].name: duplicate {what}: {dupes} — {fix}"
+
+Demand = Annotated[
+    float,
+    Field(gt=0, le=MAX_REQUESTS_PER_S, json_schema_extra={"minimum": MIN_REQUESTS_PER_S}),
+    AfterValidator(_servable_rate),
+]
+DemandValue = Annotated[
+    float,
+    Field(ge=0, le=MAX_REQUESTS_PER_S, description=f"0 (no traffic) or at least {MIN_REQUESTS_PER_S:g} req/s"),
+    AfterValidator(_servable_or_zero),
+]
 LatencyMs = Annotated[float, Field(gt=0, le=MAX_LATENCY_MS)]
 Tokens = Annotated[int, Field(ge=1, le=MAX_TOKENS)]
 Usd = Annotated[float, Field(ge=0, le=MAX_USD)]
@@ -195,3 +254,62 @@ def scenario_id_tables(catalog: Catalog, data: Mapping[Any, Any]) -> IdTable:
         return tables.get(names[-1])
 
     return ids
+
+
+def _period_peaks(rate: float | list[float], growth: float, horizon_months: int, period_months: int) -> list[float]:
+    """Each period's peak rate as planned (planner.demand.demand_per_period, which imports the scenario)."""
+    if isinstance(rate, list):
+        return list(rate)
+    return [
+        max(rate * (1 + growth) ** m for m in range(t, min(t + period_months, horizon_months)))
+        for t in range(0, horizon_months, period_months)
+    ]
+
+
+def _rounded_up(value: float) -> float:
+    """``value`` rounded up to 2 significant digits (a bound the user can write that still holds)."""
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return math.ceil(round(value / step, 9)) * step
+
+
+def period_problem(horizon_months: int, period_months: int) -> str | None:
+    """``@period_months: ...`` when the periods do not tile the horizon, with the lengths that do."""
+    if horizon_months % period_months == 0:
+        return None
+    fits = ", ".join(str(d) for d in range(1, horizon_months + 1) if horizon_months % d == 0)
+    return f"@period_months: horizon_months must be a multiple of period_months — use period_months {fits}"
+
+
+def demand_range_problem(workloads: list[Any], horizon_months: int, period_months: int) -> str | None:
+    """``@field: problem`` (planner.validation_messages puts the field after the workload's location) when a
+    workload's planned rates leave the range a plan serves: a growth that takes the rate above
+    MAX_REQUESTS_PER_S or below MIN_REQUESTS_PER_S within the horizon, every period 0, or an hour of the
+    profile below MIN_REQUESTS_PER_S — else None. A rate below the minimum was planned as no traffic."""
+    for i, w in enumerate(workloads):
+        at = f"@workloads[{i}]"
+        peaks = _period_peaks(w.requests_per_s, w.growth_frac_per_month, horizon_months, period_months)
+        served = [p for p in peaks if p > 0]
+        if not served:
+            return (f"{at}.requests_per_s: every period is 0 — give the periods with traffic their rate, or "
+                    "remove the workload")
+        g, r, last = w.growth_frac_per_month, w.requests_per_s, horizon_months - 1
+        if g > 0 and max(peaks) > MAX_REQUESTS_PER_S:
+            fit = (MAX_REQUESTS_PER_S / r) ** (1 / last) - 1
+            return (f"{at}.growth_frac_per_month: {g:g} ({g * 100:g} % a month) takes {r:g} req/s to {max(peaks):.3g} req/s by month "
+                    f"{last}, above the {MAX_REQUESTS_PER_S:g} req/s a workload may reach — lower it to "
+                    f"{math.floor(fit * 1e4) / 1e4:g} or less, or shorten horizon_months")
+        if g < 0 and min(peaks) < MIN_REQUESTS_PER_S * (1 - 1e-9):
+            month = horizon_months - period_months  # the last period's peak is its first month
+            fit = (MIN_REQUESTS_PER_S / r) ** (1 / month) - 1
+            return (f"{at}.growth_frac_per_month: {g:g} ({g * 100:g} % a month) takes {r:g} req/s to {min(peaks):.3g} req/s by "
+                    f"month {month}, below the {MIN_REQUESTS_PER_S:g} req/s a plan can tell from no traffic — raise "
+                    f"it to {math.ceil(fit * 1e4) / 1e4:g} or more, or give requests_per_s one value per period "
+                    "(0 where there is none)")
+        hours = [f for f in w.hourly_profile_frac or [] if f > 0]
+        if hours and min(hours) * min(served) < MIN_REQUESTS_PER_S * (1 - 1e-9):
+            low = min(hours)
+            hour = w.hourly_profile_frac.index(low)
+            return (f"{at}.hourly_profile_frac[{hour}]: {low:g} of the peak is {low * min(served):.3g} req/s in the "
+                    f"quietest period, below the {MIN_REQUESTS_PER_S:g} req/s a plan can tell from no traffic — "
+                    f"write 0 for an hour without traffic, or at least {_rounded_up(MIN_REQUESTS_PER_S / min(served)):g}")
+    return None

@@ -100,10 +100,11 @@ class Economics(Strict):
     @model_validator(mode="after")
     def _check_tiers(self) -> Economics:
         tiers = self.rent_volume_tiers
-        for a, b in zip(tiers, tiers[1:], strict=False):
+        for i, (a, b) in enumerate(zip(tiers, tiers[1:], strict=False)):
             if b.min_gpus <= a.min_gpus or b.discount_frac < a.discount_frac:
-                raise ValueError(
-                    "rent_volume_tiers: min_gpus must increase and discount_frac must not decrease "
-                    f"(got {a.min_gpus} → {b.min_gpus} GPUs, {a.discount_frac} → {b.discount_frac})"
+                raise ValueError(  # "@field: ..." names the later tier (planner.validation_messages)
+                    f"@rent_volume_tiers[{i + 1}]: min_gpus must increase and discount_frac must not decrease "
+                    f"(got {a.min_gpus} → {b.min_gpus} GPUs, {a.discount_frac} → {b.discount_frac}) — list the "
+                    "tiers by min_gpus, each above the one before"
                 )
         return self

@@ -4,7 +4,7 @@ and the efficiency assumptions a scenario may state per GPU type. Used by planne
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -49,3 +49,55 @@ def check_efficiency_gpus(path: str, gpus: list[str] | None, stated: list[str], 
                 f"{path}: hardware.efficiency.{gpu}: {gpu} is not in hardware.gpus ({', '.join(gpus)}), so this "
                 f"efficiency would be unused — add {gpu} to hardware.gpus or remove the entry"
             )
+
+
+def refuse_edge_inventory(path: str, index: int, gpu: str, count: int, site: str, kind: str) -> None:
+    """An edge site's GPUs are its ``devices``: inventory there was silently ignored (a GPU type without
+    devices there) or added to the devices (the same boxes counted twice, at another cost)."""
+    if kind == "edge":
+        raise ScenarioError(
+            f"{path}: inventory[{index}].site: {site} is an edge site, whose GPUs are its devices — state them as "
+            f"sites: [{{name: {site}, devices: {{{gpu}: {count}}}}}] (inventory is owned GPUs at datacenter sites)"
+        )
+
+
+def check_owned_supply(scenario: Any, sites: Mapping[str, Any], path: str) -> None:
+    """``procurement: [owned]`` (neither rent nor buy) leaves only the inventory and the edge devices at the
+    workloads' sites: with none of either there is nothing to plan on, which is the input's fault, not a
+    capacity shortfall."""
+    if set(scenario.procurement) != {"owned"} or scenario.inventory:
+        return
+    listed = {site for w in scenario.workloads for site in w.sites or []}  # default: cloud sites, no devices
+    if any(sites[site].devices for site in listed if site in sites):
+        return
+    raise ScenarioError(
+        f"{path}: procurement: [owned] needs an inventory (or edge sites with devices) — add "
+        "inventory: [{gpu: ..., count: ..., site: ...}], or add rent or buy to procurement"
+    )
+
+
+def refuse_misplaced_devices(path: str, index: int, site: str, kind: str, devices: Mapping[str, int]) -> None:
+    """``devices`` are the GPUs installed at an edge site; at a cloud or datacenter site they were silently
+    ignored (procurement [owned] then failed with "no on_demand price ...")."""
+    if not devices or kind == "edge":
+        return
+    gpu, count = next(iter(devices.items()))
+    instead = (
+        f"list owned GPUs under inventory: [{{gpu: {gpu}, count: {count}, site: {site}}}]"
+        if kind == "datacenter"
+        else "rent there (procurement: [rent])"
+    )
+    raise ScenarioError(
+        f"{path}: sites[{index}].devices: {site} is a {kind} site; devices are the GPUs installed at an edge "
+        f"site — add kind: edge to this entry, or {instead}"
+    )
+
+
+def refuse_kindless_site(path: str, index: int, site: str, kindless: bool) -> None:
+    """A site the scenario adds without ``kind`` is an edge site (planner.scenario.merged_sites); with no
+    devices it can hold nothing, and the plan failed with 'no h100_sxm devices at edge site lab'."""
+    if kindless:
+        raise ScenarioError(
+            f"{path}: sites[{index}].kind: {site} is a new site without a kind, so an edge site with no devices "
+            "— add kind: cloud (rent), kind: datacenter (buy, inventory) or devices: {GPU: count} (edge)"
+        )

@@ -247,6 +247,30 @@ def _whole_hint(value: object) -> str:
     return ""
 
 
+_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9}
+
+
+def _number_hint(value: object, loc: tuple[Any, ...]) -> str:
+    """' — write 5000 (…)' for a number written as text with a unit, a currency sign, thousands separators
+    or a k/M suffix (``'$5,000'``, ``'8 req/s'``, ``'500ms'``, ``'8k'``); a percentage on a ``*_frac`` field is
+    written as the fraction (``'90%'`` → 0.9)."""
+    if not isinstance(value, str):
+        return ""
+    match = re.fullmatch(r"\s*\$?\s*([-+]?\d[\d,_]*(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-zA-Z%/$ ]*?)\s*", value)
+    if match is None:
+        return ""
+    number, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).strip()
+    field = next((p for p in reversed(loc) if isinstance(p, str)), "")
+    if value.strip() == match.group(1) and not re.search(r"[,_]", value):
+        return f" — write {match.group(1)} without quotes"
+    if unit == "%":
+        return f" — write {number / 100:g} (a fraction: {number / 100:g} = {number:g} %)" if "frac" in field else ""
+    if unit.lower() in _SCALE:
+        number *= _SCALE[unit.lower()]
+    why = "the unit is in the field name" if unit and unit.lower() not in _SCALE else "a plain number"
+    return f" — write {number:g} ({why})"
+
+
 def _id_hint(value: object, loc: tuple[Any, ...], ids: IdTable | None) -> str:
     """' — did you mean x?' for an id in the wrong form: the valid id it means where the valid ids at ``loc``
     are known, else its id spelling; a name with no letters or digits of its own gets an example."""
@@ -288,14 +312,20 @@ def _message(
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:
         return f"ids are lowercase letters, digits and single underscores{got}{_id_hint(value, loc, ids)}"
     if kind in _TYPE_WORDS:
-        hint = _text_hint(value) if kind == "string_type" else ""
-        hint = _whole_hint(value) if _TYPE_WORDS[kind] == "a whole number" else hint
+        hint = _text_hint(value) if kind == "string_type" else _number_hint(value, loc)
+        hint = (_whole_hint(value) or hint) if _TYPE_WORDS[kind] == "a whole number" else hint
         return f"expected {_TYPE_WORDS[kind]}{got or _kind_of(value)}{hint}"
     if kind == "too_short" and isinstance(value, list | dict) and not value:
         optional = model is not None and _is_optional(model, loc)
         return "must not be empty — list at least one value" + (
             ", or leave the field out for the default" if optional else ""
         )
+    if kind == "too_short":  # a list of a set length, e.g. 24 hourly fractions
+        ctx = error.get("ctx", {})
+        field = _field_info(model, loc) if model is not None else None
+        most = next((m.max_length for m in field.metadata if isinstance(m, annotated_types.MaxLen)), None) if field else None
+        exact = f": give exactly {most}" if most == ctx.get("min_length") else ""
+        return f"must have at least {ctx.get('min_length')} entries (got {ctx.get('actual_length')}){exact}"
     if kind == "too_long":
         ctx = error.get("ctx", {})
         return (
@@ -360,6 +390,9 @@ def format_validation_error(
         shown = loc[:-1] if e["type"] == "invalid_key" else loc  # the key is in the problem, not the path
         where = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown)
         problem = _misspelled(model, loc, meant[loc]) if loc in meant else _message(model, e, loc, ids)
+        if problem.startswith("@") and ": " in problem:  # a model's check names the field: "@workloads[1].name: ..."
+            field, problem = problem[1:].split(": ", 1)
+            where += field if field.startswith("[") else f".{field}"
         lines.append(f"{path}: {where.lstrip('.') or '(top level)'}: {problem}")
     more = f" (and {len(lines) - 3} more)" if len(lines) > 3 else ""
     return "; ".join(lines[:3]) + more

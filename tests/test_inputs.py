@@ -231,3 +231,13 @@ def test_a_misspelt_required_field_is_one_problem_listed_first(tmp_path: Path) -
     assert "did you mean `models:`? (required" in problems[1]
     assert problems[2].endswith("required — add `name:` (Scenario name (free text))")
     assert "workloads[0].name: required" not in str(err.value)
+
+
+def test_a_second_yaml_document_is_named_with_the_fix() -> None:
+    """The parser's 'but found another document' named neither the '---' nor what to do."""
+    with pytest.raises(ScenarioError) as err:
+        parse_yaml_text("name: a\n---\nname: b\n", "x.yaml", ScenarioError)
+    assert str(err.value) == (
+        "x.yaml: line 2, column 1: invalid YAML: a second YAML document starts here ('---'); a file holds one — "
+        "delete this line and what follows it, or split the file"
+    )

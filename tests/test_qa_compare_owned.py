@@ -1,0 +1,60 @@
+"""`planner compare` when the owned GPUs serve the demand: the rent-only option rents nothing, so its flip
+sentences said "renting wins at every rent multiplier from 0.25× to 4×" about a plan that rents nothing
+(planner/compare.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog.loader import load_catalog
+from planner.compare import compare
+from planner.scenario import parse_scenario, validate_against_catalog
+
+SCENARIO = {
+    "name": "owned-h100",
+    "horizon_months": 12,
+    "workloads": [
+        {
+            "name": "chat",
+            "models": ["qwen3_8b"],
+            "quantizations": ["bf16", "fp8"],
+            "requests_per_s": 5,
+            "input_tokens": 1000,
+            "output_tokens": 250,
+            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
+            "sites": ["dc1"],
+        }
+    ],
+    "hardware": {"gpus": ["h100_sxm", "l40s", "a100_sxm_80gb"], "tp": [1, 2, 4], "pp": [1]},
+    "procurement": ["owned"],
+    "inventory": [{"gpu": "h100_sxm", "count": 8, "site": "dc1"}],
+}
+
+
+@pytest.fixture(scope="module")
+def owned() -> object:
+    catalog = load_catalog()
+    scenario = parse_scenario(SCENARIO, path="s.yaml")
+    validate_against_catalog(scenario, catalog, "s.yaml")
+    return compare(catalog, scenario).to_json()
+
+
+def test_every_option_is_the_owned_plan(owned: dict) -> None:  # type: ignore[type-arg]
+    # 1 owned H100 at dc1 runs: (90 W idle + 0.7 × 610 W) × PUE 1.4 × $0.08/kWh × 720 h = $41.69 power,
+    # 0.7 kW × $184.06/kW-month = $128.84 colocation, × 1.1 ops overhead = $187.59/month; × 12 months
+    running = (517 * 1.4 * 0.08 * 720 / 1000 + 0.7 * 184.06) * 1.1
+    for option in owned["options"]:
+        assert option["status"] == "optimal"
+        assert option["total_cost_usd"] == pytest.approx(12 * running, rel=1e-9)
+        assert option["capex_usd"] == 0
+    assert owned["recommendation"] == "rent_only"
+    assert owned["recommendation_reason"].startswith("nothing to rent or buy: the owned GPUs serve the demand")
+
+
+def test_flip_sentences_do_not_call_the_owned_plan_renting(owned: dict) -> None:  # type: ignore[type-arg]
+    sentences = [f["sentence"] for f in owned["flip_points"] if f["parameter"] != "utilization_frac"]
+    assert sentences == [
+        "buying nothing (the owned GPUs serve the demand) wins at every rent multiplier from 0.25× to 4×",
+        "buying nothing (the owned GPUs serve the demand) wins at every purchase price multiplier from 0.25× to 4×",
+        "buying nothing (the owned GPUs serve the demand) wins at every demand level from 0.062× to 4×",
+    ]
