@@ -90,9 +90,7 @@ def gpus_at_site(catalog: Catalog, scenario: Scenario, site: Site, gpus: list[Ac
         if gpu.id in owned:
             out[gpu.id] = ""
         elif site.kind == "edge":
-            out[gpu.id] = (
-                "" if site.devices.get(gpu.id, 0) > 0 else f"no {gpu.id} devices at edge site {site.id}"
-            )
+            out[gpu.id] = "" if site.devices.get(gpu.id, 0) > 0 else _no_devices(site, gpu, gpus)
         elif site.gpus_available is not None and gpu.id not in site.gpus_available:
             out[gpu.id] = f"{gpu.id} not available at {site.id}"
         elif site.kind == "cloud":
@@ -102,17 +100,34 @@ def gpus_at_site(catalog: Catalog, scenario: Scenario, site: Site, gpus: list[Ac
             buyable = (
                 "buy" in scenario.procurement and gpu.purchase is not None and gpu.placement == "datacenter"
             )
-            out[gpu.id] = (
-                ""
-                if rentable or buyable
-                else f"no {'/'.join(scenario.rental_kinds)} price for {gpu.id} at {site.id}"
-            )
+            out[gpu.id] = "" if rentable or buyable else _no_price(catalog, scenario, site, gpu)
         else:  # own datacenter
             buyable = "buy" in scenario.procurement and gpu.purchase is not None
             out[gpu.id] = (
                 "" if buyable else f"{gpu.id} at datacenter {site.id} needs procurement 'buy' or inventory"
             )
     return out
+
+
+def _no_devices(site: Site, gpu: Accelerator, gpus: list[Accelerator]) -> str:
+    """Why ``gpu`` cannot run at edge ``site``: it has none of them; naming the devices it has that the
+    scenario's GPU list leaves out (they are what the site can run)."""
+    allowed = {g.id for g in gpus}
+    left_out = sorted(g for g, n in site.devices.items() if n > 0 and g not in allowed)
+    has = f" (its devices: {', '.join(left_out)}, not in hardware.gpus)" if left_out else ""
+    return f"no {gpu.id} devices at edge site {site.id}{has}"
+
+
+def _no_price(catalog: Catalog, scenario: Scenario, site: Site, gpu: Accelerator) -> str:
+    """Why ``gpu`` cannot be rented or bought at cloud ``site``: no quote of the allowed kinds — from the
+    allowed providers, when other providers do quote it (the rent_providers filter is then the cause)."""
+    kinds = "/".join(scenario.rental_kinds)
+    providers = scenario.rent_providers
+    if "rent" in scenario.procurement and providers and any(
+        rent_quote(catalog, gpu, site, kind) is not None for kind in scenario.rental_kinds
+    ):
+        return f"no {kinds} price for {gpu.id} at {site.id} from {', '.join(providers)} (rent_providers; other providers quote it)"
+    return f"no {kinds} price for {gpu.id} at {site.id}"
 
 
 def batch_breakpoints(max_batch: int) -> list[int]:

@@ -19,7 +19,12 @@ from planner.candidates import CandidateTable
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
 from planner.optimize.explain_words import budget_raises, cheapest_replica, slice_words, used_up_limits
-from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
+from planner.optimize.relaxations import (
+    bridge_relaxation,
+    cannot_run_relaxation,
+    context_relaxation,
+    supply_relaxation,
+)
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
@@ -250,9 +255,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                 if buy_only
                 else f"{w.name}: no way to obtain its GPUs at its sites ({sites}): no rent quote, purchase or inventory"
             )
-            out.append(
-                Explanation(w.name, "supply", message, "allow rent, add a datacenter site or add inventory")
-            )
+            out.append(Explanation(w.name, "supply", message, supply_relaxation(ctx, w.name, buy_only)))
             continue
         if all(o.kind is SupplyKind.BUY for o in options):
             first = min(o.available_from_month for o in options)
@@ -265,7 +268,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         "lead_time",
                         f"{w.name}: nothing bought arrives before month {first:g} (purchase lead time {lead:g} "
                         f"months), so its demand before month {first:g} cannot be served",
-                        "add rent or inventory for the first months",
+                        bridge_relaxation(ctx, w.name, first),
                     )
                 )
             cheapest = min(o.capex_usd_per_unit for o in options)
@@ -327,7 +330,7 @@ def explain_capacity(
         relax_text = "; or ".join(limit.relax for limit in limits) or None
         if over_budget is not None:  # the budget stopped the next unit of supply, whatever else is used up
             limit_text = _budget_text(scenario)
-            relax_text = f"relax {limit_text}"
+            relax_text = over_budget.relaxation or f"relax {limit_text}"
         demand = ctx.demand[(w_name, t)]
         period, frac, where = slice_words(ctx, w_name, t)
         out.append(

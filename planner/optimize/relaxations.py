@@ -7,11 +7,17 @@ import pandas as pd
 
 from planner.catalog.loader import Catalog
 from planner.context_window import longest_prompt_tokens
+from planner.problem.context import BuildContext
 from planner.scenario import Workload
 
 CANNOT_RUN_RELAXATIONS = (
     ("needs procurement 'buy' or inventory", "add buy to procurement, or list the GPUs you own there under inventory"),
+    (
+        "(rent_providers;",
+        "add a provider that quotes it to rent_providers, or allow another rental kind (rental_kinds), GPU type or site",
+    ),
     (" price for ", "allow another rental kind (rental_kinds), provider (rent_providers), GPU type or site"),
+    ("not in hardware.gpus", "add the edge site's GPU types to hardware.gpus, or allow another site"),
     ("devices at edge site", "list the devices installed at the edge site (sites[].devices), or allow another site"),
     ("not available at", "allow a GPU type the site offers (sites[].gpus_available), or another site"),
     ("spans nodes but", "allow a TP×PP that fits one node, or a site with a scale-out fabric"),
@@ -52,3 +58,28 @@ def context_relaxation(catalog: Catalog, w: Workload) -> str:
         return f"{shorten}: no catalog model has a context window of {need:,} tokens"
     names = ", ".join(f"{m.id} ({m.max_context_tokens:,})" for m in longer[:3])
     return f"{shorten}, or list a model whose context window holds {need:,} tokens: {names}"
+
+
+def _sites_of_kind(ctx: BuildContext, kind: str) -> str:
+    """The scenario's sites of ``kind`` ('cloud', 'datacenter') in catalog order, four at most: 'us_east, us_west, …'."""
+    names = [name for name, site in ctx.sites.items() if site.kind == kind]
+    return ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
+
+
+def supply_relaxation(ctx: BuildContext, workload: str, buy_only: bool) -> str:
+    """Relaxation of a workload with no supply option at its sites, naming the sites that would have one."""
+    datacenters = _sites_of_kind(ctx, "datacenter")
+    where = f" ({datacenters}) to {workload}.sites" if datacenters else ""
+    return f"{'allow rent, ' if buy_only else ''}add a datacenter site{where} or add inventory"
+
+
+def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> str:
+    """Relaxation of a workload whose only supply is bought and arrives at ``first_month``: rent until then —
+    at a cloud site of its own or one added to its sites, with rent added to procurement where it is not —,
+    or own GPUs."""
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    own = [s for s in (w.sites or ()) if s in ctx.sites and ctx.sites[s].kind == "cloud"]
+    clouds = _sites_of_kind(ctx, "cloud")
+    where = f"at {', '.join(own)}" if own else f"at a cloud site added to {workload}.sites ({clouds})"
+    rent = "rent" if "rent" in ctx.scenario.procurement else "add rent to procurement and rent"
+    return f"{rent} {where} until month {first_month:g}, or add inventory"

@@ -189,5 +189,5 @@ def test_infeasible_site_alternative_names_the_lead_time(catalog: Catalog) -> No
     assert solved is None and record.status == "infeasible"
     assert record.lost_because == (
         "chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its demand before month 2"
-        " cannot be served — add rent or inventory for the first months"
+        " cannot be served — rent at us_east until month 2, or add inventory"
     )

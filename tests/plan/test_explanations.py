@@ -119,14 +119,15 @@ def _buy_only(catalog: Catalog, **update: object) -> Scenario:
 
 def test_buy_only_plan_names_the_lead_time(catalog: Catalog) -> None:
     """Buy-only min cost: the demand of the first months cannot be served because purchases arrive after
-    their lead time — the answer says so, and offers rent or inventory."""
+    their lead time — the answer says so, and offers rent at a cloud site or inventory."""
     result = plan(catalog, _buy_only(catalog), with_alternatives=False)
     lead = min(catalog.gpu(g).purchase.lead_time_months for g in ("h100_sxm", "h200_sxm"))  # type: ignore[union-attr]
     assert result.status == "infeasible"
     first = result.infeasibility[0]
     assert first.requirement == "lead_time"
     assert f"nothing bought arrives before month {lead:g} (purchase lead time {lead:g} months)" in first.message
-    assert "rent or inventory" in first.relaxation
+    # buy_vs_rent's workload lists us_east and dc1: rent is what procurement leaves out
+    assert first.relaxation == "add rent to procurement and rent at us_east until month 2, or add inventory"
 
 
 def test_buy_only_without_a_datacenter_says_no_site_allows_buying(catalog: Catalog) -> None:
@@ -160,9 +161,9 @@ def test_budget_below_one_node_names_the_node_price(catalog: Catalog) -> None:
             "add buy to procurement, or list the GPUs you own there under inventory",
         ),
         (
-            {"rental_kinds": ["spot"], "rent_providers": ["lambda"]},
-            "no spot price for h100_sxm at us_east",
-            "allow another rental kind (rental_kinds), provider (rent_providers), GPU type or site",
+            {"rental_kinds": ["spot"], "rent_providers": ["lambda"]},  # lambda quotes no spot, others do
+            "no spot price for h100_sxm at us_east from lambda (rent_providers; other providers quote it)",
+            "add a provider that quotes it to rent_providers, or allow another rental kind (rental_kinds), GPU type or site",
         ),
         (
             {"workloads": [{"quantizations": ["int4"], "max_quality_tier": 1}]},
