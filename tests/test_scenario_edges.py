@@ -16,24 +16,11 @@ from typer.testing import CliRunner
 from planner.cli.main import app
 from planner.errors import ScenarioError
 from planner.scenario import parse_scenario
+from tests.plan.helpers import starter
 
-BASE: dict[str, Any] = {
-    "name": "qa",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16", "fp8"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-            "sites": ["us_east"],
-        }
-    ],
-    "hardware": {"gpus": ["l40s", "h100_sxm"], "tp": [1, 2], "pp": [1]},
-}
+BASE: dict[str, Any] = starter(
+    {"quantizations": ["bf16", "fp8"]}, name="qa", hardware={"gpus": ["l40s", "h100_sxm"], "tp": [1, 2], "pp": [1]}
+)
 
 
 def _with(**workload: Any) -> dict[str, Any]:

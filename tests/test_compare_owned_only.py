@@ -9,26 +9,15 @@ import pytest
 from planner.catalog.loader import load_catalog
 from planner.compare import compare
 from planner.scenario import parse_scenario, validate_against_catalog
+from tests.plan.helpers import starter
 
-SCENARIO = {
-    "name": "owned-h100",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16", "fp8"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-            "sites": ["dc1"],
-        }
-    ],
-    "hardware": {"gpus": ["h100_sxm", "l40s", "a100_sxm_80gb"], "tp": [1, 2, 4], "pp": [1]},
-    "procurement": ["owned"],
-    "inventory": [{"gpu": "h100_sxm", "count": 8, "site": "dc1"}],
-}
+SCENARIO = starter(
+    {"quantizations": ["bf16", "fp8"], "sites": ["dc1"]},
+    name="owned-h100",
+    hardware={"gpus": ["h100_sxm", "l40s", "a100_sxm_80gb"], "tp": [1, 2, 4], "pp": [1]},
+    procurement=["owned"],
+    inventory=[{"gpu": "h100_sxm", "count": 8, "site": "dc1"}],
+)
 
 
 @pytest.fixture(scope="module")

@@ -13,24 +13,15 @@ from planner.catalog.loader import load_catalog
 from planner.compare import compare
 from planner.compare_recommend import buying_blocker
 from planner.scenario import parse_scenario
+from tests.plan.helpers import starter
 
-SCENARIO = {
-    "name": "no-sites",
-    "horizon_months": 12,
-    "workloads": [
-        {
-            "name": "chat",
-            "models": ["qwen3_8b"],
-            "quantizations": ["bf16", "fp8"],
-            "requests_per_s": 5,
-            "input_tokens": 1000,
-            "output_tokens": 250,
-            "slo": {"ttft_ms": 1500, "tpot_ms": 60},
-        }
-    ],
-    "hardware": {"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
-    "procurement": ["rent", "buy"],
-}
+SCENARIO = starter(
+    {"quantizations": ["bf16", "fp8"]},
+    name="no-sites",
+    hardware={"gpus": ["h100_sxm", "l40s"], "tp": [1, 2], "pp": [1]},
+    procurement=["rent", "buy"],
+)
+del SCENARIO["workloads"][0]["sites"]  # no sites: every cloud site
 NO_DATACENTER = "no site of the workloads is a datacenter (cloud regions rent, edge devices are owned)"
 
 
