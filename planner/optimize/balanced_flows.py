@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.optimize.components import column_bound
+from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
 from planner.problem.context import BuildContext
@@ -85,23 +85,12 @@ def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]]) -> Any:
     problem has tens of thousands: the 12-month economics bench)."""
     highspy = importlib.import_module("highspy")
     position = {name: i for i, name in enumerate(free)}
-    lower: list[float] = []
-    upper: list[float] = []
-    starts: list[int] = []
-    idx: list[int] = []
-    vals: list[float] = []
+    rows = RowBlock()
     for expr in ctx.row_constraints.values():
         mine = [(position[v.name], float(c)) for v, c in expr.items() if v.name in position]
-        if not mine:
-            continue
-        rhs = -float(expr.constant) - sum(
-            float(c) * _held_value(v) for v, c in expr.items() if v.name not in position
-        )
-        lower.append(rhs if expr.sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -math.inf)
-        upper.append(rhs if expr.sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else math.inf)
-        starts.append(len(idx))
-        idx.extend(i for i, _ in mine)
-        vals.extend(c for _, c in mine)
+        if mine:
+            held = sum(float(c) * _held_value(v) for v, c in expr.items() if v.name not in position)
+            rows.add(expr, -float(expr.constant) - held, mine)
     n = len(free)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
@@ -111,16 +100,7 @@ def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]]) -> Any:
         np.array([column_bound(v, True) for v, _ in free.values()]),
         np.array([column_bound(v, False) for v, _ in free.values()]),
     )
-    if lower:
-        h.addRows(
-            len(lower),
-            np.array(lower),
-            np.array(upper),
-            len(idx),
-            np.array(starts, dtype=np.int32),
-            np.array(idx, dtype=np.int32),
-            np.array(vals),
-        )
+    rows.add_to(h)
     weights = np.array([w for _, w in free.values()])
     diagonal = np.flatnonzero(weights)
     hessian = highspy.HighsHessian()

@@ -23,7 +23,7 @@ import importlib
 import math
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -127,6 +127,39 @@ def column_bound(v: Any, low: bool) -> float:
     return float(b)
 
 
+@dataclass
+class RowBlock:
+    """Rows for HiGHS's ``addRows`` in compressed row form, collected from PuLP rows."""
+
+    lower: list[float] = field(default_factory=list)
+    upper: list[float] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    idx: list[int] = field(default_factory=list)
+    vals: list[float] = field(default_factory=list)
+
+    def add(self, expr: Any, rhs: float, entries: list[tuple[int, float]]) -> None:
+        """One row of PuLP row ``expr``'s sense with right side ``rhs`` on the (column, coefficient) ``entries``."""
+        self.lower.append(rhs if expr.sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -math.inf)
+        self.upper.append(rhs if expr.sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else math.inf)
+        self.starts.append(len(self.idx))
+        for column, coefficient in entries:
+            self.idx.append(column)
+            self.vals.append(coefficient)
+
+    def add_to(self, h: Any) -> None:
+        """Hand the rows to the highspy model ``h``."""
+        if self.lower:
+            h.addRows(
+                len(self.lower),
+                np.array(self.lower),
+                np.array(self.upper),
+                len(self.idx),
+                np.array(self.starts, dtype=np.int32),
+                np.array(self.idx, dtype=np.int32),
+                np.array(self.vals),
+            )
+
+
 def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int]) -> Any:
     """A highspy model of one part (``part``: positions in ``cols``, :func:`columns`): its columns, the rows
     on them and its objective terms (minimized; the objective's constant is left out)."""
@@ -147,34 +180,13 @@ def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part:
         for i in part
     ]
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.array(integrality))
-    lower: list[float] = []
-    upper: list[float] = []
-    starts: list[int] = []
-    idx: list[int] = []
-    vals: list[float] = []
-    inf = math.inf
+    rows = RowBlock()
     for expr in ctx.row_constraints.values():
         items = list(expr.items())
         if local.get(index[items[0][0].name]) is None:
             continue
-        rhs = -float(expr.constant)
-        sense = expr.sense
-        lower.append(rhs if sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -inf)
-        upper.append(rhs if sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else inf)
-        starts.append(len(idx))
-        for v, c in items:
-            idx.append(local[index[v.name]])
-            vals.append(float(c))
-    if lower:
-        h.addRows(
-            len(lower),
-            np.array(lower),
-            np.array(upper),
-            len(idx),
-            np.array(starts, dtype=np.int32),
-            np.array(idx, dtype=np.int32),
-            np.array(vals),
-        )
+        rows.add(expr, -float(expr.constant), [(local[index[v.name]], float(c)) for v, c in items])
+    rows.add_to(h)
     return h
 
 
