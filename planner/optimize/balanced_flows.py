@@ -19,8 +19,10 @@ split of a router that weighs replicas by capacity (round-robin by weight, least
 restrict flows (quantization policy, placement, PD pools' coupling, redundancy) keep their hold: the
 answer is the most even split they allow. The objective is strictly convex in each flow with C > 0 (the
 others are 0 by their capacity rows), so the flows are unique: the same plan gives the same split
-whichever vertex the MILP ended at (to HiGHS's QP tolerance: utilizations equal to about 1e-6). Nothing the plan pays for moves, so its cost, supply and replicas are
-unchanged; a split HiGHS does not solve to optimality leaves the plan's flows as they were.
+whichever vertex the MILP ended at (to HiGHS's QP tolerance: utilizations equal to about 1e-6). A
+redundancy rule's spare replicas share the load too (chat_p99_redundant: both deployments at 29 %).
+Nothing the plan pays for moves, so its cost, supply and replicas are unchanged; a split HiGHS does not
+solve to optimality leaves the plan's flows as they were.
 """
 
 from __future__ import annotations
