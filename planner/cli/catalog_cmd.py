@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonFlag, JsonOut, emit, fail, run_guarded, show, text
+from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, fail, run_guarded, show, text
 
 catalog_app = typer.Typer(
     help="List or show catalog records (gpus, models, formats, sites, interconnects, prices).",
@@ -67,6 +67,7 @@ def _one_record(catalog: Any, kind: str, record_id: str) -> dict[str, Any]:
 
 def show_records(kind: str, record_id: str | None, as_json: bool, json_out: Path | None) -> None:
     """List every record of ``kind`` (a table of its key columns) or show one record field by field."""
+    run_guarded(lambda: check_output_path(json_out, "--json-out"))  # not a YAML file (a catalog), not /proc
     catalog = _catalog()
     if record_id is not None:
         payload = _one_record(catalog, kind, record_id)
@@ -152,6 +153,7 @@ def catalog_prices(
     from planner.errors import CatalogError
     from planner.validation_messages import suggest_id
 
+    run_guarded(lambda: check_output_path(json_out, "--json-out"))
     catalog = _catalog()
     if gpu is not None and gpu not in catalog.accelerators:
         providers = sorted({p.provider for p in catalog.prices})

@@ -131,6 +131,21 @@ def check_output_path(path: Path | None, option: str, inputs: Iterable[Path] = (
     check_output_file(path, option, inputs)
 
 
+def check_distinct_outputs(*outputs: tuple[str, Path | None]) -> None:
+    """Refuse two output options naming one file (``-o plan.xlsx --json-out plan.xlsx`` wrote the workbook,
+    then the JSON over it, and announced both): exit 2 naming both options."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise InputError(
+                f"{option} {path}: {seen[key]} names the same file — give each output its own name"
+            )
+        seen[key] = option
+
+
 def emit(
     obj: Any, as_json: bool, json_out: Path | None, *, failed: bool = False, outputs: tuple[Path | None, ...] = ()
 ) -> bool:

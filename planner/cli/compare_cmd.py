@@ -97,11 +97,13 @@ def compare(
     from planner.cli.catalog_cmd import _catalog
     from planner.compare import compare as run_compare
     from planner.scenario import load_scenario
+    from planner.training.scenario import refuse_training_file
 
     def go() -> Any:
         check_outputs(scenario_path, output, json_out, plots, (".xlsx",))
         chosen = check_solver(solver)
         catalog = _catalog()
+        refuse_training_file(scenario_path, "compare")
         scenario = load_scenario(scenario_path, catalog)
         with working(f"comparing buy / rent / hybrid for {scenario.name}") as step:
             return run_compare(

@@ -39,7 +39,7 @@ LAZY_COMMANDS: dict[str, typer.Typer] = {}
 
 def lazy_command(name: str, function: Callable[..., Any]) -> None:
     """Register ``function`` as the top-level command ``name``, built on first use (:data:`LAZY_COMMANDS`)."""
-    one = typer.Typer()
+    one = typer.Typer(add_completion=False)  # --install-completion is the root group's, not each command's
     one.command(name)(function)
     LAZY_COMMANDS[name] = one
 

@@ -12,6 +12,7 @@ from planner.cli.common import (
     JsonFlag,
     JsonOut,
     announce,
+    check_distinct_outputs,
     check_output_path,
     emit,
     err,
@@ -86,6 +87,7 @@ def check_outputs(
         raise InputError(f"-o {output}: the report name must end in {' or '.join(suffixes)}")
     check_output_path(output, "-o", [scenario_path])
     check_output_path(json_out, "--json-out", [scenario_path])
+    check_distinct_outputs(("-o", output), ("--json-out", json_out))
     if plots is not None:
         from planner.report.files import check_output_dir
 
@@ -422,6 +424,7 @@ def budget(
     from planner.cli.catalog_cmd import _catalog
     from planner.plan import plan as run_plan
     from planner.scenario import Budget, load_scenario
+    from planner.training.scenario import refuse_training_file
 
     def go() -> Any:
         check_outputs(scenario_path, output, json_out)
@@ -429,6 +432,7 @@ def budget(
             raise InputError("budget: give at least one of --capex-usd, --opex-usd-per-month, --total-usd")
         chosen = check_solver(solver)
         catalog = _catalog()
+        refuse_training_file(scenario_path, "budget")
         scenario = load_scenario(scenario_path, catalog)
         limits = Budget.from_options(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
         scenario = scenario.model_copy(update={"objective": "max_throughput", "budget": limits})

@@ -33,6 +33,7 @@ from planner.limits import (
     DEFAULT_WORKSPACE_GIB,
     MAX_BATCH,
     MAX_DRAFT_TOKENS,
+    MAX_REQUESTS_PER_S,
 )
 
 if TYPE_CHECKING:
@@ -58,11 +59,16 @@ KEYS = (
 
 
 def _positive_rate(raw: str) -> float:
-    """--requests-per-s: a finite number above 0 (0 and negatives get the same usage error)."""
-    value = finite_float(-math.inf)(raw)
+    """--requests-per-s: a finite number in (0, MAX_REQUESTS_PER_S], a scenario's requests_per_s range (0 and
+    negatives get the same usage error; 1e308 would overflow the scheduler's fixed point)."""
+    value = finite_float(-math.inf, MAX_REQUESTS_PER_S)(raw)
     if value <= 0:
         raise typer.BadParameter(f"must be above 0 requests/s (the load offered to one replica), not {raw}")
     return value
+
+
+MAX_WORKSPACE_GIB = 1024.0
+"""--workspace-gib at most, as a scenario's workspace_gib."""
 
 def run_problems(
     result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int, *, input_tokens: int, output_tokens: int
@@ -106,7 +112,7 @@ def predict(
     input_tokens: Annotated[int, typer.Option(help="Prompt tokens per request.", min=1)] = 2048,
     output_tokens: Annotated[int, typer.Option(help="Generated tokens per request.", min=1)] = 256,
     workspace_gib: Annotated[
-        float, typer.Option(help="Per-GPU workspace reservation, GiB.", parser=finite_float(0), metavar="GIB")
+        float, typer.Option(help="Per-GPU workspace reservation, GiB.", parser=finite_float(0, MAX_WORKSPACE_GIB), metavar="GIB")
     ] = DEFAULT_WORKSPACE_GIB,
     engine: Annotated[
         str,

@@ -34,12 +34,13 @@ def _check_files(scenario: Path, output: Path | None, json_out: Path | None, res
     """Before anything is solved: no output over the scenario (or any YAML file), each output's folder
     exists, and the resume file is none of the outputs (a JSON or a workbook written over it would lose
     its rows)."""
-    from planner.cli.common import check_output_path
+    from planner.cli.common import check_distinct_outputs, check_output_path
     from planner.errors import InputError
 
     check_output_path(output, "-o", [scenario])
     check_output_path(json_out, "--json-out", [scenario])
     check_output_path(resume, "--resume", [scenario])
+    check_distinct_outputs(("-o", output), ("--json-out", json_out))
     if resume is None:
         return
     for option, path in (("--json-out", json_out), ("-o", output)):
@@ -116,8 +117,10 @@ def _run(
     from planner.cli.progress import working
     from planner.scenario import load_scenario
     from planner.sweep import parse_axis, plan_sweep, run_sweep
+    from planner.training.scenario import refuse_training_file
 
     catalog = default_catalog()
+    refuse_training_file(scenario_path, "sweep")
     scenario = load_scenario(scenario_path, catalog)
     axes = [parse_axis(v) for v in vary]
     with working(f"checking every variant of {scenario_path.name} before solving any"):  # ~1 ms a variant

@@ -15,6 +15,7 @@ from rich.table import Table
 from planner.cli.common import (
     JsonFlag,
     JsonOut,
+    check_distinct_outputs,
     check_output_path,
     emit,
     err,
@@ -27,6 +28,8 @@ from planner.cli.common import (
     wrote,
 )
 from planner.errors import InfeasiblePlan, InputError
+from planner.limits import MAX_TOKENS
+from planner.training.limits import MAX_DIMENSION, MAX_GLOBAL_BATCH_SEQUENCES, MAX_LAYERS, MAX_TRAINING_TOKENS
 
 NOTE_WIDTH = 60
 """Characters of the plan table's note column (longer notes wrap, as the README's prose columns)."""
@@ -113,6 +116,7 @@ def train(
             raise InputError(f"-o {output}: the workbook name must end in .xlsx")
         check_output_path(json_out, "--json-out", (scenario_path,))
         check_output_path(output, "-o", (scenario_path,))  # before the search: the error names -o
+        check_distinct_outputs(("-o", output), ("--json-out", json_out))
         catalog = _catalog()
         return plan_training(catalog, load_training_scenario(scenario_path, catalog))
 
@@ -125,7 +129,7 @@ def train(
         from planner.report.training_workbook import write_training_workbook
 
         run_guarded(lambda: write_training_workbook(plan, output))
-    emit(data, as_json, json_out, failed=plan.status != "optimal")
+    emit(data, as_json, json_out, failed=plan.status != "optimal", outputs=(output,))  # names -o too
     if not as_json:
         _print_plan(data, scenario_path)
     elif plan.status != "optimal":
@@ -143,23 +147,34 @@ def predict_train(
     model: Annotated[
         str | None, typer.Option(help="Catalog model id (or give --layers ... instead).")
     ] = None,
-    layers: Annotated[int | None, typer.Option(help="Inline architecture: layers.", min=1)] = None,
-    hidden_size: Annotated[int | None, typer.Option(help="Inline architecture: hidden size.", min=1)] = None,
+    layers: Annotated[
+        int | None, typer.Option(help="Inline architecture: layers.", min=1, max=MAX_LAYERS)
+    ] = None,
+    hidden_size: Annotated[
+        int | None, typer.Option(help="Inline architecture: hidden size.", min=1, max=MAX_DIMENSION)
+    ] = None,
     ffn_size: Annotated[
-        int | None, typer.Option(help="Inline architecture: SwiGLU FFN width.", min=0)
+        int | None, typer.Option(help="Inline architecture: SwiGLU FFN width.", min=0, max=MAX_DIMENSION)
     ] = None,
-    heads: Annotated[int | None, typer.Option(help="Inline architecture: query heads.", min=1)] = None,
+    heads: Annotated[
+        int | None, typer.Option(help="Inline architecture: query heads.", min=1, max=MAX_DIMENSION)
+    ] = None,
     kv_heads: Annotated[
-        int | None, typer.Option(help="Inline architecture: KV heads (default heads).", min=1)
+        int | None,
+        typer.Option(help="Inline architecture: KV heads (default heads).", min=1, max=MAX_DIMENSION),
     ] = None,
-    vocab_size: Annotated[int, typer.Option(help="Inline architecture: vocabulary.", min=1)] = 32000,
+    vocab_size: Annotated[
+        int, typer.Option(help="Inline architecture: vocabulary.", min=1, max=MAX_DIMENSION)
+    ] = 32000,
     tp: Annotated[int, typer.Option(help="Tensor-parallel degree.", min=1)] = 1,
     pp: Annotated[int, typer.Option(help="Pipeline-parallel degree.", min=1)] = 1,
     dp: Annotated[int | None, typer.Option(help="Data-parallel degree (default N/(tp·pp)).", min=1)] = None,
     zero_stage: Annotated[int, typer.Option("--zero-stage", help="ZeRO stage 0-3 (3 = FSDP).")] = 1,
     micro_batch: Annotated[int, typer.Option(help="Micro-batch, sequences.", min=1)] = 1,
-    global_batch: Annotated[int, typer.Option(help="Global batch, sequences per step.", min=1)] = 512,
-    seq_len: Annotated[int, typer.Option(help="Sequence length, tokens.", min=1)] = 4096,
+    global_batch: Annotated[
+        int, typer.Option(help="Global batch, sequences per step.", min=1, max=MAX_GLOBAL_BATCH_SEQUENCES)
+    ] = 512,
+    seq_len: Annotated[int, typer.Option(help="Sequence length, tokens.", min=1, max=MAX_TOKENS)] = 4096,
     recompute: Annotated[
         str, typer.Option(help="Activation recomputation: none, selective or full.")
     ] = "selective",
@@ -171,7 +186,10 @@ def predict_train(
     ] = "1f1b",
     precision: Annotated[str, typer.Option(help="Matmul precision: bf16 or fp8.")] = "bf16",
     tokens: Annotated[
-        float, typer.Option(help="Training tokens (for days).", parser=finite_float(1), metavar="TOKENS")
+        float,
+        typer.Option(
+            help="Training tokens (for days).", parser=finite_float(1, MAX_TRAINING_TOKENS), metavar="TOKENS"
+        ),
     ] = 1e11,
     force: Annotated[
         bool, typer.Option("--force", help="Show the numbers even when the layout does not fit.")

@@ -18,6 +18,8 @@ from planner.errors import InputError
 
 def measurement_csvs(directory: Path) -> list[Path]:
     """The measurement CSVs in ``directory`` (an input error when there are none)."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--measurements {directory}: is a file, expected the folder of the measurement CSVs")
     if not directory.is_dir():
         raise InputError(
             f"--measurements {directory}: folder not found — pass the folder of the public measurement CSVs "
@@ -27,6 +29,17 @@ def measurement_csvs(directory: Path) -> list[Path]:
     if not found:
         raise InputError(f"--measurements {directory}: no .csv files there — nothing to validate against")
     return found
+
+
+def check_report_dir(out_dir: Path) -> None:
+    """--out: a folder that exists or can be made, not under /proc, /sys or /dev, whose validation.md and
+    validation.csv can be written (an InputError, exit 2, names --out otherwise)."""
+    from planner.report.files import check_output_dir, check_output_file
+
+    check_output_dir(out_dir, "--out")
+    if out_dir.is_dir():
+        for name in ("validation.md", "validation.csv"):
+            check_output_file(out_dir / name, "--out")
 
 
 def validate_model(
@@ -50,6 +63,7 @@ def validate_model(
     directory = measurements if measurements is not None else measurements_dir()
     run_guarded(lambda: measurement_csvs(directory))
     run_guarded(lambda: check_output_path(json_out, "--json-out"))
+    run_guarded(lambda: check_report_dir(out_dir))  # before minutes of predictions, not after them
     catalog = _catalog()
     with working(f"predicting the measurements in {directory}"):
         report = run_guarded(lambda: run_validation(catalog, directory=directory))

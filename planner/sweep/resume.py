@@ -23,33 +23,89 @@ def scenario_digest(base: dict[str, Any]) -> str:
 
 
 def read_rows(path: Path, digest: str) -> dict[str, SweepRow]:
-    """Finished rows of an earlier run of the same sweep, by key (empty when the file does not exist)."""
+    """Finished rows of an earlier run of the same sweep, by key (empty when the file does not exist).
+
+    A last line without its newline was cut short when the run stopped and is skipped (:class:`ResumeLog`
+    drops it before appending); any other line that is not what --resume writes is an InputError naming the
+    file and the line, so a results file of something else is never appended to."""
     if not path.exists():
         return {}
+    try:
+        content = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"--resume {path}: not UTF-8 text (byte {exc.start}) — give a file written by --resume, or a new file name"
+        ) from None
+    cut = not content.endswith("\n")
     rows: dict[str, SweepRow] = {}
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = content.splitlines()
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError:
-            if n == len(lines):  # a line cut short when the run was stopped
+            if n == len(lines) and cut:  # a line cut short when the run was stopped
                 break
-            raise InputError(
-                f"--resume {path}: line {n} is not JSON — give a file written by --resume"
-            ) from None
+            raise InputError(f"--resume {path}: line {n} is not JSON — {_ASK}") from None
         if n == 1:
+            if not isinstance(data, dict) or "scenario_sha256" not in data:
+                raise InputError(
+                    f"--resume {path}: line 1 is not the header a --resume file starts with — {_ASK}"
+                )
             if data.get("scenario_sha256") != digest:
                 raise InputError(
                     f"--resume {path}: written for another scenario ({data.get('scenario', '?')}) — "
                     "give a new file name to start this sweep afresh"
                 )
             continue
-        row = SweepRow.from_json(data)
+        row = _row(data)
+        if row is None:
+            raise InputError(f"--resume {path}: line {n} is not a sweep row — {_ASK}")
         if row.status != "error":
             rows[row.key] = row
     return rows
+
+
+_ASK = "give a file written by --resume, or a new file name to start afresh"
+_NUMBERS_OR_NONE = (
+    "gap",
+    "total_cost_usd",
+    "capex_usd",
+    "opex_usd_per_month",
+    "cost_usd_per_million_output_tokens",
+    "served_scale",
+    "served_requests_per_s",
+)
+"""Row fields that hold a number or null."""
+
+
+def _row(data: object) -> SweepRow | None:
+    """The row a resume-file line holds, or None when the line is no row :meth:`SweepRow.to_json` wrote (a
+    missing or unknown field, a field of the wrong type)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        row = SweepRow.from_json(data)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
+    plain = (
+        isinstance(row.index, int)
+        and isinstance(row.key, str)
+        and isinstance(row.status, str)
+        and isinstance(row.values, dict)
+        and isinstance(row.gpus_by_type, dict)
+        and isinstance(row.binding_constraints, list)
+        and (row.error is None or isinstance(row.error, str))
+    )
+    numbers = all(
+        getattr(row, name) is None or _is_number(getattr(row, name)) for name in _NUMBERS_OR_NONE
+    ) and all(_is_number(v) for v in (row.solve_seconds, row.total_seconds, *row.gpus_by_type.values()))
+    return row if plain and numbers else None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class ResumeLog:
@@ -57,6 +113,9 @@ class ResumeLog:
 
     def __init__(self, path: Path, digest: str, scenario: str) -> None:
         self.path = path
+        _drop_cut_line(
+            path
+        )  # a row appended after a cut line would join it: the file could not be read again
         new = not path.exists() or path.stat().st_size == 0
         self._file: IO[str] = path.open("a", encoding="utf-8")
         if new:
@@ -73,3 +132,14 @@ class ResumeLog:
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Truncate ``path`` after its last newline: the part after it is a line cut short by a stopped run
+    (:func:`read_rows` skipped it)."""
+    if not path.exists():
+        return
+    content = path.read_bytes()
+    if content and not content.endswith(b"\n"):
+        with path.open("r+b") as file:
+            file.truncate(content.rfind(b"\n") + 1)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 from planner.catalog.loader import Catalog
 from planner.ledgers.training import cards_for_compute
 from planner.readout.training import TrainingPlan
-from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings
+from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings, layout_problem
 from planner.training.pricing import cost_lines
 from planner.training.scenario import TrainingProcurement, TrainingScenario, resolve_model
 from planner.training.search import (
     Option,
     allowed_sites,
     choose,
+    divisors,
     enumerate_layouts,
     fastest_by_count,
     priced_options,
@@ -72,11 +75,14 @@ def _compute_reason(
     needed = cards_for_compute(
         train_flop, peak_tflops=gpu.peak_tflops, mfu_frac=fastest.mfu, available_s=available_s
     )
+    count = (
+        f"{needed:,}" if needed < 1e12 else f"{float(needed):.3g}"
+    )  # a 1e-300-day deadline: not 300 digits
     cap = f"the allowed sites offer {limit}"
     if limit == scenario.hardware.max_gpus:  # name the limit that binds: the scenario's own cap
-        cap += f" within hardware.max_gpus {limit} — raise it to at least {needed:,}"
+        cap += f" within hardware.max_gpus {limit} — raise it to at least {count}"
     return (
-        f"{gpu.gpu_id}: needs ≥ {needed:,} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
+        f"{gpu.gpu_id}: needs ≥ {count} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
         f"tokens in {available_s / SECONDS_PER_DAY:g} days{after}; {cap} "
         f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:,.1f} days)"
     )
@@ -159,6 +165,29 @@ def _inventory_reason(catalog: Catalog, scenario: TrainingScenario, gpu_id: str)
     return None
 
 
+def _no_layout_reason(scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, limit: int) -> str:
+    """ "no layout of hardware.tp [3] × hardware.pp [1] × hardware.micro_batches [1] can run …: TP3 does not
+    divide 32 heads — list …" when every layout of the scenario's degrees fails :func:`layout_problem`."""
+    space = scenario.hardware
+    seqs = scenario.global_batch_seqs
+    problems: list[str] = []
+    for layout in enumerate_layouts(gpu.gpu_id, space, global_batch_seqs=seqs, max_gpus=max(limit, 1)):
+        problem = layout_problem(layout, model, gpu, seqs)
+        if problem is not None and problem not in problems:
+            problems.append(problem)
+    local = max(gpu.gpus_per_node, gpu.local_domain_gpus)
+    tps = [d for d in divisors(model.heads) if d <= local][:4]
+    pps = [d for d in divisors(model.layers) if d <= 8][:4]
+    micro = [d for d in divisors(seqs) if d <= 4][:3]
+    shown = "; ".join(problems[:3]) + (f"; … ({len(problems)} reasons)" if len(problems) > 3 else "")
+    return (
+        f"{gpu.gpu_id}: no layout of hardware.tp {sorted(set(space.tp))} × hardware.pp {sorted(set(space.pp))} × "
+        f"hardware.micro_batches {sorted(set(space.micro_batches))} can run {model.model_id} on up to {limit} GPUs: "
+        f"{shown or f'each needs more than the {limit} GPUs allowed'} — list degrees that divide its {model.heads} heads, "
+        f"{model.layers} layers and {seqs:,}-sequence batch, e.g. tp: {tps}, pp: {pps}, micro_batches: {micro}"
+    )
+
+
 def _reason(
     catalog: Catalog, scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, best: dict[int, Evaluation],
     smallest_gib: float, options: list[Option],
@@ -171,6 +200,8 @@ def _reason(
             or _unpriced_reason(catalog, scenario, gpu.gpu_id)
             or f"{gpu.gpu_id}: no allowed site offers it with procurement {', '.join(scenario.procurement)}"
         )
+    if not best and smallest_gib == math.inf:  # no layout of the space can run at all: say why, not "inf GiB"
+        return _no_layout_reason(scenario, model, gpu, limit)
     if not best:
         capacity = gpu.memory_gb * 1e9 / 2**30
         return (

@@ -18,8 +18,16 @@ from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, Model
 from planner.errors import ScenarioError, did_you_mean
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
+from planner.limits import MAX_COUNT, MAX_LIST, MAX_TOKENS, MAX_USD
 from planner.scenario import Economics, InventoryItem
-from planner.scenario_base import NonNegFloat, PositiveFloat, Strict
+from planner.scenario_base import Strict
+from planner.training.limits import (
+    MAX_DAYS,
+    MAX_DIMENSION,
+    MAX_GLOBAL_BATCH_SEQUENCES,
+    MAX_LAYERS,
+    MAX_TRAINING_TOKENS,
+)
 
 Precision = Literal["bf16", "fp8"]
 TrainingProcurement = Literal["rent", "buy", "owned"]
@@ -31,6 +39,11 @@ DEFAULT_GPU_MTBF_HOURS = 337.0 * 24.0
 DEFAULT_CHECKPOINT_WRITE_GB_PER_S = 7.0
 """SuperPOD scalable unit "Good" storage tier, card 4."""
 
+Layers = Annotated[int, Field(ge=1, le=MAX_LAYERS)]
+Width = Annotated[int, Field(ge=1, le=MAX_DIMENSION)]
+Degrees = Annotated[list[Annotated[int, Field(ge=1, le=1024)]], Field(min_length=1, max_length=MAX_LIST)]
+Days = Annotated[float, Field(gt=0, le=MAX_DAYS)]
+
 
 def _rent() -> list[TrainingProcurement]:
     return ["rent"]
@@ -39,15 +52,15 @@ def _rent() -> list[TrainingProcurement]:
 class Architecture(Strict):
     """An inline decoder-only architecture (dense or MoE), for a model not in the catalog."""
 
-    layers: Annotated[int, Field(ge=1)]
-    hidden_size: Annotated[int, Field(ge=1)]
-    ffn_size: Annotated[int, Field(ge=0)] = Field(description="SwiGLU intermediate width.")
-    heads: Annotated[int, Field(ge=1)] = Field(description="Query heads.")
-    kv_heads: Annotated[int, Field(ge=1)] | None = Field(None, description="KV heads (default: heads).")
-    vocab_size: Annotated[int, Field(ge=1)] = 32000
-    experts: Annotated[int, Field(ge=1)] | None = Field(None, description="Routed experts (MoE).")
-    experts_per_token: Annotated[int, Field(ge=1)] | None = None
-    expert_ffn_size: Annotated[int, Field(ge=1)] | None = None
+    layers: Layers
+    hidden_size: Width
+    ffn_size: Annotated[int, Field(ge=0, le=MAX_DIMENSION)] = Field(description="SwiGLU intermediate width.")
+    heads: Width = Field(description="Query heads.")
+    kv_heads: Width | None = Field(None, description="KV heads (default: heads).")
+    vocab_size: Width = 32000
+    experts: Annotated[int, Field(ge=1, le=100_000)] | None = Field(None, description="Routed experts (MoE).")
+    experts_per_token: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    expert_ffn_size: Width | None = None
 
     @model_validator(mode="after")
     def _check(self) -> Architecture:
@@ -58,6 +71,15 @@ class Architecture(Strict):
         moe = (self.experts, self.experts_per_token, self.expert_ffn_size)
         if any(v is not None for v in moe) and any(v is None for v in moe):
             raise ValueError("an MoE needs experts, experts_per_token and expert_ffn_size together")
+        if (
+            self.experts is not None
+            and self.experts_per_token is not None
+            and self.experts_per_token > self.experts
+        ):
+            raise ValueError(
+                f"experts_per_token {self.experts_per_token} exceeds experts {self.experts} — "
+                f"route each token to at most {self.experts} experts"
+            )
         return self
 
 
@@ -67,16 +89,15 @@ class TrainingHardware(Strict):
     gpus: Annotated[list[Id], Field(min_length=1)] | None = Field(
         None, description="GPU types to consider; default all datacenter GPUs."
     )
-    max_gpus: Annotated[int, Field(ge=1)] = Field(1024, description="Largest GPU count of the run.")
-    tp: list[Annotated[int, Field(ge=1)]] = Field(
-        default_factory=lambda: [1, 2, 4, 8], description="TP degrees."
+    max_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(
+        1024, description="Largest GPU count of the run."
     )
-    pp: list[Annotated[int, Field(ge=1)]] = Field(
-        default_factory=lambda: [1, 2, 4, 8], description="PP degrees."
-    )
-    micro_batches: list[Annotated[int, Field(ge=1)]] = Field(
-        default_factory=lambda: [1, 2, 4], description="Micro-batch sizes, sequences."
-    )
+    tp: Degrees = Field(default_factory=lambda: [1, 2, 4, 8], description="TP degrees.")
+    pp: Degrees = Field(default_factory=lambda: [1, 2, 4, 8], description="PP degrees.")
+    micro_batches: Annotated[
+        list[Annotated[int, Field(ge=1, le=MAX_GLOBAL_BATCH_SEQUENCES)]],
+        Field(min_length=1, max_length=MAX_LIST),
+    ] = Field(default_factory=lambda: [1, 2, 4], description="Micro-batch sizes, sequences.")
 
 
 class TrainingScenario(Strict):
@@ -85,17 +106,19 @@ class TrainingScenario(Strict):
     kind: Literal["training"]
     name: str = Field(description="Scenario name (free text).")
     model: Id | Architecture = Field(description="Catalog model id or an inline architecture.")
-    training_tokens: PositiveFloat = Field(description="Training tokens D.")
-    seq_len_tokens: Annotated[int, Field(ge=1)] = Field(description="Sequence length, tokens.")
-    global_batch_tokens: Annotated[int, Field(ge=1)] | None = Field(
-        None, description="Tokens per optimizer step."
+    training_tokens: Annotated[float, Field(gt=0, le=MAX_TRAINING_TOKENS)] = Field(
+        description="Training tokens D."
     )
-    global_batch_sequences: Annotated[int, Field(ge=1)] | None = Field(
+    seq_len_tokens: Annotated[int, Field(ge=1, le=MAX_TOKENS)] = Field(description="Sequence length, tokens.")
+    global_batch_tokens: Annotated[int, Field(ge=1, le=MAX_GLOBAL_BATCH_SEQUENCES * MAX_TOKENS)] | None = (
+        Field(None, description="Tokens per optimizer step.")
+    )
+    global_batch_sequences: Annotated[int, Field(ge=1, le=MAX_GLOBAL_BATCH_SEQUENCES)] | None = Field(
         None, description="Sequences per step."
     )
-    deadline_days: PositiveFloat = Field(description="Wall-clock days from start to the last step.")
+    deadline_days: Days = Field(description="Wall-clock days from start to the last step.")
     objective: Literal["min_cost", "earliest_finish"] = "min_cost"
-    budget_usd: NonNegFloat | None = Field(
+    budget_usd: Annotated[float, Field(ge=0, le=MAX_USD)] | None = Field(
         None, description="Total cost cap, USD (earliest_finish needs it)."
     )
     precision: Precision = Field(
@@ -105,23 +128,29 @@ class TrainingScenario(Strict):
         default_factory=_rent, description="rent, buy and/or owned."
     )
     hardware: TrainingHardware = Field(default_factory=TrainingHardware)
-    sites: list[Id] | None = Field(
+    sites: Annotated[list[Id], Field(min_length=1, max_length=MAX_LIST)] | None = Field(
         None, description="Catalog sites allowed; default every cloud/datacenter site."
     )
     inventory: list[InventoryItem] = Field(
         default_factory=list, description="GPUs already owned (procurement owned)."
     )
     economics: Economics = Field(default_factory=Economics)
-    checkpoint_write_gb_per_s: PositiveFloat = Field(
+    checkpoint_write_gb_per_s: Annotated[float, Field(ge=0.01, le=100_000)] = Field(
         DEFAULT_CHECKPOINT_WRITE_GB_PER_S, description="Checkpoint storage write bandwidth, GB/s."
     )
-    gpu_mtbf_hours: PositiveFloat = Field(
+    gpu_mtbf_hours: Annotated[float, Field(ge=1, le=1e8)] = Field(
         DEFAULT_GPU_MTBF_HOURS, description="Mean time between failures per GPU, h."
     )
-    restart_s: NonNegFloat = Field(600.0, description="Restart after a failure (reload, warm-up), s.")
-    setup_days: NonNegFloat = Field(0.0, description="Time before the first step (T_0), days.")
-    workspace_gib: NonNegFloat = Field(2.0, description="Per-GPU reserve for buffers and fragmentation, GiB.")
-    mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    restart_s: Annotated[float, Field(ge=0, le=604_800)] = Field(
+        600.0, description="Restart after a failure (reload, warm-up), s (at most a week)."
+    )
+    setup_days: Annotated[float, Field(ge=0, le=MAX_DAYS)] = Field(
+        0.0, description="Time before the first step (T_0), days."
+    )
+    workspace_gib: Annotated[float, Field(ge=0, le=1024)] = Field(
+        2.0, description="Per-GPU reserve for buffers and fragmentation, GiB."
+    )
+    mfu_frac: Annotated[float, Field(ge=0.01, le=1)] | None = Field(
         None,
         description="Override the per-family kernel efficiency (compute share of peak before bubbles/comms).",
     )
@@ -153,6 +182,11 @@ class TrainingScenario(Strict):
                 f"{self.seq_len_tokens} — use {near} ({near // self.seq_len_tokens:,} sequences)"
             )
         field = "global_batch_tokens" if self.global_batch_tokens is not None else "global_batch_sequences"
+        if self.global_batch_seqs > MAX_GLOBAL_BATCH_SEQUENCES:
+            raise ValueError(
+                f"global_batch_tokens: {self.global_batch_seqs:,} sequences per step exceed the limit of "
+                f"{MAX_GLOBAL_BATCH_SEQUENCES:,} — use at most {MAX_GLOBAL_BATCH_SEQUENCES * self.seq_len_tokens:,}"
+            )
         step_tokens = self.global_batch_seqs * self.seq_len_tokens
         if step_tokens > self.training_tokens:
             most = int(self.training_tokens // self.seq_len_tokens)

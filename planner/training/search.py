@@ -75,8 +75,10 @@ class Option:
 
 
 def divisors(n: int) -> list[int]:
-    """Positive divisors of n, ascending."""
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Positive divisors of n, ascending (pairs d, n/d up to sqrt(n): a global batch of 10^9 sequences takes
+    31,623 trials, not 10^9)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def enumerate_layouts(

@@ -307,7 +307,10 @@ STRUCTURE_CASES = [
     ),
     Case(
         "demand-list-too-short",
-        (f"{W}.requests_per_s", "2 values for 12 periods of 1 month(s) — give 12 values, one per period, or one number"),
+        (
+            f"{W}.requests_per_s",
+            "2 values for 12 periods of 1 month(s) — give 12 values, one per period, or one number",
+        ),
         mutate=put(f"{W}.requests_per_s", [1, 2]),
     ),
     Case(
@@ -620,10 +623,169 @@ INFEASIBLE_CASES = [
     Case("ttft-1ms", ("infeasible", "ttft_ms"), exit_code=3, mutate=put(f"{W}.slo.ttft_ms", 1)),
     Case("tpot-0.01ms", ("infeasible", "tpot"), exit_code=3, mutate=put(f"{W}.slo.tpot_ms", 0.01)),
     Case(  # every configuration out of memory (was an internal AssertionError, exit 4)
-        "nothing-fits-memory", ("infeasible", "does not fit in memory", "of GPU memory"), exit_code=3,
+        "nothing-fits-memory",
+        ("infeasible", "does not fit in memory", "of GPU memory"),
+        exit_code=3,
         mutate=put(f"{W}.models", ["llama_3_1_405b"]),
     ),
 ]
 
-SCENARIO_CASES = NUMBER_CASES + STRUCTURE_CASES + FILE_CASES + OPTION_CASES
-"""Cases run through ``planner plan`` / ``planner budget``."""
+# --- G: training scenarios (`planner train`) -----------------------------------------------------------
+
+TRAINING_BASE: dict[str, Any] = {
+    "kind": "training",
+    "name": "corpus training",
+    "model": "qwen3_8b",
+    "training_tokens": 1.0e11,
+    "seq_len_tokens": 4096,
+    "global_batch_tokens": 4_194_304,
+    "deadline_days": 30,
+    "procurement": ["rent"],
+    "hardware": {"gpus": ["h100_sxm"], "max_gpus": 64},
+}
+TRAINING = {"base": TRAINING_BASE}
+TRAINING_TEXT = (b"kind: training\nname: t\nmodel: qwen3_8b\ntraining_tokens: 1.0e11\nseq_len_tokens: 4096\n"
+                 b"global_batch_tokens: 4194304\ndeadline_days: 30\n")  # fmt: skip
+
+
+def _train(case_id: str, fragments: tuple[str, ...], mutation: Mutation, exit_code: int = 2) -> Case:
+    return Case(case_id, fragments, exit_code=exit_code, mutate=mutation, command="train", extra=TRAINING)
+
+
+TRAINING_CASES = [
+    # numbers that overflowed inside the search (exit 4, "internal error: OverflowError / ValueError")
+    _train("train-tokens-1e308", ("training_tokens", "must be in (0, 1e+16]"), put("training_tokens", 1e308)),
+    _train("train-restart-1e308", ("restart_s", "must be in [0, 604800]"), put("restart_s", 1e308)),
+    _train("train-mtbf-tiny", ("gpu_mtbf_hours", "must be in [1, 1e+08]"), put("gpu_mtbf_hours", 1e-300)),
+    _train("train-mtbf-1e308", ("gpu_mtbf_hours", "must be in [1, 1e+08]"), put("gpu_mtbf_hours", 1e308)),
+    _train(
+        "train-checkpoint-1e308",
+        ("checkpoint_write_gb_per_s", "must be in [0.01, 100000]"),
+        put("checkpoint_write_gb_per_s", 1e308),
+    ),
+    _train("train-mfu-tiny", ("mfu_frac", "must be in [0.01, 1]"), put("mfu_frac", 1e-300)),
+    # numbers that gave answers of 300 digits ("needs 1e+308 GiB per GPU")
+    _train("train-workspace-1e308", ("workspace_gib", "must be in [0, 1024]"), put("workspace_gib", 1e308)),
+    _train("train-setup-1e308", ("setup_days", "must be in [0, 3650]"), put("setup_days", 1e308)),
+    _train("train-deadline-1e308", ("deadline_days", "must be in (0, 3650]"), put("deadline_days", 1e308)),
+    _train(
+        "train-max-gpus-huge",
+        ("hardware.max_gpus", "must be in [1, 1e+07]"),
+        put("hardware.max_gpus", 10**20),
+    ),
+    # a global batch of 10^9 sequences ran divisors() over 10^9 numbers (the command hung); 10^10 is refused
+    _train(
+        "train-global-batch-1e10",
+        ("global_batch_sequences", "must be in [1, 1e+09]"),
+        both(drop("global_batch_tokens"), put("global_batch_sequences", 10**10), put("seq_len_tokens", 1)),
+    ),
+    _train(
+        "train-global-batch-tokens-1e10-sequences",
+        ("global_batch_tokens", "10,000,000,000 sequences per step exceed the limit of 1,000,000,000"),
+        both(put("seq_len_tokens", 1), put("global_batch_tokens", 10**10)),
+    ),
+    _train("train-seq-len-huge", ("seq_len_tokens", "must be in [1, 1e+07]"), put("seq_len_tokens", 10**9)),
+    # empty lists: exit 3 "needs inf GiB per GPU" (tp, pp, micro_batches) or "sites lists only  —" (sites)
+    _train("train-tp-empty", ("hardware.tp", "must not be empty"), put("hardware.tp", [])),
+    _train("train-pp-empty", ("hardware.pp", "must not be empty"), put("hardware.pp", [])),
+    _train(
+        "train-micro-empty",
+        ("hardware.micro_batches", "must not be empty"),
+        put("hardware.micro_batches", []),
+    ),
+    _train("train-sites-empty", ("sites", "must not be empty"), put("sites", [])),
+    _train("train-tp-huge", ("hardware.tp[0]", "must be in [1, 1024]"), put("hardware.tp", [10**6])),
+    # inline MoE with more experts per token than experts: "invalid value: Model: (top level): ..." (no file)
+    _train(
+        "train-moe-top-k",
+        ("model:", "experts_per_token 20 exceeds experts 8"),
+        put(
+            "model",
+            {
+                "layers": 32,
+                "hidden_size": 4096,
+                "ffn_size": 0,
+                "heads": 32,
+                "experts": 8,
+                "experts_per_token": 20,
+                "expert_ffn_size": 1024,
+            },
+        ),  # fmt: skip
+    ),
+    _train(
+        "train-inline-layers-huge",
+        ("model.layers", "must be in [1, 100000]"),
+        put("model", {"layers": 10**11, "hidden_size": 4096, "ffn_size": 1, "heads": 32}),
+    ),
+    # -o and --json-out on one file: the workbook was written, then the JSON over it ("wrote X" twice, exit 0)
+    Case(
+        "train-out-and-json-out-one-file",
+        ("--json-out", "-o names the same file — give each output its own name"),
+        command="train",
+        options=("-o", "{tmp}/same.xlsx", "--json-out", "{tmp}/same.xlsx"),
+        extra=TRAINING,
+    ),
+    Case(
+        "plan-out-and-json-out-one-file",
+        ("--json-out", "-o names the same file — give each output its own name"),
+        options=("-o", "{tmp}/same.xlsx", "--json-out", "{tmp}/same.xlsx"),
+    ),
+    Case(
+        "budget-out-and-json-out-one-file",
+        ("--json-out", "-o names the same file — give each output its own name"),
+        command="budget",
+        options=("--capex-usd", "5", "-o", "{tmp}/same.xlsx", "--json-out", "{tmp}/same.xlsx"),
+    ),
+    Case(
+        "sweep-out-and-json-out-one-file",
+        ("--json-out", "-o names the same file — give each output its own name"),
+        command="sweep",
+        options=(
+            "--vary",
+            "economics.rent_price_scale=1",
+            "-o",
+            "{tmp}/same.xlsx",
+            "--json-out",
+            "{tmp}/same.xlsx",
+        ),
+    ),
+    # a training file given to a serving command: "kind: must be 'inference' … — did you mean training?"
+    Case(
+        "budget-training-file",
+        ("kind: training is a training scenario", "run `planner train"),
+        text=TRAINING_TEXT,
+        command="budget",
+        options=("--capex-usd", "5"),
+    ),
+    Case(
+        "sweep-training-file",
+        ("kind: training is a training scenario", "run `planner train"),
+        text=TRAINING_TEXT,
+        command="sweep",
+        options=("--vary", "economics.rent_price_scale=1"),
+    ),
+    Case(
+        "compare-training-file",
+        ("kind: training is a training scenario", "run `planner train"),
+        text=TRAINING_TEXT,
+        command="compare",
+    ),
+]
+
+SCENARIO_CASES = NUMBER_CASES + STRUCTURE_CASES + FILE_CASES + OPTION_CASES + TRAINING_CASES
+"""Cases run through ``planner plan`` / ``planner budget`` (and ``planner train`` for TRAINING_CASES)."""
+
+INFEASIBLE_CASES += [
+    # no layout of the stated degrees can run: was "the smallest needs inf GiB per GPU"
+    _train(
+        "train-tp-3", ("infeasible", "no layout of hardware.tp [3]", "TP3 does not divide 32 heads", "tp: [1, 2, 4, 8]"),
+        put("hardware.tp", [3]), exit_code=3,
+    ),
+    _train(
+        "train-pp-64", ("infeasible", "PP64×v1 does not divide 36 layers", "pp: [1, 2, 3, 4]"),
+        put("hardware.pp", [64]), exit_code=3,
+    ),
+    _train(  # a 1e-300-day deadline: the GPU count was printed with 300 digits
+        "train-deadline-tiny", ("infeasible", "e+302 h100_sxm at", "raise it to at least 1."), put("deadline_days", 1e-300), exit_code=3,
+    ),
+]  # fmt: skip

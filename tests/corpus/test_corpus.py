@@ -47,7 +47,7 @@ def _prepare(tmp_path: Path, case: Case) -> tuple[Path, list[str]]:
     if case.text is not None:
         scenario.write_bytes(case.text)
     else:
-        data = copy.deepcopy(BASE)
+        data = copy.deepcopy(case.extra.get("base", BASE))  # TRAINING_CASES start from TRAINING_BASE
         if case.mutate is not None:
             case.mutate(data)
         scenario.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -68,9 +68,11 @@ def test_table_and_workbook(tmp_path: Path) -> None:
     assert wb.sheetnames == ["Summary", "Iteration", "Costs", "Options"]
     summary = {r[0].value: r[1].value for r in wb["Summary"].iter_rows(min_row=2)}
     assert summary["gpus"] == data["gpus"] and summary["mfu"] == pytest.approx(data["mfu"])
-    assert summary["total_cost_usd"] == "=Costs!D1"
-    assert wb["Costs"]["D1"].value == f"=SUM(D4:D{3 + len(data['cost_lines'])})"
-    assert wb["Costs"]["D4"].value == pytest.approx(data["cost_lines"][0]["usd"])
+    n = len(data["cost_lines"])  # the total sits under the cost column, after the lines (it was D1)
+    assert summary["total_cost_usd"] == f"=Costs!D{n + 2}"
+    assert wb["Costs"][f"D{n + 2}"].value == f"=SUM(D2:D{n + 1})"
+    assert wb["Costs"][f"A{n + 2}"].value == "total_cost_usd (USD)"
+    assert wb["Costs"]["D2"].value == pytest.approx(data["cost_lines"][0]["usd"])
 
 
 @pytest.mark.parametrize(
@@ -122,6 +124,26 @@ def test_infeasible_deadline_exit_3_with_cause(tmp_path: Path) -> None:
     (reason,) = data["infeasibility"]
     assert reason.startswith("h100_sxm: needs ≥ ") and "the allowed sites offer 8" in reason
     assert "needs ≥" in res.stderr
+
+
+def test_infeasible_run_names_every_output_it_did_not_write(tmp_path: Path) -> None:
+    """The "not written" note named the --json-out file only; the workbook -o was kept silently."""
+    path = write(tmp_path, {**SMALL, "training_tokens": 1.0e11, "deadline_days": 3})
+    json_out, workbook = tmp_path / "plan.json", tmp_path / "plan.xlsx"
+    for target in (json_out, workbook):
+        target.write_bytes(b"previous")
+    res = runner.invoke(app, ["train", str(path), "--json-out", str(json_out), "-o", str(workbook)])
+    assert res.exit_code == 3
+    assert res.stderr.splitlines()[0] == (
+        f"not written: {json_out}, {workbook} (the run failed; existing files are left as they were)"
+    )
+    assert json_out.read_bytes() == b"previous" and workbook.read_bytes() == b"previous"
+    alone = runner.invoke(app, ["train", str(path), "-o", str(workbook)])
+    assert alone.exit_code == 3
+    assert (
+        alone.stderr.splitlines()[0]
+        == f"not written: {workbook} (the run failed; an existing file is left as it was)"
+    )
 
 
 def test_buying_at_cloud_sites_only_exit_3_with_the_fix(tmp_path: Path) -> None:
