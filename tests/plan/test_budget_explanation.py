@@ -43,12 +43,12 @@ def test_the_suggested_total_budget_makes_the_plan_feasible(catalog: Catalog) ->
 @pytest.mark.parametrize(
     ("budget", "served", "relaxation"),
     [
-        (  # what part of the demand the budget serves
+        (  # what part of the demand the budget serves, or the budget of the cheapest plan (it said "relax … $3,000")
             {"opex_usd_per_month": 3000}, 29.5,
-            "lower chat.requests_per_s to 29.5, or relax budget.opex_usd_per_month $3,000",
+            "lower chat.requests_per_s to 29.5, or raise budget.opex_usd_per_month to 4,882",
         ),
         # nothing at all: lowering the demand to 0 is no relaxation (it was offered)
-        ({"total_usd": 1000}, 0.0, "relax budget.total_usd $1,000"),
+        ({"total_usd": 1000}, 0.0, "raise budget.total_usd to 12,096"),
     ],
 )
 def test_a_shortfall_names_what_can_be_served_and_never_a_demand_of_zero(
