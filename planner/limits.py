@@ -26,6 +26,9 @@ MAX_BATCH = 4096
 """Largest batch breakpoint (candidates are evaluated on every integer batch up to it)."""
 MAX_DRAFT_TOKENS = 16
 """Drafted tokens per round the planner accepts (engines use 1–8; E[N] saturates long before 16)."""
+MIN_EFFICIENCY_FRAC = 0.01
+"""Least stated MFU or MBU (a scenario's hardware.efficiency, predict's --prefill-mfu-frac / --decode-mbu-frac):
+1 % of the peak; 1e-300 gave a TTFT of 4.6e300 ms, exit 0."""
 DEFAULT_DRAFT_TOKENS = 4
 """Drafted tokens per round when a scenario (or ``planner predict --draft-model``) does not say."""
 MAX_RTT_MS = 60_000.0

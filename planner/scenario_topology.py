@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from planner.errors import ScenarioError
+from planner.limits import MIN_EFFICIENCY_FRAC
 from planner.validation_messages import suggest_id
 
 
@@ -29,10 +30,10 @@ class EfficiencyOverride(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
-    prefill_mfu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    prefill_mfu_frac: Annotated[float, Field(ge=MIN_EFFICIENCY_FRAC, le=1)] | None = Field(
         None, description="Compute efficiency (MFU) of prefill and decode matmuls, fraction of the dense peak."
     )
-    decode_mbu_frac: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    decode_mbu_frac: Annotated[float, Field(ge=MIN_EFFICIENCY_FRAC, le=1)] | None = Field(
         None, description="Bandwidth efficiency (MBU) of the weight and KV stream, fraction of peak HBM bandwidth."
     )
 

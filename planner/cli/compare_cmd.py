@@ -74,12 +74,14 @@ def print_comparison(data: dict[str, Any]) -> None:
 
 def _print_causes(data: dict[str, Any], source: Path) -> None:
     err.print(f"{infeasible_heading(source)}: no option (buy only, rent only, hybrid) has a plan", soft_wrap=True)
-    causes: dict[str, list[str]] = {}
+    causes: dict[tuple[str, str], list[str]] = {}
     for o in data["options"]:
         for item in o["infeasibility"]:
-            causes.setdefault(item["message"], []).append(o["name"])
-    for message, names in causes.items():
+            causes.setdefault((item["message"], item.get("relaxation") or ""), []).append(o["name"])
+    for (message, relaxation), names in causes.items():
         err.print(f"  • {text(', '.join(names))}: {text(message)}", soft_wrap=True)
+        if relaxation:  # as `planner plan` prints it
+            err.print(f"    smallest relaxation: {text(relaxation)}", soft_wrap=True)
 
 
 def compare(
@@ -114,6 +116,7 @@ def compare(
     data = comparison.to_json()
     if comparison.recommendation is None:
         _print_causes(data, scenario_path)
+        emit(data, as_json, json_out, failed=True, outputs=(output,))  # --json still prints the answer
         raise typer.Exit(code=InfeasiblePlan.exit_code)
     written = write_compare_files(comparison, output, plots)
     if not emit(data, as_json, json_out):

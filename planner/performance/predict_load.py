@@ -14,7 +14,7 @@ from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, NumericFormat, Site
 from planner.errors import InfeasiblePlan, InputError
 from planner.ledgers.edge_cloud import request_network_s
-from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S
+from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S, MIN_EFFICIENCY_FRAC
 from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
 from planner.performance.pools import (
@@ -54,14 +54,14 @@ GPU_SHARES = (1.0, 0.5, 0.25)
 
 
 def check_options(request: PredictRequest) -> None:
-    """InputError (exit 2, naming the option) for a stated efficiency outside (0, 1] or beside --ideal, a role
+    """InputError (exit 2, naming the option) for a stated efficiency outside [MIN_EFFICIENCY_FRAC, 1] or beside --ideal, a role
     other than colocated / prefill / decode, percentiles or optimizations on a pool role, a load option without
     ``--requests-per-s``, a percentile a latency SLO cannot be stated at, network figures :func:`check_network`
     refuses, or a prefix longer than the prompt (the catalog ids, site and draft model among them, are looked up
     by planner.performance.prediction.resolve)."""
     for option, frac in (("--prefill-mfu-frac", request.prefill_mfu_frac), ("--decode-mbu-frac", request.decode_mbu_frac)):
-        if frac is not None and not 0 < frac <= 1:
-            raise InputError(f"{option}: must be in (0, 1] (got {frac:g})")
+        if frac is not None and not MIN_EFFICIENCY_FRAC <= frac <= 1:
+            raise InputError(f"{option}: must be in [{MIN_EFFICIENCY_FRAC:g}, 1] (got {frac:g})")
         if frac is not None and request.ideal:
             raise InputError(f"{option}: --ideal takes every efficiency at 1; give one or the other")
     if request.gpu_share_frac not in GPU_SHARES:
