@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from planner.candidates import CandidateTable
+from planner.candidates import CandidateTable, workload_sites
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
 from planner.optimize.explain_words import budget_raises, cheapest_replica, slice_words, used_up_limits
@@ -247,7 +247,9 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
             )
         }
         options = [o for o in ctx.supply if (o.gpu, o.site) in pairs]
-        sites = ", ".join(sorted({site for _g, site in pairs})) or "none"
+        # the workload's sites as stated (none listed: every cloud site), not those its kept candidates are
+        # at: dominance pruning keeps one of several sites with the same prices
+        sites = ", ".join(site.id for site in workload_sites(w, ctx.sites)) or "none"
         if not options:
             buy_only = scenario.procurement == ["buy"] or "rent" not in scenario.procurement
             message = (

@@ -63,3 +63,13 @@ def test_a_zero_total_budget_gives_every_shortfall_its_raise(catalog: Catalog) -
     causes = _causes(catalog, data)
     assert [r for _, r in causes] == ["raise budget.total_usd to 10,368"] * 2  # was "relax budget.total_usd $0"
     assert causes[1][0] == "chat: at most 0 of 5 req/s can be served in period 0; binding: budget.total_usd $0"
+
+
+def test_a_workload_without_sites_is_said_to_have_every_cloud_site(catalog: Catalog) -> None:
+    # it said "its sites: us_east": dominance pruning keeps one of the cloud sites with the same prices
+    data = starter(hardware={"gpus": ["h100_sxm"]}, procurement=["buy"])
+    del data["workloads"][0]["sites"]
+    (message, _), = _causes(catalog, data)
+    assert message == (
+        "chat: no site allows buying (buying needs a datacenter site; its sites: us_east, us_west, eu_west, ap_northeast)"
+    )
