@@ -299,5 +299,5 @@ def test_predict_takes_a_scenarios_stated_efficiencies(catalog: Catalog) -> None
         assert catalogs[key] < 0.95 * at[key]  # the catalog's efficiencies are above the book's 0.5
     with pytest.raises(InputError, match="--prefill-mfu-frac: --ideal"):
         perf.predict(catalog, dataclasses.replace(request, ideal=True))
-    with pytest.raises(InputError, match=r"--prefill-mfu-frac: must be in \(0, 1\]"):
+    with pytest.raises(InputError, match=r"--prefill-mfu-frac: must be in \[0.01, 1\]"):
         perf.predict(catalog, dataclasses.replace(request, prefill_mfu_frac=0.0))

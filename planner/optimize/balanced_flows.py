@@ -1,11 +1,12 @@
 """The requests/s each deployment serves, spread over the plan's replicas as a router spreads them: with
 everything the plan pays for held, the flows are re-chosen to balance the replicas' utilization.
 
-    minimize   Σ_{k, t: C[k, t] > 0}  flow[k, t]² / C[k, t]
+    minimize   Σ_{k, t: C[k, t] > 0}  s[k, t] · flow[k, t]² / C[k, t]
     subject to every row of the plan's MILP, with every integer variable, ``scale`` and every variable
                of the objective held at the plan's values
 
     C[k, t] = Σ_j cap[k, j] · n_rep[k, j, t]      the plan's capacity of candidate k in slice t at its points
+    s[k, t] = 1, or C_stage / (2 · C_narrow) for a PD pool (:func:`stage_scales`: a request passes two pools)
 
 Why: a flow costs nothing, so every split of a workload's demand over its deployments within their
 capacities has the plan's cost, and HiGHS returns whichever vertex it meets: one deployment at its full
@@ -15,7 +16,8 @@ capacity at the SLO and another nearly idle, a split that moves with a capacity'
 
 Where no other row bounds them, the optimum has 2·flow[k, t] / C[k, t] = μ[w, t] for every deployment of
 workload w in slice t (the multiplier of its demand row): every replica at the same utilization, the
-split of a router that weighs replicas by capacity (round-robin by weight, least-loaded). Rows that
+split of a router that weighs replicas by capacity (round-robin by weight, least-loaded); a PD group's
+path weighs as its narrower stage, whose utilization its co-located neighbours share. Rows that
 restrict flows (quantization policy, placement, PD pools' coupling, redundancy) keep their hold: the
 answer is the most even split they allow. The objective is strictly convex in each flow with C > 0 (the
 others are 0 by their capacity rows), so the flows are unique: the same plan gives the same split
@@ -40,6 +42,7 @@ from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
 from planner.problem.context import BuildContext
+from planner.problem.roles import pd_groups
 
 HELD_CONTINUOUS = ("scale",)
 """Continuous variable families held besides those of the objective (max_throughput's served fraction)."""
@@ -55,22 +58,46 @@ def capacities(ctx: BuildContext, sol: Solution) -> dict[tuple[int, int], float]
     return out
 
 
+def stage_scales(ctx: BuildContext, cap: dict[tuple[int, int], float]) -> dict[tuple[int, int], float]:
+    """s[k, t] for the prefill and decode pools of every PD group in every slice: C_stage / (2 · C_narrow), the
+    stage's capacity C_stage = Σ_{k in the stage} C[k, t] over the narrower stage's C_narrow = min(C_P, C_D).
+
+    A disaggregated request passes both stages, so the pools' terms weighted by 1 would count it twice (the
+    co-located replicas beside a PD group ran at u_P + u_D: 100 % of their capacity with the pools at 73 %).
+    With these scales, F requests/s on the group cost F² · (1/(2·C_narrow) + 1/(2·C_narrow)) = F² / C_narrow:
+    the path counts as one deployment of its narrower stage's capacity, so co-located replicas run at the
+    bottleneck stage's utilization, and the pools of each stage still share their stage's flow by capacity."""
+    scales: dict[tuple[int, int], float] = {}
+    for w in ctx.scenario.workloads:
+        for pools in pd_groups(ctx.cands, w.name).values():
+            for t in ctx.periods:
+                stage = {role: sum(cap.get((k, t), 0.0) for k in pools[role]) for role in ("prefill", "decode")}
+                narrow = min(stage.values())
+                for role, members in pools.items():
+                    for k in members:
+                        scales[(k, t)] = stage[role] / (2.0 * narrow) if narrow > 0 else 1.0
+    return scales
+
+
 def _free_variables(ctx: BuildContext, cap: dict[tuple[int, int], float]) -> dict[str, tuple[Any, float]]:
-    """The variables the split re-chooses, by name, with their weight 2 / C[k, t] (0 for a variable outside
-    the objective's sum): the flows of deployments the plan runs, and every other continuous variable
-    outside the plan's objective and :data:`HELD_CONTINUOUS` (pd_flow, redundancy's losses). A flow with no
-    replica (C = 0) stays at 0, the value its capacity row allows."""
+    """The variables the split re-chooses, by name, with their weight 2 · s / C[k, t] (s: :func:`stage_scales`
+    for a PD pool, 1 otherwise; 0 for a variable outside the objective's sum): the flows of deployments the
+    plan runs, and every other continuous variable outside the plan's objective and :data:`HELD_CONTINUOUS`
+    (pd_flow, redundancy's losses). A flow with no replica (C = 0) stays at 0, the value its capacity row
+    allows."""
     in_objective = {v.name for v, _ in ctx.prob.objective.items()}
     held = {v.name for family in HELD_CONTINUOUS for v in ctx.variables.get(family, {}).values()}
+    scales = stage_scales(ctx, cap)
     free: dict[str, tuple[Any, float]] = {}
     for family, registry in ctx.variables.items():
         for key, v in registry.items():
             if v.cat == pulp.LpInteger or v.name in in_objective or v.name in held:
                 continue
             if family == "flow":
-                c = cap.get((int(key[0]), int(key[1])), 0.0)
+                k_t = (int(key[0]), int(key[1]))
+                c = cap.get(k_t, 0.0)
                 if c > 0:
-                    free[v.name] = (v, 2.0 / c)
+                    free[v.name] = (v, 2.0 * scales.get(k_t, 1.0) / c)
             else:
                 free[v.name] = (v, 0.0)
     return free
