@@ -116,7 +116,9 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
         row_of[name] = r
         recommended = "yes" if name == comparison.recommendation else ""
         if name not in cash["flow_col"] or result.ledger is None:
-            note = "; ".join(e.message for e in result.infeasibility) or "infeasible"
+            # each cause with its smallest relaxation, as the terminal prints it (the fix was left out)
+            causes = [e.message + (f" — {e.relaxation}" if e.relaxation else "") for e in result.infeasibility]
+            note = "; ".join(causes) or "infeasible"
             rows.append([name, result.status, None, None, None, None, None, None, recommended, note])
             continue
         col = cash["flow_col"][name]

@@ -55,6 +55,8 @@ KEY_VALUE_HEADER = "value"
 KEY_HEADERS = ("variants", "with a plan", "lowest total cost (USD)", "highest total cost (USD)")
 CHART_ROWS = 16
 """Sheet rows a per-key chart (7.5 cm high) covers."""
+MIN_PATH_WIDTH, MAX_PATH_WIDTH = 10, 40
+"""Characters of a varied key's column: its dotted path on one line (``economics.rent_price_scale``)."""
 WRAPPED_WIDTHS = {"GPU / TP / quant per workload": 60, "binding constraints": 50}
 """Characters of the row columns whose long text wraps (each deployment of a variant is listed)."""
 
@@ -197,6 +199,8 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     labels = [str(_cell_value(r.values[p])) for r in result.rows for p in paths]
     widths = {"A": max(10, min(40, max(map(len, labels), default=0) + 2))}
     widths.update(wrapped)
+    for k, path in enumerate(paths):  # a dotted path has no space to wrap at: it broke mid-word in print
+        widths[letter(k + 2)] = max(MIN_PATH_WIDTH, min(MAX_PATH_WIDTH, len(path) + 2))
     finish_sheet(ws, freeze="B4", widths=widths)
     return wb
 

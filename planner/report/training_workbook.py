@@ -27,6 +27,9 @@ from planner.report.xlsx import (
 USD = '"$"#,##0'
 NUM = "#,##0.000"
 PCT = "0.0%"
+PCT_FINE = "0.00%"
+"""A share that is a fraction of a percent (checkpoint and failure overhead: 0.32%, the terminal's figure; 0.0%
+read 0.3%)."""
 INT = "#,##0"
 SUMMARY_HEADERS = ["quantity", "value", "unit", "formula / source"]
 SUMMARY_KEYS: tuple[tuple[str, str | None, str, str], ...] = (
@@ -54,7 +57,7 @@ SUMMARY_KEYS: tuple[tuple[str, str | None, str, str], ...] = (
     ("steps", INT, "optimizer steps", "⌈D / tokens per step⌉"),
     ("checkpoint_write_s", NUM, "s", "c = 14 B/param × N / write bandwidth (card 4)"),
     ("checkpoint_interval_s", NUM, "s", "τ* = sqrt(2c/λ), λ = n / MTBF per GPU"),
-    ("failure_overhead_frac", PCT, "% of the step time", "L = c/τ* + λτ*/2 + λ·restart"),
+    ("failure_overhead_frac", PCT_FINE, "% of the step time", "L = c/τ* + λτ*/2 + λ·restart"),
     ("start_delay_days", NUM, "days", "delivery lead time of bought GPUs"),
     ("run_days", NUM, "days", "setup + steps × t × (1 + L) / 86,400"),
     ("days", NUM, "days", "start_delay_days + run_days"),

@@ -371,5 +371,6 @@ def write_supply(ws: Any, tables: Tables, model: CostStreams, layout: CostsLayou
         "Capex is paid in the order month; bought nodes run (power, colocation, ops) from delivery and are resold "
         "at book value x resale fraction in the horizon's last month. Only the procurement options of the scenario "
         "were priced: `planner compare -o` prices buy-only, rent-only and hybrid side by side.",
+        past_repeated=True,  # from column A it printed again, cut, on the sheet's later pages
     )
     return max(last, 2)

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 from planner.report.cost_streams import as_count
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, number_runs_text
 from planner.report.workbook_tables import period_months
-from planner.report.xlsx import Tables, header_table, set_cell
+from planner.report.xlsx import Tables, first_free_column, header_table, set_cell
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
 
 IDLE_HEADERS = ["GPU", "Site", "Period", "Months", "Paid GPUs", "Used GPUs", "Idle GPUs"]
+IDLE_TITLE = "Paid but idle GPUs (whole nodes rented or bought; periods and months from 0)"
 IDLE_MIN_GPUS = 0.01
 """Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16)."""
 
@@ -65,7 +66,9 @@ def _gpus(value: float) -> float | int:
 def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
     """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
     rows = idle_gpus(result)
-    set_cell(ws, row, 1, "Paid but idle GPUs (whole nodes rented or bought; periods and months from 0)")
+    # the title right of the columns every printed page repeats: from column A it printed again, cut at
+    # their edge, on the sheet's later pages ("Paid but idle GPUs (whole n")
+    set_cell(ws, row, first_free_column(ws), IDLE_TITLE)
     if not rows:
         set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
         return row + 1

@@ -177,7 +177,7 @@ def period_months(result: PlanResult, period: int) -> list[int]:
 def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     """One row per deployment and run of periods where it has replicas, with its cost; the costs' total and
     a note below the table."""
-    from openpyxl.styles import Font
+    from openpyxl.styles import Alignment, Font
     from openpyxl.utils import column_index_from_string
 
     tp, pp, ep, reps, cap, share = (
@@ -243,10 +243,13 @@ def write_deployments(ws: Any, tables: Tables, result: PlanResult) -> int:
     finish_sheet(ws, freeze="C2", widths={column_of(DEPLOY_HEADERS, WHY_HEADER): WHY_WIDTH})
     if runs:  # below the table: the costs' total, labeled, under their column, and what they are
         cost = column_of(DEPLOY_HEADERS, DEPLOY_COST_HEADER)
-        set_cell(ws, last + 2, 1, DEPLOY_TOTAL_LABEL).font = Font(bold=True)
+        # the label beside its figure: in column A it printed alone on the first page (the total's column
+        # prints on a later one), and clipped on the others
+        label = set_cell(ws, last + 2, column_index_from_string(cost) - 1, DEPLOY_TOTAL_LABEL)
+        label.font, label.alignment = Font(bold=True), Alignment(horizontal="right")
         total = set_cell(ws, last + 2, column_index_from_string(cost), Formula(f"=SUM({cost}2:{cost}{last})"))
         total.number_format, total.font = USD_FORMAT, Font(bold=True)
-        write_note(ws, last + 3, DEPLOY_COST_NOTE)
+        write_note(ws, last + 3, DEPLOY_COST_NOTE, past_repeated=True)
     return max(last, 2)
 
 

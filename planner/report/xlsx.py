@@ -225,14 +225,30 @@ def wrap_columns(ws: Any, cols: Sequence[str], first_row: int, last_row: int) ->
             ws[f"{col}{r}"].alignment = Alignment(wrap_text=True, vertical="top")
 
 
-def write_note(ws: Any, row: int, text: str, *, chars_per_line: int = NOTE_CHARS_PER_LINE) -> int:
-    """A note below a table, one line per row from column A (a long line would widen the printed page);
-    returns the last row written."""
+def first_free_column(ws: Any) -> int:
+    """The first column right of those every printed page repeats (1 when none repeat): text or a chart
+    anchored in a repeated column printed again, clipped at its edge, on every later page ("Capex is paid in
+    the order r", a chart's "Tota")."""
+    from openpyxl.utils import column_index_from_string
+
+    titles = ws.print_title_cols
+    if not titles:
+        return 1
+    return int(column_index_from_string(str(titles).split(":")[-1].replace("$", ""))) + 1
+
+
+def write_note(
+    ws: Any, row: int, text: str, *, chars_per_line: int = NOTE_CHARS_PER_LINE, past_repeated: bool = False
+) -> int:
+    """A note below a table, one line per row (a long line would widen the printed page), from column A or,
+    with ``past_repeated``, from the first column the printed pages do not repeat (call it after
+    ``finish_sheet``); returns the last row written."""
     import textwrap
 
     lines = textwrap.wrap(text, chars_per_line)
+    col = first_free_column(ws) if past_repeated else 1
     for k, line in enumerate(lines):
-        set_cell(ws, row + k, 1, line)
+        set_cell(ws, row + k, col, line)
     return row + len(lines) - 1
 
 

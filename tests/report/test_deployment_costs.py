@@ -20,6 +20,9 @@ from planner.scenario import load_scenario
 from tests.report.conftest import ROOT
 from tests.report.workbook_io import find_row, load_workbook, needs_soffice, recompute, table_last_row
 
+LABEL_COLUMN = DEPLOY_HEADERS.index(DEPLOY_COST_HEADER)
+"""The total's label sits beside it, in the column left of the costs (1-based)."""
+
 
 @pytest.fixture(scope="module")
 def buy_vs_rent(catalog: Catalog) -> PlanResult:
@@ -53,7 +56,7 @@ def test_deployment_rows_carry_their_cost_and_add_up_to_the_plan(buy_vs_rent: Pl
     assert total == pytest.approx(result.ledger.cost_usd_per_month, rel=1e-12)
     assert total == pytest.approx(22_804.62, abs=0.01)  # buy_vs_rent: $820,966 over 36 months
     # labeled, under the column, two rows below the table
-    cell = find_row(ws, DEPLOY_TOTAL_LABEL)[DEPLOY_HEADERS.index(DEPLOY_COST_HEADER)]
+    cell = find_row(ws, DEPLOY_TOTAL_LABEL, LABEL_COLUMN)[DEPLOY_HEADERS.index(DEPLOY_COST_HEADER)]
     letter, last = cell.column_letter, table_last_row(ws, "tbl_Deployments")
     assert (cell.row, cell.value) == (last + 2, f"=SUM({letter}2:{letter}{last})")
     assert cell.number_format == '"$"#,##0.00'
@@ -75,7 +78,8 @@ def test_recomputed_total_equals_the_summary_average(buy_vs_rent: PlanResult, tm
     book = tmp_path / "plan.xlsx"
     write_plan_workbook(buy_vs_rent, book)
     wb = load_workbook(recompute([book], tmp_path) / "plan.xlsx", data_only=True)
-    total = find_row(wb["Deployments"], DEPLOY_TOTAL_LABEL)[DEPLOY_HEADERS.index(DEPLOY_COST_HEADER)].value
+    row = find_row(wb["Deployments"], DEPLOY_TOTAL_LABEL, LABEL_COLUMN)
+    total = row[DEPLOY_HEADERS.index(DEPLOY_COST_HEADER)].value
     average = find_row(wb["Summary"], AVERAGE_LABEL)[1].value
     assert total == pytest.approx(average, rel=1e-9)
     assert buy_vs_rent.ledger is not None

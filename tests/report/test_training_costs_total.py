@@ -50,3 +50,13 @@ def test_recomputed_total_is_the_plans(written: tuple[dict[str, object], Path], 
     assert total == pytest.approx(data["total_cost_usd"], rel=1e-9)
     assert total == pytest.approx(5_377, abs=1)  # train_8b: 8 rented H100 at $1.90/GPU-h
     assert find_row(wb["Summary"], "total_cost_usd")[1].value == pytest.approx(total, rel=1e-12)
+
+
+def test_failure_overhead_reads_as_the_terminal_does(written: tuple[dict[str, object], Path]) -> None:
+    """0.32% of the step time on the terminal; the Summary sheet's 0.0% format printed 0.3%."""
+    data, path = written
+    checkpoint = data["checkpoint"]
+    assert isinstance(checkpoint, dict)
+    row = find_row(load_workbook(path)["Summary"], "failure_overhead_frac")
+    assert row[1].value == checkpoint["failure_overhead_frac"]
+    assert round(row[1].value, 4) == 0.0032 and row[1].number_format == "0.00%"
