@@ -43,6 +43,7 @@ from planner.report.xlsx import (
     append_row,
     define_name,
     finish_sheet,
+    first_free_column,
     header_table,
     letter,
     set_cell,
@@ -154,6 +155,7 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
         "Each option's CashFlow column is its plan's cost ledger (capex in the order month, recurring costs, the "
         "resale credit in the last month). Total = Σ cash x discount factor (resale discounted from the horizon's "
         "end); opex/month = (Σ cash - capex + resale credit) / horizon.",
+        past_repeated=True,  # column A prints on every page: a note there printed again, clipped
     )
     return row_of
 
@@ -246,7 +248,8 @@ def _options_chart(ws: Any, n_options: int) -> None:
     chart.y_axis.number_format = USD_AXIS_FORMAT
     chart.legend = None
     chart.width, chart.height = 14, 7
-    ws.add_chart(chart, f"A{ws.max_row + 2}")  # below the note under the table (it may wrap to more lines)
+    # below the note under the table (it may wrap to more lines), past the columns every printed page repeats
+    ws.add_chart(chart, f"{letter(first_free_column(ws))}{ws.max_row + 2}")
 
 
 SUMMARY_OPTION_ROWS = (
