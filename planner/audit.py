@@ -163,7 +163,9 @@ def at_served_load(
     actually serves at the workload's peak (served / replicas, the engine scheduler of
     :func:`planner.performance.load.serve_at_load`), and the replica's capacity at the SLO.
 
-    A replica that serves nothing at the peak slice keeps its operating point's figures. A co-located
+    A deployment serving nothing at the peak is read at the period whose replicas it shows
+    (:meth:`Deployment.read_load_per_replica_requests_per_s`); one that serves nothing there either keeps its
+    operating point's figures. A co-located
     replica's capacity at the SLO is ``capacity_requests_per_s`` when given (the audit's record of it).
     """
     w = next(x for x in scenario.workloads if x.name == deployment.workload)
@@ -173,7 +175,7 @@ def at_served_load(
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace))
     limit = max(min(fit, float(scenario.max_batch)), 1.0)
     net = network_s(w, sites[deployment.site])
-    per_replica = deployment.served_requests_per_s / max(deployment.replicas, 1)
+    per_replica = deployment.read_load_per_replica_requests_per_s()
     if deployment.role != "colocated":
         return pool_at_served_load(catalog, scenario, deployment, sites, terms, per_replica, limit)
     capacity = capacity_requests_per_s if capacity_requests_per_s is not None else float(

@@ -102,6 +102,16 @@ class Deployment:
     """``planner predict …`` that reproduces its TTFT, TPOT and decode step (add ``--explain`` for every term;
     planner/readout/predict_command.py)."""
 
+    def read_load_per_replica_requests_per_s(self) -> float:
+        """The load one replica serves where the row's figures are read: served / replicas at the workload's
+        peak; for a deployment that serves nothing there (a rental bridging a purchase's lead time shows its
+        largest period's replicas), the last period with those replicas: its served load (the period's daily
+        mean) / replicas. TTFT, TPOT, batch, memory and the predict command are at this load."""
+        if self.served_requests_per_s > 0 or not self.replicas:
+            return self.served_requests_per_s / max(self.replicas, 1)
+        shown = [t for t, r in enumerate(self.replicas_per_period) if r == self.replicas]
+        return self.served_requests_per_s_per_period[shown[-1]] / self.replicas if shown else 0.0
+
     def periods_cost_usd_per_month(self, first_period: int, last_period: int) -> float:
         """The part of :attr:`cost_usd_per_month` that its periods ``first_period`` … ``last_period`` carry,
         USD/month of the horizon. The supply cost is split by GPU-periods (planner.readout.deployments.

@@ -142,7 +142,7 @@ def _reproduces(d: Any) -> None:
     res = CliRunner().invoke(app, [*words[1:], "--json"])
     assert res.exit_code == 0, (d.predict_command, res.output)
     at = json.loads(res.stdout)["at_load"]
-    per_replica = d.served_requests_per_s / max(d.replicas, 1)
+    per_replica = d.read_load_per_replica_requests_per_s()
     if per_replica > 0:
         assert at["requests_per_s"] == pytest.approx(per_replica, rel=1e-10)
     for key in ("ttft_ms", "tpot_ms", "decode_step_ms"):
