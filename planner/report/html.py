@@ -133,6 +133,8 @@ def build_html(result: PlanResult) -> str:
          d["cost_usd_per_month"]]
         for d in data["deployments"]
     ]  # fmt: skip
+    # the deployments' USD/month add up to the plan's (the supply shared out by GPU-periods): its figure
+    deployments.append(["Total (the plan's average USD/month)", *[""] * 13, data["cost_usd_per_month"]])
     parts += [
         "<h2>Deployments</h2>",
         "<p>Replicas, GPUs and capacity in the workload's peak period (a deployment that runs none then: in its "
