@@ -22,6 +22,7 @@ from planner.cli.main import app
 from planner.plan import plan
 from planner.readout.result import PlanResult
 from planner.scenario import parse_scenario
+from tests.plan.test_repeatable import needs_cbc
 
 TIMING = ("solve_seconds", "total_seconds", "optimizer_seconds", "time_limit_s")
 QP_TOL = 1e-5  # HiGHS's QP tolerance on utilizations (balanced_flows' docstring: about 1e-6)
@@ -198,6 +199,7 @@ def test_same_input_same_json(catalog: Catalog) -> None:
     assert _json(_plan(catalog, two_sites())) == _json(_plan(catalog, two_sites()))
 
 
+@needs_cbc
 def test_cbc_splits_as_highs(catalog: Catalog) -> None:
     highs = _plan(catalog, two_sites())
     cbc = _plan(catalog, two_sites(), solver="cbc")
