@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from planner.readout.sweep import SweepResult, SweepRow
 
 SHEET = "Sweep"
+KEY_SHEET = "By key"
 ROW_HEADERS = (
     "variant",
     "status",
@@ -153,9 +154,11 @@ def _key_chart(ws: Any, path: str, header_row: int, last_row: int, anchor: str) 
 
 
 def build_sweep_workbook(result: SweepResult) -> Any:
-    """The openpyxl Workbook of a sweep (one sheet, Sweep)."""
+    """The openpyxl Workbook of a sweep: the rows (Sweep) and, per varied key, a table and chart of the total
+    cost by its value (By key)."""
     from openpyxl import Workbook
     from openpyxl.styles import Font
+    from openpyxl.worksheet.pagebreak import Break
 
     wb = Workbook()
     ws = wb.active
@@ -172,31 +175,34 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")
     wrapped = {letter(headers.index(h) + 1): width for h, width in WRAPPED_WIDTHS.items()}
     wrap_columns(ws, list(wrapped), 4, last)  # the choices and binding constraints wrap within their columns
-    row = write_note(
+    write_note(
         ws,
         last + 2,
         "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
-        "Per key below: the lowest and highest total cost over the variants with that value.",
+        f"Sheet {KEY_SHEET}: per key, the lowest and highest total cost over the variants with that value.",
     )
-    from openpyxl.worksheet.pagebreak import Break
-
+    by_key = wb.create_sheet(KEY_SHEET)
+    by_key["A1"] = f"Total cost by the value of each varied key: {result.scenario}"
+    by_key["A1"].font = Font(bold=True, size=14)
+    # a sheet of their own: on the Sweep sheet, under the rows' header that every printed page repeats, a key
+    # table printed "status" and "optimality gap" over its variant counts
+    row = 1
     for k, path in enumerate(paths):
         summary = key_summary(result, path)
         start = row + 2
-        # each key's table and chart start a printed page: a table cut by the page's end went on under the
-        # rows' header that every page repeats ("status" over its variant counts), its own header left behind
-        ws.row_breaks.append(Break(id=start - 1))
-        set_cell(ws, start, 1, f"Total cost by {path}").font = Font(bold=True)
+        if k:  # each key's table and chart on a printed page of their own (the chart printed apart from it)
+            by_key.row_breaks.append(Break(id=start - 1))
+        set_cell(by_key, start, 1, f"Total cost by {path}").font = Font(bold=True)
         body = [[_cell_value(s.value), s.variants, s.feasible, s.lowest_usd, s.highest_usd] for s in summary]
         fmts = [None, INT_FORMAT, INT_FORMAT, USD_WHOLE_FORMAT, USD_WHOLE_FORMAT]
         # the path is the title above: as the header it wrapped to four lines in the narrow first column
         key_headers = [KEY_VALUE_HEADER, *KEY_HEADERS]
-        end = header_table(ws, tables, start + 1, key_headers, body, fmts, f"sweep_key_{k + 1}")
-        # below its table, within the first columns: a chart beside it crossed the printed page's edge once
-        # the variants' columns were wide enough to move the page break into it
-        _key_chart(ws, path, start + 1, end, f"A{end + 2}")
+        end = header_table(by_key, tables, start + 1, key_headers, body, fmts, f"sweep_key_{k + 1}")
+        # below its table, within the first columns: a chart beside it crossed the printed page's edge
+        _key_chart(by_key, path, start + 1, end, f"A{end + 2}")
         row = end + 2 + CHART_ROWS
     labels = [str(_cell_value(r.values[p])) for r in result.rows for p in paths]
+    finish_sheet(by_key, freeze="A2", widths={"A": max(12, min(40, max(map(len, labels), default=0) + 2))})
     widths = {"A": max(10, min(40, max(map(len, labels), default=0) + 2))}
     widths.update(wrapped)
     for k, path in enumerate(paths):  # a dotted path has no space to wrap at: it broke mid-word in print

@@ -65,10 +65,11 @@ def _sweep() -> SweepResult:
 
 
 def test_sweep_headers_carry_units_and_the_key_table_reads_value() -> None:
-    ws = build_sweep_workbook(_sweep())["Sweep"]
-    headers = [c.value for c in ws[3]]
+    wb = build_sweep_workbook(_sweep())
+    headers = [c.value for c in wb["Sweep"][3]]
     assert "optimality gap (%)" in headers and "cost per million output tokens (USD/Mtok)" in headers
     assert headers[2:] == list(ROW_HEADERS[1:])
+    ws = wb["By key"]
     key_header = next(row for row in ws.iter_rows() if row[0].value == KEY_VALUE_HEADER)
     assert [c.value for c in key_header[:5]] == [
         "value",

@@ -79,7 +79,7 @@ def test_bad_input_is_exit_2_one_line_nothing_written(tmp_path: Path, args: list
     assert not target.exists()
 
 
-def test_the_sweep_sheet_holds_the_rows_and_a_chart_per_key(run: tuple[dict[str, Any], Path]) -> None:
+def test_the_sweep_sheet_holds_the_rows_and_by_key_a_chart_per_key(run: tuple[dict[str, Any], Path]) -> None:
     data, book = run
     ws = load_workbook(book)["Sweep"]
     headers = [c.value for c in ws[3]]
@@ -93,9 +93,10 @@ def test_the_sweep_sheet_holds_the_rows_and_a_chart_per_key(run: tuple[dict[str,
         assert cells[total_col] == pytest.approx(row["total_cost_usd"], rel=1e-14)
         assert cells[headers.index("capex (USD)")] == row["capex_usd"]
         assert cells[headers.index("opex (USD/month)")] == pytest.approx(row["opex_usd_per_month"], rel=1e-14)
-    assert len(ws._charts) == 2
+    by_key = load_workbook(book)["By key"]  # the key tables and charts: their own sheet (see the report tests)
+    assert not ws._charts and len(by_key._charts) == 2
     # each chart sits below its key's table in the first columns (beside it, it crossed the printed page's edge)
-    anchors = [chart.anchor._from for chart in ws._charts]
+    anchors = [chart.anchor._from for chart in by_key._charts]
     assert [a.col for a in anchors] == [0, 0] and anchors[0].row < anchors[1].row
     # the deployments of a variant and its binding constraints wrap within their columns
     choice_col = headers.index("GPU / TP / quant per workload") + 1
