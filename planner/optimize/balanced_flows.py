@@ -108,11 +108,10 @@ def _held_value(v: Any) -> float:
     return float(round(value)) if v.cat == pulp.LpInteger else value
 
 
-def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]]) -> Any:
+def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]], highspy: Any) -> Any:
     """The HiGHS model of the module docstring on the ``free`` variables alone: every row of ``ctx`` with a
     free variable, the held variables' values moved into its bounds (a few hundred columns where the whole
     problem has tens of thousands: the 12-month economics bench)."""
-    highspy = importlib.import_module("highspy")
     position = {name: i for i, name in enumerate(free)}
     rows = RowBlock()
     for expr in ctx.row_constraints.values():
@@ -156,10 +155,11 @@ def balanced_flows(ctx: BuildContext, sol: Solution) -> Solution:
     free = _free_variables(ctx, capacities(ctx, sol))
     if not any(w for _, w in free.values()):
         return sol
-    h = _split_model(ctx, free)
+    highspy = importlib.import_module("highspy")
+    h = _split_model(ctx, free, highspy)
     with quiet_stdout():
         h.run()
-    if h.getModelStatus() != importlib.import_module("highspy").HighsModelStatus.kOptimal:
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return sol
     before = snapshot(ctx)
     for (v, _), value in zip(free.values(), h.getSolution().col_value, strict=True):

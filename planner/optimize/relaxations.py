@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from planner.candidates import workload_sites
 from planner.catalog.loader import Catalog
 from planner.context_window import longest_prompt_tokens
 from planner.problem.context import BuildContext
@@ -78,7 +79,7 @@ def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> s
     at a cloud site of its own or one added to its sites, with rent added to procurement where it is not —,
     or own GPUs."""
     w = next(x for x in ctx.scenario.workloads if x.name == workload)
-    own = [s for s in (w.sites or ()) if s in ctx.sites and ctx.sites[s].kind == "cloud"]
+    own = [site.id for site in workload_sites(w, ctx.sites) if site.kind == "cloud"]
     clouds = _sites_of_kind(ctx, "cloud")
     where = f"at {', '.join(own)}" if own else f"at a cloud site added to {workload}.sites ({clouds})"
     rent = "rent" if "rent" in ctx.scenario.procurement else "add rent to procurement and rent"

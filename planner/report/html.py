@@ -133,8 +133,10 @@ def build_html(result: PlanResult) -> str:
          d["cost_usd_per_month"]]
         for d in data["deployments"]
     ]  # fmt: skip
+    headers = ["Workload", "Model", "Weights", "KV dtype", "GPU", "Site (placement)", "TPxPP", "Replicas", "GPUs",
+               "Batch", "Capacity (req/s)", "Served (req/s)", "Procurement", "Replicas per period", "USD/month"]
     # the deployments' USD/month add up to the plan's (the supply shared out by GPU-periods): its figure
-    deployments.append(["Total (the plan's average USD/month)", *[""] * 13, data["cost_usd_per_month"]])
+    deployments.append(["Total (the plan's average USD/month)", *[""] * (len(headers) - 2), data["cost_usd_per_month"]])
     parts += [
         "<h2>Deployments</h2>",
         "<p>Replicas, GPUs and capacity in the workload's peak period (a deployment that runs none then: in its "
@@ -142,11 +144,7 @@ def build_html(result: PlanResult) -> str:
         "peak period; replicas per period: counts from "
         "period 0, 4×3 = 4 replicas for 3 periods; USD/month: the deployment's share of its GPUs' supply over "
         "the horizon.</p>",
-        table(
-            ["Workload", "Model", "Weights", "KV dtype", "GPU", "Site (placement)", "TPxPP", "Replicas", "GPUs", "Batch",
-             "Capacity (req/s)", "Served (req/s)", "Procurement", "Replicas per period", "USD/month"],
-            deployments,
-        ),
+        table(headers, deployments),
     ]  # fmt: skip
     statistic = [slo_statistic(result, d) for d in result.deployments]  # mean, or the stated percentiles
     slos = [
