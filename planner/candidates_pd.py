@@ -249,7 +249,7 @@ def pd_operating_points(
     # per distinct row k: the numbers as Python lists (the same values as float(x) · 1e3 etc. row by row)
     weights_gb = (np.ravel(weights) / BYTES_PER_GB).tolist()
     fits, kv_bytes, link = fit.tolist(), kv[:, 0].tolist(), replica_link[:, 0].tolist()
-    prefill_ms = (lone.chunk_steps[:, 0] * lone.chunk_step_s[:, 0] * 1e3).tolist() if prefill else None
+    prefill_ms = (lone.prefill_latency_s[:, 0] * 1e3).tolist() if prefill else None
     network_ms = ((net[:, 0] + hand[:, 0]) * 1e3).tolist() if prefill else None
     tpot_floor_ms = None if prefill else (lone.tpot_s[:, 0] * 1e3).tolist()
     serves = (cap[:, 0] > 0).tolist()

@@ -1,12 +1,18 @@
 """``planner predict``: the inference ledger of one configuration (cards 1, 2, 5, 8).
 
 A configuration that cannot run — the weights + KV cache do not fit the GPU memory, or the tensor-parallel
-degree does not split the attention heads — exits 3 with the reason; ``--force`` still shows its numbers.
-"""
+degree does not split the attention heads — exits 3 with the reason; ``--force`` still shows its numbers. A
+memory refusal names the smallest layout that holds the batch (fewest GPUs, TP before PP) and a lower-bit weight
+format that holds it on fewer. A mistyped id gets the id meant (another case or separators, a prefix, the closest).
+``--explain`` prints each term with how it enters its total: memory per GPU, each step's time, TTFT under load."""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import math
+import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -25,8 +31,8 @@ from planner.cli.common import (
     text,
 )
 from planner.context_window import context_window_problem
-from planner.errors import InfeasiblePlan, InputError
-from planner.head_split import head_split_problems, valid_tps
+from planner.errors import InfeasiblePlan, InputError, PlannerError, did_you_mean
+from planner.head_split import TP_DEGREES, head_split_problems, valid_tps
 from planner.limits import (
     DEFAULT_DRAFT_TOKENS,
     DEFAULT_MAX_BATCH,
@@ -37,6 +43,7 @@ from planner.limits import (
 )
 
 if TYPE_CHECKING:
+    from planner.performance import PredictRequest
     from planner.scenario_optimizations import PrefixCache, Speculative
 
 KEYS = (
@@ -71,9 +78,11 @@ MAX_WORKSPACE_GIB = 1024.0
 """--workspace-gib at most, as a scenario's workspace_gib."""
 
 def run_problems(
-    result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int, *, input_tokens: int, output_tokens: int
+    result: dict[str, Any], catalog: Any, model: str, tp: int, batch: int, *, input_tokens: int, output_tokens: int,
+    request: PredictRequest | None = None,
 ) -> list[str]:
-    """The reasons a predicted configuration cannot run (empty when it can)."""
+    """The reasons a predicted configuration cannot run (empty when it can); with ``request``, a memory refusal
+    names the smallest layout that holds the batch (:func:`smallest_layout_hint`)."""
     record = catalog.models[model]
     mla = getattr(record, "mla", None) is not None
     problems = head_split_problems(record.q_heads, record.kv_heads, tp, mla, label="--tp ")
@@ -83,13 +92,155 @@ def run_problems(
     if window:
         problems.append(f"{window} (shorten --input-tokens / --output-tokens)")
     if not result["fits"]:
+        hint = "try more --tp/--pp, a smaller --quant or --kv-dtype" if request is None or window else (
+            smallest_layout_hint(catalog, request)
+        )
         problems.append(
             f"batch {batch} needs {result['memory_per_gpu_gb']:.1f} GB per GPU (with the "
             f"{result['engine_reserve_gb']:.1f} GB the {result['engine']} engine holds back), more than the "
-            f"GPU's {result['gpu_memory_gb']:.0f} GB (max batch {result['max_batch']}; try more --tp/--pp, a "
-            "smaller --quant or --kv-dtype)"
+            f"GPU's {result['gpu_memory_gb']:.0f} GB (max batch {result['max_batch']}; {hint})"
         )
     return problems
+
+
+MAX_SUGGESTED_PP = 64
+"""Pipeline stages at most in the layouts a refusal suggests (:func:`smallest_layout_hint`)."""
+MAX_SUGGESTED_GPUS = 512
+"""GPUs at most in the layouts a refusal suggests."""
+
+
+def _fits(catalog: Any, request: PredictRequest) -> dict[str, Any] | None:
+    """predict's JSON of ``request`` when it runs (heads split, memory holds its batch), else None."""
+    from planner.performance import predict as run_predict
+
+    record = catalog.models[request.model]
+    if head_split_problems(record.q_heads, record.kv_heads, request.tp, getattr(record, "mla", None) is not None):
+        return None
+    try:
+        result = run_predict(catalog, request).to_json()
+    except PlannerError:  # the TP group leaves its domain, PP needs a scale-out fabric, more stages than layers
+        return None
+    return result if result["fits"] else None
+
+
+def _layouts(catalog: Any, request: PredictRequest) -> list[tuple[int, int, float]]:
+    """(tp, pp, GPU share) layouts of ``request``'s model other than its own, fewest GPUs first (TP before PP at
+    equal GPUs: one stage less to cross)."""
+    layers = catalog.models[request.model].layers
+    shares = [1.0] if request.gpu_share_frac < 1 else []
+    whole = [
+        (tp, pp, 1.0)
+        for tp in TP_DEGREES
+        for pp in range(1, min(layers, MAX_SUGGESTED_PP) + 1)
+        if tp * pp * request.ep <= MAX_SUGGESTED_GPUS
+    ]
+    layouts = [(1, 1, s) for s in shares] + sorted(whole, key=lambda x: (x[0] * x[1], x[1]))
+    own = (request.tp, request.pp, request.gpu_share_frac)
+    return [x for x in layouts if x != own and x[0] * x[1] * x[2] >= request.tp * request.pp * request.gpu_share_frac]
+
+
+def _layout_text(
+    tp: int, pp: int, ep: int, share: float, found: dict[str, Any], *, shared: bool = False
+) -> str:
+    """The options of a layout and what it holds, e.g. "--tp 2 (2 GPUs, 76.3 of 80 GB per GPU)"; ``shared``: the
+    request runs on a share of a GPU (a whole one is then --gpu-share-frac 1)."""
+    memory = f"{found['memory_per_gpu_gb']:.1f} of {found['gpu_memory_gb']:.0f} GB per GPU"
+    if share < 1 or (shared and tp * pp * ep == 1):
+        return f"--gpu-share-frac {share:g} ({memory})"
+    gpus = tp * pp * ep
+    args = (["--gpu-share-frac 1"] if shared else []) + [f"--tp {tp}"] + ([f"--pp {pp}"] if pp > 1 else []) + (
+        [f"--ep {ep}"] if ep > 1 else []
+    )
+    return " ".join(args) + (f" (a whole GPU, {memory})" if gpus == 1 else f" ({gpus} GPUs, {memory})")
+
+
+def smallest_layout_hint(catalog: Any, request: PredictRequest) -> str:
+    """The layout with the fewest GPUs (TP, then PP; EP and the formats as given) that holds ``request``'s batch
+    with its weights, KV cache, workspace and engine reserve, as a refusal names it ("the smallest layout that
+    holds batch 1: --tp 2 (2 GPUs, 76.3 of 80 GB per GPU)"), and a lower-bit weight format that holds it on
+    fewer GPUs; or that none up to MAX_SUGGESTED_GPUS does."""
+    bare = dataclasses.replace(  # memory alone: the load and its options do not change what fits
+        request, requests_per_s=None, site=None, rtt_ms=None, uplink_mbit_per_s=None, ttft_percentile=None,
+        tpot_percentile=None, prefix_cache=None, speculative=None, role="colocated",
+    )
+    best: tuple[int, int, float, dict[str, Any]] | None = None
+    for tp, pp, share in _layouts(catalog, bare):
+        found = _fits(catalog, dataclasses.replace(bare, tp=tp, pp=pp, gpu_share_frac=share))
+        if found is not None:
+            best = (tp, pp, share, found)
+            break
+    if best is None:
+        return (
+            f"no TP×PP layout up to {MAX_SUGGESTED_GPUS} {request.gpu} GPUs holds it in --quant {request.quant} "
+            f"--kv-dtype {request.kv_dtype}: try a smaller --quant or --kv-dtype, a larger GPU or a smaller --batch"
+            + (" or --workspace-gib" if request.workspace_gib > DEFAULT_WORKSPACE_GIB else "")
+        )
+    tp, pp, share, found = best
+    layout = _layout_text(tp, pp, request.ep, share, found, shared=request.gpu_share_frac < 1)
+    hint = f"the smallest layout that holds batch {request.batch}: {layout}"
+    gpus = tp * pp * request.ep * share
+    smaller = _smaller_format(catalog, bare, gpus)
+    return hint if smaller is None else f"{hint}; or {smaller}"
+
+
+def _smaller_format(catalog: Any, request: PredictRequest, gpus: float) -> str | None:
+    """A weight format of fewer bits than ``request.quant``, native on its GPU, that holds its batch on fewer than
+    ``gpus`` GPUs (the fewest first), as --quant F --tp T ..."""
+    bits = catalog.formats[request.quant].bits_per_value
+    native = catalog.accelerators[request.gpu].native_formats
+    formats = sorted(
+        (f for f in catalog.formats.values() if f.id in native and f.bits_per_value < bits), key=lambda f: -f.bits_per_value
+    )
+    for fmt in formats:
+        for tp, pp, share in [(1, 1, request.gpu_share_frac), *_layouts(catalog, request)]:
+            if tp * pp * request.ep * share >= gpus:
+                break
+            found = _fits(catalog, dataclasses.replace(request, quant=fmt.id, tp=tp, pp=pp, gpu_share_frac=share))
+            if found is not None:
+                layout = _layout_text(tp, pp, request.ep, share, found, shared=request.gpu_share_frac < 1)
+                return f"--quant {fmt.id} {layout}"
+    return None
+
+
+def _normal(name: str) -> str:
+    """``name`` as a catalog id would spell it, for matching: lower case, letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def suggest(value: str, choices: Iterable[str]) -> str:
+    """" — did you mean X?" for a mistyped catalog id: the id ``value`` spells in another case or with other
+    separators (QWEN3_8B, Llama-3.1-70B, trt-llm), the ids it begins (a100 → a100_sxm_80gb or a100_pcie_80gb),
+    else the closest id, else the valid ids."""
+    options = sorted(set(choices))
+    key = _normal(value)
+    normal = {_normal(o): o for o in options}
+    if key in normal:
+        return f" — did you mean {normal[key]}?"
+    starting = [o for o in options if key and len(key) >= 2 and _normal(o).startswith(key)]
+    if 0 < len(starting) <= 3:
+        return f" — did you mean {' or '.join(starting)}?"
+    close = difflib.get_close_matches(key, list(normal), n=1, cutoff=0.5)
+    if close:
+        return f" — did you mean {normal[close[0]]}?"
+    return did_you_mean(value, options)
+
+
+def check_names(catalog: Any, request: PredictRequest) -> None:
+    """InputError (exit 2) naming the option and the id meant for an unknown model, GPU, format, engine, site or
+    draft model (the checks of planner.performance.prediction.resolve, with :func:`suggest`'s closer guesses)."""
+    names: list[tuple[str, str | None, Any, str]] = [
+        ("--model", request.model, catalog.models, "model"),
+        ("--gpu", request.gpu, catalog.accelerators, "gpu"),
+        ("--quant", request.quant, catalog.formats, "format"),
+        ("--kv-dtype", request.kv_dtype, catalog.formats, "format"),
+        ("--engine", request.engine.split("[", 1)[0], catalog.engines, "engine"),
+        ("--site", request.site, catalog.sites, "site"),
+        ("--draft-model", None if request.speculative is None else request.speculative.draft_model, catalog.models,
+         "model"),
+    ]
+    for option, name, table, what in names:
+        if name is not None and name not in table:
+            raise InputError(f"{option}: unknown {what} '{name}'{suggest(name, table)}")
 
 
 def _fraction(flag: str, description: str) -> Any:
@@ -258,9 +409,10 @@ def predict(
         speculative=run_guarded(lambda: _speculative(draft_model, acceptance_frac, draft_tokens)), role=role,
         prefill_mfu_frac=prefill_mfu_frac, decode_mbu_frac=decode_mbu_frac, gpu_share_frac=gpu_share_frac,
     )
+    run_guarded(lambda: check_names(catalog, request))
     result = run_guarded(lambda: run_predict(catalog, request)).to_json()
     problems = run_problems(
-        result, catalog, model, tp, batch, input_tokens=input_tokens, output_tokens=output_tokens
+        result, catalog, model, tp, batch, input_tokens=input_tokens, output_tokens=output_tokens, request=request
     )
     if problems and not force:
         fail(InfeasiblePlan("; ".join(problems) + " — --force shows the numbers"))
@@ -295,7 +447,7 @@ def predict(
         ) if x)
         where = ", ".join(x for x in (site, network, None if role == "colocated" else f"{role} pool") if x)
         at = f"engine scheduler at {requests_per_s:g} requests/s per replica{f' ({where})' if where else ''}"
-        _print_terms(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"])
+        _print_at_load(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"], ttft_percentile)
     if explain:
         _print_breakdown(result)
 
@@ -328,13 +480,46 @@ def _speculative(draft_model: str | None, acceptance_frac: float | None, draft_t
     return Speculative(draft_model=draft_model, acceptance_frac=acceptance_frac, draft_tokens=draft_tokens)
 
 
+STEP_SUMMANDS = ("linear_ops_ms", "attention_ops_ms", "tp_comm_ms", "pp_comm_ms", "overhead_ms")
+"""The terms of a step breakdown whose sum is its ``total_ms`` (planner.performance.steps: serially dependent groups
+add); the other terms are parts of them."""
+
+STEP_TERMS: dict[str, tuple[str, str]] = {
+    "linear_ops_ms": ("+", "linear layers: GEMM compute against the weight read (roofline max)"),
+    "attention_ops_ms": ("+", "attention: its compute against the KV read (decode) or write (prefill)"),
+    "tp_comm_ms": ("+", "TP all-reduces (and MoE all-to-all) on the critical path"),
+    "pp_comm_ms": ("+", "activations handed between pipeline stages"),
+    "overhead_ms": ("+", "engine host time and fixed step overhead"),
+    "total_ms": ("=", "the step: sum of the + rows"),
+    "weights_read_ms": ("in linear_ops_ms", "weight bytes per GPU / achieved bandwidth"),
+    "compute_ms": ("in linear + attention", "all FLOPs per GPU / achieved peak"),
+    "attention_compute_ms": ("in attention_ops_ms", "the attention share of compute_ms"),
+    "kv_read_ms": ("in attention_ops_ms", "KV bytes per GPU / achieved bandwidth (a prefill writes them)"),
+    "tp_latency_ms": ("in tp_comm_ms", "start-up: engine launch + rounds × link latency"),
+}
+"""How each term of a step breakdown enters its total, and what it is."""
+
+
 def _print_breakdown(result: dict[str, Any]) -> None:
+    """The --explain tables: memory per GPU and work per step, each step's terms (the + rows add up to the
+    total, the others are parts of them), the engine and MoE terms and the efficiency terms."""
+    _print_memory(result)
+    history = {"decode": f"history {result['input_tokens'] + result['output_tokens'] / 2:,g} tokens (P + G/2)",
+               "prefill": f"{result['input_tokens']:,} prompt tokens"}
     for phase in ("decode", "prefill"):
-        b = Table(title=f"{phase} step breakdown (efficiency applied)")
+        terms = result["breakdown"][phase]
+        batch = f"batch {result['batch']}, " if phase == "decode" else ""
+        b = Table(title=f"{phase} step at {batch}{history[phase]}, ms (efficiency applied)")
         b.add_column("term")
         b.add_column("ms", justify="right")
-        for key, value in result["breakdown"][phase].items():
-            b.add_row(key, f"{value:.4f}")
+        b.add_column("enters total_ms")
+        b.add_column("what")
+        ordered = [k for k in (*STEP_SUMMANDS, "total_ms") if k in terms] + [
+            k for k in terms if k not in STEP_SUMMANDS and k != "total_ms"
+        ]
+        for key in ordered:
+            how, what = STEP_TERMS.get(key, ("", ""))
+            b.add_row(key, f"{terms[key]:.4f}", how, what)
         show(b)
     _print_terms("engine host costs and scheduler (catalogs/engines.yaml)", result["breakdown"]["engine"])
     if result["breakdown"]["moe"]:
@@ -345,6 +530,75 @@ def _print_breakdown(result: dict[str, Any]) -> None:
     for key, value in result["breakdown"]["efficiency"].items():
         e.add_row(key, f"{value:.4g}")
     show(e)
+
+
+def memory_rows(result: dict[str, Any]) -> list[tuple[str, float, str]]:
+    """(term, GB, how it enters) of the memory one GPU holds: weights + KV cache + workspace + engine reserve =
+    memory_per_gpu_gb (planner.performance.memory.held_bytes_per_gpu), against the GPU's memory. The KV cache per
+    GPU is what the sum leaves (kv_cache_gb is the batch's whole cache, split over the KV shards and stages)."""
+    kv_per_gpu = (
+        result["memory_per_gpu_gb"] - result["weights_per_gpu_gb"] - result["workspace_gb"] - result["engine_reserve_gb"]
+    )
+    return [
+        ("weights_per_gpu_gb", result["weights_per_gpu_gb"], f"+ ({result['weights_gb']:.4g} GB of weights in all)"),
+        ("kv_cache_per_gpu_gb", kv_per_gpu, f"+ (kv_cache_gb {result['kv_cache_gb']:.4g} GB for the batch in all)"),
+        ("workspace_gb", result["workspace_gb"], "+ (--workspace-gib in GB)"),
+        ("engine_reserve_gb", result["engine_reserve_gb"], "+ (memory the engine leaves unused)"),
+        ("memory_per_gpu_gb", result["memory_per_gpu_gb"], "= sum of the + rows"),
+        ("gpu_memory_gb", result["gpu_memory_gb"], "fits" if result["fits"] else "does not fit"),
+    ]
+
+
+def _print_memory(result: dict[str, Any]) -> None:
+    m = Table(title=f"memory per GPU at batch {result['batch']}, context {result['context_tokens']:,} tokens (GB = 1e9 B)")
+    m.add_column("term")
+    m.add_column("GB", justify="right")
+    m.add_column("enters memory_per_gpu_gb")
+    for key, value, how in memory_rows(result):
+        m.add_row(key, f"{value:,.3f}", text(how))
+    show(m)
+    w = Table(title="work of the replica (all GPUs)")
+    w.add_column("term")
+    w.add_column("value", justify="right")
+    w.add_column("what")
+    w.add_row("prefill_tflop", f"{result['prefill_tflop']:,.4g}", f"one {result['input_tokens']:,}-token prompt, TFLOP")
+    w.add_row(
+        "decode_gflop_per_step", f"{result['decode_gflop_per_step']:,.4g}",
+        f"first decode step of batch {result['batch']} (history = prompt), GFLOP",
+    )
+    w.add_row(
+        "decode_read_gb_per_step", f"{result['decode_read_bytes_per_step'] / 1e9:,.4g}",
+        "weights + KV read by that step, GB (decode_read_bytes_per_step / 1e9)",
+    )
+    show(w)
+
+
+TTFT_PARTS = ("queue_wait_ms", "prefill_chunks_ms", "scheduler_wait_ms", "network_ms", "handoff_ms")
+"""The terms of a mean TTFT under load (planner.performance.load: wait + k chunk steps + the step in flight +
+network, + the KV handoff of a prefill pool)."""
+
+
+def ttft_column(values: dict[str, Any], ttft_percentile: int | None) -> dict[str, str]:
+    """How each term of the scheduler's figures enters ``ttft_ms``: "+" for its parts and "= sum of the + rows"
+    for the mean; at a percentile the parts are still means, so the tail is named instead."""
+    if values.get("ttft_ms") is None:
+        return {}
+    if ttft_percentile is not None:
+        return {"ttft_ms": f"p{ttft_percentile}: the + rows are means (their sum is the mean TTFT)",
+                **{k: "+" for k in TTFT_PARTS if k in values}}
+    return {"ttft_ms": "= sum of the + rows", **{k: "+" for k in TTFT_PARTS if k in values}}
+
+
+def _print_at_load(title: str, values: dict[str, Any], ttft_percentile: int | None) -> None:
+    how = ttft_column(values, ttft_percentile)
+    table = Table(title=text(title), min_width=len(title) + 2)  # the title on one line: where, network, tails
+    table.add_column("term")
+    table.add_column("value", justify="right")
+    table.add_column("enters ttft_ms")
+    for key, value in values.items():
+        shown = "—" if value is None else f"{value:,.4g}" if isinstance(value, float) else str(value)
+        table.add_row(key, shown, how.get(key, ""))
+    show(table)
 
 
 def _print_terms(title: str, values: dict[str, Any]) -> None:

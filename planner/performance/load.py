@@ -82,6 +82,10 @@ class LoadPoint:
     chunk_steps: Num
     """k = ⌈P / (C − B)⌉ steps one prompt's prefill spans."""
     chunk_step_s: Num
+    """Mean engine step a prompt's chunk runs in, s (the prefill queue's service is k of them)."""
+    prefill_latency_s: Num
+    """The request's own prefill, s: its k chunk steps, each chunk crossing every pipeline stage in one
+    micro-batch (MixedStep ``own_tokens``); k·``chunk_step_s`` without pipeline stages. TTFT's prefill part."""
     queue_wait_s: Num
     ttft_s: Num
     tpot_s: Num
@@ -208,8 +212,13 @@ def _chunked_at_load(
     batch, c, chunk_budget, _rho = _occupancy(lam, g_tok, p_tok, step, terms.chunk_tokens)
     k = np.ceil(p_tok / chunk_budget)
     round_at = kept_round_step(terms, opt, context_tokens=context, prompt_tokens=p_tok)
-    chunk_s = round_at(decode_batch=batch, prefill_tokens=np.minimum(c + p_tok / k, chunk_budget))
+    in_chunk_step = np.minimum(c + p_tok / k, chunk_budget)
+    chunk_s = round_at(decode_batch=batch, prefill_tokens=in_chunk_step)
     service_s = k * chunk_s
+    latency_s = service_s
+    if np.any(np.asarray(terms.pp) > 1):  # the own chunk runs whole in one micro-batch through all stages
+        own = np.minimum(p_tok / k, in_chunk_step)
+        latency_s = k * round_at(decode_batch=batch, prefill_tokens=in_chunk_step, own_tokens=own)
     rho = budget_use(lam, p_tok, round_at(decode_batch=batch, prefill_tokens=chunk_budget), chunk_budget)
     stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
     own = own_batch(batch, limit)
@@ -226,13 +235,14 @@ def _chunked_at_load(
         prefill_utilization_frac=rho,
         chunk_steps=k,
         chunk_step_s=chunk_s,
+        prefill_latency_s=latency_s,
         queue_wait_s=wait,
         ttft_s=wait,
         tpot_s=own_s / tokens_per_round,
         output_tokens_per_s=lam * output_tokens,
         stable=stable,
     )
-    return replace(point, ttft_s=wait + service_s + step_phase_s(point, terms) + network_s)
+    return replace(point, ttft_s=wait + latency_s + step_phase_s(point, terms) + network_s)
 
 
 def own_batch(batch: Num, limit: Num) -> Any:

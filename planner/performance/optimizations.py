@@ -68,11 +68,13 @@ def round_s(
     decode_context_tokens: Num,
     prefill_tokens: Num,
     prompt_tokens: Num,
+    own_tokens: Num = 0.0,
 ) -> Num:
     """One engine round: the target's mixed step (k + 1 verified rows per sequence, cached-prefix attention)
-    plus k draft decode steps, s. ``prompt_tokens`` are the NEW prompt tokens P_new."""
+    plus k draft decode steps, s. ``prompt_tokens`` are the NEW prompt tokens P_new; ``own_tokens`` as
+    :func:`round_step`."""
     return round_step(terms, opt, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens)(
-        decode_batch=decode_batch, prefill_tokens=prefill_tokens
+        decode_batch=decode_batch, prefill_tokens=prefill_tokens, own_tokens=own_tokens
     )
 
 
@@ -80,7 +82,8 @@ def round_step(
     terms: DeploymentTerms, opt: LoadOptimizations | None, *, decode_context_tokens: Num, prompt_tokens: Num
 ) -> Callable[..., Num]:
     """:func:`round_s` of fixed terms, history and prompts as a function of the load ``(decode_batch=,
-    prefill_tokens=)``: its mixed steps prepared once (planner.performance.steps.MixedStep)."""
+    prefill_tokens=[, own_tokens=])``: its mixed steps prepared once (planner.performance.steps.MixedStep;
+    ``own_tokens``: one prompt's chunk in one micro-batch, its latency through the pipeline stages)."""
     if opt is None:
         return MixedStep(terms, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens)
     target = MixedStep(
@@ -97,10 +100,12 @@ def round_step(
     )
     drafting = np.asarray(opt.draft_tokens) > 0
 
-    def step(*, decode_batch: Num, prefill_tokens: Num) -> Num:
+    def step(*, decode_batch: Num, prefill_tokens: Num, own_tokens: Num = 0.0) -> Num:
         rest = decode_step(draft, batch=decode_batch, context_tokens=decode_context_tokens).total_s
-        head = target(decode_batch=decode_batch, prefill_tokens=prefill_tokens)
-        drafted = first(decode_batch=decode_batch, prefill_tokens=prefill_tokens) + (opt.draft_tokens - 1.0) * rest
+        head = target(decode_batch=decode_batch, prefill_tokens=prefill_tokens, own_tokens=own_tokens)
+        drafted = first(decode_batch=decode_batch, prefill_tokens=prefill_tokens, own_tokens=own_tokens) + (
+            opt.draft_tokens - 1.0
+        ) * rest
         return head + np.where(drafting, drafted, 0.0)
 
     return step

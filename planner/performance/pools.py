@@ -182,6 +182,7 @@ def decode_at_load(
         prefill_utilization_frac=zero,
         chunk_steps=zero,
         chunk_step_s=zero,
+        prefill_latency_s=zero,
         queue_wait_s=zero,
         ttft_s=zero,
         tpot_s=own_s,

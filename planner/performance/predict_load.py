@@ -234,9 +234,10 @@ def at_load(
         "chunk_steps": float(pt.chunk_steps),
         "chunk_step_ms": float(pt.chunk_step_s) * 1e3,
         "queue_wait_ms": float(pt.queue_wait_s) * 1e3,
-        # TTFT = queue_wait + chunk_steps · chunk_step + scheduler_wait + network; scheduler_wait =
+        # TTFT = queue_wait + prefill_chunks + scheduler_wait + network; prefill_chunks = chunk_steps · chunk_step
+        # without pipeline stages (with them, each chunk crosses every stage: LoadPoint.prefill_latency_s); scheduler_wait =
         # engine_busy · (scheduler_steps/2 + scheduler_lookahead_steps) · the step in flight (tail.step_phase_s)
-        "prefill_chunks_ms": float(pt.chunk_steps * pt.chunk_step_s) * 1e3,
+        "prefill_chunks_ms": float(pt.prefill_latency_s) * 1e3,
         "scheduler_wait_ms": float(step_phase_s(pt, terms)) * 1e3,
         "network_ms": network * 1e3,  # the RTT + the prompt upload (0 without --site or --rtt-ms)
         "handoff_ms": handoff * 1e3,  # a prefill pool's KV handoff to its decode pool (0 otherwise)

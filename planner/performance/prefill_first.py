@@ -89,6 +89,12 @@ def prefill_first_at_load(
     p_tok = np.asarray(prompt_tokens, dtype=float)
     g_tok = np.asarray(decode_rounds, dtype=float)
     t_p = prefill_pass_s(terms, prompt_tokens=p_tok, context_tokens=context_tokens, opt=opt)
+    latency_s = t_p
+    if np.any(np.asarray(terms.pp) > 1):  # the prompt runs whole in one micro-batch through all stages
+        latency_s = round_s(
+            terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=p_tok,
+            prompt_tokens=p_tok, own_tokens=p_tok,
+        )
     u = lam * t_p
     free = np.where(u < 1.0, 1.0 - u, 1.0)
     lam_decode = np.where(u < 1.0, lam / free, 0.0)
@@ -117,11 +123,12 @@ def prefill_first_at_load(
         prefill_utilization_frac=u,
         chunk_steps=np.ones_like(u),
         chunk_step_s=t_p + 0.0 * u,
+        prefill_latency_s=latency_s + 0.0 * u,
         queue_wait_s=wait,
         ttft_s=wait,
         tpot_s=own_decode_s / free / tokens_per_round,
         output_tokens_per_s=lam * np.asarray(output_tokens, dtype=float),
         stable=stable,
     )
-    ttft = wait + t_p + step_phase_s(point, terms) + network_s
+    ttft = wait + latency_s + step_phase_s(point, terms) + network_s
     return replace(point, ttft_s=ttft)

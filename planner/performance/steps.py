@@ -159,10 +159,21 @@ def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     return (terms.pp - 1) * t
 
 
+def micro_batch(batch: Num, pp: Num) -> Num:
+    """Sequences in one micro-batch of a step of ``batch`` sequences over ``pp`` pipeline stages:
+    max(B/p, min(B, 1)). A sequence is never split: below p sequences each runs in a micro-batch of its own
+    (the others are empty), so a lone sequence crosses every stage with its whole KV and its experts, and a
+    PP step is never faster than the same batch on one stage."""
+    return np.maximum(batch / pp, np.minimum(batch, 1.0))
+
+
 def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> StepBreakdown:
-    """One decode step of ``batch`` sequences at history ``context_tokens`` (see the module docstring)."""
+    """One decode step of ``batch`` sequences at history ``context_tokens`` (see the module docstring).
+    ``flop_per_gpu`` and ``read_bytes_per_gpu`` are per GPU over the whole step: its B/micro micro-batches
+    each stream the stage's weights (:func:`micro_batch`)."""
     e, t, p = terms.efficiency, terms.tp, terms.pp
-    micro = batch / p
+    micro = micro_batch(batch, p)
+    passes = batch / np.maximum(micro, 1e-30)  # non-empty micro-batches in the step (p once B ≥ p)
     window_ctx = _min(context_tokens, terms.window_tokens)
     attn_flop = (
         terms.attention_flop_per_pair_per_layer
@@ -208,8 +219,8 @@ def decode_step(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> S
         pp_comm_s=pp_comm,
         overhead_s=overhead + 0 * total,
         total_s=total,
-        read_bytes_per_gpu=w_bytes + kv_bytes,
-        flop_per_gpu=flop_per_gpu,
+        read_bytes_per_gpu=passes * (w_bytes + kv_bytes),
+        flop_per_gpu=passes * flop_per_gpu,
         linear_ops_s=p * linear_ops,
         attention_ops_s=p * attention_ops,
         tp_latency_s=p * allreduces * _tp_allreduce_startup_s(terms, micro * terms.hidden_size * ACTIVATION_BYTES)
@@ -291,7 +302,8 @@ def mixed_step(
 
     With B = ``decode_batch`` at history H = ``decode_context_tokens`` and c = ``prefill_tokens`` from
     prompts of P = ``prompt_tokens`` tokens (c/P prompts; each prompt token attends to (P + 1)/2 earlier
-    tokens on average), split in p micro-batches over the PP stages:
+    tokens on average), split in p micro-batches over the PP stages (each max(B/p, min(B, 1)) sequences,
+    :func:`micro_batch`, and c/p prompt tokens; a prompt's chunk runs whole in one of them, MixedStep):
 
         T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
             + max(F_attn/(Π_a·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
@@ -299,7 +311,7 @@ def mixed_step(
     plus, on each max, the overlap loss of its decode rows, eff.overlap_loss_s (0 at q = ∞);
 
     all per GPU (÷ t·p). η_p is the prefill saturation curve η_p(n, t) at the GEMM rows of a step that runs a chunk,
-    max(c, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
+    max(c/p, min(P, C − B)): a chunk is never smaller than one prompt's share of the budget, so a light load
     (c → 0) adds its FLOPs at the chunk's efficiency instead of at an ever smaller row count. At c = 0 it is
     :func:`decode_step`; at B = 0, c = P it is a single prefill.
 
@@ -352,12 +364,18 @@ class MixedStep:
         self.expert_parallel = bool(np.any(self.all_to_all["e"] > 1.0))
         self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce[0]) > 1))
 
-    def __call__(self, *, decode_batch: Num, prefill_tokens: Num) -> Num:
-        """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s."""
+    def __call__(self, *, decode_batch: Num, prefill_tokens: Num, own_tokens: Num = 0.0) -> Num:
+        """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s.
+
+        With pipeline stages the step's p micro-batches share its decode rows (:func:`micro_batch`) and its
+        prompt tokens, c/p each: the engine's step, what throughput reads. ``own_tokens`` a of the c belong to
+        one prompt's chunk, which runs in ONE micro-batch (an engine never splits a request's chunk over
+        micro-batches): then this is the time that micro-batch, a + (c − a)/p prompt tokens, takes through
+        all p stages, the chunk's latency (TTFT). Without pipeline stages both are the same step."""
         terms, e = self.terms, self.terms.efficiency
         t, p = terms.tp, terms.pp
-        b_dec = decode_batch / p
-        c_pre = prefill_tokens / p
+        b_dec = micro_batch(decode_batch, p)
+        c_pre = (prefill_tokens - own_tokens) / p + own_tokens
         prompts = c_pre / self.prompt_floor
         rows_dec = b_dec * self.verify
         attn_dec = terms.attention_flop_per_pair_per_layer * rows_dec * self.pair_layers
@@ -367,8 +385,9 @@ class MixedStep:
         )
         peak = self.peak
         eta_dec = eff.decode_compute_efficiency_frac(e, rows_dec)
-        # GEMM rows when a chunk runs: the step's prompt tokens, and at least one prompt's chunk min(P, C − B)
-        chunk_rows = np.maximum(np.minimum(self.prompt, terms.chunk_tokens - decode_batch), 1.0) / p
+        # GEMM rows when a chunk runs: the micro-batch's prompt tokens, and at least one prompt's chunk
+        # min(P, C − B), which runs whole in one micro-batch
+        chunk_rows = np.maximum(np.minimum(self.prompt, terms.chunk_tokens - decode_batch), 1.0)
         eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
         lin_dec = rows_dec * self.dense_head_flop / self.tp_pp / (peak * eta_dec)
         lin_pre = (c_pre * self.dense_flop + prompts * terms.lm_head_flop_per_token) / self.tp_pp / (peak * eta_pre)

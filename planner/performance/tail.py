@@ -118,16 +118,16 @@ def tpot_quantile_s(*, step_s: Num, decode_only_step_s: Num, running_batch: Num,
 
 
 def busy_frac(point: Any) -> Any:
-    """P(busy) = 1 − exp(−N), N = B + λ·k·T_k: the chance an arriving prompt finds the engine working.
+    """P(busy) = 1 − exp(−N), N = B + λ·T_pre: the chance an arriving prompt finds the engine working.
 
-    N is the mean number of requests in service: B decoding plus λ·k·T_k prefilling (Little's law over the
-    k chunk steps of T_k a prefill takes). Below the batch limit every admitted request is served at once
+    N is the mean number of requests in service: B decoding plus λ·T_pre prefilling (Little's law over the
+    prefill latency T_pre = ``prefill_latency_s``, k chunk steps of T_k without pipeline stages). Below the batch limit every admitted request is served at once
     (an M/G/∞ station), so the number in service is Poisson with mean N, and an arrival sees that time
     average (PASTA). At N → 0 the engine is idle and the prompt starts at once; at N ≥ 3 the factor is
     ≥ 0.95."""
     n = np.asarray(point.running_batch, dtype=float) + np.asarray(point.requests_per_s, dtype=float) * np.asarray(
-        point.chunk_steps, dtype=float
-    ) * np.asarray(point.chunk_step_s, dtype=float)
+        point.prefill_latency_s, dtype=float
+    )
     return -np.expm1(-np.maximum(n, 0.0))
 
 
@@ -176,7 +176,7 @@ def at_percentiles(
         service = pt.chunk_steps * pt.chunk_step_s
         wait = md1_wait_quantile_s(pt.prefill_utilization_frac, service_s=service, percentile=np.nan_to_num(p, nan=50.0))
         wait = np.where(pt.stable, wait, np.inf)
-        tail = wait + service + step_phase_s(pt, terms) + network_s
+        tail = wait + pt.prefill_latency_s + step_phase_s(pt, terms) + network_s
         tail = np.where(p >= 90, np.maximum(tail, pt.ttft_s), tail)  # a p ≥ 90 tail is never below the mean
         changes["ttft_s"] = np.where(np.isnan(p), pt.ttft_s, tail)
     if tpot_percentile is not None:

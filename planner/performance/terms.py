@@ -137,9 +137,15 @@ def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
     """Raise UnsupportedDeployment when a TP (or EP) group of ``group_gpus`` leaves the scale-up domain."""
     domain = domain_gpus(gpu)
     if group_gpus > domain:
+        if gpu.scale_up is None:
+            where = f"one {gpu.id} node ({domain} GPU{'s' if domain > 1 else ''}, no scale-up link)"
+        elif gpu.scale_up.startswith("nvlink"):
+            where = f"the {domain}-GPU NVLink domain of {gpu.id}"
+        else:
+            where = f"the {domain}-GPU {gpu.scale_up} domain of {gpu.id}"
         raise UnsupportedDeployment(
-            f"{what} leaves the {domain}-GPU NVLink domain of {gpu.id}: tensor-parallel groups stay inside "
-            "it (use PP across nodes, or a GPU whose scale-up domain is larger, e.g. gb200_nvl72)"
+            f"{what} leaves {where}: tensor-parallel groups stay inside it (use PP across nodes, or a GPU "
+            "whose scale-up domain is larger, e.g. gb200_nvl72)"
         )
 
 
@@ -274,6 +280,8 @@ def deployment_terms(
         raise UnsupportedDeployment(f"EP{ep} inside TP{tp} needs an EP degree that divides the TP degree")
     dp = 1 if ep_in_tp else ep  # attention data-parallel ranks
     attention_tp, tp = tp, tp * dp  # from here on ``tp`` is the stage width w = t·DP (the per-GPU divisor)
+    if dp > 1:  # named as the user wrote it (group_links would say TP{t·DP})
+        require_in_domain(gpu, tp, what=f"TP{attention_tp}×EP{dp} ({tp} GPUs per stage)")
     links = group_links(catalog, gpu, tp=tp, pp=pp)
     attention_link = group_links(catalog, gpu, tp=attention_tp, pp=1).tp
     hp = catalog.format(weight_format.high_precision).bytes_per_value

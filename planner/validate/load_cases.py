@@ -56,7 +56,8 @@ def saturated_point(terms: DeploymentTerms, *, input_tokens: float, output_token
     return LoadPoint(
         requests_per_s=lam, step_s=step, own_batch=batch, own_step_s=step, running_batch=batch,
         prefill_tokens_per_step=prefill,
-        prefill_utilization_frac=1.0, chunk_steps=1.0, chunk_step_s=step, queue_wait_s=math.inf,
+        prefill_utilization_frac=1.0, chunk_steps=1.0, chunk_step_s=step, prefill_latency_s=step,
+        queue_wait_s=math.inf,
         ttft_s=math.inf, tpot_s=step, output_tokens_per_s=batch / step, stable=False,
     )
 

@@ -30,7 +30,7 @@ def _terms(catalog: Catalog, engine: str, *, gpu: str = "h100_sxm", tp: int = 4)
 def _point(*, lam: float, step_s: float, batch: float, u: float, chunk_s: float) -> LoadPoint:
     return LoadPoint(
         requests_per_s=lam, step_s=step_s, running_batch=batch, prefill_tokens_per_step=0.0,
-        prefill_utilization_frac=u, chunk_steps=1.0, chunk_step_s=chunk_s, queue_wait_s=0.0, ttft_s=0.0,
+        prefill_utilization_frac=u, chunk_steps=1.0, chunk_step_s=chunk_s, prefill_latency_s=chunk_s, queue_wait_s=0.0, ttft_s=0.0,
         tpot_s=step_s, output_tokens_per_s=0.0, stable=True, own_batch=batch, own_step_s=step_s,
     )
 
