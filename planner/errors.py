@@ -7,6 +7,7 @@ SolverError / AuditError -> exit 4.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -48,15 +49,41 @@ class AuditError(PlannerError):
     exit_code = 4
 
 
+NEAR_MATCH = 0.8
+"""difflib ratio at or above which one of the choices a value begins is named alone."""
+
+
+def _spelled(name: str) -> str:
+    """``name`` as an id would spell it, for matching: lower case, letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """Return ``" — did you mean x?"`` for the closest choice, or a list of valid values.
+    """Return ``" — did you mean x?"`` for the choice meant, or a list of valid values: the choice ``value``
+    spells in another case or with other separators (A100_SXM_80GB, Llama-3.1-70B, trt-llm), the up to three
+    choices it begins (a100 → a100_pcie_80gb or a100_sxm_80gb; of those, the one it is a letter short of:
+    gpu → gpus, not gpu_share_fracs), else the closest one.
 
     >>> did_you_mean("h100sxm", ["h100_sxm", "h200_sxm"])
     ' — did you mean h100_sxm?'
+    >>> did_you_mean("A100", ["a100_pcie_80gb", "a100_sxm_80gb", "a10g"])
+    ' — did you mean a100_pcie_80gb or a100_sxm_80gb?'
     """
     options = sorted(set(choices))
-    close = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
+    key = _spelled(value)
+    spelled = {_spelled(o): o for o in options}
+    if key in spelled:
+        return f" — did you mean {spelled[key]}?"
+    starting = [o for o in options if len(key) >= 2 and _spelled(o).startswith(key)]
+    near = [o for o in starting if difflib.SequenceMatcher(None, key, _spelled(o)).ratio() >= NEAR_MATCH]
+    if len(near) == 1:  # one letter short of one of them: gpu → gpus, not gpu_share_fracs
+        return f" — did you mean {near[0]}?"
+    if 0 < len(starting) <= 3:
+        return f" — did you mean {' or '.join(starting)}?"
+    close = difflib.get_close_matches(key, list(spelled), n=1, cutoff=0.5) or difflib.get_close_matches(
+        value, options, n=1, cutoff=0.5
+    )
     if close:
-        return f" — did you mean {close[0]}?"
+        return f" — did you mean {spelled.get(close[0], close[0])}?"
     shown = ", ".join(options[:8]) + (", ..." if len(options) > 8 else "")
     return f" — valid values: {shown}"

@@ -9,10 +9,7 @@ format that holds it on fewer. A mistyped id gets the id meant (another case or 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
-import re
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -202,29 +199,6 @@ def _smaller_format(catalog: Any, request: PredictRequest, gpus: float) -> str |
     return None
 
 
-def _normal(name: str) -> str:
-    """``name`` as a catalog id would spell it, for matching: lower case, letters and digits only."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def suggest(value: str, choices: Iterable[str]) -> str:
-    """" — did you mean X?" for a mistyped catalog id: the id ``value`` spells in another case or with other
-    separators (QWEN3_8B, Llama-3.1-70B, trt-llm), the ids it begins (a100 → a100_sxm_80gb or a100_pcie_80gb),
-    else the closest id, else the valid ids."""
-    options = sorted(set(choices))
-    key = _normal(value)
-    normal = {_normal(o): o for o in options}
-    if key in normal:
-        return f" — did you mean {normal[key]}?"
-    starting = [o for o in options if key and len(key) >= 2 and _normal(o).startswith(key)]
-    if 0 < len(starting) <= 3:
-        return f" — did you mean {' or '.join(starting)}?"
-    close = difflib.get_close_matches(key, list(normal), n=1, cutoff=0.5)
-    if close:
-        return f" — did you mean {normal[close[0]]}?"
-    return did_you_mean(value, options)
-
-
 def check_names(catalog: Any, request: PredictRequest) -> None:
     """InputError (exit 2) naming the option and the id meant for an unknown model, GPU, format, engine, site or
     draft model (the checks of planner.performance.prediction.resolve, with :func:`suggest`'s closer guesses)."""
@@ -240,7 +214,7 @@ def check_names(catalog: Any, request: PredictRequest) -> None:
     ]
     for option, name, table, what in names:
         if name is not None and name not in table:
-            raise InputError(f"{option}: unknown {what} '{name}'{suggest(name, table)}")
+            raise InputError(f"{option}: unknown {what} '{name}'{did_you_mean(name, table)}")
 
 
 def _fraction(flag: str, description: str) -> Any:

@@ -25,3 +25,13 @@ def test_domain_refusal_names_the_domain_and_the_group(model: str, gpu: str, tp:
     with pytest.raises(UnsupportedDeployment) as err:
         predict(CATALOG, PredictRequest(model=model, gpu=gpu, tp=tp, ep=ep))
     assert said in str(err.value)
+
+
+def test_a_scenario_gpu_typed_in_capitals_gets_the_ids_it_begins() -> None:
+    # QA: hardware.gpus: [A100] was answered "did you mean a10g?" (case-sensitive closest match)
+    from planner.errors import did_you_mean
+
+    gpus = list(CATALOG.accelerators)
+    assert did_you_mean("A100", gpus) == " — did you mean a100_pcie_80gb or a100_sxm_80gb?"
+    assert did_you_mean("H100-SXM", gpus) == " — did you mean h100_sxm?"
+    assert did_you_mean("Llama-3.1-70B", list(CATALOG.models)) == " — did you mean llama_3_1_70b?"

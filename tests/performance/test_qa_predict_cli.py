@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.cli.predict_cmd import STEP_SUMMANDS, TTFT_PARTS, memory_rows, suggest, ttft_column
+from planner.cli.predict_cmd import STEP_SUMMANDS, TTFT_PARTS, memory_rows, ttft_column
 
 runner = CliRunner()
 
@@ -100,6 +100,8 @@ def test_a_mistyped_id_gets_the_id_meant(option: str, typed: str, meant: str) ->
 
 
 def test_suggest_falls_back_to_the_valid_ids() -> None:
+    from planner.errors import did_you_mean as suggest  # the one matcher every input check uses
+
     assert suggest("tgi", ["vllm", "sglang", "trtllm"]) == " — valid values: sglang, trtllm, vllm"
     assert suggest("h100", ["h100_sxm", "h100_pcie", "h100_nvl", "h200_sxm"]) == (
         " — did you mean h100_nvl or h100_pcie or h100_sxm?"
