@@ -12,7 +12,7 @@ curve; only their zero-load floors are solved (the prefill/decode pools report t
 
 Same numbers as solving every row: each function evaluated is element-wise over rows (a row's result does
 not depend on which rows are solved with it); the one exception, the bisection's multisection schedule
-(planner.performance.load.largest_ok_load picks its bits per round by array size), is given the size of
+(planner.performance.bisection.largest_ok_load picks its bits per round by array size), is given the size of
 the whole table (``schedule_size``). tests/plan/test_candidate_rows.py compares the two on a table.
 """
 

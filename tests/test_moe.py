@@ -18,7 +18,7 @@ from planner.catalog.loader import Catalog
 from planner.cli.main import app
 from planner.performance import moe
 from planner.performance.load import capacity_at_slo
-from planner.performance.steps import mixed_step
+from planner.performance.mixed_step import mixed_step
 from planner.scenario import load_scenario
 from planner.units import BYTES_PER_GIB
 

@@ -16,7 +16,7 @@ from planner.candidates import build_candidates
 from planner.catalog.loader import Catalog
 from planner.errors import InputError
 from planner.performance.load import capacity_at_slo, serve_at_load
-from planner.performance.steps import mixed_step
+from planner.performance.mixed_step import mixed_step
 from planner.scenario import load_scenario, parse_scenario
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from planner import performance as perf
 from planner.catalog.loader import Catalog
-from planner.performance.steps import host_s, mixed_step
+from planner.performance.mixed_step import mixed_step
+from planner.performance.steps import host_s
 from planner.validate import kernel_mixed_steps as M
 from planner.validate.kernels import h200_terms
 

@@ -10,7 +10,7 @@ import pytest
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
-from planner.performance.steps import mixed_step
+from planner.performance.mixed_step import mixed_step
 from planner.validate import kernel_steps as S
 
 BETA = 4800e9  # H200 SXM HBM3e, B/s

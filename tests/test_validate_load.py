@@ -16,7 +16,7 @@ from planner import validate as v
 from planner.catalog.loader import Catalog
 from planner.ledgers import efficiency as eff
 from planner.performance.load import serve_at_load
-from planner.performance.steps import mixed_step
+from planner.performance.mixed_step import mixed_step
 from planner.validate.load_cases import closed_loop_point, open_loop_point, saturated_point
 
 

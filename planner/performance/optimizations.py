@@ -20,7 +20,7 @@ Speculative decoding (draft model on the same GPUs and TP/PP, k drafted tokens, 
 
 Both are offered as candidate variants only when the workload states the field and the rule says it can
 pay on that deployment; the MILP then keeps the cheaper variant. With no optimization the functions fall
-back to the plain step (:func:`planner.performance.steps.mixed_step`), bit for bit.
+back to the plain step (:func:`planner.performance.mixed_step.mixed_step`), bit for bit.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from planner.performance.memory import (
     memory_per_gpu_bytes,
     weights_bytes_per_gpu,
 )
-from planner.performance.steps import MixedStep, decode_step, prefill_step
+from planner.performance.mixed_step import MixedStep
+from planner.performance.steps import decode_step, prefill_step
 from planner.performance.terms import DeploymentTerms, Num
 from planner.units import BYTES_PER_GB
 
@@ -82,7 +83,7 @@ def round_step(
     terms: DeploymentTerms, opt: LoadOptimizations | None, *, decode_context_tokens: Num, prompt_tokens: Num
 ) -> Callable[..., Num]:
     """:func:`round_s` of fixed terms, history and prompts as a function of the load ``(decode_batch=,
-    prefill_tokens=[, own_tokens=])``: its mixed steps prepared once (planner.performance.steps.MixedStep;
+    prefill_tokens=[, own_tokens=])``: its mixed steps prepared once (planner.performance.mixed_step.MixedStep;
     ``own_tokens``: one prompt's chunk in one micro-batch, its latency through the pipeline stages)."""
     if opt is None:
         return MixedStep(terms, decode_context_tokens=decode_context_tokens, prompt_tokens=prompt_tokens)

@@ -13,7 +13,7 @@ pools, and a decode replica generates the remaining tokens:
                   has no prefill interference; B = λ·G·T running sequences must fit
                   memory (KV of P + G tokens each) and the engine's sequence limit.
 
-Capacities at the SLO are the largest loads (bisection, :func:`planner.performance.load.largest_ok_load`)
+Capacities at the SLO are the largest loads (bisection, :func:`planner.performance.bisection.largest_ok_load`)
 with TTFT ≤ SLO (prefill) or TPOT ≤ SLO (decode). Plain numpy arithmetic, one row per deployment.
 """
 
@@ -26,19 +26,19 @@ from typing import Any
 import numpy as np
 
 from planner.ledgers.distributed import kv_handoff_s, kv_link_rate_per_s
+from planner.performance.bisection import deciding, largest_ok_load
 from planner.performance.fixed_point import GiveUp
 from planner.performance.load import (
     LoadPoint,
     _steady_step_s,
-    deciding,
-    largest_ok_load,
     own_batch,
     own_step_s,
     serve_at_load,
 )
 from planner.performance.memory import kv_bytes_per_sequence
+from planner.performance.mixed_step import mixed_step
 from planner.performance.step_memo import kept_round_step
-from planner.performance.steps import mean_decode_context_tokens, mixed_step
+from planner.performance.steps import mean_decode_context_tokens
 from planner.performance.terms import DeploymentTerms, Num
 
 
@@ -109,7 +109,7 @@ def prefill_capacity_at_slo(
     schedule_size: int | None = None,
 ) -> Any:
     """Largest prompts/s one prefill replica sustains with TTFT ≤ SLO; 0 where none does.
-    (``schedule_size``: planner.performance.load.largest_ok_load.)
+    (``schedule_size``: planner.performance.bisection.largest_ok_load.)
 
     Upper end of the bisection: the prompt tokens per step c = λ·P·T stay below the chunk budget C with
     T ≥ T_mixed(0, min(P, C)), so λ < max(C, P) / (P · T_mixed(0, min(P, C))).
@@ -138,7 +138,7 @@ def _decode_batch(lam: Any, g_tok: Any, step: Any) -> Any:
 
 
 def _over_limit_beyond(lam: Any, g_tok: Any, limit: Any) -> GiveUp | None:
-    """While a capacity bisection decides (planner.performance.load.largest_ok_load): give_up(take, lo) =
+    """While a capacity bisection decides (planner.performance.bisection.largest_ok_load): give_up(take, lo) =
     B above the limit at step lo (then at every step ≥ lo); None otherwise."""
     if not deciding():
         return None
@@ -196,7 +196,7 @@ def decode_capacity_at_slo(
     schedule_size: int | None = None,
 ) -> Any:
     """Largest requests/s one decode replica sustains with TPOT ≤ SLO within memory; 0 where none does.
-    (``schedule_size``: planner.performance.load.largest_ok_load.)
+    (``schedule_size``: planner.performance.bisection.largest_ok_load.)
 
     Upper end: B = λ·G·T ≤ limit with T ≥ T_mixed(1, 0), so λ ≤ limit / (G · T_mixed(1, 0)).
     """

@@ -12,7 +12,7 @@ FFN columns and LM-head vocabulary, full-width activations) with its all-reduces
 FP8 W8A8 layers (static per-tensor scales; bf16 embedding, LM head and attention) for the 8B and the TP8 rank.
 Like the other kernel rows these are never a serving target nor part of any fit.
 
-Predicted = :func:`planner.performance.steps.mixed_step` of the row's deployment (its weight format, bf16 KV,
+Predicted = :func:`planner.performance.mixed_step.mixed_step` of the row's deployment (its weight format, bf16 KV,
 ``h200_sxm``, TP t) at B, H, c = C, P = C — the one function whose B = 0 case is a prefill and c = 0 case a
 decode step — with:
 
@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner.catalog.loader import Catalog
-from planner.performance.steps import host_s, mixed_step
+from planner.performance.mixed_step import mixed_step
+from planner.performance.steps import host_s
 from planner.performance.terms import DeploymentTerms
 from planner.units import MS_PER_S
 from planner.validate.kernels import h200_terms

@@ -24,7 +24,8 @@ import math
 from dataclasses import replace
 
 from planner.performance.load import LoadPoint, capacity_at_slo, serve_at_load
-from planner.performance.steps import mean_decode_context_tokens, mixed_step
+from planner.performance.mixed_step import mixed_step
+from planner.performance.steps import mean_decode_context_tokens
 from planner.performance.terms import DeploymentTerms
 
 SATURATED_FRAC = 0.98

@@ -2,7 +2,7 @@
 model/format figures and calibrated efficiencies kept per catalog record (planner/performance/model_figures.py),
 the routing figures a step computes once (planner.performance.moe.routing), stacked columns read in one pass
 (planner.performance.stack.stack_terms), a step's load-independent parts prepared once for many loads
-(planner.performance.steps.MixedStep)."""
+(planner.performance.mixed_step.MixedStep)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.performance import model_figures as mf
 from planner.performance import moe
+from planner.performance.mixed_step import MixedStep, mixed_step
 from planner.performance.stack import stack_terms
-from planner.performance.steps import MixedStep, decode_step, mixed_step, prefill_step
+from planner.performance.steps import decode_step, prefill_step
 
 
 def _terms(catalog: Catalog, model: str, weight: str = "fp8", *, tp: int = 1, ep: int = 1) -> perf.DeploymentTerms:
@@ -222,7 +223,7 @@ def test_terms_left_out_of_tables_without_pp_ep_or_tp_rows_change_no_row(catalog
 
 
 def test_plain_halvings_return_the_last_load_found_ok_without_asking_again() -> None:
-    from planner.performance.load import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
+    from planner.performance.bisection import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
 
     # the stated precision: the fewest halvings that narrow the bracket to CAPACITY_REL_TOL of its top
     assert 2.0**-BISECTION_ITERATIONS <= CAPACITY_REL_TOL < 2.0 ** -(BISECTION_ITERATIONS - 1)

@@ -12,7 +12,7 @@ import pytest
 from planner import performance as perf
 from planner.catalog import Catalog
 from planner.ledgers import efficiency as eff
-from planner.performance.steps import MixedStep
+from planner.performance.mixed_step import MixedStep
 
 Q = 2.5
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.performance.load import own_batch, serve_at_load
+from planner.performance.mixed_step import mixed_step
 from planner.performance.pools import decode_at_load
-from planner.performance.steps import mixed_step
 
 ENGINES = ("vllm", "vllm_v0", "vllm_v0_multistep", "sglang", "trtllm")
 

@@ -16,8 +16,8 @@ from planner import performance as perf
 from planner.catalog.loader import Catalog
 from planner.errors import ScenarioError
 from planner.performance.load import LoadPoint, capacity_at_slo, serve_at_load
+from planner.performance.mixed_step import mixed_step
 from planner.performance.stack import stack_terms
-from planner.performance.steps import mixed_step
 from planner.performance.tail import md1_wait_quantile_s
 from planner.performance.terms import with_efficiency
 from planner.scenario import parse_scenario, validate_against_catalog

@@ -13,7 +13,7 @@ import pytest
 from planner import candidate_rows, candidate_terms, candidates_colocated, candidates_pd
 from planner.candidates import CandidateTable, build_candidates
 from planner.catalog import Catalog
-from planner.performance.load import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
+from planner.performance.bisection import BISECTION_ITERATIONS, CAPACITY_REL_TOL, largest_ok_load
 from planner.scenario import Scenario, load_scenario
 
 CHAT = Path("examples/chat_70b_cloud/scenario.yaml")
@@ -95,7 +95,7 @@ def test_a_workload_evaluates_the_same_beside_a_copy_of_itself(
     """The copy shares every deployment's terms (evaluated once, TermsMemo) and the prefill pools' load curves
     (planner.candidates_pd._pool_key), and leaves the workload's rows as
     they are alone — to the bisection's resolution: the copy doubles the table, and a table of another size
-    may get another multisection schedule (planner.performance.load.largest_ok_load), so the last bits of a
+    may get another multisection schedule (planner.performance.bisection.largest_ok_load), so the last bits of a
     capacity can move."""
     calls: list[tuple[Any, ...]] = []
     evaluate = candidate_terms.TermsMemo._evaluate

@@ -14,8 +14,9 @@ from planner import candidate_rows, candidates_pd
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.performance import optimizations, step_memo
-from planner.performance.load import BISECTION_ITERATIONS, capacity_at_slo, serve_at_load
-from planner.performance.steps import MixedStep
+from planner.performance.bisection import BISECTION_ITERATIONS
+from planner.performance.load import capacity_at_slo, serve_at_load
+from planner.performance.mixed_step import MixedStep
 from planner.scenario import Scenario, parse_scenario
 
 
