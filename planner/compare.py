@@ -8,7 +8,9 @@ in use, the resale of the remaining book value in the last month).
 Recommendation: the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order
 rent_only, buy_only, hybrid — a hybrid plan that buys nothing is rent_only. When buying is impossible
 (no datacenter site among the workloads' sites, no candidate GPU with a purchase price, or every lead
-time at or beyond the horizon) the recommendation is rent_only and the reason says why.
+time at or beyond the horizon) the recommendation is rent_only and the reason says why. In a max_throughput
+scenario each option is the most its budget serves: the recommendation is the one serving the most output
+tokens (then the cheapest), and no cost flip point is searched (planner.compare_recommend).
 
 Flip points — where "buy" (hybrid or buy-only) and "rent only" swap — for three multipliers: every rental
 price (rent_price_scale), every purchase price (purchase_price_scale) and every workload's demand.
@@ -30,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.compare_breakeven import fleet_breakeven
+from planner.compare_breakeven import fleet_breakeven, rented_at_once
 from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: the compare API
 from planner.compare_recommend import TIE_REL as TIE_REL
 from planner.compare_recommend import buying_blocker as buying_blocker
@@ -57,6 +59,11 @@ FLIP_STEPS = 8
 """At most this many hybrid solves for a price flip (each moves the crossing on)."""
 
 Progress = Callable[[str], None]
+MAX_THROUGHPUT_NO_FLIP = (
+    "no flip point: each option is the most its budget serves (objective max_throughput), and the flip points "
+    "compare the costs of serving the stated demand — drop the objective and the budget to see them"
+)
+"""The flip searches compare min-cost plans; a max_throughput option's solve maximises what it serves."""
 
 
 def _quiet(_: str) -> None:
@@ -190,10 +197,19 @@ Found = tuple[float, str, str, tuple[float, float] | None]
 def _bisect(catalog: Catalog, scenario: Scenario, solver: SolverName, parameter: str) -> Found | None:
     """Geometric bisection for the multiplier where the buy/rent decision flips: (factor = √(lo·hi), below,
     above, (lo, hi)); after BISECTION_STEPS steps the bracket is (hi/lo of the range)^(1/2^steps) wide
-    (demand, 1/16×-4×: ±3.3 %), so the sentence states it."""
+    (demand, 1/16×-4×: ±3.3 %), so the sentence states it. An end where no option has a plan (4× the demand
+    beyond what the sites can hold) is replaced by 1× — the decision now — so a flip between the other end
+    and 1× is still found (it said "buying wins at every demand level from 0.062× to 4×" where the owned GPUs
+    alone serve up to 0.5×)."""
     lo, hi = RANGES[parameter]
     at_lo = _recommend(catalog, _what_if(scenario, parameter, lo), solver)
     at_hi = _recommend(catalog, _what_if(scenario, parameter, hi), solver)
+    if (at_lo is None) != (at_hi is None):
+        now = _recommend(catalog, _what_if(scenario, parameter, 1.0), solver)
+        if at_hi is None:
+            hi, at_hi = 1.0, now
+        else:
+            lo, at_lo = 1.0, now
     if at_lo == at_hi or at_lo is None or at_hi is None:
         return None
     for _ in range(BISECTION_STEPS):
@@ -344,13 +360,12 @@ def _compare(
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
-        # every rented (GPU, site) with the GPUs held there at once (supply lines: most units in any slice),
-        # not the deployments' peaks, which may fall in different periods
+        # every rented (GPU, site) with the most GPUs held there at once (compare_breakeven.rented_at_once)
         sites = merged_sites(catalog, scenario)
-        held: dict[tuple[str, str], float] = {}
-        for line in rent.supply:
-            if line.procurement == "rent" and line.site in sites and rent_allowed(sites[line.site]):
-                held[(line.gpu, line.site)] = held.get((line.gpu, line.site), 0.0) + line.gpus
+        held = {
+            (g, s): n for (g, s), n in rented_at_once(rent.schedule).items()
+            if n > 0 and s in sites and rent_allowed(sites[s])
+        }
         if held:
             breakeven, breakeven_flip = fleet_breakeven(
                 catalog, [(g, sites[s], max(int(n), 1)) for (g, s), n in sorted(held.items())],
@@ -365,6 +380,8 @@ def _compare(
                 "sentence": f"no flip point: buying is not possible ({blocker})",
             }
         )
+    elif scenario.objective == "max_throughput":
+        flips.append({"parameter": None, "factor": None, "sentence": MAX_THROUGHPUT_NO_FLIP})
     elif flip_points and recommendation is not None:
         flips = find_flip_points(catalog, scenario, solver, options, recommendation, progress)
         _SOLVED.clear()

@@ -9,6 +9,7 @@ from planner.catalog.schema import Site
 from planner.costs import RentQuote, rent_quote, rent_quotes_by_size
 from planner.ledgers.economics import term_tail_months
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
+from planner.readout.types import ScheduleEntry
 
 RESERVED_TERM_MONTHS = 12
 """Term of the reserved_1y quote the breakeven compares (planner.problem.supply.SupplyKind.term_months)."""
@@ -118,6 +119,20 @@ def fleet_breakeven(
         parts.append(f"{gpus} × {gpu_id} at {site.id}: {rs_text} vs {od_text}")
     prices = f"reserved 1 y ${rs_total:,.2f}/h vs on-demand ${od_total:,.2f}/h for the fleet ({'; '.join(parts)})"
     return _crossover(rs_total, od_total, prices, horizon_months)
+
+
+def rented_at_once(schedule: list[ScheduleEntry]) -> dict[tuple[str, str], int]:
+    """GPUs rented at once per (GPU type, site): the most in any period (any hour block of it, with hourly
+    profiles), every supply line of the pair summed within the period. Adding each supply line's own peak
+    instead counts lines whose peaks fall in different periods together (buy_vs_rent's rent-only plan: a
+    4-GPU instance line peaking in months 6-11 and 3 nodes in months 30-35 are 24 GPUs at once, not 28)."""
+    held: dict[tuple[str, str], int] = {}
+    for entry in schedule:
+        for rented in [b.rented_gpus for b in entry.hour_blocks] or [entry.rented_gpus]:
+            for key, gpus in rented.items():
+                gpu, site = key.rsplit("@", 1)
+                held[(gpu, site)] = max(held.get((gpu, site), 0), int(gpus))
+    return held
 
 
 def _crossover(

@@ -1,7 +1,8 @@
 """Which of ``planner compare``'s options to recommend, and why (planner/compare.py's module docstring):
 the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order rent_only, buy_only,
-hybrid — a hybrid plan that buys nothing is rent_only; why no plan can buy; a plan that rents and buys
-nothing (the owned GPUs serve the demand)."""
+hybrid — a hybrid plan that buys nothing is rent_only; in a max_throughput scenario the option serving the
+most within the budget; why no plan can buy; a plan that rents and buys nothing (the owned GPUs serve the
+demand)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,63 @@ from planner.scenario import Scenario, merged_sites
 PREFERENCE = ("rent_only", "buy_only", "hybrid")
 """Among options of equal cost, the simpler one is recommended."""
 TIE_REL = 1e-9
+SERVED_TIE_REL = 1e-6
+"""max_throughput options serving output tokens this close (relative) serve as much: the cheaper is recommended."""
 
 
 def recommend(options: dict[str, PlanResult]) -> tuple[str | None, str]:
-    """The cheapest feasible option (ties to the simpler one, a hybrid that buys nothing is rent-only) and why."""
+    """The cheapest feasible option (ties to the simpler one, a hybrid that buys nothing is rent-only) and why;
+    in a max_throughput scenario (each option the most its budget serves) the one that serves the most
+    (:func:`_recommend_served`)."""
     feasible = {n: r.total_cost_usd for n, r in options.items() if r.feasible}
     if not feasible:
         return None, "no option has a plan"
+    if all(getattr(options[n], "served_scale", None) is not None for n in feasible):  # (test doubles may lack it)
+        return _recommend_served(options, feasible)
+    return _recommend_cost(options, feasible)
+
+
+def _output_tokens(result: PlanResult) -> float:
+    return result.ledger.output_tokens if result.ledger is not None else 0.0
+
+
+def _served_words(result: PlanResult, what: str = "") -> str:
+    """'1.13×{what} (1,110,252 M output tokens, $897,474)', with 'from month 3' when the scale holds only
+    after the first delivery."""
+    since = f" from month {result.served_from_month:g}" if result.served_from_month else ""
+    return (
+        f"{result.served_scale or 0:.3g}×{what}{since} ({_output_tokens(result) / 1e6:,.0f} M output tokens, "
+        f"${result.total_cost_usd:,.0f})"
+    )
+
+
+def _recommend_served(options: dict[str, PlanResult], feasible: dict[str, float]) -> tuple[str, str]:
+    """max_throughput: every option is the most its budget serves, so the answer is the option that serves
+    the most — by output tokens served over the horizon (∝ the served scale when each serves it from month
+    0; a buy-only plan serves nothing before its first delivery) — and among those serving as much
+    (relative 1e-6) the cheapest, as :func:`_recommend_cost` picks it. Ranking by cost alone recommended
+    buy_only serving 0.888× from month 3 over hybrid serving 1.13× from month 0 (buy_vs_rent with a $900,000
+    budget) because it was $8,545 cheaper within the same budget."""
+    tokens = {n: _output_tokens(options[n]) for n in feasible}
+    top = max(tokens.values())
+    most = {n: c for n, c in feasible.items() if tokens[n] >= top * (1 - SERVED_TIE_REL)}
+    best, reason = _recommend_cost(options, most)
+    assert best is not None
+    if len(most) == 1 == len(feasible):
+        return best, reason
+    tied = [n for n in PREFERENCE if n in most]
+    if len(tied) == len(feasible):
+        scale = f"{options[best].served_scale or 0:.3g}× the stated demand"
+        return best, f"{' and '.join(tied)} serve as much within the budget, {scale}: {reason}"
+    lead = f"{best} serves the most within the budget: {_served_words(options[best], ' the stated demand')}"
+    if len(tied) > 1:
+        lead += f" — {reason}"
+    rest = sorted((n for n in feasible if n not in most), key=lambda n: -tokens[n])
+    return best, "; ".join([lead, *(f"{n} {_served_words(options[n])}" for n in rest)])
+
+
+def _recommend_cost(options: dict[str, PlanResult], feasible: dict[str, float]) -> tuple[str | None, str]:
+    """The cheapest of ``feasible`` (option → total cost), ties to the simpler one, and why."""
     low = min(feasible.values())
     best = next(n for n in PREFERENCE if n in feasible and feasible[n] <= low + abs(low) * TIE_REL)
     if best == "hybrid" and options["hybrid"].capex_usd <= 0 and "rent_only" in feasible:

@@ -52,7 +52,10 @@ def _check_files(scenario: Path, output: Path | None, json_out: Path | None, res
 
 
 def _money(value: float | None) -> str:
-    return "" if value is None else f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
+    """Whole dollars from $100 up, cents below (a $/Mtok figure); nothing is 0, as `planner compare` prints it."""
+    if value is None:
+        return ""
+    return "0" if value == 0 else f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
 def _served(row: SweepRow) -> str:

@@ -40,6 +40,12 @@ def usd(value: float) -> str:
     return f"-${-value:,.0f}" if value < 0 else f"${value:,.0f}"
 
 
+def num(value: float) -> str:
+    """4 significant digits with thousands separators: '53.25', '78,771', '293,217' (',.4g' printed
+    '7.877e+04' tokens/s and '1.092e+04' s from 10,000 up)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.4g}"
+
+
 def _catalog() -> Any:
     from planner.catalog import default_catalog
 
@@ -67,24 +73,24 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
     ):  # fmt: skip
         value = data[key]
         shown = (
-            f"{value:.1%}" if key == "mfu" else f"{value:,.4g}" if isinstance(value, float) else str(value)
+            f"{value:.1%}" if key == "mfu" else num(value) if isinstance(value, float) else str(value)
         )
         if isinstance(value, int) and not isinstance(value, bool):
             shown = f"{value:,}"
         t.add_row(key, shown)  # MFU as the options table prints it
     for key, value in data["breakdown"].items():
-        t.add_row(f"breakdown.{key}", f"{value:,.4g}")
+        t.add_row(f"breakdown.{key}", num(value))
     checkpoint = data["checkpoint"]
-    t.add_row("checkpoint.write_s", f"{checkpoint['write_s']:,.4g}", "c = 14 B/param × N / write bandwidth")
-    t.add_row("checkpoint.interval_s", f"{checkpoint['interval_s']:,.4g}", "τ* = sqrt(2c/λ), λ = GPUs / MTBF")
+    t.add_row("checkpoint.write_s", num(checkpoint["write_s"]), "c = 14 B/param × N / write bandwidth")
+    t.add_row("checkpoint.interval_s", num(checkpoint["interval_s"]), "τ* = sqrt(2c/λ), λ = GPUs / MTBF")
     t.add_row(
         "checkpoint.failure_overhead_frac",
         f"{checkpoint['failure_overhead_frac']:.2%}",
         "L = c/τ* + λτ*/2 + λr",
     )
-    t.add_row("run_days", f"{data['run_days']:,.4g}", "setup + steps × iteration_time_s × (1 + L)")
-    t.add_row("start_delay_days", f"{data['start_delay_days']:,.4g}", "delivery of bought GPUs")
-    t.add_row("days", f"{data['days']:,.4g}", "start_delay_days + run_days")
+    t.add_row("run_days", num(data["run_days"]), "setup + steps × iteration_time_s × (1 + L)")
+    t.add_row("start_delay_days", num(data["start_delay_days"]), "delivery of bought GPUs")
+    t.add_row("days", num(data["days"]), "start_delay_days + run_days")
     for line in data["cost_lines"]:
         t.add_row(f"cost.{line['kind']}", usd(line["usd"]), text(line["note"]))
     out.print(t)
@@ -262,9 +268,9 @@ def predict_train(
         if key == "mfu":
             t.add_row(key, f"{value:.1%}")  # as `planner train` prints it
         elif key != "breakdown":
-            t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+            t.add_row(key, num(value) if isinstance(value, float) else str(value))
     for key, value in data["breakdown"].items():
-        t.add_row(f"breakdown.{key}", f"{value:,.4g}")
+        t.add_row(f"breakdown.{key}", num(value))
     out.print(t)
 
 

@@ -83,25 +83,25 @@ def served_output_mtok(result: PlanResult) -> float:
 
 
 def comparison_text(comparison: Comparison) -> str:
-    """The recommendation in words: the cheapest option and what each other option costs more."""
+    """The recommendation in words: the cheapest option and what each other option costs more or less; in a
+    max_throughput comparison the option serving the most and what each other serves ("costs $-8,545 more"
+    read "costs the same" for a cheaper option that served less)."""
     rec = comparison.recommendation
     if rec is None:
         return "No option is feasible: see the Options sheet and the Plan sheet for the reasons."
     best = comparison.options[rec]
-    horizon = best.scenario.horizon_months
-    parts = [f"{rec} is the cheapest option: ${best.total_cost_usd:,.0f} over {months_text(horizon)}"]
-    for name, result in comparison.options.items():
-        if name == rec:
-            continue
-        if not result.feasible:
-            parts.append(f"{name} is infeasible")
-            continue
-        delta = result.total_cost_usd - best.total_cost_usd
-        parts.append(
-            f"{name} costs ${delta:,.0f} more"
-            if delta > 1e-6 * max(1.0, best.total_cost_usd)
-            else f"{name} costs the same"
-        )
+    served = best.served_scale is not None
+    what = f"serves the most within the budget: {best.served_scale:.3g}× the stated demand for" if served else "is the cheapest option:"
+    parts = [f"{rec} {what} ${best.total_cost_usd:,.0f} over {months_text(best.scenario.horizon_months)}"]
+    for name, r in comparison.options.items():
+        delta = r.total_cost_usd - best.total_cost_usd if r.feasible else 0.0
+        if name != rec:
+            parts.append(
+                f"{name} is infeasible" if not r.feasible
+                else f"{name} serves {r.served_scale or 0:.3g}× for ${r.total_cost_usd:,.0f}" if served
+                else f"{name} costs ${abs(delta):,.0f} {'more' if delta > 0 else 'less'}"
+                if abs(delta) > 1e-6 * max(1.0, best.total_cost_usd) else f"{name} costs the same"
+            )  # fmt: skip
     return "; ".join(parts) + f". The sheets from {PLAN_SUMMARY_TITLE} on are the {rec} plan."
 
 

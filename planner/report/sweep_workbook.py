@@ -135,6 +135,10 @@ def key_summary(result: SweepResult, path: str) -> list[KeySummary]:
     return out
 
 
+MARKERS = (("circle", 8), ("square", 5))
+"""Marker (symbol, size) of the By key charts' lowest and highest total cost series."""
+
+
 def _key_chart(ws: Any, path: str, header_row: int, last_row: int, anchor: str) -> None:
     from openpyxl.chart import LineChart, Reference
 
@@ -145,8 +149,11 @@ def _key_chart(ws: Any, path: str, header_row: int, last_row: int, anchor: str) 
         Reference(ws, min_col=4, max_col=5, min_row=header_row, max_row=last_row), titles_from_data=True
     )
     chart.set_categories(Reference(ws, min_col=1, min_row=header_row + 1, max_row=last_row))
-    for series in chart.series:
+    # markers: a value with a plan between values without one (or a key with one value) is a single point,
+    # which a line alone never draws; the highest's smaller square shows inside the lowest's circle when equal
+    for series, (symbol, size) in zip(chart.series, MARKERS, strict=False):
         series.smooth = False
+        series.marker.symbol, series.marker.size = symbol, size
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.width, chart.height = 16, 7.5

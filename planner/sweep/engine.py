@@ -81,8 +81,19 @@ class LocalEngine:
         )
         try:
             yield pool, None
+        except BaseException:  # Ctrl-C, SIGTERM (planner.cli.guard) or an error: do not wait for running solves
+            stop_workers(pool)
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the pool's worker processes now (SIGTERM): ``shutdown(wait=True)`` alone waits for every running
+    variant to finish — minutes of solving after an interrupted sweep said it stopped."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,17 @@ def _reason(
         delay = min((o.start_delay_days for o in options), default=0.0)
         return _compute_reason(scenario, model, gpu, fastest, limit, delay)
     cheapest = min(o.total_cost_usd for o in in_time)
-    return f"{gpu.gpu_id}: the cheapest run that meets the deadline costs ${cheapest:,.0f}; the budget is ${scenario.budget_usd:,.0f}"
+    cost, budget = over_budget_usd(cheapest, scenario.budget_usd or 0.0)
+    return f"{gpu.gpu_id}: the cheapest run that meets the deadline costs ${cost}; the budget is ${budget}"
+
+
+def over_budget_usd(cost_usd: float, budget_usd: float) -> tuple[str, str]:
+    """A cost above the budget and the budget in words: whole dollars, or cents (the cost rounded up) where
+    whole dollars read the same — "costs $5,377; the budget is $5,377" said nothing to a $5,377.10 budget."""
+    cost, budget = f"{cost_usd:,.0f}", f"{budget_usd:,.0f}"
+    if cost != budget:
+        return cost, budget
+    return f"{math.ceil(cost_usd * 100 - 1e-6) / 100:,.2f}", f"{math.floor(budget_usd * 100 + 1e-6) / 100:,.2f}"
 
 
 def plan_training(catalog: Catalog, scenario: TrainingScenario) -> TrainingPlan:

@@ -56,7 +56,14 @@ def predict_train(catalog: Catalog, req: PredictTrainRequest) -> dict[str, Any]:
         raise InputError(f"--gpu: unknown gpu '{req.gpu}'{did_you_mean(req.gpu, catalog.accelerators)}")
     model = model_terms(_model(catalog, req.model), seq_len=req.seq_len)
     gpu = gpu_terms(catalog, req.gpu, precision=req.precision)
-    dp = req.dp if req.dp is not None else req.gpus // (req.tp * req.pp)
+    group = req.tp * req.pp
+    if req.dp is None and req.gpus % group:  # the default DP = N/(TP·PP) is no whole number
+        raise InputError(
+            f"--gpus {req.gpus}: not a multiple of tp × pp = {req.tp} × {req.pp} = {group} (DP defaults to "
+            f"--gpus / (tp × pp)) — give --gpus a multiple of {group}, e.g. {group * max(1, req.gpus // group)}, "
+            "or other --tp/--pp"
+        )
+    dp = req.dp if req.dp is not None else req.gpus // group
     if dp < 1 or req.tp * req.pp * dp != req.gpus:
         raise InputError(f"--gpus {req.gpus}: must equal tp × pp × dp = {req.tp} × {req.pp} × {dp}")
     if req.zero_stage not in (0, 1, 2, 3):

@@ -117,3 +117,15 @@ def test_the_sweep_sheet_holds_the_rows_and_by_key_a_chart_per_key(run: tuple[di
             r["total_cost_usd"] for r in data["rows"] if r["values"]["economics.rent_price_scale"] == s.value
         ]
         assert (s.variants, s.lowest_usd, s.highest_usd) == (2, min(costs), max(costs))
+
+
+def test_table_prints_no_capex_as_0_like_compare() -> None:
+    """The table printed a rent-only row's capex as "0.00" beside "97,615" total (compare prints "0")."""
+    from planner.cli.sweep import _money
+
+    assert [_money(v) for v in (0.0, 0.8717, 97614.72, None)] == ["0", "0.87", "97,615", ""]
+    res = _invoke("--vary", "economics.rent_price_scale=0.7", "--workers", "1")
+    assert res.exit_code == 0, res.output
+    (line,) = [ln for ln in res.stdout.splitlines() if "h100_sxm" in ln and "0.7" in ln]
+    cells = [c.strip() for c in line.split("│")[1:-1]]
+    assert cells[1:6] == ["optimal", "172,005", "0", "4,778", "0.77"]

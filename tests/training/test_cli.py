@@ -223,7 +223,8 @@ def test_predict_train_inline_architecture() -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--gpus", "10"], "must equal tp × pp × dp"),
+        (["--gpus", "10"], "not a multiple of tp × pp = 2 × 2 = 4"),
+        (["--gpus", "16", "--dp", "2"], "must equal tp × pp × dp = 2 × 2 × 2"),
         (["--recompute", "some"], "valid values are none, selective, full"),
         (["--gpu", "h100sxm"], "did you mean h100_sxm"),
         (["--model", "qwen3_8"], "did you mean"),
