@@ -463,7 +463,7 @@ def print_budget(data: dict[str, Any]) -> None:
     )
     varies = data["horizon_months"] > data["period_months"] or any(e.get("hour_blocks") for e in data["schedule"])
     peak = " (each workload at its peak)" if varies else ""
-    show(f"served: {data['served_scale']:.3f} × the stated demand = {total:.2f} req/s{peak}{when}")
+    show(f"served: {data['served_scale']:,.3f} × the stated demand = {total:,.2f} req/s{peak}{when}")
     print_budget_lines(data)
 
 

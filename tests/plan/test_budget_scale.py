@@ -65,3 +65,16 @@ def test_the_second_stage_and_alternatives_serve_the_grown_scale(catalog: Catalo
     assert all(a["served_scale"] > 10.0 for a in by_gpu.values())
     best = max(a["served_scale"] for a in by_gpu.values())
     assert best <= result["served_scale"] * (1 + 1e-6)
+
+
+def test_the_served_line_groups_thousands(tmp_path: Path) -> None:
+    """The terminal's served line for a scale at the search limit: '10,000.000 × … = 50,000.00 req/s' (it printed
+    '= 49999.99 req/s', found by QA)."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(SCENARIO))
+    res = CliRunner().invoke(app, ["budget", str(path), "--capex-usd", "1000"])
+    assert res.exit_code == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("served:"))
+    scale, total = line.split("× the stated demand = ")
+    assert scale.strip() in ("served: 10,000.000", "served: 9,999.999"), line
+    assert total.split(" req/s")[0].replace(",", "").replace(".", "").isdigit() and "," in total, line
