@@ -438,3 +438,41 @@ def decode_read_bytes_per_step(
     return weights + batch * kv_cache_bytes(
         model, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value
     )
+
+
+def pipeline_stage_layers(layers: int, pp: int) -> list[int]:
+    """Decoder layers per pipeline stage, first to last: ⌊L/p⌋ each, the remainder one more each on the stages
+    before the last, from the second-to-last backwards (vLLM ``get_pp_indices``; the last stage also holds
+    the LM head). Llama-3.1-70B (80 layers) at PP3: [27, 27, 26]."""
+    stages = [layers // pp] * pp
+    for i in range(2, layers % pp + 2):
+        stages[-i] += 1
+    return stages
+
+
+def busiest_pipeline_stage(
+    model: Model, fmt: NumericFormat, pp: int, *, high_precision_bytes_per_value: float = 2.0
+) -> tuple[float, float]:
+    """(share of the weights on the stage that holds the most, share of the layers on the stage with the most),
+    1 and 1 without pipeline stages.
+
+    Stage s holds its layers' weights, the first also the embedding, the last the LM head — with tied
+    embeddings a copy of the embedding, as the first stage's is on another GPU:
+
+        W_s = n_s·(M_W − E − H_untied)/L + E·[s = 0] + H·[s = p − 1]
+
+    E = V·d at the embedding's bytes per value, H the LM head (= E when tied), n_s from
+    :func:`pipeline_stage_layers`. An even split M_W/p under-counts the busiest stage: Llama-3.1-70B BF16
+    at PP3 holds 27 × 1.711 + 2.10 = 48.3 GB on its first stage, not 141.1/3 = 47.0 GB."""
+    if pp <= 1:
+        return 1.0, 1.0
+    per_kind = bytes_per_param_by_kind(fmt, high_precision_bytes_per_value=high_precision_bytes_per_value)
+    pb = param_breakdown(model)
+    total = weights_bytes(model, fmt, high_precision_bytes_per_value=high_precision_bytes_per_value)
+    embedding = pb.embedding * per_kind["embedding"]
+    head_untied = pb.lm_head * per_kind["lm_head"]
+    head = embedding if model.tied_embeddings else head_untied
+    per_layer = (total - embedding - head_untied) / model.layers
+    stages = pipeline_stage_layers(model.layers, pp)
+    held = [n * per_layer + (embedding if s == 0 else 0.0) + (head if s == pp - 1 else 0.0) for s, n in enumerate(stages)]
+    return max(held) / total, max(stages) / model.layers

@@ -35,6 +35,7 @@ References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tr
 
 from __future__ import annotations
 
+from planner.performance.links import Links, UnsupportedDeployment, group_links
 from planner.performance.memory import (
     engine_reserve_bytes,
     kv_bytes_per_gpu,
@@ -59,16 +60,13 @@ from planner.performance.terms import (
     ACTIVATION_BYTES,
     DEFAULT_ENGINE,
     DeploymentTerms,
-    Links,
     Num,
-    UnsupportedDeployment,
     check_format_supported,
     compute_peak_tflops,
     deployment_terms,
     efficiency_terms,
     engine_fields,
     gemm_kernels_per_pass,
-    group_links,
 )
 
 __all__ = [

@@ -22,17 +22,18 @@ def kv_bytes_per_sequence(terms: DeploymentTerms, context_tokens: Num) -> Num:
 
 
 def kv_bytes_per_gpu(terms: DeploymentTerms, *, batch: Num, context_tokens: Num) -> Num:
-    """KV bytes on one GPU: B·c(H) / (s_kv·p) (KV heads split over TP up to n_KV; layers over PP), B (card 8)."""
+    """KV bytes on one GPU: B·c(H)·ℓ / s_kv (KV heads split over TP up to n_KV; ℓ = the busiest stage's share
+    of the layers, ``stage_layers_frac``, 1/p at an even split), B (card 8)."""
     return kv_bytes_of(batch, kv_parts(terms, context_tokens))
 
 
 def kv_parts(terms: DeploymentTerms, context_tokens: Num) -> tuple[Num, Num, Num]:
-    """(c(H) KV bytes of one sequence, paging factor at H, s_kv·p): the parts of :func:`kv_bytes_per_gpu` that do
+    """(c(H) KV bytes of one sequence, paging factor at H, s_kv/ℓ): the parts of :func:`kv_bytes_per_gpu` that do
     not read the batch (a step table at many loads computes them once)."""
     return (
         kv_bytes_per_sequence(terms, context_tokens),
         eff.kv_paging_factor(terms.efficiency, context_tokens),
-        terms.kv_shards * terms.pp,
+        terms.kv_shards / terms.stage_layers_frac,
     )
 
 

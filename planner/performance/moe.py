@@ -154,9 +154,10 @@ def experts_bytes(terms: Any) -> Num:
 
 
 def weights_bytes_per_gpu(terms: Any) -> Num:
-    """Weight bytes on one GPU: (M_W − M_experts)·e/(w·p) + M_experts/(w·p), B (= M_W/(t·p) without EP)."""
+    """Weight bytes on one GPU: ((M_W − M_experts)·e + M_experts)·f/w, B (= M_W·f/t without EP); f = the busiest
+    pipeline stage's share of the weights (``stage_weights_frac``: 1/p at an even split, 1 without stages)."""
     experts = experts_bytes(terms)
-    return ((terms.weights_bytes - experts) * terms.attention_dp + experts) / (terms.tp * terms.pp)
+    return ((terms.weights_bytes - experts) * terms.attention_dp + experts) * terms.stage_weights_frac / terms.tp
 
 
 def touched_experts(terms: Any, tokens: Num) -> Num:

@@ -252,7 +252,8 @@ def prefill_step(
     w_bytes = weights_read_bytes(terms, tokens, routed) / t
     x_bytes = moe.expert_read_bytes(terms, routed) / t
     weights_s = eff.weight_stream_s(e, w_bytes, peak_bw, terms.gemm_kernels, terms.layers, x_bytes)
-    kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) * p / bw
+    # the whole prompt's KV over every stage in turn: the busiest stage's share ℓ undone
+    kv_write_s = kv_bytes_per_gpu(terms, batch=batch, context_tokens=prompt_tokens) / terms.stage_layers_frac / bw
     allreduces = 2 * terms.layers
     pp_comm = _pp_transfer_s(terms, tokens * terms.hidden_size * ACTIVATION_BYTES)
     overhead = e.step_overhead_s + host_s(terms, batch)

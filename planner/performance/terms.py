@@ -12,7 +12,9 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Engine, Interconnect, Model, NumericFormat
 from planner.errors import InputError
+from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
+from planner.performance.links import UnsupportedDeployment, group_links, require_in_domain
 from planner.performance.matmul_units import matmul_peak_tflops, missing_dp4a_message
 from planner.performance.model_figures import calibrated_efficiency, model_figures
 from planner.units import BYTES_PER_GB
@@ -105,6 +107,11 @@ class DeploymentTerms:
     """Algorithm bandwidth of the TP fabric's in-switch reduction (NVLS), GB/s; 0 = the switch cannot reduce."""
     tp_in_switch_latency_us: Num = 0.0
     """Start-up of that in-switch all-reduce, µs (ledgers.collectives.allreduce_choice picks per message)."""
+    stage_weights_frac: Num = 1.0
+    """Share of the replica's weights its busiest pipeline stage holds (1 without stages; ≥ 1/p:
+    planner.ledgers.architecture.busiest_pipeline_stage): the per-GPU weights of the memory ledger."""
+    stage_layers_frac: Num = 1.0
+    """Share of the decoder layers on the stage with the most (1 without stages; ≥ 1/p): that stage's KV."""
     gemm_kernels: Num = 0.0
     """GEMM kernels of one pass over the whole model (:func:`gemm_kernels_per_pass`; each pays the efficiency
     terms' ``gemm_launch_s``)."""
@@ -114,93 +121,6 @@ class DeploymentTerms:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "efficiency"}
         out.update({f"eff_{k}": v for k, v in self.efficiency.as_dict().items()})
         return out
-
-
-class UnsupportedDeployment(InputError):
-    """The configuration cannot run at all (format not supported, TP too large for the fabric, ...)."""
-
-
-@dataclass(frozen=True)
-class Links:
-    """The links a TP group and a PP chain use."""
-
-    tp: Interconnect | None
-    pp: Interconnect | None
-
-
-def domain_gpus(gpu: Accelerator) -> int:
-    """GPUs of one scale-up domain: the NVLink / NVSwitch domain, or the node for host-link-only GPUs."""
-    return max(gpu.scale_up_domain_gpus if gpu.scale_up is not None else 1, gpu.gpus_per_node)
-
-
-def require_in_domain(gpu: Accelerator, group_gpus: int, *, what: str) -> None:
-    """Raise UnsupportedDeployment when a TP (or EP) group of ``group_gpus`` leaves the scale-up domain."""
-    domain = domain_gpus(gpu)
-    if group_gpus > domain:
-        if gpu.scale_up is None:
-            where = f"one {gpu.id} node ({domain} GPU{'s' if domain > 1 else ''}, no scale-up link)"
-        elif gpu.scale_up.startswith("nvlink"):
-            where = f"the {domain}-GPU NVLink domain of {gpu.id}"
-        else:
-            where = f"the {domain}-GPU {gpu.scale_up} domain of {gpu.id}"
-        raise UnsupportedDeployment(
-            f"{what} leaves {where}: tensor-parallel groups stay inside it (use PP across nodes, or a GPU "
-            "whose scale-up domain is larger, e.g. gb200_nvl72)"
-        )
-
-
-_LINKS: dict[tuple[int, int, int, int], tuple[Catalog, Accelerator, Links | tuple[Any, ...]]] = {}
-"""group_links results (or the args of the UnsupportedDeployment it raised) per (catalog, GPU record, tp, pp)."""
-_LINKS_KEPT = 4096
-
-
-def group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
-    """:func:`pick_group_links`, evaluated once per (catalog, GPU record, TP, PP): the records are frozen and
-    held with the answer (so their ids cannot be reused while it is kept); a refusal is raised again with the
-    same message."""
-    key = (id(catalog), id(gpu), tp, pp)
-    hit = _LINKS.get(key)
-    if hit is None or hit[0] is not catalog or hit[1] is not gpu:
-        answer: Links | tuple[Any, ...]
-        try:
-            answer = pick_group_links(catalog, gpu, tp=tp, pp=pp)
-        except UnsupportedDeployment as exc:
-            answer = exc.args
-        if len(_LINKS) >= _LINKS_KEPT:
-            _LINKS.clear()
-        hit = _LINKS[key] = (catalog, gpu, answer)
-    if isinstance(hit[2], Links):
-        return hit[2]
-    raise UnsupportedDeployment(*hit[2])
-
-
-def pick_group_links(catalog: Catalog, gpu: Accelerator, *, tp: int, pp: int) -> Links:
-    """Pick the TP and PP links: scale-up inside its domain, host link inside a node, scale-out across nodes.
-
-    Raises UnsupportedDeployment when a group must span nodes and the GPU has no scale-out fabric, and
-    when a TP group would leave its scale-up domain (NVLink / NVSwitch; the node for host-link-only
-    GPUs): TP all-reduces run twice per layer and stay inside it, only PP stages (and data-parallel
-    replicas) cross the scale-out fabric (issue 13, card 11).
-    """
-    require_in_domain(gpu, tp, what=f"TP{tp}")
-
-    def link_for(group_gpus: int, what: str) -> Interconnect | None:
-        if group_gpus <= 1:
-            return None
-        if gpu.scale_up is not None and group_gpus <= gpu.scale_up_domain_gpus:
-            return catalog.interconnect(gpu.scale_up)
-        if group_gpus <= gpu.gpus_per_node:
-            return catalog.interconnect(gpu.host_link)
-        if gpu.scale_out is None:
-            raise UnsupportedDeployment(
-                f"{what} of {group_gpus} GPUs exceeds the {gpu.gpus_per_node} GPUs per {gpu.id} node "
-                "and the node has no multi-node link"
-            )
-        return catalog.interconnect(gpu.scale_out)
-
-    tp_link = link_for(tp, f"TP{tp} group")
-    pp_link = link_for(tp * pp, f"TP{tp}xPP{pp} replica") if pp > 1 else None
-    return Links(tp=tp_link, pp=pp_link)
 
 
 def compute_peak_tflops(gpu: Accelerator, fmt: NumericFormat) -> float:
@@ -308,6 +228,7 @@ def deployment_terms(
         window_layers=model.sliding_window_layers,
         window_tokens=model.sliding_window_tokens or 0,
         kv_shards=kv_shards,
+        **stage_fields(model, weight_format, pp, high_precision_bytes_per_value=hp),
         linear_flop_per_token=figures.linear_flop_per_token,
         lm_head_flop_per_token=figures.lm_head_flop_per_token,
         attention_flop_per_pair_per_layer=figures.attention_flop_per_pair_per_layer,
@@ -333,6 +254,16 @@ def deployment_terms(
 
 GEMM_KERNELS_PER_LAYER = 4.0
 """QKV, O, gate/up (fused) and down projections of one decoder layer (vLLM's fused linear layers)."""
+
+
+def stage_fields(
+    model: Model, weight_format: NumericFormat, pp: int, *, high_precision_bytes_per_value: float
+) -> dict[str, float]:
+    """``stage_weights_frac`` and ``stage_layers_frac`` of a replica with ``pp`` pipeline stages."""
+    weights_frac, layers_frac = arch.busiest_pipeline_stage(
+        model, weight_format, pp, high_precision_bytes_per_value=high_precision_bytes_per_value
+    )
+    return {"stage_weights_frac": weights_frac, "stage_layers_frac": layers_frac}
 
 
 def gemm_kernels_per_pass(model: Model) -> float:

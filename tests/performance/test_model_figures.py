@@ -167,12 +167,12 @@ def test_the_parts_of_kv_all_to_all_and_imbalance_compose_to_the_formulas(catalo
 
 
 def test_group_links_are_kept_per_gpu_and_layout_refusals_included(catalog: Catalog) -> None:
-    from planner.performance import terms as terms_module
+    from planner.performance import links as links_module
 
     gpu = catalog.accelerators["h100_sxm"]
     first = perf.group_links(catalog, gpu, tp=8, pp=2)
     assert perf.group_links(catalog, gpu, tp=8, pp=2) is first  # kept
-    assert first == terms_module.pick_group_links(catalog, gpu, tp=8, pp=2)
+    assert first == links_module.pick_group_links(catalog, gpu, tp=8, pp=2)
     assert perf.group_links(catalog, gpu, tp=2, pp=1).pp is None and first.pp is not None  # another layout
     for _ in range(2):  # the refusal, evaluated once, is raised each time with its message
         with pytest.raises(perf.UnsupportedDeployment, match="leaves the 8-GPU NVLink domain"):

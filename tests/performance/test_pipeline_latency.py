@@ -65,3 +65,19 @@ def test_pipeline_stages_leave_a_single_stage_replica_unchanged() -> None:
     step = round_step(terms, None, decode_context_tokens=2176.0, prompt_tokens=2048.0)
     plain = step(decode_batch=12.0, prefill_tokens=900.0)
     assert step(decode_batch=12.0, prefill_tokens=900.0, own_tokens=600.0) == plain
+
+
+def test_the_busiest_stage_holds_its_layers_and_the_embedding() -> None:
+    # Llama-3.1-70B BF16 at PP3: layers 27 / 27 / 26 (vLLM), 1.711 GB each, the 2.10 GB embedding on the first
+    # stage: 27 × 1.711 + 2.10 = 48.3 GB, not 141.1 / 3 = 47.0 GB; at PP2 the halves are equal (E = H)
+    from planner.ledgers.architecture import pipeline_stage_layers
+
+    assert pipeline_stage_layers(80, 3) == [27, 27, 26]
+    assert pipeline_stage_layers(80, 7) == [11, 11, 11, 12, 12, 12, 11]
+    weights = {
+        pp: predict(CATALOG, PredictRequest(model="llama_3_1_70b", gpu="h100_sxm", pp=pp)).to_json()["weights_per_gpu_gb"]
+        for pp in (1, 2, 3, 4)
+    }
+    assert weights[2] == pytest.approx(weights[1] / 2, rel=1e-12)
+    assert weights[3] == pytest.approx(48.31, abs=0.01)
+    assert weights[4] == pytest.approx(20 * (weights[1] - 2 * 2.101) / 80 + 2.101, abs=0.01)  # 36.33 GB

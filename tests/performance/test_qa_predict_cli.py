@@ -31,11 +31,12 @@ def _predict(*args: str) -> tuple[int, str, str]:
 
 def test_70b_bf16_on_one_h100_names_three_stages_and_fp8_on_two_gpus() -> None:
     # 141.1 GB of BF16 weights: TP2 holds 70.6 + 2.15 workspace + 8.0 vLLM reserve (0.1 × 80) + 0.38 KV = 81.1 GB
-    # > 80; three stages hold 47.0 + 2.15 + 8.0 + 0.25 (2,304 tokens × 327,680 B / 3) = 57.4 GB. FP8 (72.66 GB)
+    # > 80; three stages hold, on the first (27 of 80 layers and the embedding), 27 × 1.711 + 2.10 = 48.31 + 2.15
+    # + 8.0 + 0.25 (2,304 tokens × 327,680 B × 27/80) = 58.7 GB. FP8 (72.66 GB)
     # on TP2: 36.33 + 2.15 + 8.0 + 0.38 = 46.9 GB.
     code, out, err = _predict("--model", "llama_3_1_70b", "--gpu", "h100_sxm")
     assert code == 3 and not out and len(err.strip().splitlines()) == 1
-    assert "the smallest layout that holds batch 1: --tp 1 --pp 3 (3 GPUs, 57.4 of 80 GB per GPU)" in err
+    assert "the smallest layout that holds batch 1: --tp 1 --pp 3 (3 GPUs, 58.7 of 80 GB per GPU)" in err
     assert "or --quant fp8 --tp 2 (2 GPUs, 46.9 of 80 GB per GPU)" in err
     # the layouts named run; every 2-GPU layout in BF16 does not
     assert _predict("--model", "llama_3_1_70b", "--gpu", "h100_sxm", "--pp", "3")[0] == 0
