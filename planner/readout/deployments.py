@@ -46,6 +46,17 @@ def _per_period(ctx: BuildContext, by_slice: dict[int, float], *, mean: bool) ->
     return out
 
 
+def _busiest_per_replica(ctx: BuildContext, served: dict[int, float], reps: dict[int, int]) -> list[float]:
+    """Per period of the horizon: the largest load one replica serves in any of the period's hour blocks
+    (served ÷ replicas of the block; 0 where it runs none). Without an hourly profile a period is one block,
+    and this is its served load ÷ replicas."""
+    out = []
+    for t in range(ctx.scenario.periods):
+        slices = ctx.slices_of[ctx.representative_of[t]]
+        out.append(max((served[s] / reps[s] for s in slices if reps[s] > 0), default=0.0))
+    return out
+
+
 def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> list[Deployment]:
     """Every operating point with replicas in some slice, at its workload's peak slice, with per-period
     replicas and served requests/s, and its share of the supply cost."""
@@ -96,6 +107,8 @@ def deployments(ctx: BuildContext, sol: Solution, supply: list[SupplyLine]) -> l
                 served_requests_per_s=served[peak_t[w.name]],
                 replicas_per_period=[int(r) for r in _per_period(ctx, reps, mean=False)],  # type: ignore[arg-type]
                 served_requests_per_s_per_period=_per_period(ctx, served, mean=True),
+                busiest_served_requests_per_s_per_period=_per_period(ctx, served, mean=False),
+                busiest_served_per_replica_requests_per_s_per_period=_busiest_per_replica(ctx, served, reps),
                 limited_by=limited_by(c, p, w),
                 sync_ratio=float(getattr(p, "sync_ratio", 0.0)),
                 cand=k,

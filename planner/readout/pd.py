@@ -2,10 +2,11 @@
 
 For each ``pd_group`` (a workload's prefill and decode pools of one model, weight and KV format), every figure
 at one period: the one in which the group serves the most (a group may run only outside its workload's peak
-period, when renting or owning other GPUs is cheaper there). A group with one stage only (no prefill or no
-decode pool: it serves nothing) is still listed, with 0 req/s, so the idle pool shows:
+period, when renting or owning other GPUs is cheaper there), in its busiest hour block (with an hourly
+profile the daily mean counted the quiet hours: a link loaded at 20 req/s read 13.3). A group with one stage
+only (no prefill or no decode pool: it serves nothing) is still listed, with 0 req/s, so the idle pool shows:
 
-    served      = Σ prefill pools' served requests/s (= Σ decode pools')
+    served      = Σ prefill pools' served requests/s in the busiest hour block (= Σ decode pools')
     P:D         = prefill GPUs : decode GPUs (and replicas)
     KV load     = served · V_KV                          GB/s over the link between the pools
     KV capacity = min(Σ prefill replicas · B_k, Σ decode replicas · B_k)   (scale-out per direction)
@@ -49,9 +50,14 @@ def _busiest_period(pre: list[Deployment], pools: list[Deployment]) -> int:
     optimizer kept without a prefill pool, as it costs nothing on a node paid for anyway) serves nothing: it is
     read where it holds the most replicas."""
     periods = range(len(pools[0].replicas_per_period))
-    served = [sum(d.served_requests_per_s_per_period[t] for d in pre) for t in periods]
+    served = [sum(_busiest(d)[t] for d in pre) for t in periods]
     replicas = [sum(d.replicas_per_period[t] for d in pools) for t in periods]
     return max(periods, key=lambda t: (served[t], replicas[t], -t))
+
+
+def _busiest(d: Deployment) -> list[float]:
+    """Requests/s ``d`` serves per period in its busiest hour block (the daily mean for a record without it)."""
+    return d.busiest_served_requests_per_s_per_period or d.served_requests_per_s_per_period
 
 
 def _in_period(pools: list[Deployment], t: int) -> tuple[int, int, float]:
@@ -69,7 +75,7 @@ def pd_summary(deployments: list[Deployment]) -> list[PdGroup]:
         pre = [d for d in deployments if d.pd_group == group and d.role == "prefill"]
         dec = [d for d in deployments if d.pd_group == group and d.role == "decode"]
         t = _busiest_period(pre, pre + dec)
-        served = sum(d.served_requests_per_s_per_period[t] for d in pre)
+        served = sum(_busiest(d)[t] for d in pre)
         kv_gb = max(d.kv_handoff_gb_per_request for d in pre + dec)
         (p_reps, p_gpus, p_link), (d_reps, d_gpus, d_link) = _in_period(pre, t), _in_period(dec, t)
         capacity = min(p_link, d_link)

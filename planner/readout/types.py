@@ -72,6 +72,12 @@ class Deployment:
     workload's settings where it has any: ``vllm[memory_claim_frac=0.95]`` (planner.catalog.engine_settings)."""
     served_per_replica_requests_per_s: float = 0.0
     """Load one replica serves at the peak slice (served / replicas): TTFT, TPOT, batch and memory are at it."""
+    busiest_served_requests_per_s_per_period: list[float] = field(default_factory=list)
+    """Per period of the horizon: requests/s served in the period's busiest hour block for it (without an
+    hourly profile the period's served load; a PD group's KV link carries it)."""
+    busiest_served_per_replica_requests_per_s_per_period: list[float] = field(default_factory=list)
+    """Per period of the horizon: the largest load one replica serves in any hour block of the period (served
+    ÷ replicas of the block; without an hourly profile the period's served load ÷ its replicas)."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
     optimizations: list[dict[str, Any]] = field(default_factory=list)
@@ -105,12 +111,18 @@ class Deployment:
     def read_load_per_replica_requests_per_s(self) -> float:
         """The load one replica serves where the row's figures are read: served / replicas at the workload's
         peak; for a deployment that serves nothing there (a rental bridging a purchase's lead time shows its
-        largest period's replicas), the last period with those replicas: its served load (the period's daily
-        mean) / replicas. TTFT, TPOT, batch, memory and the predict command are at this load."""
+        largest period's replicas; a replica that runs only in the day's quieter hour blocks), the last period
+        with those replicas: the largest load one replica serves in an hour block of it (without an hourly
+        profile the period's served load / replicas; the daily mean would count the hours it does not run).
+        TTFT, TPOT, batch, memory and the predict command are at this load."""
         if self.served_requests_per_s > 0 or not self.replicas:
             return self.served_requests_per_s / max(self.replicas, 1)
         shown = [t for t, r in enumerate(self.replicas_per_period) if r == self.replicas]
-        return self.served_requests_per_s_per_period[shown[-1]] / self.replicas if shown else 0.0
+        if not shown:
+            return 0.0
+        if self.busiest_served_per_replica_requests_per_s_per_period:
+            return self.busiest_served_per_replica_requests_per_s_per_period[shown[-1]]
+        return self.served_requests_per_s_per_period[shown[-1]] / self.replicas
 
     def periods_cost_usd_per_month(self, first_period: int, last_period: int) -> float:
         """The part of :attr:`cost_usd_per_month` that its periods ``first_period`` … ``last_period`` carry,

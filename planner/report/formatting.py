@@ -95,3 +95,13 @@ def number_runs_text(values: list[int]) -> str:
         if v is not None:
             start = prev = v
     return ", ".join(runs)
+
+
+def status_text(status: str, gap: float | None, bound_usd: float | None) -> str:
+    """'optimal', or 'feasible (gap 4.1%, bound $123,456)': a plan not proven optimal shows how far from the
+    proven lower bound it may be, as the terminal title does (the workbook and HTML read a bare "feasible")."""
+    if status != "feasible":
+        return status
+    if gap is None:
+        return "feasible (gap unknown: the solver reports no bound)"
+    return f"feasible (gap {gap:.1%}" + (f", bound ${bound_usd:,.0f})" if bound_usd is not None else ")")

@@ -19,14 +19,20 @@ from typing import TYPE_CHECKING, Any
 from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
-from planner.report.formatting import binding_rows, period_runs_text
+from planner.report.formatting import binding_rows, period_runs_text, status_text
 from planner.report.workbook_idle import IDLE_HEADERS, idle_gpus
 from planner.report.workbook_summary import (
     AVERAGE_LABEL,
     BUDGET_LINES,
     BUSIEST_OPEX_LABEL,
+    CAPEX_LABEL,
+    OPEX_LABEL,
+    PER_MTOK_LABEL,
+    RESALE_LABEL,
     TOKENS_LABEL,
     TOKENS_PER_MTOK,
+    TOTAL_LABEL,
+    WARNING_LABEL,
     recommendation_text,
 )
 from planner.report.workbook_tables import slo_statistic
@@ -96,7 +102,8 @@ def build_html(result: PlanResult) -> str:
     """The report as one HTML string."""
     data = result.to_json()
     title = f"Capacity plan: {result.scenario.name}"
-    parts = [f"<h1>{html.escape(title)}</h1>", f"<p>Status: <b>{html.escape(result.status)}</b></p>"]
+    status = status_text(result.status, result.gap, result.bound_usd)
+    parts = [f"<h1>{html.escape(title)}</h1>", f"<p>Status: <b>{html.escape(status)}</b></p>"]
     if not result.feasible:
         items = [[i["workload"], i["message"], i.get("relaxation")] for i in data["infeasibility"]]
         parts.append(table(["Workload", "Why infeasible", "Smallest relaxation"], items))
@@ -105,26 +112,29 @@ def build_html(result: PlanResult) -> str:
     summary = [
         ["Recommendation", recommendation_text(result)],
         ["Horizon (months)", data["horizon_months"]],
-        ["Total cost (USD, present value)", data["total_cost_usd"]],
-        ["Capex (USD)", data["capex_usd"]],
-        ["Resale credit (USD, received in the last month)", data["residual_value_usd"] + 0.0],  # no "-0.00"
-        ["Opex (USD/month)", data["opex_usd_per_month"]],
+        [TOTAL_LABEL, data["total_cost_usd"]],  # the workbook Summary's labels (it read "Resale credit (USD,
+        [CAPEX_LABEL, data["capex_usd"]],  # received in the last month)" for the workbook's "(USD, last month)")
+        [RESALE_LABEL, data["residual_value_usd"] + 0.0],  # no "-0.00"
+        [OPEX_LABEL, data["opex_usd_per_month"]],
         # the workbook Summary's rows (the terminal title's "$22,805/month" is the average)
         [BUSIEST_OPEX_LABEL, max(result.ledger.opex_usd_by_month.values(), default=0.0) if result.ledger else None],
         [AVERAGE_LABEL, data["cost_usd_per_month"]],
         [TOKENS_LABEL, data["output_tokens_served"] / TOKENS_PER_MTOK],
-        ["Cost per million output tokens (USD/Mtok)", per_mtok],
+        [PER_MTOK_LABEL, per_mtok],
     ]
-    if result.served_scale is not None:
+    if result.served_scale is not None:  # the workbook's rows: the scale and the req/s it serves
         summary.append(["Served scale (x stated demand)", result.served_scale])
+        summary.append(["Served (req/s, total)", (data.get("served_requests_per_s") or {}).get("total", 0.0)])
     use = budget_use(result)
     if use is not None:
         labels = {field: label for field, label, _spent in BUDGET_LINES}  # the workbook Summary's words
         for key, limit in use.limits.items():
             if limit is not None:
-                spent = f"${use.spent[key]:,.0f} of ${limit:,.0f} ({use.used_frac[key] or 0.0:.1%})"
+                share = use.used_frac[key]  # None of a 0 limit: "$0 of $0" read "(0.0%)"
+                spent = f"${use.spent[key]:,.0f} of ${limit:,.0f}" + (f" ({share:.1%})" if share is not None else "")
                 summary.append([f"{labels.get(key, key)}: spent of limit", spent])
         summary.append(["Binding limit", use.binding_limit])
+    summary += [[WARNING_LABEL, text] for text in data.get("warnings", [])]  # as on stderr and in the JSON
     parts += ["<h2>Summary</h2>", table(["Item", "Value"], summary), "<h2>Charts</h2>", _charts(result)]
     deployments = [
         [_who(d), d["model"], d["quantization"], d["kv_dtype"], d["gpu"], f"{d['site']} ({d['placement']})",

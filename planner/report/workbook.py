@@ -135,6 +135,7 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     """Scatter of total cost (y) vs worst deployed TPOT (x) of the alternatives, one series per kind."""
     from openpyxl.chart import Reference, ScatterChart, Series
     from openpyxl.chart.shapes import GraphicalProperties
+    from openpyxl.worksheet.pagebreak import Break
 
     kind_col = 1
     tpot_col = ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
@@ -171,7 +172,10 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.width, chart.height = 18, 10
+    # on a page of its own: beside the table's last columns (the printed page right of Kind and Option,
+    # which every page repeats) the chart's left edge printed again, clipped ("Alte")
     ws.add_chart(chart, f"A{last_row + 3}")
+    ws.row_breaks.append(Break(id=last_row + 1))
 
 
 def write_plan_workbook(result: PlanResult, path: Path) -> None:

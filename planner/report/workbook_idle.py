@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from planner.report.cost_streams import as_count
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, number_runs_text
 from planner.report.workbook_tables import period_months
-from planner.report.xlsx import Tables, first_free_column, header_table, set_cell
+from planner.report.xlsx import TEXT_INDENT, Tables, first_free_column, header_table, set_cell
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
@@ -65,6 +65,8 @@ def _gpus(value: float) -> float | int:
 
 def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
     """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
+    from openpyxl.styles import Alignment
+
     rows = idle_gpus(result)
     # the title right of the columns every printed page repeats: from column A it printed again, cut at
     # their edge, on the sheet's later pages ("Paid but idle GPUs (whole n")
@@ -78,4 +80,7 @@ def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
         for col, value in enumerate(values[4:], start=5):
             if isinstance(value, int):
                 ws.cell(row=r, column=col).number_format = INT_FORMAT
+        for col, value in enumerate(values, start=1):  # written after finish_sheet indented the sheet's text:
+            if isinstance(value, str):  # the period ran into its months ("0 2" printed "02", "4 12-14")
+                ws.cell(row=r, column=col).alignment = Alignment(horizontal="left", indent=TEXT_INDENT)
     return last

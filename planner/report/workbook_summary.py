@@ -14,6 +14,7 @@ from planner.report.formatting import (
     PERCENT_FORMAT,
     USD_FORMAT,
     months_text,
+    status_text,
 )
 from planner.report.workbook_costs import (
     BUSIEST_OPEX_NAME,
@@ -49,11 +50,15 @@ AVERAGE_LABEL = "Average cost (USD/month, present value)"
 TOKENS_LABEL = "Output tokens served (Mtok over the horizon)"
 PER_MTOK_LABEL = "Cost per million output tokens (USD/Mtok)"
 RECOMMENDATION_LABEL = "Recommendation"
+WARNING_LABEL = "Warning"
 OPEX_FORMULA = f"=({KIND_NAMES['rent']}+{KIND_NAMES['running']}+{KIND_NAMES['discount']})/{HORIZON_NAME}"
 """Opex per month: the ledger's recurring kinds (rent, running, discount), nominal, over the horizon."""
 
 
 def _money(usd: float) -> str:
+    """Whole dollars, cents below $100 ($0.83 per million tokens); nothing reads "$0.00" (the terminal's capex $0)."""
+    if usd == 0:
+        return "$0"
     return f"${usd:,.2f}" if abs(usd) < 100 else f"${usd:,.0f}"
 
 
@@ -123,15 +128,22 @@ def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any
         return rows
     for field, label, spent in BUDGET_LINES:
         limit = use.limits[field]
-        if not limit:
+        if limit is None:  # a limit of 0 (nothing may be spent) is a line too, as in the terminal and the JSON
             continue
         rows.append((label, limit, USD_FORMAT))
-        rows.append((f"{label.split(' (')[0]} used (%)", Formula(f"=({spent})/{limit}"), PERCENT_FORMAT))
+        # of a 0 limit no share: the JSON's used_frac is null
+        used: Any = Formula(f"=({spent})/{limit}") if limit else "—"
+        rows.append((f"{label.split(' (')[0]} used (%)", used, PERCENT_FORMAT))
     rows.append(("Binding limit", use.binding_limit, None))
     return rows
 
 
 GPUS_BUSIEST_LABEL = "GPUs paid, busiest month"
+GPUS_HOUR_WEIGHTED_LABEL = (
+    "GPUs paid, busiest month (hour-weighted: the day's mean; the Supply sheet's GPUs (peak) run at once)"
+)
+"""The header when hourly rentals are billed for the hours they run: 0.54 b200 is one GPU rented 13 h a day (the
+terminal and the Supply sheet say 1), not half a GPU."""
 
 
 def gpus_busiest_month(
@@ -176,7 +188,7 @@ def write_summary(
     style_header(ws, 3, 2)
     rows: list[tuple[str, Any, str | None]] = [
         ("Scenario", result.scenario.name, None),
-        ("Status", result.status, None),
+        ("Status", status_text(result.status, result.gap, result.bound_usd), None),
         ("Objective", data.get("objective", ""), None),
         (RECOMMENDATION_LABEL, recommendation_text(result), None),
     ]
@@ -213,13 +225,19 @@ def write_summary(
         ("Min TPOT margin (%)", Formula(f"=MIN(SLOs!${tpot}$2:${tpot}${slo_last})"), PERCENT_FORMAT),
     ]
     live += budget_rows(result, data)
+    # what the scenario states that no plan can use (JSON warnings, stderr): a reader of the workbook saw none
+    live += [(WARNING_LABEL, text, None) for text in data.get("warnings", [])]
     for label, value, fmt in live:
         append_row(ws, r, [label, value], [None, fmt])
+        if label == WARNING_LABEL:
+            wrap_text_row(ws, r, 2)
         r += 1
     r += 1
-    append_row(ws, r, ["GPU type (procurement)", GPUS_BUSIEST_LABEL])
+    busiest = gpus_busiest_month(result, units_col or {}, last_month_row)
+    whole_units = all(whole for _total, whole in busiest.values())
+    append_row(ws, r, ["GPU type (procurement)", GPUS_BUSIEST_LABEL if whole_units else GPUS_HOUR_WEIGHTED_LABEL])
     style_header(ws, r, 2)
-    for (gpu, proc), (total, whole) in gpus_busiest_month(result, units_col or {}, last_month_row).items():
+    for (gpu, proc), (total, whole) in busiest.items():
         r += 1
         append_row(ws, r, [f"{gpu} ({proc})", Formula(total)], [None, INT_FORMAT if whole else NUMBER_FORMAT])
     align(ws, ["B"], 4, r, horizontal="left")

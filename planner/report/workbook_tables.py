@@ -341,13 +341,20 @@ def write_alternatives(ws: Any, tables: Tables, result: PlanResult) -> int:
     return last
 
 
+def _constraint_cell(value: Any) -> Any:
+    """A key as the terminal and the HTML write one row's ("h100_sxm/dc1/3"; a list cell read "h100_sxm, dc1, 3")."""
+    return "/".join(str(v) for v in value) if isinstance(value, list | tuple) else value
+
+
 def write_constraints(ws: Any, tables: Tables, binding: Sequence[dict[str, Any]]) -> None:
-    """The binding constraint rows the solver reported."""
+    """The binding constraint rows the solver reported, every one (the terminal and the HTML merge a key's
+    slices into one line: "chat/0–11"), headed as the HTML's table: Family, Key, Slack."""
     keys: list[str] = []
     for b in binding:
         keys.extend(k for k in b if k not in keys)
-    headers = keys or ["family"]
-    rows = [[b.get(k) for k in headers] for b in binding]
+    fields = keys or ["family"]
+    rows = [[_constraint_cell(b.get(k)) for k in fields] for b in binding]
+    headers = [k.replace("_", " ").capitalize() for k in fields]
     header_table(ws, tables, 1, headers, rows, [None] * len(headers), "Constraints")
     if not binding:
         set_cell(ws, 2, 1, "no binding constraint reported")

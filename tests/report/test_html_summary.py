@@ -40,3 +40,54 @@ def test_html_budget_line_in_dollars_with_the_workbook_label() -> None:
     assert _row(page, "Opex budget (USD/month): spent of limit") == (
         f"<td>${busiest:,.0f} of $50,000 ({busiest / 50_000:.1%})</td>"
     )
+
+
+def test_html_summary_labels_are_the_workbooks() -> None:
+    """Every money row of the workbook's Summary appears in the HTML under the same label with the same figure
+    (the HTML wrote "Resale credit (USD, received in the last month)" for the workbook's "Resale credit (USD,
+    last month)"); a max_throughput plan also shows the req/s it serves, as the workbook does."""
+    from planner.report.workbook import build_workbook
+    from planner.report.workbook_summary import (
+        CAPEX_LABEL,
+        OPEX_LABEL,
+        PER_MTOK_LABEL,
+        RESALE_LABEL,
+        TOTAL_LABEL,
+    )
+
+    result = syn.plan_result(served_scale=1.5)
+    served = result.served_requests_per_s()["total"]
+    page = build_html(result)
+    ledger = result.ledger
+    assert ledger is not None
+    labels = [r[0].value for r in build_workbook(result)["Summary"].iter_rows()]
+    for label, usd in [
+        (TOTAL_LABEL, ledger.total_usd),
+        (CAPEX_LABEL, ledger.capex_usd),
+        (RESALE_LABEL, ledger.residual_value_usd),
+        (OPEX_LABEL, ledger.opex_usd_per_month),
+    ]:
+        assert label in labels
+        assert _row(page, label) == f'<td class="n">{usd + 0.0:,.2f}</td>'
+    assert RESALE_LABEL == "Resale credit (USD, last month)" and "received in the last month" not in page
+    assert PER_MTOK_LABEL in labels and f"<td>{PER_MTOK_LABEL}</td>" in page
+    for label, value in [("Served scale (x stated demand)", "1.50"), ("Served (req/s, total)", f"{served:,.2f}")]:
+        assert label in labels
+        assert _row(page, label) == f'<td class="n">{value}</td>'
+
+
+def test_a_zero_budget_line_shows_without_a_share() -> None:
+    """``budget: {capex_usd: 0}`` (nothing may be bought) is a budget line in the terminal ("capex_usd: 0 of 0")
+    and the JSON (limit 0, used_frac null); the workbook left it out and the HTML read "$0 of $0 (0.0%)"."""
+    from planner.report.workbook import build_workbook
+
+    scenario = syn.scenario().model_copy(update={"budget": Budget(capex_usd=0.0, opex_usd_per_month=50_000.0)})
+    result = syn.plan_result(scenario=scenario)
+    used = result.to_json()["budget_used"]
+    assert used["limits"]["capex_usd"] == 0.0 and used["used_frac"]["capex_usd"] is None
+    page = build_html(result)
+    assert _row(page, "Capex budget (USD): spent of limit") == f"<td>${used['capex_usd']:,.0f} of $0</td>"
+    rows = {r[0].value: r[1].value for r in build_workbook(result)["Summary"].iter_rows() if r[0].value}
+    assert rows["Capex budget (USD)"] == 0.0 and rows["Capex budget used (%)"] == "—"
+    assert rows["Opex budget (USD/month)"] == 50_000.0
+    assert str(rows["Opex budget used (%)"]).endswith("/50000.0")

@@ -92,3 +92,44 @@ def test_costs_charts_sit_below_the_tables_on_a_page_of_their_own() -> None:
     # column A, two rows below the table, then 17 rows further down
     assert [c.anchor for c in ws._charts] == [f"A{last + 3}", f"A{last + 3 + 17}"]
     assert [b.id for b in ws.row_breaks.brk] == [last + 1]
+
+
+def test_the_frontier_chart_prints_on_a_page_of_its_own() -> None:
+    """On the same page rows as the table, the Alternatives chart printed again on the page of the table's last
+    columns, clipped at the edge of the repeated Kind and Option columns ("Alte": buy_vs_rent, LibreOffice →
+    PDF); below a row break it prints whole, once."""
+    ws = build_workbook(syn.plan_result())["Alternatives"]
+    last = max(r[0].row for r in ws.iter_rows() if r[0].value in ("gpu", "site"))
+    assert ws.print_title_cols == "$A:$B"
+    assert [c.anchor for c in ws._charts] == [f"A{last + 3}"]
+    assert [b.id for b in ws.row_breaks.brk] == [last + 1]
+
+
+def test_the_idle_table_indents_its_text() -> None:
+    """The paid-but-idle table is written after the Supply sheet's text was indented: its right-aligned period
+    ran into its left-aligned months ("0 2" printed "02", "10 30-32" as "1030-32")."""
+    from planner.report.workbook_idle import IDLE_HEADERS
+
+    ws = build_workbook(syn.plan_result())["Supply"]
+    header = next(r for r in ws.iter_rows() if [c.value for c in r[: len(IDLE_HEADERS)]] == IDLE_HEADERS)[0].row
+    rows = [[ws.cell(row=r, column=c) for c in range(1, 8)] for r in range(header + 1, header + 5)]
+    assert [[c.value for c in row[:4]] for row in rows] == [
+        ["h100_sxm", "us_west", 1, "2-3"], ["h200_sxm", "dc1", 0, "1"], ["h200_sxm", "dc1", 1, "2-3"],
+        ["h200_sxm", "dc1", 2, "4-5"],
+    ]
+    for row in rows:
+        gpu, site, _period, months = row[:4]
+        assert [(c.alignment.horizontal, c.alignment.indent) for c in (gpu, site, months)] == [("left", TEXT_INDENT)] * 3
+
+
+def test_constraint_keys_read_as_the_terminal_and_html_write_them() -> None:
+    """The Constraints sheet wrote a key as a list cell ("mi300x, us_east, 0") under lowercase JSON field names,
+    where the terminal and the HTML write "mi300x/us_east/0" under Family / Key."""
+    from planner.report.formatting import binding_rows
+
+    result = syn.plan_result()
+    ws = build_workbook(result)["Constraints"]
+    rows = [[c.value for c in r] for r in ws.iter_rows()]
+    assert rows[0] == ["Family", "Key", "Slack"]
+    assert rows[1:] == [[b["family"], "/".join(b["key"]), b["slack"]] for b in result.binding_constraints]
+    assert rows[1][:2] == ["gpu_supply", "mi300x/us_east/0"] == list(binding_rows(result.binding_constraints)[0])

@@ -121,3 +121,27 @@ def test_recommendation_says_how_the_gpus_come() -> None:
         "Supply: rent (on_demand) 16x mi300x at us_east in 8-GPU instances; rent (on_demand) 3x h100_sxm at "
         "us_west; buy 16x h200_sxm at dc1 in 8-GPU nodes (ordered in month 0). Serve "
     )
+
+
+def test_hour_weighted_gpus_paid_say_so() -> None:
+    """With hourly rentals billed for the hours they run, the Summary's GPUs paid are a day's mean: one B200
+    rented 13 h a day read "0.54" under "GPUs paid, busiest month" while the terminal and the Supply sheet say
+    1 GPU. The header says what the figure is; whole units keep the plain header."""
+    import dataclasses
+    from typing import Any
+
+    from planner.readout import PlanResult
+    from planner.report.workbook import build_workbook
+    from planner.report.workbook_summary import GPUS_BUSIEST_LABEL, GPUS_HOUR_WEIGHTED_LABEL
+    from tests.report import synthetic_plan as syn
+
+    def header(result: PlanResult) -> Any:
+        ws = build_workbook(result)["Summary"]
+        return next(r[1].value for r in ws.iter_rows() if r[0].value == "GPU type (procurement)")
+
+    assert header(syn.plan_result()) == GPUS_BUSIEST_LABEL == "GPUs paid, busiest month"
+    first = syn.SUPPLY[0]
+    hourly = dataclasses.replace(first, units_per_month=[u * 13 / 24 for u in first.units_per_month])
+    assert any(not float(u).is_integer() for u in hourly.units_per_month)
+    assert header(syn.plan_result(supply=[hourly, *syn.SUPPLY[1:]])) == GPUS_HOUR_WEIGHTED_LABEL
+    assert "hour-weighted" in GPUS_HOUR_WEIGHTED_LABEL
