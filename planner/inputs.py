@@ -181,6 +181,26 @@ _PROBLEMS = {
     "line and what follows it, or split the file",
 }
 """The parser's words → what to do (``but found another document`` named neither the '---' nor the fix)."""
+_FIXES = {
+    "could not find expected ':'": "line {open} is not a `key: value` line (a colon needs a space after it: "
+    "'horizon_months: 36')",
+    "did not find expected ',' or ']'": "close the list opened at line {open} with ']' (values separated by ', ')",
+    "did not find expected ',' or '}'": "close the mapping opened at line {open} with '}}' (entries separated by ', ')",
+    "found unexpected end of stream": "a quote or bracket opened at line {open} is never closed",
+    "mapping values are not allowed in this context": "quote a value that holds ': ' (name: 'a: b'), and indent the "
+    "line as its neighbours (a space after '-')",
+    "did not find expected key": "this line or the one above is not indented as the other fields of its section",
+    "did not find expected '-' indicator": "indent this line as the entries of the list at line {open}, or start "
+    "it with '- '",
+}
+"""The parser's words → the usual slip and its fix (``{open}``: the line where the unclosed part began)."""
+
+
+def _fix(problem: str, exc: yaml.MarkedYAMLError) -> str:
+    """' — <fix>' for a syntax error the parser names in its own words (nothing for others)."""
+    mark = exc.context_mark or exc.problem_mark
+    fix = _FIXES.get(problem)
+    return f" — {fix.format(open=mark.line + 1)}" if fix and mark is not None else ""
 
 
 def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = InputError) -> Any:
@@ -199,7 +219,7 @@ def parse_yaml_text(text: str, path: Path | str, error: type[InputError] = Input
         at = f"{_where(mark)}: " if mark is not None else ""
         problem = exc.problem or exc.context or "syntax error"
         problem = _PROBLEMS.get(problem, problem)
-        raise error(f"{where}: {at}invalid YAML: {problem}{_tab_hint(text, mark)}") from None
+        raise error(f"{where}: {at}invalid YAML: {problem}{_tab_hint(text, mark) or _fix(problem, exc)}") from None
     except yaml.YAMLError as exc:
         raise error(f"{where}: invalid YAML: {str(exc).splitlines()[0]}") from None
     except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an out-of-range timestamp
@@ -249,10 +269,31 @@ def _nearby_file(path: Path) -> str:
     import difflib
 
     folder = path.parent
+    if path.is_symlink():  # a dangling link: it was "did you mean <itself>?"
+        return f" (a link to {path.readlink()}, which does not exist)"
+    if str(path).startswith("~"):
+        return " (~ is expanded by the shell only outside quotes: write the full path)"
     if not folder.is_dir():
         return f" (folder {folder} does not exist)"
-    close = difflib.get_close_matches(path.name, _yaml_files(folder), n=1, cutoff=0.6)
+    names = [n for n in _yaml_files(folder) if n != path.name]
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
     return f" — did you mean {folder / close[0]}?" if close else ""
+
+
+_STREAMS: dict[str, bytes] = {}
+"""Bytes read from a pipe or device (``planner plan <(envsubst < s.yaml)``, ``cat s.yaml | planner plan
+/dev/stdin``), by path: a command reads its scenario more than once (the training-file check, then the
+loader), and a pipe gives its bytes only once — the second read found it empty ("expected a mapping")."""
+
+
+def _read_stream(path: Path, max_bytes: int) -> bytes:
+    """At most ``max_bytes`` + 1 bytes of a file that is not a regular file (``/dev/zero`` never ends: it was
+    read until memory ran out), once per process."""
+    key = str(path)
+    if key not in _STREAMS:
+        with path.open("rb") as stream:
+            _STREAMS[key] = stream.read(max_bytes + 1)
+    return _STREAMS[key]
 
 
 def load_yaml_file(
@@ -274,9 +315,12 @@ def load_yaml_file(
         size = p.stat().st_size
         if size > max_bytes:
             raise error(f"{p}: {size:,} bytes — {what} files are limited to {max_bytes:,} bytes")
-        raw = p.read_bytes()
+        raw = p.read_bytes() if p.is_file() else _read_stream(p, max_bytes)
+        if len(raw) > max_bytes:
+            raise error(f"{p}: more than {max_bytes:,} bytes — {what} files are limited to {max_bytes:,} bytes")
     except FileNotFoundError:
-        raise error(f"{p}: {what} file not found{_nearby_file(p)}") from None
+        stdin = " (to read standard input, give /dev/stdin)" if str(path) == "-" else ""
+        raise error(f"{p}: {what} file not found{stdin or _nearby_file(p)}") from None
     except PermissionError:
         raise error(f"{p}: {what} file is not readable (permission denied)") from None
     except OSError as exc:
@@ -293,3 +337,52 @@ def load_yaml_file(
     from planner import parsed_yaml_cache
 
     return parsed_yaml_cache.parsed(raw, parse)
+
+
+_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9}
+_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0, "h": 3600.0, "hr": 3600.0}
+_SECONDS |= {"hour": 3600.0, "d": 86400.0, "day": 86400.0, "w": 604800.0, "week": 604800.0, "mo": 2592000.0}
+_SECONDS |= {"month": 2592000.0, "y": 31536000.0, "yr": 31536000.0, "year": 31536000.0}
+"""Time units a value may be written in, in seconds (a month is 30 days, a year 365, as the cost model's)."""
+
+
+def _seconds(unit: str) -> float | None:
+    """Seconds per ``unit`` (``ms``, ``s``, ``hours``, ``month``, ...), None when it is not a time unit."""
+    unit = unit.lower()
+    return _SECONDS.get(unit, _SECONDS.get(unit[:-1]) if unit.endswith("s") else None)
+
+
+def _time_ratio(unit: str, field_unit: str) -> float | None:
+    """How many ``field_unit`` one ``unit`` is (12 months a year), None unless both are time units."""
+    given, wanted = _seconds(unit), _seconds(field_unit)
+    if given is None or wanted is None:
+        return None
+    return {(_SECONDS["year"], _SECONDS["month"]): 12.0, (_SECONDS["month"], _SECONDS["year"]): 1 / 12}.get(
+        (given, wanted), given / wanted
+    )
+
+
+def number_hint(value: object, loc: tuple[Any, ...]) -> str:
+    """' — write 5000 (…)' for a number written as text with a unit, a currency sign, thousands separators
+    or a k/M suffix (``'$5,000'``, ``'8 req/s'``, ``'500ms'``, ``'8k'``); a percentage on a ``*_frac`` field is
+    written as the fraction (``'90%'`` → 0.9); a time in another unit than the field's is converted
+    (``ttft_ms: 2s`` → 2000, ``horizon_months: 3 years`` → 36: both said "write 2", "write 3")."""
+    if not isinstance(value, str):
+        return ""
+    match = re.fullmatch(r"\s*\$?\s*([-+]?\d[\d,_]*(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-zA-Z%/$ ]*?)\s*", value)
+    if match is None:
+        return ""
+    number, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).strip()
+    field = next((p for p in reversed(loc) if isinstance(p, str)), "")
+    if value.strip() == match.group(1) and not re.search(r"[,_]", value):
+        return f" — write {match.group(1)} without quotes"
+    if unit == "%":
+        return f" — write {number / 100:g} (a fraction: {number / 100:g} = {number:g} %)" if re.search("frac|ratio", field) else ""
+    ratio = None if "_per_" in field else _time_ratio(unit, field.rsplit("_", 1)[-1])
+    if ratio is not None and ratio != 1:
+        return f" — write {number * ratio:.6g} ({number:g} {unit} in {field.rsplit('_', 1)[-1]})"
+    number *= _SCALE.get(unit.lower(), 1.0)
+    named = "_" in field  # max_gpus, ttft_ms: the unit is in the name; count: it is not
+    why = ("the unit is in the field name" if named else "no unit") if unit and unit.lower() not in _SCALE else "a plain number"
+    shown = f"{int(number)}" if number.is_integer() and abs(number) < 1e15 else f"{number:g}"
+    return f" — write {shown} ({why})"

@@ -11,7 +11,8 @@ so an edited file, a changed loader or another interpreter never reads a stale c
 writes a new one. Only data that parsed without error is kept (errors are raised by the parser as
 before), and only plain values marshal can hold (dicts, lists, text, numbers, booleans, None); anything
 else is simply not kept. The folder is ``$PLANNER_CACHE_DIR``, else ``$XDG_CACHE_HOME/ai-infra-planner``,
-else ``~/.cache/ai-infra-planner``; ``PLANNER_CACHE_DIR=""`` switches the cache off. A folder that cannot
+else ``~/.cache/ai-infra-planner``; ``PLANNER_CACHE_DIR=""`` switches the cache off, as does a user
+without a home folder. A folder that cannot
 be written, or a copy that cannot be read, costs a parse and nothing else. At most
 :data:`MAX_ENTRIES` copies are kept (the oldest are removed).
 """
@@ -41,7 +42,12 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get("PLANNER_CACHE_DIR")
     if explicit is not None:
         return Path(explicit) / "parsed-yaml" if explicit else None
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except (RuntimeError, KeyError):  # no $HOME and no passwd entry (a container's arbitrary uid): no cache
+            return None  # (every command that reads the catalog was "internal error: RuntimeError", exit 4)
     return Path(base) / "ai-infra-planner" / "parsed-yaml"
 
 

@@ -27,11 +27,13 @@ from planner.limits import (
     check_size,
 )
 from planner.scenario_base import (
+    EMPTY_HINT,
     Degree,
     Demand,
     DemandValue,
     Fraction,
     Redundancy,
+    ScenarioName,
     ShareFrac,
     SiteOverride,
     Slo,
@@ -48,11 +50,13 @@ from planner.scenario_base import (
 from planner.scenario_economics import Budget as Budget  # re-exported: the scenario API
 from planner.scenario_economics import Economics as Economics
 from planner.scenario_economics import InventoryItem as InventoryItem
+from planner.scenario_economics import unusable_spot
 from planner.scenario_optimizations import PrefixCache, Speculative, check_optimizations
 from planner.scenario_topology import (
     Disaggregation,
     EfficiencyOverride,
     check_efficiency_gpus,
+    check_hardware,
     check_owned_supply,
     refuse_edge_inventory,
     refuse_kindless_site,
@@ -198,7 +202,7 @@ def _default_rental_kinds() -> list[RentalKind]:
 class Scenario(Strict):
     """A planning question: the cheapest plan that serves every workload within its SLOs."""
 
-    name: str = Field(description="Scenario name (free text).")
+    name: ScenarioName
     horizon_months: Annotated[int, Field(ge=1, le=120)] = Field(36, description="Planning horizon, months.")
     period_months: Annotated[int, Field(ge=1, le=120)] = Field(
         1, description="Length of one demand period, months."
@@ -267,6 +271,7 @@ class Scenario(Strict):
             repeated_name("sites", [s.name for s in self.sites], "site names in sites", "merge their fields into one entry per site"),
             period_problem(self.horizon_months, self.period_months),
             demand_range_problem(self.workloads, self.horizon_months, self.period_months),
+            unusable_spot(list(self.rental_kinds), list(self.procurement), self.economics, bool(self.inventory) or any(s.devices for s in self.sites)),
         ):  # a repeated site entry silently replaced the earlier one's fields
             if problem is not None:
                 raise ValueError(problem)
@@ -287,9 +292,8 @@ def merged_sites(catalog: Catalog, scenario: Scenario) -> dict[str, Site]:
     sites = dict(catalog.sites)
     for override in scenario.sites:
         given = {k: v for k, v in override.model_dump(exclude={"name"}).items() if v is not None}
-        for key in ("gpus_available",):
-            if key in given:
-                given[key] = tuple(given[key])
+        if "gpus_available" in given:
+            given["gpus_available"] = tuple(given["gpus_available"])
         if override.name in sites:
             sites[override.name] = sites[override.name].model_copy(update=given)
         else:
@@ -330,6 +334,7 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
     sites = merged_sites(catalog, scenario)
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
     check_efficiency_gpus(path, scenario.hardware.gpus, list(scenario.hardware.efficiency), catalog.accelerators)
+    check_hardware(path, scenario, catalog)
     for i, w in enumerate(scenario.workloads):
         loc = f"workloads[{i}]"
         _check_ids(path, f"{loc}.models", w.models, catalog.models, "model")
@@ -375,8 +380,8 @@ def validate_against_catalog(scenario: Scenario, catalog: Catalog, path: str = "
 def parse_scenario(data: object, *, path: str = "scenario", catalog: Catalog | None = None) -> Scenario:
     """Validate a decoded YAML document into a Scenario (ScenarioError with one line per problem).
     ``catalog``: answer an id in the wrong form with the catalog id it means."""
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: expected a mapping at the top level")
+    if not isinstance(data, dict):  # an empty file said only this: the starter to begin from
+        raise ScenarioError(f"{path}: expected a mapping at the top level{EMPTY_HINT if data is None else ''}")
     data = serving_document(data, path)
     try:
         return Scenario.model_validate(data)

@@ -53,6 +53,24 @@ def _servable_or_zero(value: float) -> float:
     return value
 
 
+def _one_line(name: str) -> str:
+    """A scenario's name titles every output: empty, the plan read ": optimal — …"; a newline or an escape
+    code split the title or reached the terminal."""
+    if not name.strip():
+        raise ValueError("must not be empty — give the scenario a name, e.g. name: chat-2027")
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        raise ValueError("must be one line of text without control characters (a newline, tab or escape code)")
+    if len(name) > 200:
+        raise ValueError(f"at most 200 characters (got {len(name):,}) — shorten it; describe the plan in a comment")
+    return name
+
+
+ScenarioName = Annotated[str, AfterValidator(_one_line), Field(description="Scenario name (free text).")]
+
+
+EMPTY_HINT = " (the file is empty or only comments — `planner init FILE` writes a starter scenario)"
+
+
 def _no_repeats(values: list[Any]) -> list[Any]:
     """A list of ids or degrees names each once (a repeat is a copy-paste slip: another entry was meant)."""
     twice = next((v for i, v in enumerate(values) if v in values[:i]), None)
@@ -214,6 +232,11 @@ def serving_document(data: dict[Any, Any], path: str) -> dict[Any, Any]:
         raise ScenarioError(
             f"{path}: this is a plan's JSON output (status, deployments), not a scenario — give the scenario "
             "YAML it was planned from (`planner init` writes a starter one)"
+        )
+    if "kind" not in data and "workloads" not in data and "training_tokens" in data:
+        raise ScenarioError(  # was: "workloads: required; hardware.max_gpus: unknown field; model: unknown field"
+            f"{path}: kind: this is a training scenario (training_tokens:) without `kind: training` — add that "
+            f"line and run `planner train {path}`"
         )
     if "kind" not in data:
         return data

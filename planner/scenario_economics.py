@@ -108,3 +108,21 @@ class Economics(Strict):
                     "tiers by min_gpus, each above the one before"
                 )
         return self
+
+
+def unusable_spot(rental_kinds: list[str], procurement: list[str], economics: Economics, owned: bool) -> str | None:
+    """``rental_kinds: [spot]`` with spot never usable (availability 0, or every hour lost to preemption) and
+    nothing bought or ``owned`` (inventory, edge devices): no GPU at all, and the plan was "infeasible: no
+    single limit is used up", naming neither field."""
+    if rental_kinds != ["spot"] or procurement != ["rent"] or owned:
+        return None
+    if economics.spot_availability_frac == 0:
+        field, why = "spot_availability_frac", "0: spot capacity is never available"
+    elif economics.spot_preemption_overhead_frac == 1:
+        field, why = "spot_preemption_overhead_frac", "1: preemption loses all the work done on spot"
+    else:
+        return None
+    return (
+        f"@economics.{field}: {why}, and rental_kinds lists only spot, so no GPU can be rented — write e.g. "
+        f"{Economics.model_fields[field].default} (the default), or add on_demand to rental_kinds"
+    )

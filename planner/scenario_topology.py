@@ -102,3 +102,39 @@ def refuse_kindless_site(path: str, index: int, site: str, kindless: bool) -> No
             f"{path}: sites[{index}].kind: {site} is a new site without a kind, so an edge site with no devices "
             "— add kind: cloud (rent), kind: datacenter (buy, inventory) or devices: {GPU: count} (edge)"
         )
+
+
+def refuse_oversized_workspace(path: str, workspace_gib: float, listed: list[str] | None, gpus: Mapping[str, Any]) -> None:
+    """``workspace_gib`` (per GPU) at or above the memory of every allowed GPU: the plan was infeasible with
+    "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory", none of which frees a GPU's
+    workspace (a value in MiB or GB of the whole node, e.g. 200, was meant)."""
+    largest = max(listed or gpus, key=lambda g: gpus[g].memory_gb)
+    memory_gib = gpus[largest].memory_gb * 1e9 / 2**30
+    if workspace_gib >= memory_gib:
+        raise ScenarioError(
+            f"{path}: workspace_gib: {workspace_gib:g} GiB per GPU leaves no memory on any GPU of hardware.gpus (the "
+            f"largest, {largest}, has {memory_gib:.1f} GiB) — it is the per-GPU reserve for buffers, in GiB (default 2)"
+        )
+
+
+def refuse_unusable_ep(path: str, ep: list[int] | None, tp: list[int], models: list[Any]) -> None:
+    """An EP degree that no workload's mixture-of-experts model can use under ``hardware.tp`` (``ep: [3]`` for
+    128 experts, any EP for dense models) planned as tensor parallelism only, silently."""
+    from planner.performance.moe import moe_layouts  # a pure module: no cycle
+
+    usable = sorted({e for model in models for _, e in moe_layouts(model, tp) if e > 1})
+    for i, e in enumerate(ep or []):
+        if e > 1 and e not in usable:
+            fix = f"use ep: [1, {', '.join(map(str, usable))}]" if usable else "leave ep out (no listed model is a mixture of experts)"
+            raise ScenarioError(
+                f"{path}: hardware.ep[{i}]: EP {e} fits no workload's MoE model with hardware.tp {tp} (ep must divide the "
+                f"expert count and tp × ep be one of hardware.tp) — {fix}"
+            )
+
+
+def check_hardware(path: str, scenario: Any, catalog: Any) -> None:
+    """The hardware space's checks against the catalog (workspace, EP degrees)."""
+    hardware = scenario.hardware
+    refuse_oversized_workspace(path, scenario.workspace_gib, hardware.gpus, catalog.accelerators)
+    models = [catalog.models[m] for w in scenario.workloads for m in w.models if m in catalog.models]
+    refuse_unusable_ep(path, hardware.ep, list(hardware.tp), models)

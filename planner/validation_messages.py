@@ -21,24 +21,26 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from planner.errors import did_you_mean
+from planner.inputs import number_hint
 
 _ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
 
-_TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list"}
-_TYPE_WORDS |= {"string_type": "text", "bool_type": "true or false", "dict_type": "a mapping"}
-_TYPE_WORDS |= {"model_type": "a mapping", "model_attributes_type": "a mapping"}
-_TYPE_WORDS |= {
-    "int_from_float": "a whole number",
-    "int_parsing": "a whole number",
-    "float_parsing": "a number",
-}
+_TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list", "string_type": "text"}
+_TYPE_WORDS |= {"bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping"}
+_TYPE_WORDS |= {"model_attributes_type": "a mapping", "int_from_float": "a whole number"}
+_TYPE_WORDS |= {"int_parsing": "a whole number", "float_parsing": "a number"}
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
-_SYNONYMS = {"optimizations": ("prefix_cache", "speculative"), "id": ("name",)}
+_SYNONYMS = {"optimizations": ("prefix_cache", "speculative"), "id": ("name",), "intermediate_size": ("ffn_size",)}
+_SYNONYMS |= {"num_attention_heads": ("heads",), "num_key_value_heads": ("kv_heads",), "num_hidden_layers": ("layers",)}
+_SYNONYMS |= {"num_experts": ("experts",), "num_experts_per_tok": ("experts_per_token",), "moe_intermediate_size": ("expert_ffn_size",)}
 """Unknown fields a user plausibly writes for others too far apart for difflib (``optimizations:``, the
-deployments' JSON key, for the workload's ``prefix_cache:`` / ``speculative:``; ``id:`` for ``name:``)."""
+deployments' JSON key, for the workload's ``prefix_cache:`` / ``speculative:``; ``id:`` for ``name:``; a Hugging Face
+config.json's names for an inline training architecture's)."""
 _ID_AFFIXES = ("nvidia_", "amd_", "intel_", "meta_", "google_")
 _ID_SUFFIXES = ("_instruct", "_chat", "_hf", "_base", "_it")
 
+_FORMAT_ALIASES = {"awq": "int4", "gptq": "int4", "w4a16": "int4", "gptq_int4": "int4", "int4_awq": "int4", "q4_k_m": "int4"}
+_FORMAT_ALIASES |= {"q4_0": "int4", "w8a8": "int8", "w8a16": "int8", "q8_0": "int8", "e4m3": "fp8", "fp8_e4m3": "fp8"}
 IdTable = Callable[[tuple[Any, ...]], Iterable[str] | None]
 """The valid ids at a location (``('hardware', 'gpus', 0)`` → the catalog's GPU ids), None where unknown."""
 
@@ -92,25 +94,16 @@ def _resolve(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[Any, list[An
         if step is None:
             return None
         annotation, metadata = step
-    numeric = [_strip(m) for m in _members(annotation)]
-    for bare, extra in numeric:
-        if bare in (int, float):
-            return bare, metadata + extra
-    return annotation, metadata
+    numeric = [(bare, metadata + extra) for bare, extra in map(_strip, _members(annotation)) if bare in (int, float)]
+    return numeric[0] if numeric else (annotation, metadata)
 
 
 def _bounds_text(metadata: list[Any]) -> str | None:
     """'in (0, 1e+06]', '≥ 1', ... from annotated_types constraints."""
     lo = hi = None
     for m in metadata:
-        if isinstance(m, annotated_types.Gt):
-            lo = f"({m.gt:g}"
-        elif isinstance(m, annotated_types.Ge):
-            lo = f"[{m.ge:g}"
-        elif isinstance(m, annotated_types.Lt):
-            hi = f"{m.lt:g})"
-        elif isinstance(m, annotated_types.Le):
-            hi = f"{m.le:g}]"
+        lo = f"({m.gt:g}" if isinstance(m, annotated_types.Gt) else f"[{m.ge:g}" if isinstance(m, annotated_types.Ge) else lo
+        hi = f"{m.lt:g})" if isinstance(m, annotated_types.Lt) else f"{m.le:g}]" if isinstance(m, annotated_types.Le) else hi
     if lo and hi:
         return f"must be in {lo}, {hi}"
     if lo:
@@ -122,12 +115,8 @@ def _bounds_text(metadata: list[Any]) -> str | None:
 
 def _model_fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """Field names of the model that holds location ``loc`` (for 'did you mean' on unknown fields)."""
-    if not loc:
-        return list(model.model_fields)
-    resolved = _resolve(model, loc)
-    if resolved is None:
-        return []
-    for member in _members(resolved[0]):
+    resolved = _resolve(model, loc) if loc else (model, [])
+    for member in _members(resolved[0]) if resolved is not None else []:
         bare, _ = _strip(member)
         if isinstance(bare, type) and issubclass(bare, BaseModel):
             return list(bare.model_fields)
@@ -136,9 +125,7 @@ def _model_fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 
 def _kind_of(value: object) -> str:
     """' (got a list)' / ' (got a mapping)' for containers, which are not echoed."""
-    if isinstance(value, list):
-        return " (got a list)"
-    return " (got a mapping)" if isinstance(value, dict) else ""
+    return " (got a list)" if isinstance(value, list) else " (got a mapping)" if isinstance(value, dict) else ""
 
 
 def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
@@ -155,8 +142,7 @@ def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | Non
 
 def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
     """Whether the field at ``loc`` has a default (so leaving it out is a valid alternative)."""
-    field = _field_info(model, loc)
-    return field is not None and not field.is_required()
+    return (field := _field_info(model, loc)) is not None and not field.is_required()
 
 
 def id_spelling(value: str) -> str:
@@ -170,14 +156,8 @@ def _id_forms(value: str) -> list[str]:
     """``value`` in id form, then without an organisation (``meta-llama/Llama-3.1-8B`` → llama_3_1_8b), a
     vendor prefix (``NVIDIA H100`` → h100) or a variant suffix (``_instruct``)."""
     forms = [id_spelling(value), id_spelling(value.rsplit("/", 1)[-1])]
-    for form in list(forms):
-        for prefix in _ID_AFFIXES:
-            if form.startswith(prefix):
-                forms.append(form.removeprefix(prefix))
-    for form in list(forms):
-        for suffix in _ID_SUFFIXES:
-            if form.endswith(suffix):
-                forms.append(form.removesuffix(suffix))
+    forms += [form.removeprefix(prefix) for form in list(forms) for prefix in _ID_AFFIXES if form.startswith(prefix)]
+    forms += [form.removesuffix(suffix) for form in list(forms) for suffix in _ID_SUFFIXES if form.endswith(suffix)]
     return [f for i, f in enumerate(forms) if f and f not in forms[:i]]
 
 
@@ -186,6 +166,7 @@ def closest_id(value: str, choices: Iterable[str]) -> str | None:
     with the same first word: ``NVIDIA H100 80GB HBM3`` → h100_sxm), None when nothing is close."""
     options = sorted(set(choices))
     forms = _id_forms(value)
+    forms += [_FORMAT_ALIASES[f] for f in forms if f in _FORMAT_ALIASES]  # awq → int4: the method's storage format
     for form in forms:
         if form in options:
             return form
@@ -222,10 +203,28 @@ def _unknown_field(name: str, fields: list[str]) -> str:
     return did_you_mean(name, fields) if fields else ""
 
 
+def _misplaced(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """' — hardware is a top-level section: …' / ' — ttft_ms is a field of slo: …' for a field valid elsewhere
+    (an indentation slip, or a per-workload `gpus:`: it was "unknown field — did you mean output_tokens?")."""
+    name, holder = str(loc[-1]), loc[:-1]
+    if holder and name in model.model_fields:
+        return f" — {name} is a top-level section: write it at the start of its line, not indented"
+    fields = _model_fields_at(model, holder)  # a near typo (site → sites) is one; a far one (tpot_ms → output_tokens) is not
+    if difflib.get_close_matches(name, fields, n=1, cutoff=0.8):
+        return ""
+    typo = difflib.get_close_matches(name, fields, n=1, cutoff=0.5)  # as did_you_mean: then not another section's
+    places = [(s, holder) for s in fields] + [(s, ()) for s in model.model_fields if holder and not typo]
+    for section, base in places:
+        if any(name in _model_fields_at(model, sub) for sub in ((*base, section), (*base, section, 0))):
+            where = f"indent it under `{section}:`" if base == holder else f"move it under the top-level `{section}:`"
+            return f" — {name} is a field of {section}: {where}"
+    return ""
+
+
 def _percent_hint(loc: tuple[Any, ...], value: object) -> str:
-    """' — a fraction: write 0.5 for 50 %' for a ``*_frac`` field given as a percentage."""
+    """' — a fraction: write 0.5 for 50 %' for a ``*_frac`` (or ``*_ratio``) field given as a percentage."""
     names = [p for p in loc if isinstance(p, str)]
-    if not names or "frac" not in names[-1] or isinstance(value, bool) or not isinstance(value, int | float):
+    if not names or not re.search("frac|ratio", names[-1]) or isinstance(value, bool) or not isinstance(value, int | float):
         return ""
     return f" — a fraction: write {value / 100:g} for {value:g} %" if 1 < value <= 100 else ""
 
@@ -235,8 +234,30 @@ def _text_hint(value: object) -> str:
     date, ``1.5`` → a number) as text."""
     if isinstance(value, bool):
         return " — YAML reads yes/no/on/off/true/false as true or false: quote the text ('no')"
-    if isinstance(value, datetime.date | int | float):
-        return f" — quote it: '{value}'"
+    return f" — quote it: '{value}'" if isinstance(value, datetime.date | int | float) else ""
+
+
+def _named(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> bool:
+    """Whether the entries at ``loc`` (a list field, or one entry ``field[i]``) have a ``name:``."""
+    return model is not None and "name" in _model_fields_at(model, loc if loc and isinstance(loc[-1], int) else (*loc, 0))
+
+
+def _shape_hint(kind: str, value: object, loc: tuple[Any, ...], named: bool = False) -> str:
+    """A value of the wrong shape: an empty section or list item, one value or a text of values where a list
+    goes (``fp8`` → [fp8], ``us_east, us_west`` → [us_east, us_west]), values without brackets in a list item;
+    ``named``: the entries have a ``name:`` (workloads keyed by name, ``workloads: [chat]``)."""
+    words = _TYPE_WORDS[kind]
+    if value is None:
+        empty = " — an empty list item: delete the lone '-'" if loc and isinstance(loc[-1], int) else " — write the value after the colon"
+        return " — the section is empty: indent its fields under it" if words == "a mapping" else empty
+    if named and words == "a list" and isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        return f" — one entry per item: write `- name: {next(iter(value))}` with its fields indented under it"
+    if named and words == "a mapping" and isinstance(value, str) and loc and isinstance(loc[-1], int):
+        return f" — an entry is `- name: {value}` with its fields indented under it"
+    one = isinstance(value, int | float) and not isinstance(value, bool)
+    parts = re.split(r"[,\s]+", value.strip()) if isinstance(value, str) else [f"{value}"] if one else []
+    if parts and all(re.fullmatch(r"[\w.]+", p) for p in parts) and (words == "a list" or len(parts) > 1):
+        return f" — a list is written [{', '.join(parts)}]"
     return ""
 
 
@@ -245,30 +266,6 @@ def _whole_hint(value: object) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return f" — write {int(value)}"
     return ""
-
-
-_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9}
-
-
-def _number_hint(value: object, loc: tuple[Any, ...]) -> str:
-    """' — write 5000 (…)' for a number written as text with a unit, a currency sign, thousands separators
-    or a k/M suffix (``'$5,000'``, ``'8 req/s'``, ``'500ms'``, ``'8k'``); a percentage on a ``*_frac`` field is
-    written as the fraction (``'90%'`` → 0.9)."""
-    if not isinstance(value, str):
-        return ""
-    match = re.fullmatch(r"\s*\$?\s*([-+]?\d[\d,_]*(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-zA-Z%/$ ]*?)\s*", value)
-    if match is None:
-        return ""
-    number, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).strip()
-    field = next((p for p in reversed(loc) if isinstance(p, str)), "")
-    if value.strip() == match.group(1) and not re.search(r"[,_]", value):
-        return f" — write {match.group(1)} without quotes"
-    if unit == "%":
-        return f" — write {number / 100:g} (a fraction: {number / 100:g} = {number:g} %)" if "frac" in field else ""
-    if unit.lower() in _SCALE:
-        number *= _SCALE[unit.lower()]
-    why = "the unit is in the field name" if unit and unit.lower() not in _SCALE else "a plain number"
-    return f" — write {number:g} ({why})"
 
 
 def _id_hint(value: object, loc: tuple[Any, ...], ids: IdTable | None) -> str:
@@ -292,7 +289,7 @@ def _message(
     kind, value = error["type"], error.get("input")
     got = f" (got {_shown(value)})" if not isinstance(value, dict | list) or kind == "too_long" else ""
     if kind == "extra_forbidden" and model is not None:
-        return f"unknown field{_unknown_field(str(loc[-1]), _model_fields_at(model, loc[:-1]))}"
+        return f"unknown field{_misplaced(model, loc) or _unknown_field(str(loc[-1]), _model_fields_at(model, loc[:-1]))}"
     if kind == "invalid_key":
         return (
             f"key {_shown(value)} is not text — a key is a field name; YAML reads yes/no/on/off as true/false "
@@ -312,8 +309,8 @@ def _message(
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:
         return f"ids are lowercase letters, digits and single underscores{got}{_id_hint(value, loc, ids)}"
     if kind in _TYPE_WORDS:
-        hint = _text_hint(value) if kind == "string_type" else _number_hint(value, loc)
-        hint = (_whole_hint(value) or hint) if _TYPE_WORDS[kind] == "a whole number" else hint
+        hint = _text_hint(value) if kind == "string_type" else number_hint(value, loc)
+        hint = ((_whole_hint(value) or hint) if _TYPE_WORDS[kind] == "a whole number" else hint) or _shape_hint(kind, value, loc, _named(model, loc))
         return f"expected {_TYPE_WORDS[kind]}{got or _kind_of(value)}{hint}"
     if kind == "too_short" and isinstance(value, list | dict) and not value:
         optional = model is not None and _is_optional(model, loc)
@@ -331,8 +328,15 @@ def _message(
         return (
             f"at most {ctx.get('max_length')} entries (got {ctx.get('actual_length')}) — shorten or split it"
         )
-    if kind == "literal_error":
-        return f"{error['msg'].replace('Input should be', 'must be')}{got}"
+    if kind == "literal_error":  # '99' quoted, or 0.99 for the 99th percentile: the value to write
+        named = re.fullmatch(r"\s*p(\d+)\s*", value, re.I) if isinstance(value, str) else None  # 'p99'
+        hint = f" — write {named.group(1)}" if named else number_hint(value, loc) if isinstance(value, str) else ""
+        if isinstance(value, float) and 0 < value < 1 and "percentile" in str(loc[-1]):
+            hint = f" — write {value * 100:g} (a percentile, not a fraction)"
+        options = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+        best = closest_id(value, options) if isinstance(value, str) and options and not hint else None
+        hint += f" — did you mean {best}?" if best else ""  # 'Rent', 'on-demand', 'min-cost
+        return f"{error['msg'].replace('Input should be', 'must be')}{got}{hint}"
     return f"{str(error['msg']).removeprefix('Value error, ')}{got}"
 
 
@@ -354,9 +358,7 @@ def _typos(items: list[tuple[tuple[Any, ...], Any]]) -> tuple[list[tuple[tuple[A
     field's location: the missing field it stands for}). Close means what :func:`did_you_mean` calls close."""
     missing = [loc for loc, e in items if e["type"] == "missing" and loc]
     meant: dict[Any, str] = {}
-    for loc, e in items:
-        if e["type"] != "extra_forbidden" or not loc:
-            continue
+    for loc in (loc for loc, e in items if e["type"] == "extra_forbidden" and loc):
         names = [str(m[-1]) for m in missing if m[:-1] == loc[:-1] and str(m[-1]) not in meant.values()]
         synonyms = [n for n in _SYNONYMS.get(str(loc[-1]), ()) if n in names]
         close = synonyms or difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.5)
@@ -374,11 +376,7 @@ def _misspelled(model: type[BaseModel] | None, loc: tuple[Any, ...], name: str) 
 
 
 def format_validation_error(
-    path: str,
-    err: ValidationError,
-    prefix: str = "",
-    model: type[BaseModel] | None = None,
-    ids: IdTable | None = None,
+    path: str, err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None, ids: IdTable | None = None
 ) -> str:
     """One line: ``file: field.path: problem (got value) — alternative`` (at most 3 problems, '; '; a
     misspelt required field first, as one problem). ``ids``: the valid ids at a location, so an id in the

@@ -115,15 +115,28 @@ JsonOut = Annotated[
 
 
 def check_output_path(path: Path | None, option: str, inputs: Iterable[Path] = ()) -> None:
-    """Refuse an output path that is an input of the command or a YAML file (exit 2, nothing written)."""
+    """Refuse an output path that is an input of the command or a YAML file (exit 2, nothing written); a path
+    the system refuses to look at (a name over 255 bytes: "internal error: OSError", exit 4) too."""
     if path is None:
         return
+    try:
+        _check_output_path(path, option, inputs)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: {exc.strerror or exc} — choose another path") from None
+
+
+def _check_output_path(path: Path, option: str, inputs: Iterable[Path]) -> None:
+    if str(path) in ("-", "/dev/stdout"):  # '-' wrote a file named '-'; /dev/stdout said "cannot write under /proc"
+        stdout = "to print the JSON on stdout, use --json" if option == "--json-out" else "give a file name"
+        raise InputError(f"{option} {path}: not standard output here — {stdout}")
     if path.suffix.lower() in (".yaml", ".yml"):
         raise InputError(f"{option} {path}: refusing to write over a YAML file — use a .json path")
     for source in inputs:
         if path.exists() and source.exists() and path.resolve() == source.resolve():
             raise InputError(f"{option} {path}: that is an input file of this command — choose another path")
     folder = path.parent if str(path.parent) else Path(".")
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{option} {path}: {folder} is a file, not a folder — choose a path in a folder")
     if not folder.is_dir():
         raise InputError(f"{option} {path}: folder {folder} does not exist")
     from planner.report.files import check_output_file  # writable, not a directory, not /proc (issue 15)
@@ -214,14 +227,17 @@ def finite_float(minimum: float, maximum: float = math.inf) -> Callable[[str], f
     def parse(raw: str) -> float:
         try:
             value = float(raw)
-        except ValueError:
-            raise typer.BadParameter(f"{raw!r} is not a number") from None
+        except ValueError:  # '5,000', '$5000', '5k': the number to write (imported only on this error path)
+            from planner.inputs import number_hint
+
+            raise typer.BadParameter(f"{raw!r} is not a number{number_hint(raw, ())}") from None
         if not math.isfinite(value):
             raise typer.BadParameter(f"must be a finite number, not {raw!r}")
         if value < minimum:
             raise typer.BadParameter(f"must be at least {minimum:g}, not {raw}")
-        if value > maximum:
-            raise typer.BadParameter(f"must be at most {maximum:g}, not {raw}")
+        if value > maximum:  # a fraction given as a percentage: the fraction to write
+            percent = f" — a fraction: write {value / 100:g} for {value:g} %" if maximum == 1 and value <= 100 else ""
+            raise typer.BadParameter(f"must be at most {maximum:g}, not {raw}{percent}")
         return value
 
     return parse

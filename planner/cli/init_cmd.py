@@ -67,7 +67,14 @@ def init(
         fail(InputError(f"--kind {kind}: not a scenario kind — use inference or training"))
     from planner.report.files import atomic_write_text
 
-    if path.exists() and not force:
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as exc:  # a name over 255 bytes: it was "internal error: OSError", exit 4
+        fail(InputError(f"{path}: {exc.strerror or exc} — choose another name"))
+    if is_dir:  # "already exists — pass --force" sent the user to a second refusal
+        name = "training.yaml" if kind == "training" else "scenario.yaml"
+        fail(InputError(f"{path}: is a directory — give a file name, e.g. {path / name}"))
+    if exists and not force:
         fail(InputError(f"{path}: already exists — choose another name or pass --force"))
     if path.suffix.lower() not in (".yaml", ".yml"):
         fail(InputError(f"{path}: a scenario file name ends in .yaml"))

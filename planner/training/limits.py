@@ -13,3 +13,8 @@ MAX_LAYERS = 100_000
 """Layers of an inline architecture."""
 MAX_DIMENSION = 10_000_000
 """Any width, head count or vocabulary of an inline architecture."""
+
+SERVING_ECONOMICS = frozenset(("spot_availability_frac", "spot_preemption_overhead_frac", "max_spot_frac", "purchase_every_months"))
+"""Economics fields only `planner plan` reads (a training run rents on demand and orders its nodes once)."""
+SERVING_FIELDS = ("workloads", "rental_kinds", "rent_providers", "budget", "horizon_months", "period_months", "max_batch")
+"""Serving scenario fields a training file may carry over (an unknown field got "did you mean restart_s?")."""

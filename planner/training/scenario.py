@@ -9,25 +9,31 @@ card per 337 days, card 4), checkpoint write 7 GB/s (SuperPOD "Good" tier, card 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from planner.catalog.loader import Catalog, format_validation_error
+from planner.catalog.loader import Catalog
 from planner.catalog.schema import Id, Model
-from planner.errors import ScenarioError, did_you_mean
+from planner.errors import ScenarioError
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import MAX_COUNT, MAX_LIST, MAX_TOKENS, MAX_USD
 from planner.scenario import Economics, InventoryItem
-from planner.scenario_base import Strict
+from planner.scenario_base import ScenarioName, Strict, UniqueList, scenario_id_tables
 from planner.training.limits import (
     MAX_DAYS,
     MAX_DIMENSION,
     MAX_GLOBAL_BATCH_SEQUENCES,
     MAX_LAYERS,
     MAX_TRAINING_TOKENS,
+    SERVING_ECONOMICS,
+    SERVING_FIELDS,
 )
+from planner.validation_messages import IdTable, format_validation_error, id_spelling, suggest_id
 
 Precision = Literal["bf16", "fp8"]
 TrainingProcurement = Literal["rent", "buy", "owned"]
@@ -41,12 +47,20 @@ DEFAULT_CHECKPOINT_WRITE_GB_PER_S = 7.0
 
 Layers = Annotated[int, Field(ge=1, le=MAX_LAYERS)]
 Width = Annotated[int, Field(ge=1, le=MAX_DIMENSION)]
-Degrees = Annotated[list[Annotated[int, Field(ge=1, le=1024)]], Field(min_length=1, max_length=MAX_LIST)]
+Degrees = Annotated[
+    UniqueList[Annotated[int, Field(ge=1, le=1024)]], Field(min_length=1, max_length=MAX_LIST)
+]
 Days = Annotated[float, Field(gt=0, le=MAX_DAYS)]
 
 
 def _rent() -> list[TrainingProcurement]:
     return ["rent"]
+
+
+def _nearest_divisor(n: int, target: int) -> int:
+    """The divisor of ``n`` closest to ``target`` (the smaller on a tie)."""
+    divisors = {d for i in range(1, math.isqrt(n) + 1) if n % i == 0 for d in (i, n // i)}
+    return min(sorted(divisors), key=lambda d: abs(d - target))
 
 
 class Architecture(Strict):
@@ -64,10 +78,16 @@ class Architecture(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> Architecture:
-        if self.hidden_size % self.heads:
-            raise ValueError("hidden_size must be a multiple of heads")
+        if self.hidden_size % self.heads:  # the messages named no value that works
+            near = _nearest_divisor(self.hidden_size, self.heads)
+            raise ValueError(
+                f"hidden_size must be a multiple of heads ({self.hidden_size} / {self.heads}) — e.g. heads: {near}"
+            )
         if self.heads % (self.kv_heads or self.heads):
-            raise ValueError("heads must be a multiple of kv_heads")
+            near = _nearest_divisor(self.heads, self.kv_heads or self.heads)
+            raise ValueError(
+                f"heads must be a multiple of kv_heads ({self.heads} / {self.kv_heads}) — e.g. kv_heads: {near}"
+            )
         moe = (self.experts, self.experts_per_token, self.expert_ffn_size)
         if any(v is not None for v in moe) and any(v is None for v in moe):
             raise ValueError("an MoE needs experts, experts_per_token and expert_ffn_size together")
@@ -86,7 +106,7 @@ class Architecture(Strict):
 class TrainingHardware(Strict):
     """GPU types, the largest cluster and the parallelism degrees the search may use."""
 
-    gpus: Annotated[list[Id], Field(min_length=1)] | None = Field(
+    gpus: Annotated[UniqueList[Id], Field(min_length=1)] | None = Field(
         None, description="GPU types to consider; default all datacenter GPUs."
     )
     max_gpus: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(
@@ -95,7 +115,7 @@ class TrainingHardware(Strict):
     tp: Degrees = Field(default_factory=lambda: [1, 2, 4, 8], description="TP degrees.")
     pp: Degrees = Field(default_factory=lambda: [1, 2, 4, 8], description="PP degrees.")
     micro_batches: Annotated[
-        list[Annotated[int, Field(ge=1, le=MAX_GLOBAL_BATCH_SEQUENCES)]],
+        UniqueList[Annotated[int, Field(ge=1, le=MAX_GLOBAL_BATCH_SEQUENCES)]],
         Field(min_length=1, max_length=MAX_LIST),
     ] = Field(default_factory=lambda: [1, 2, 4], description="Micro-batch sizes, sequences.")
 
@@ -104,7 +124,7 @@ class TrainingScenario(Strict):
     """A training question: the cheapest run (or the earliest within a budget) that meets the deadline."""
 
     kind: Literal["training"]
-    name: str = Field(description="Scenario name (free text).")
+    name: ScenarioName
     model: Id | Architecture = Field(description="Catalog model id or an inline architecture.")
     training_tokens: Annotated[float, Field(gt=0, le=MAX_TRAINING_TOKENS)] = Field(
         description="Training tokens D."
@@ -124,11 +144,11 @@ class TrainingScenario(Strict):
     precision: Precision = Field(
         "bf16", description="Matmul precision: bf16 or fp8 (states stay 16 B/param)."
     )
-    procurement: list[TrainingProcurement] = Field(
+    procurement: UniqueList[TrainingProcurement] = Field(
         default_factory=_rent, description="rent, buy and/or owned."
     )
     hardware: TrainingHardware = Field(default_factory=TrainingHardware)
-    sites: Annotated[list[Id], Field(min_length=1, max_length=MAX_LIST)] | None = Field(
+    sites: Annotated[UniqueList[Id], Field(min_length=1, max_length=MAX_LIST)] | None = Field(
         None, description="Catalog sites allowed; default every cloud/datacenter site."
     )
     inventory: list[InventoryItem] = Field(
@@ -198,12 +218,24 @@ class TrainingScenario(Strict):
             raise ValueError(
                 "budget_usd: objective earliest_finish needs budget_usd (or use objective: min_cost)"
             )
+        unread = sorted(self.economics.model_fields_set & SERVING_ECONOMICS)
+        if unread:  # they were accepted and silently left out of the run's cost
+            raise ValueError(
+                f"economics.{unread[0]}: a serving plan's setting — a training run rents on demand (no spot) and "
+                "orders its nodes once, so it is not read; remove it"
+            )
         if not self.procurement:
             raise ValueError("procurement: list at least one of rent, buy, owned (e.g. [rent])")
         if "owned" in self.procurement and not self.inventory:
             raise ValueError(
                 "inventory: procurement owned needs an inventory (e.g. [{gpu: h100_sxm, count: 8, site: dc1}]), "
                 "or use procurement [rent]"
+            )
+        if self.inventory and "owned" not in self.procurement:  # the owned GPUs were silently left unused
+            listed = ", ".join(self.procurement)
+            raise ValueError(
+                f"procurement: [{listed}] leaves the inventory unused — add owned (procurement: [{listed}, owned]) "
+                "to train on the GPUs you own, or remove inventory"
             )
         return self
 
@@ -274,15 +306,49 @@ def _check_id(path: str, loc: str, value: str, table: object, what: str) -> None
     """The id of the field ``loc`` (one value, e.g. ``inventory[0].site``) is in ``table``."""
     assert isinstance(table, dict)
     if value not in table:
-        raise ScenarioError(f"{path}: {loc}: unknown {what} '{value}'{did_you_mean(value, table)}")
+        raise ScenarioError(f"{path}: {loc}: unknown {what} '{value}'{suggest_id(value, table)}")
+
+
+def _id_tables(catalog: Catalog, data: dict[object, object]) -> IdTable:
+    """The valid ids at a training location: the serving scenario's tables, plus ``model`` and the
+    top-level ``sites`` (``model: Qwen/Qwen3-8B`` got "did you mean qwen_qwen3_8b?", no catalog id)."""
+    serving = scenario_id_tables(catalog, data)
+
+    def ids(loc: tuple[object, ...]) -> Iterable[str] | None:
+        if loc[:1] == ("model",) and len(loc) == 1:
+            return catalog.models
+        if loc[:1] == ("sites",):
+            return catalog.sites
+        return serving(loc)
+
+    return ids
 
 
 def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scenario") -> TrainingScenario:
     """Validate a decoded document into a TrainingScenario and check its ids against the catalog."""
     if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: expected a mapping at the top level")
-    if data.get("kind") != "training":
+        empty = " (the file is empty or only comments — `planner init FILE --kind training` writes a starter)"
+        raise ScenarioError(f"{path}: expected a mapping at the top level{empty if data is None else ''}")
+    kind = data.get("kind")
+    if kind is None and "training_tokens" in data and "workloads" not in data:
+        raise ScenarioError(
+            f"{path}: kind: required — add `kind: training` (the file reads as a training scenario)"
+        )
+    kinds = ("training", "inference", "serving")
+    if (
+        isinstance(kind, str)
+        and kind != "training"
+        and get_close_matches(id_spelling(kind), kinds, 1, 0.75) == ["training"]
+    ):
+        raise ScenarioError(f"{path}: kind: must be 'training' (got {kind!r}) — did you mean training?")
+    if kind != "training":
         raise ScenarioError(f"{path}: kind: expected 'training' (a serving scenario goes to `planner plan`)")
+    carried = next((key for key in SERVING_FIELDS if key in data), None)
+    if carried is not None:
+        raise ScenarioError(
+            f"{path}: {carried}: a serving scenario's field (`planner plan`) — `planner train` does not read it; remove "
+            "it (a training run rents on demand from the cheapest provider; budget_usd caps its cost)"
+        )
     try:
         scenario = TrainingScenario.model_validate(data)
     except ValidationError as err:
@@ -290,10 +356,12 @@ def parse_training_scenario(data: object, catalog: Catalog, *, path: str = "scen
         if len(errors) == 1 and errors[0]["loc"] == () and "error" in errors[0].get("ctx", {}):
             # a cross-field rule of TrainingScenario._check: its message names the field itself
             raise ScenarioError(f"{path}: {errors[0]['ctx']['error']}") from None
-        raise ScenarioError(format_validation_error(path, err, model=TrainingScenario)) from None
+        raise ScenarioError(
+            format_validation_error(path, err, model=TrainingScenario, ids=_id_tables(catalog, data))
+        ) from None
     if isinstance(scenario.model, str) and scenario.model not in catalog.models:
         raise ScenarioError(
-            f"{path}: model: unknown model '{scenario.model}'{did_you_mean(scenario.model, catalog.models)}"
+            f"{path}: model: unknown model '{scenario.model}'{suggest_id(scenario.model, catalog.models)}"
         )
     _check_ids(path, "hardware.gpus", scenario.hardware.gpus, catalog.accelerators, "gpu")
     _check_ids(path, "sites", scenario.sites, catalog.sites, "site")
