@@ -145,12 +145,17 @@ class CostLedger:
 
 
 def crossover_month(buying: CostLedger, renting: CostLedger) -> int | None:
-    """First month after month 0 at which the cumulative cash of ``buying`` is at most that of ``renting``
-    (None if it never is; a cash flow shorter than the other one stays at its last cumulative value)."""
+    """The month buying gets ahead for good: the first month after month 0 from which the cumulative cash of
+    ``buying`` stays at most that of ``renting`` to the end, where it is below; None when buying ends no
+    cheaper (a cash flow shorter than the other one stays at its last cumulative value). Months where the
+    two are equal and buying falls behind later are no crossover: owned GPUs serving alike until month 17,
+    then buying behind, said "month 1"."""
     buy, rent = buying.cumulative_cash_usd, renting.cumulative_cash_usd
     n = max(len(buy), len(rent))
     buy, rent = (c + [c[-1] if c else 0.0] * (n - len(c)) for c in (buy, rent))
-    for month, (b, r) in enumerate(zip(buy, rent, strict=True)):
-        if month > 0 and b <= r:
-            return month
-    return None
+    if n == 0 or not buy[-1] < rent[-1]:
+        return None
+    month = n
+    while month - 1 > 0 and buy[month - 1] <= rent[month - 1]:
+        month -= 1
+    return month if month < n else None

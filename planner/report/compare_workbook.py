@@ -74,7 +74,7 @@ OPTION_HEADERS = [
     "Recommended",
     "Note",
 ]
-BUYING_AHEAD = "Buying ahead (cumulative)"
+BUYING_AHEAD = "Buying ahead from here on (cumulative)"
 
 
 def served_output_mtok(result: PlanResult) -> float:
@@ -176,8 +176,9 @@ def _cash_flow_sheet(ws: Any, tables: Tables, comparison: Comparison, horizon: i
     )
     ahead_col = letter(3 + 2 * n) if pair else None
     rows: list[list[Any]] = []
+    months = max([horizon, *(len(f) for f in flows.values())])
     # the horizon's months, then those a reservation is still paid after it (Comparison.cash_flow_usd)
-    for m in range(max([horizon, *(len(f) for f in flows.values())])):
+    for m in range(months):
         r = m + 2
         cums = [
             Formula(f"={flow_col[name]}{r}" if m == 0 else f"={cum_col[name]}{r - 1}+{flow_col[name]}{r}")
@@ -186,7 +187,10 @@ def _cash_flow_sheet(ws: Any, tables: Tables, comparison: Comparison, horizon: i
         ahead: list[Any] = []
         if pair:
             buy, rent = cum_col[pair[0]], cum_col[pair[1]]
-            ahead = [Formula(f'=IF(AND(A{r}>0,{buy}{r}<={rent}{r}),"yes","no")')]
+            # ahead for good (planner.readout.ledger.crossover_month): at most renting here and in every later
+            # month, below it in the last
+            later = f'{ahead_col}{r + 1}="yes"' if m < months - 1 else f"{buy}{r}<{rent}{r}"
+            ahead = [Formula(f'=IF(AND(A{r}>0,{buy}{r}<={rent}{r},{later}),"yes","no")')]
         factor = Formula(f"=(1+{RATE_NAME})^(-A{r}/12)")
         rows.append([m, factor, *(flows[name][m] for name in names), *cums, *ahead])
     formats: list[str | None] = [INT_FORMAT, "0.0000"] + [USD_FORMAT] * (2 * n) + ([None] if pair else [])
