@@ -87,7 +87,7 @@ def check_outputs(
         raise InputError(f"-o {output}: the report name must end in {' or '.join(suffixes)}")
     check_output_path(output, "-o", [scenario_path])
     check_output_path(json_out, "--json-out", [scenario_path])
-    check_distinct_outputs(("-o", output), ("--json-out", json_out))
+    check_distinct_outputs(("-o", output), ("--json-out", json_out), ("--plots", plots))
     if plots is not None:
         from planner.report.files import check_output_dir
 

@@ -77,8 +77,15 @@ def check_output_file(path: Path | str, option: str, inputs: Iterable[Path | str
 
 
 def check_output_dir(path: Path | str, option: str) -> None:
-    """Refuse a folder for output files (e.g. --plots) that does not exist and cannot be created here."""
-    target = Path(path)
+    """Refuse a folder for output files (e.g. --plots) that does not exist and cannot be created here, or that
+    the system refuses to look at (a name over 255 bytes was "internal error: OSError", exit 4)."""
+    try:
+        _check_output_dir(Path(path), option)
+    except OSError as exc:
+        raise InputError(f"{option} {path}: {exc.strerror or exc} — choose another folder") from None
+
+
+def _check_output_dir(target: Path, option: str) -> None:
     shown = f"{option} {target}"
     root = _under_system_root(target)
     if root is not None:
