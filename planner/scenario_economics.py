@@ -20,19 +20,23 @@ class Budget(Strict):
         None, description="Most spent in any month on rent and running costs (power, colocation, ops), USD."
     )
     total_usd: Usd | None = Field(None, description="Most spent over the horizon (the plan's total cost), USD.")
-    _from_options: bool = PrivateAttr(default=False)
+    _option_keys: frozenset[str] = PrivateAttr(default=frozenset())
 
     @classmethod
-    def from_options(cls, **limits: float | None) -> Budget:
-        """The limits `planner budget` takes as options (--capex-usd, ...): messages name the options."""
-        budget = cls(**limits)
-        budget._from_options = True
+    def from_options(cls, stated: Budget | None = None, **limits: float | None) -> Budget:
+        """The limits `planner budget` takes as options (--capex-usd, ...) over the scenario's own ``stated``
+        budget: an option replaces the line it names, the scenario's other lines still hold (they were
+        dropped: a stated opex limit with --capex-usd 100 planned $34M a month). Messages name the option or
+        the scenario line each limit came from."""
+        given = {k: v for k, v in limits.items() if v is not None}
+        budget = cls(**{**(stated.model_dump() if stated is not None else {}), **given})
+        budget._option_keys = frozenset(given)
         return budget
 
     def line(self, key: str) -> str:
         """Where the user states budget line ``key`` ('opex_usd_per_month'): ``budget.opex_usd_per_month`` in
-        the scenario, or ``--opex-usd-per-month`` when the limits came from `planner budget`'s options."""
-        return f"--{key.replace('_', '-')}" if self._from_options else f"budget.{key}"
+        the scenario, or ``--opex-usd-per-month`` when `planner budget`'s option gave it."""
+        return f"--{key.replace('_', '-')}" if key in self._option_keys else f"budget.{key}"
 
 
 class InventoryItem(Strict):

@@ -434,7 +434,9 @@ def budget(
         catalog = _catalog()
         refuse_training_file(scenario_path, "budget")
         scenario = load_scenario(scenario_path, catalog)
-        limits = Budget.from_options(capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd)
+        limits = Budget.from_options(
+            scenario.budget, capex_usd=capex_usd, opex_usd_per_month=opex_usd_per_month, total_usd=total_usd
+        )
         scenario = scenario.model_copy(update={"objective": "max_throughput", "budget": limits})
         with working(f"largest demand within the budget of {scenario.name}"):
             return run_plan(catalog, scenario, solver=chosen, with_alternatives=False)

@@ -78,3 +78,21 @@ def test_the_served_line_groups_thousands(tmp_path: Path) -> None:
     scale, total = line.split("× the stated demand = ")
     assert scale.strip() in ("served: 10,000.000", "served: 9,999.999"), line
     assert total.split(" req/s")[0].replace(",", "").replace(".", "").isdigit() and "," in total, line
+
+
+def test_the_scenarios_own_budget_lines_still_hold(tmp_path: Path) -> None:
+    """`planner budget --capex-usd 100` on a scenario stating an opex limit kept only the capex (rent only: it
+    served 10,000× for $34M a month); the stated line still binds, and is named where the scenario states it."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump({**SCENARIO, "budget": {"opex_usd_per_month": 5000}}))
+    res = CliRunner().invoke(app, ["budget", str(path), "--capex-usd", "100", "--json"])
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert 10.0 < data["served_scale"] < 11.0  # as --opex-usd-per-month 5000 alone: $4,882 of $5,000
+    used = data["budget_used"]
+    assert used["limits"] == {"capex_usd": 100.0, "opex_usd_per_month": 5000.0, "total_usd": None}
+    assert used["binding_limit"].startswith("opex_usd_per_month")
+    from planner.scenario import Budget
+
+    merged = Budget.from_options(Budget(opex_usd_per_month=5000), capex_usd=100)
+    assert (merged.line("capex_usd"), merged.line("opex_usd_per_month")) == ("--capex-usd", "budget.opex_usd_per_month")
