@@ -96,7 +96,14 @@ def parse_axis(option: str) -> Axis:
         raise InputError(
             f"--vary {option!r}: expected PATH=V1,V2,... — e.g. --vary economics.rent_price_scale=0.5,1,2"
         )
-    texts = [v for v in values.split(",") if v.strip()]
+    pieces = values.split(",")
+    given = [v.strip() for v in pieces if v.strip()]
+    if given and len(given) < len(pieces):  # '4,,8' dropped the empty value unsaid
+        raise InputError(
+            f"--vary {option!r}: an empty value between commas — write each value once, e.g. "
+            f"--vary {path}={','.join(given)}"
+        )
+    texts = [v for v in pieces if v.strip()]
     parsed = tuple(parse_value(v) for v in texts)
     if not parsed or any(v == [] and t.replace(" ", "") != "[]" for t, v in zip(texts, parsed, strict=True)):
         raise InputError(

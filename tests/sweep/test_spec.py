@@ -113,3 +113,13 @@ def test_grid_has_every_combination_once(value_lists: list[list[int]]) -> None:
     assert len(grid) == math.prod(len(vs) for vs in value_lists)
     assert len({v.key for v in grid}) == len(grid)
     assert {tuple(x for _, x in v.values) for v in grid} == set(itertools.product(*value_lists))
+
+
+def test_an_empty_value_between_commas_is_refused() -> None:
+    # '4,,8' swept 4 and 8 without a word about the empty one (QA)
+    with pytest.raises(InputError, match=r"an empty value between commas — write each value once, e\.g\. --vary "
+                       r"workloads\.chat\.requests_per_s=4,8"):
+        parse_axis("workloads.chat.requests_per_s=4,,8")
+    with pytest.raises(InputError, match="an empty value between commas"):
+        parse_axis("economics.rent_price_scale=0.5,1,")
+    assert parse_axis("economics.rent_price_scale=0.5") == Axis("economics.rent_price_scale", (0.5,))
