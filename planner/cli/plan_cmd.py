@@ -120,17 +120,6 @@ def _print_infeasible(data: dict[str, Any], source: Path | None = None) -> None:
             err.print(f"    smallest relaxation: {text(item['relaxation'])}", soft_wrap=True)
 
 
-def _status_text(data: dict[str, Any]) -> str:
-    """'optimal', or 'feasible (gap 4.1 %, bound $123,456)': a plan not proven optimal shows how far from
-    the proven lower bound it may be."""
-    if data["status"] != "feasible":
-        return str(data["status"])
-    gap, bound = data.get("gap"), data.get("bound_usd")
-    if gap is None:
-        return "feasible (gap unknown: the solver reports no bound)"
-    return f"feasible (gap {gap:.1%}" + (f", bound ${bound:,.0f})" if bound is not None else ")")
-
-
 def print_plan(result: Any, source: Path | None = None) -> None:
     """The plan as terminal tables: deployments (with SLO headroom), purchase orders, binding limits,
     alternatives; an infeasible plan's causes go to stderr under the scenario file's name (``source``)."""
@@ -144,7 +133,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             f"(candidate evaluation and the audit run outside it; total {data['total_seconds']:.2f} s)"
         )
     per_mtok = data["cost_usd_per_million_output_tokens"]
-    from planner.report.formatting import months_text, period_runs_text
+    from planner.report.formatting import months_text, period_runs_text, status_text
 
     paid_after = (data["cash_flow_usd_per_month"] or [])[data["horizon_months"] :]
     if paid_after:  # a reservation's term runs past the horizon (planner.problem.cost_terms.term_tail)
@@ -158,7 +147,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
         f", serves {served:.3g}× the stated demand ({data['served_requests_per_s']['total']:,.3g} req/s)"
     )
     title = (
-        f"{data['scenario']}: {_status_text(data)}{serves} — ${data['total_cost_usd']:,.0f} over "
+        f"{data['scenario']}: {status_text(data['status'], data.get('gap'), data.get('bound_usd'))}{serves} — ${data['total_cost_usd']:,.0f} over "
         f"{months_text(data['horizon_months'])} "
         f"(${data['cost_usd_per_month']:,.0f}/month; capex ${data['capex_usd']:,.0f}, opex "
         f"${data['opex_usd_per_month']:,.0f}/month"
@@ -170,7 +159,7 @@ def print_plan(result: Any, source: Path | None = None) -> None:
         caption="TTFT/SLO, TPOT/SLO: observed / target ms and the headroom 1 − observed/target; "
         "sync: exposed TP/PP communication / decode step (≤ max_sync_ratio)"
         + (
-            "; repl, GPUs, req/s cap: in the workload's peak period (the largest period where it runs none then); "
+            "; repl, GPUs, req/s cap: in the workload's peak period (for a deployment idle then, its largest period); "
             "$/month: its share of its GPUs' supply over the horizon"
             if multi_period
             else ""

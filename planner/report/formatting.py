@@ -99,7 +99,7 @@ def number_runs_text(values: list[int]) -> str:
 
 def status_text(status: str, gap: float | None, bound_usd: float | None) -> str:
     """'optimal', or 'feasible (gap 4.1%, bound $123,456)': a plan not proven optimal shows how far from the
-    proven lower bound it may be, as the terminal title does (the workbook and HTML read a bare "feasible")."""
+    proven lower bound it may be: one text for the terminal title, the workbook and the HTML."""
     if status != "feasible":
         return status
     if gap is None:
