@@ -213,6 +213,19 @@ def supply_options(
     return out
 
 
+def instance_sizes_text(unit: int, top: int) -> str:
+    """The instance sizes one quote sells, in GPUs: '1/2/4' (powers of two from ``unit`` to ``top``), '8'."""
+    sizes = [unit]
+    while sizes[-1] * 2 <= top:
+        sizes.append(sizes[-1] * 2)
+    return "/".join(str(n) for n in sizes)
+
+
+def usd_per_gpu_hour_text(usd: float) -> str:
+    """A quote's price as written for people: '$1.90' (cents), '$0.165' where the quote has finer digits."""
+    return f"${usd:,.2f}" if round(usd, 2) == usd else f"${usd:,.4g}"
+
+
 def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scenario) -> list[SupplyOption]:
     """One rent option per rental kind the scenario allows and instance size some provider quotes (whole
     nodes unless a price row lists smaller instances: catalogs/prices.yaml ``gpus_per_instance``)."""
@@ -222,8 +235,7 @@ def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scena
         quotes = rent_quotes_by_size(catalog, gpu, site, kind, scenario.rent_providers)
         for unit, top, quote in instance_families(quotes):
             eff = econ.spot_availability_frac * (1 - econ.spot_preemption_overhead_frac) if kind == "spot" else 1.0
-            sizes = f"{unit}-{top}" if top > unit else f"{unit}"
-            size = "" if unit == gpu.gpus_per_node else f"{sizes}-GPU instances, "
+            size = "" if unit == gpu.gpus_per_node else f"{instance_sizes_text(unit, top)}-GPU instances, "
             out.append(
                 SupplyOption(
                     gpu.id,
@@ -232,7 +244,8 @@ def rent_options(catalog: Catalog, gpu: Accelerator, site: Site, scenario: Scena
                     unit,
                     quote.usd_per_gpu_hour * econ.rent_price_scale * HOURS_PER_MONTH * unit,
                     None,
-                    f"{quote.provider} {kind} {size}${quote.usd_per_gpu_hour}/GPU-h ({quote.source}, {quote.as_of})",
+                    f"{quote.provider} {kind} {size}{usd_per_gpu_hour_text(quote.usd_per_gpu_hour)}/GPU-h "
+                    f"({quote.source}, {quote.as_of})",
                     effective_gpus_frac=eff,
                     node_gpus=gpu.gpus_per_node,
                     max_instance_gpus=top,
