@@ -88,12 +88,23 @@ class LocalEngine:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+STOP_GRACE_S = 2.0
+"""Seconds a worker gets to end on SIGTERM before it is killed (:func:`stop_workers`)."""
+
+
 def stop_workers(pool: ProcessPoolExecutor) -> None:
-    """End the pool's worker processes now (SIGTERM): ``shutdown(wait=True)`` alone waits for every running
-    variant to finish — minutes of solving after an interrupted sweep said it stopped."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    """End the pool's worker processes now: ``shutdown(wait=True)`` alone waits for every running variant to
+    finish — minutes of solving after an interrupted sweep said it stopped. SIGTERM first; a worker still
+    alive after :data:`STOP_GRACE_S` (one that inherited a SIGTERM handler, planner.cli.guard's, turns the
+    signal into an exception and waits for the next task) is killed. Workers hold nothing to save: the
+    rows are written by this process."""
+    processes = [p for p in list((getattr(pool, "_processes", None) or {}).values()) if p.is_alive()]
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(STOP_GRACE_S)
         if process.is_alive():
-            process.terminate()
+            process.kill()
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,8 @@ def test_a_group_that_runs_outside_its_workloads_peak_is_read_where_it_runs(cata
         moved.append(dataclasses.replace(
             d, served_requests_per_s=0.0, replicas_per_period=[0, running, 0],
             served_requests_per_s_per_period=[0.0, 2.0, 0.0],
+            busiest_served_requests_per_s_per_period=[0.0, 2.0, 0.0],  # no hourly profile: the period's load
+            busiest_served_per_replica_requests_per_s_per_period=[0.0, 2.0 / running, 0.0],
         ))
     (group,) = pd_summary(moved)
     assert (group.pd_ratio, group.prefill_replicas, group.decode_replicas) == ("3:2", 3, 2)

@@ -45,3 +45,28 @@ def test_a_finished_pool_has_nothing_to_stop() -> None:
     pool = ProcessPoolExecutor(max_workers=1)
     pool.shutdown(wait=True)
     stop_workers(pool)  # no processes left: nothing to do, no error
+
+
+def test_workers_that_inherited_a_sigterm_handler_are_stopped_too() -> None:
+    # planner.cli.guard turns SIGTERM into an exception while a command runs; forked workers inherit it, so a
+    # SIGTERM only ends their task and they wait for the next one (the full suite left one in place: flaky)
+    import signal
+
+    def raise_on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, raise_on_term)
+    try:
+        pool = ProcessPoolExecutor(max_workers=2)
+        try:
+            pool.submit(time.sleep, 60)
+            time.sleep(1)
+            processes = list(pool._processes.values())
+            stop_workers(pool)
+            for p in processes:
+                p.join(10)
+            assert not any(p.is_alive() for p in processes)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
