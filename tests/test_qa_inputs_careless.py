@@ -25,6 +25,7 @@ from planner.errors import ScenarioError
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.scenario import parse_scenario
 from planner.training.scenario import parse_training_scenario
+from tests.corpus.cases import TRAINING_BASE
 from tests.plan.helpers import starter
 
 runner = CliRunner()
@@ -44,17 +45,7 @@ workloads:
 hardware: {gpus: [l40s], tp: [1], pp: [1]}
 """
 
-TRAINING: dict[str, Any] = {
-    "kind": "training",
-    "name": "qa",
-    "model": "qwen3_8b",
-    "training_tokens": 1.0e11,
-    "seq_len_tokens": 4096,
-    "global_batch_tokens": 4_194_304,
-    "deadline_days": 30,
-    "procurement": ["rent"],
-    "hardware": {"gpus": ["h100_sxm"], "max_gpus": 64},
-}
+TRAINING: dict[str, Any] = {**TRAINING_BASE, "name": "qa"}
 
 
 def _one_line(args: list[str]) -> str:

@@ -25,7 +25,8 @@ def test_an_interrupt_inside_the_session_ends_the_running_tasks() -> None:
     assert all(f.done() for f in futures)
 
 
-def test_stop_workers_terminates_every_live_worker() -> None:
+def _stop_a_busy_pool() -> None:
+    """Two workers, one sleeping 60 s: stop_workers leaves none alive, and the pool shuts down at once."""
     pool = ProcessPoolExecutor(max_workers=2)
     try:
         running = pool.submit(time.sleep, 60)
@@ -39,6 +40,10 @@ def test_stop_workers_terminates_every_live_worker() -> None:
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     assert running.done()
+
+
+def test_stop_workers_terminates_every_live_worker() -> None:
+    _stop_a_busy_pool()
 
 
 def test_a_finished_pool_has_nothing_to_stop() -> None:
@@ -57,16 +62,6 @@ def test_workers_that_inherited_a_sigterm_handler_are_stopped_too() -> None:
 
     previous = signal.signal(signal.SIGTERM, raise_on_term)
     try:
-        pool = ProcessPoolExecutor(max_workers=2)
-        try:
-            pool.submit(time.sleep, 60)
-            time.sleep(1)
-            processes = list(pool._processes.values())
-            stop_workers(pool)
-            for p in processes:
-                p.join(10)
-            assert not any(p.is_alive() for p in processes)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        _stop_a_busy_pool()
     finally:
         signal.signal(signal.SIGTERM, previous)
