@@ -58,11 +58,25 @@ def _spelled(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
+def meant_ids(value: str, choices: Iterable[str]) -> list[str]:
+    """The choices ``value`` plainly means: the one it spells in another case or with other separators
+    (A100_SXM_80GB, Llama-3.1-70B, trt-llm), else the up to three it begins (a100 → a100_pcie_80gb,
+    a100_sxm_80gb; of those the one it is a letter short of: gpu → gpus, not gpu_share_fracs); else none."""
+    options = sorted(set(choices))
+    key = _spelled(value)
+    spelled = {_spelled(o): o for o in options}
+    if key in spelled:
+        return [spelled[key]]
+    starting = [o for o in options if len(key) >= 2 and _spelled(o).startswith(key)]
+    near = [o for o in starting if difflib.SequenceMatcher(None, key, _spelled(o)).ratio() >= NEAR_MATCH]
+    if len(near) == 1:
+        return near
+    return starting if len(starting) <= 3 else []
+
+
 def did_you_mean(value: str, choices: Iterable[str]) -> str:
-    """Return ``" — did you mean x?"`` for the choice meant, or a list of valid values: the choice ``value``
-    spells in another case or with other separators (A100_SXM_80GB, Llama-3.1-70B, trt-llm), the up to three
-    choices it begins (a100 → a100_pcie_80gb or a100_sxm_80gb; of those, the one it is a letter short of:
-    gpu → gpus, not gpu_share_fracs), else the closest one.
+    """Return ``" — did you mean x?"`` for the choice meant (:func:`meant_ids`, else the closest), or a list
+    of valid values.
 
     >>> did_you_mean("h100sxm", ["h100_sxm", "h200_sxm"])
     ' — did you mean h100_sxm?'
@@ -70,16 +84,11 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
     ' — did you mean a100_pcie_80gb or a100_sxm_80gb?'
     """
     options = sorted(set(choices))
+    meant = meant_ids(value, options)
+    if meant:
+        return f" — did you mean {' or '.join(meant)}?"
     key = _spelled(value)
     spelled = {_spelled(o): o for o in options}
-    if key in spelled:
-        return f" — did you mean {spelled[key]}?"
-    starting = [o for o in options if len(key) >= 2 and _spelled(o).startswith(key)]
-    near = [o for o in starting if difflib.SequenceMatcher(None, key, _spelled(o)).ratio() >= NEAR_MATCH]
-    if len(near) == 1:  # one letter short of one of them: gpu → gpus, not gpu_share_fracs
-        return f" — did you mean {near[0]}?"
-    if 0 < len(starting) <= 3:
-        return f" — did you mean {' or '.join(starting)}?"
     close = difflib.get_close_matches(key, list(spelled), n=1, cutoff=0.5) or difflib.get_close_matches(
         value, options, n=1, cutoff=0.5
     )

@@ -20,7 +20,7 @@ import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from planner.errors import did_you_mean
+from planner.errors import did_you_mean, meant_ids
 from planner.inputs import number_hint
 
 _ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
@@ -187,6 +187,9 @@ def suggest_id(value: str, choices: Iterable[str]) -> str:
     """``" — did you mean x?"`` (:func:`closest_id`), else the valid values (as :func:`did_you_mean`)."""
     options = sorted(set(choices))
     best = closest_id(value, options)
+    meant = meant_ids(value, options)  # A100 → a100_pcie_80gb or a100_sxm_80gb, not the closest (a10g)
+    if meant and best not in meant:
+        return f" — did you mean {' or '.join(meant)}?"
     return f" — did you mean {best}?" if best is not None else did_you_mean(value, options)
 
 

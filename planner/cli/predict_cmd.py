@@ -28,7 +28,7 @@ from planner.cli.common import (
     text,
 )
 from planner.context_window import context_window_problem
-from planner.errors import InfeasiblePlan, InputError, PlannerError, did_you_mean
+from planner.errors import InfeasiblePlan, InputError, PlannerError
 from planner.head_split import TP_DEGREES, head_split_problems, valid_tps
 from planner.limits import (
     DEFAULT_DRAFT_TOKENS,
@@ -214,7 +214,9 @@ def check_names(catalog: Any, request: PredictRequest) -> None:
     ]
     for option, name, table, what in names:
         if name is not None and name not in table:
-            raise InputError(f"{option}: unknown {what} '{name}'{did_you_mean(name, table)}")
+            from planner.validation_messages import suggest_id  # pydantic: not at import (cold start)
+
+            raise InputError(f"{option}: unknown {what} '{name}'{suggest_id(name, table)}")
 
 
 def _fraction(flag: str, description: str) -> Any:
