@@ -15,6 +15,8 @@ at λ requests/s of P prompt and G output tokens, with mean step time T:
     TPOT = T_mixed(min(B + 1, limit), c)   (the steps a decoding request runs in: its own sequence and
                                   the B others it finds, :func:`own_batch`)
     TTFT = W_q + k·T_k + W_phase + network,   k = ⌈P / (C − B)⌉ chunk steps of T_k = T_mixed(B, min(c + P/k, C − B))
+                                  (with p pipeline stages k·T_k is the chunks' pass through every stage, each
+                                  chunk whole in one micro-batch: MixedStep ``own_tokens``)
     W_phase = (1 − e^(−N))·(n_s/2 + L)·T,  N = B + λ·k·T_k   (wait for the scheduler to admit the prompt:
                                           tail.step_phase_s; T/2 for a busy engine without multi-step or lookahead)
     W_q  = ρ·s / (2(1 − ρ)),  s = k·T_k,  ρ = λ·P·T_full / (C − B)  (M/D/1 wait for the prefill budget;
@@ -202,9 +204,13 @@ def _chunked_at_load(
     chunk_s = round_at(decode_batch=batch, prefill_tokens=in_chunk_step)
     service_s = k * chunk_s
     latency_s = service_s
-    if np.any(np.asarray(terms.pp) > 1):  # the own chunk runs whole in one micro-batch through all stages
+    staged = np.asarray(terms.pp) > 1
+    if np.any(staged):  # the own chunk runs whole in one micro-batch through all stages; rows without stages
+        # keep k·T_k itself, so a row's numbers do not depend on the table it is evaluated in
         own = np.minimum(p_tok / k, in_chunk_step)
-        latency_s = k * round_at(decode_batch=batch, prefill_tokens=in_chunk_step, own_tokens=own)
+        latency_s = np.where(
+            staged, k * round_at(decode_batch=batch, prefill_tokens=in_chunk_step, own_tokens=own), service_s
+        )
     rho = budget_use(lam, p_tok, round_at(decode_batch=batch, prefill_tokens=chunk_budget), chunk_budget)
     stable = converged & _fits(batch, rho, limit, terms.chunk_tokens)
     own = own_batch(batch, limit)

@@ -90,11 +90,12 @@ def prefill_first_at_load(
     g_tok = np.asarray(decode_rounds, dtype=float)
     t_p = prefill_pass_s(terms, prompt_tokens=p_tok, context_tokens=context_tokens, opt=opt)
     latency_s = t_p
-    if np.any(np.asarray(terms.pp) > 1):  # the prompt runs whole in one micro-batch through all stages
-        latency_s = round_s(
+    staged = np.asarray(terms.pp) > 1
+    if np.any(staged):  # the prompt runs whole in one micro-batch through all stages (rows without: T_p itself)
+        latency_s = np.where(staged, round_s(
             terms, opt, decode_batch=0.0, decode_context_tokens=context_tokens, prefill_tokens=p_tok,
             prompt_tokens=p_tok, own_tokens=p_tok,
-        )
+        ), t_p)
     u = lam * t_p
     free = np.where(u < 1.0, 1.0 - u, 1.0)
     lam_decode = np.where(u < 1.0, lam / free, 0.0)

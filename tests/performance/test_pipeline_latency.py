@@ -81,3 +81,20 @@ def test_the_busiest_stage_holds_its_layers_and_the_embedding() -> None:
     assert weights[2] == pytest.approx(weights[1] / 2, rel=1e-12)
     assert weights[3] == pytest.approx(48.31, abs=0.01)
     assert weights[4] == pytest.approx(20 * (weights[1] - 2 * 2.101) / 80 + 2.101, abs=0.01)  # 36.33 GB
+
+
+def test_a_row_without_stages_reads_the_same_beside_a_staged_row() -> None:
+    # the staged rows' latency is computed for the whole table: a PP1 row keeps k·T_k bit for bit, so a
+    # candidate's numbers do not depend on the table it is evaluated in
+    from planner.performance.load import serve_at_load
+    from planner.performance.stack import stack_terms
+    from planner.performance.terms import deployment_terms
+
+    bf16 = CATALOG.formats["bf16"]
+    model, gpu = CATALOG.models["llama_3_1_8b"], CATALOG.accelerators["h100_sxm"]
+    one, two = (deployment_terms(CATALOG, model=model, gpu=gpu, weight_format=bf16, kv_format=bf16, pp=p) for p in (1, 2))
+    kw = dict(requests_per_s=np.array([[3.0]]), input_tokens=2048.0, output_tokens=256.0, max_batch=256.0)
+    alone = serve_at_load(stack_terms([one]), **kw)
+    mixed = serve_at_load(stack_terms([one, two]), **{**kw, "requests_per_s": np.array([[3.0], [3.0]])})
+    assert mixed.ttft_s[0, 0] == alone.ttft_s[0, 0] and mixed.prefill_latency_s[0, 0] == alone.prefill_latency_s[0, 0]
+    assert mixed.prefill_latency_s[1, 0] > mixed.chunk_steps[1, 0] * mixed.chunk_step_s[1, 0]
