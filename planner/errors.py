@@ -1,4 +1,5 @@
-"""Error types the CLI maps to exit codes, and the "did you mean" helper.
+"""Error types the CLI maps to exit codes, and which id a user meant (the "did you mean" of every input: scenario
+fields, catalog lookups, command-line options).
 
 CatalogError / ScenarioError -> exit 2 (invalid input), InfeasiblePlan -> exit 3,
 SolverError / AuditError -> exit 4.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable
 
 
@@ -96,3 +98,68 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
         return f" — did you mean {spelled.get(close[0], close[0])}?"
     shown = ", ".join(options[:8]) + (", ..." if len(options) > 8 else "")
     return f" — valid values: {shown}"
+
+
+_ID_AFFIXES = ("nvidia_", "amd_", "intel_", "meta_", "google_")
+"""Vendor and organisation prefixes a written id may carry (``NVIDIA H100`` → h100: :func:`closest_id`)."""
+_ID_SUFFIXES = ("_instruct", "_chat", "_hf", "_base", "_it")
+"""Variant suffixes a written model id may carry (``Llama-3.1-8B-Instruct``)."""
+_FORMAT_ALIASES = {
+    "awq": "int4", "gptq": "int4", "w4a16": "int4", "gptq_int4": "int4", "int4_awq": "int4", "q4_k_m": "int4",
+    "q4_0": "int4", "w8a8": "int8", "w8a16": "int8", "q8_0": "int8", "e4m3": "fp8", "fp8_e4m3": "fp8",
+}
+"""Quantization methods and file formats → the storage format the catalog names (awq → int4)."""
+
+
+def id_spelling(value: str) -> str:
+    """The id form of ``value``: accents dropped, lowercase, runs of other characters → one underscore
+    (``H100-SXM`` → h100_sxm, ``Zürich`` → zurich)."""
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+
+
+def _id_forms(value: str) -> list[str]:
+    """``value`` in id form, then without an organisation (``meta-llama/Llama-3.1-8B`` → llama_3_1_8b), a
+    vendor prefix (``NVIDIA H100`` → h100) or a variant suffix (``_instruct``)."""
+    forms = [id_spelling(value), id_spelling(value.rsplit("/", 1)[-1])]
+    for form in list(forms):
+        for prefix in _ID_AFFIXES:
+            if form.startswith(prefix):
+                forms.append(form.removeprefix(prefix))
+    for form in list(forms):
+        for suffix in _ID_SUFFIXES:
+            if form.endswith(suffix):
+                forms.append(form.removesuffix(suffix))
+    return [f for i, f in enumerate(forms) if f and f not in forms[:i]]
+
+
+def closest_id(value: str, choices: Iterable[str]) -> str | None:
+    """The valid id ``value`` most plausibly means (its id form, a close spelling of it, or an id starting
+    with the same first word: ``NVIDIA H100 80GB HBM3`` → h100_sxm), None when nothing is close."""
+    options = sorted(set(choices))
+    forms = _id_forms(value)
+    forms += [_FORMAT_ALIASES[f] for f in forms if f in _FORMAT_ALIASES]  # awq → int4: the method's storage format
+    for form in forms:
+        if form in options:
+            return form
+    for form in forms:
+        close = difflib.get_close_matches(form, options, n=1, cutoff=0.6)
+        if close:
+            return close[0]
+    for form in forms:
+        head = form.split("_", 1)[0]
+        same_head = [o for o in options if o.split("_", 1)[0] == head]
+        if same_head:
+            return (difflib.get_close_matches(form, same_head, n=1, cutoff=0.0) or same_head)[0]
+    close = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def suggest_id(value: str, choices: Iterable[str]) -> str:
+    """``" — did you mean x?"`` (:func:`closest_id`), else the valid values (as :func:`did_you_mean`)."""
+    options = sorted(set(choices))
+    best = closest_id(value, options)
+    meant = meant_ids(value, options)  # A100 → a100_pcie_80gb or a100_sxm_80gb, not the closest (a10g)
+    if meant and best not in meant:
+        return f" — did you mean {' or '.join(meant)}?"
+    return f" — did you mean {best}?" if best is not None else did_you_mean(value, options)

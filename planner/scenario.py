@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field, ValidationError, field_validator, mo
 from planner.catalog.engine_settings import EngineSettings, engine_key
 from planner.catalog.loader import Catalog, format_validation_error
 from planner.catalog.schema import Id, RentalKind, Site
-from planner.errors import ScenarioError
+from planner.errors import ScenarioError, suggest_id
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import (
     DEFAULT_MAX_BATCH,
@@ -63,7 +63,6 @@ from planner.scenario_topology import (
     refuse_misplaced_devices,
 )
 from planner.validation_messages import format_validation_error as _format_error
-from planner.validation_messages import suggest_id
 
 
 class Workload(Strict):

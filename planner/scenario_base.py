@@ -14,7 +14,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import core_schema
 
 from planner.catalog.schema import Id
-from planner.errors import ScenarioError
+from planner.errors import ScenarioError, suggest_id
 from planner.limits import (
     MAX_COUNT,
     MAX_LATENCY_MS,
@@ -25,7 +25,7 @@ from planner.limits import (
     MAX_UPLINK_MBIT_PER_S,
     MAX_USD,
 )
-from planner.validation_messages import IdTable, suggest_id
+from planner.validation_messages import IdTable
 
 if TYPE_CHECKING:
     from planner.catalog.loader import Catalog

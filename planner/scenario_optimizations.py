@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.errors import ScenarioError
+from planner.errors import ScenarioError, suggest_id
 from planner.limits import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, MAX_TOKENS
-from planner.validation_messages import suggest_id
 
 if TYPE_CHECKING:
     from planner.catalog.loader import Catalog

@@ -8,9 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from planner.errors import ScenarioError
+from planner.errors import ScenarioError, suggest_id
 from planner.limits import MIN_EFFICIENCY_FRAC
-from planner.validation_messages import suggest_id
 
 
 def _yaml_on_off(value: object) -> object:

@@ -12,7 +12,6 @@ import difflib
 import re
 import types
 import typing
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Union
 
@@ -20,15 +19,19 @@ import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from planner.errors import did_you_mean, meant_ids
+from planner.errors import closest_id, did_you_mean, id_spelling, suggest_id
 from planner.inputs import number_hint
 
 _ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
 
-_TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list", "string_type": "text"}
-_TYPE_WORDS |= {"bool_type": "true or false", "dict_type": "a mapping", "model_type": "a mapping"}
-_TYPE_WORDS |= {"model_attributes_type": "a mapping", "int_from_float": "a whole number"}
-_TYPE_WORDS |= {"int_parsing": "a whole number", "float_parsing": "a number"}
+_TYPE_WORDS = {"int_type": "a whole number", "float_type": "a number", "list_type": "a list"}
+_TYPE_WORDS |= {"string_type": "text", "bool_type": "true or false", "dict_type": "a mapping"}
+_TYPE_WORDS |= {"model_type": "a mapping", "model_attributes_type": "a mapping"}
+_TYPE_WORDS |= {
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "float_parsing": "a number",
+}
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 _SYNONYMS = {"optimizations": ("prefix_cache", "speculative"), "id": ("name",), "intermediate_size": ("ffn_size",)}
 _SYNONYMS |= {"num_attention_heads": ("heads",), "num_key_value_heads": ("kv_heads",), "num_hidden_layers": ("layers",)}
@@ -36,11 +39,6 @@ _SYNONYMS |= {"num_experts": ("experts",), "num_experts_per_tok": ("experts_per_
 """Unknown fields a user plausibly writes for others too far apart for difflib (``optimizations:``, the
 deployments' JSON key, for the workload's ``prefix_cache:`` / ``speculative:``; ``id:`` for ``name:``; a Hugging Face
 config.json's names for an inline training architecture's)."""
-_ID_AFFIXES = ("nvidia_", "amd_", "intel_", "meta_", "google_")
-_ID_SUFFIXES = ("_instruct", "_chat", "_hf", "_base", "_it")
-
-_FORMAT_ALIASES = {"awq": "int4", "gptq": "int4", "w4a16": "int4", "gptq_int4": "int4", "int4_awq": "int4", "q4_k_m": "int4"}
-_FORMAT_ALIASES |= {"q4_0": "int4", "w8a8": "int8", "w8a16": "int8", "q8_0": "int8", "e4m3": "fp8", "fp8_e4m3": "fp8"}
 IdTable = Callable[[tuple[Any, ...]], Iterable[str] | None]
 """The valid ids at a location (``('hardware', 'gpus', 0)`` → the catalog's GPU ids), None where unknown."""
 
@@ -94,16 +92,25 @@ def _resolve(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[Any, list[An
         if step is None:
             return None
         annotation, metadata = step
-    numeric = [(bare, metadata + extra) for bare, extra in map(_strip, _members(annotation)) if bare in (int, float)]
-    return numeric[0] if numeric else (annotation, metadata)
+    numeric = [_strip(m) for m in _members(annotation)]
+    for bare, extra in numeric:
+        if bare in (int, float):
+            return bare, metadata + extra
+    return annotation, metadata
 
 
 def _bounds_text(metadata: list[Any]) -> str | None:
     """'in (0, 1e+06]', '≥ 1', ... from annotated_types constraints."""
     lo = hi = None
     for m in metadata:
-        lo = f"({m.gt:g}" if isinstance(m, annotated_types.Gt) else f"[{m.ge:g}" if isinstance(m, annotated_types.Ge) else lo
-        hi = f"{m.lt:g})" if isinstance(m, annotated_types.Lt) else f"{m.le:g}]" if isinstance(m, annotated_types.Le) else hi
+        if isinstance(m, annotated_types.Gt):
+            lo = f"({m.gt:g}"
+        elif isinstance(m, annotated_types.Ge):
+            lo = f"[{m.ge:g}"
+        elif isinstance(m, annotated_types.Lt):
+            hi = f"{m.lt:g})"
+        elif isinstance(m, annotated_types.Le):
+            hi = f"{m.le:g}]"
     if lo and hi:
         return f"must be in {lo}, {hi}"
     if lo:
@@ -115,8 +122,12 @@ def _bounds_text(metadata: list[Any]) -> str | None:
 
 def _model_fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """Field names of the model that holds location ``loc`` (for 'did you mean' on unknown fields)."""
-    resolved = _resolve(model, loc) if loc else (model, [])
-    for member in _members(resolved[0]) if resolved is not None else []:
+    if not loc:
+        return list(model.model_fields)
+    resolved = _resolve(model, loc)
+    if resolved is None:
+        return []
+    for member in _members(resolved[0]):
         bare, _ = _strip(member)
         if isinstance(bare, type) and issubclass(bare, BaseModel):
             return list(bare.model_fields)
@@ -125,7 +136,9 @@ def _model_fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 
 def _kind_of(value: object) -> str:
     """' (got a list)' / ' (got a mapping)' for containers, which are not echoed."""
-    return " (got a list)" if isinstance(value, list) else " (got a mapping)" if isinstance(value, dict) else ""
+    if isinstance(value, list):
+        return " (got a list)"
+    return " (got a mapping)" if isinstance(value, dict) else ""
 
 
 def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None:
@@ -142,55 +155,8 @@ def _field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | Non
 
 def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
     """Whether the field at ``loc`` has a default (so leaving it out is a valid alternative)."""
-    return (field := _field_info(model, loc)) is not None and not field.is_required()
-
-
-def id_spelling(value: str) -> str:
-    """The id form of ``value``: accents dropped, lowercase, runs of other characters → one underscore
-    (``H100-SXM`` → h100_sxm, ``Zürich`` → zurich)."""
-    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
-
-
-def _id_forms(value: str) -> list[str]:
-    """``value`` in id form, then without an organisation (``meta-llama/Llama-3.1-8B`` → llama_3_1_8b), a
-    vendor prefix (``NVIDIA H100`` → h100) or a variant suffix (``_instruct``)."""
-    forms = [id_spelling(value), id_spelling(value.rsplit("/", 1)[-1])]
-    forms += [form.removeprefix(prefix) for form in list(forms) for prefix in _ID_AFFIXES if form.startswith(prefix)]
-    forms += [form.removesuffix(suffix) for form in list(forms) for suffix in _ID_SUFFIXES if form.endswith(suffix)]
-    return [f for i, f in enumerate(forms) if f and f not in forms[:i]]
-
-
-def closest_id(value: str, choices: Iterable[str]) -> str | None:
-    """The valid id ``value`` most plausibly means (its id form, a close spelling of it, or an id starting
-    with the same first word: ``NVIDIA H100 80GB HBM3`` → h100_sxm), None when nothing is close."""
-    options = sorted(set(choices))
-    forms = _id_forms(value)
-    forms += [_FORMAT_ALIASES[f] for f in forms if f in _FORMAT_ALIASES]  # awq → int4: the method's storage format
-    for form in forms:
-        if form in options:
-            return form
-    for form in forms:
-        close = difflib.get_close_matches(form, options, n=1, cutoff=0.6)
-        if close:
-            return close[0]
-    for form in forms:
-        head = form.split("_", 1)[0]
-        same_head = [o for o in options if o.split("_", 1)[0] == head]
-        if same_head:
-            return (difflib.get_close_matches(form, same_head, n=1, cutoff=0.0) or same_head)[0]
-    close = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
-    return close[0] if close else None
-
-
-def suggest_id(value: str, choices: Iterable[str]) -> str:
-    """``" — did you mean x?"`` (:func:`closest_id`), else the valid values (as :func:`did_you_mean`)."""
-    options = sorted(set(choices))
-    best = closest_id(value, options)
-    meant = meant_ids(value, options)  # A100 → a100_pcie_80gb or a100_sxm_80gb, not the closest (a10g)
-    if meant and best not in meant:
-        return f" — did you mean {' or '.join(meant)}?"
-    return f" — did you mean {best}?" if best is not None else did_you_mean(value, options)
+    field = _field_info(model, loc)
+    return field is not None and not field.is_required()
 
 
 def _shown(value: object) -> str:
@@ -237,7 +203,9 @@ def _text_hint(value: object) -> str:
     date, ``1.5`` → a number) as text."""
     if isinstance(value, bool):
         return " — YAML reads yes/no/on/off/true/false as true or false: quote the text ('no')"
-    return f" — quote it: '{value}'" if isinstance(value, datetime.date | int | float) else ""
+    if isinstance(value, datetime.date | int | float):
+        return f" — quote it: '{value}'"
+    return ""
 
 
 def _named(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> bool:
@@ -361,7 +329,9 @@ def _typos(items: list[tuple[tuple[Any, ...], Any]]) -> tuple[list[tuple[tuple[A
     field's location: the missing field it stands for}). Close means what :func:`did_you_mean` calls close."""
     missing = [loc for loc, e in items if e["type"] == "missing" and loc]
     meant: dict[Any, str] = {}
-    for loc in (loc for loc, e in items if e["type"] == "extra_forbidden" and loc):
+    for loc, e in items:
+        if e["type"] != "extra_forbidden" or not loc:
+            continue
         names = [str(m[-1]) for m in missing if m[:-1] == loc[:-1] and str(m[-1]) not in meant.values()]
         synonyms = [n for n in _SYNONYMS.get(str(loc[-1]), ()) if n in names]
         close = synonyms or difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.5)
@@ -379,7 +349,11 @@ def _misspelled(model: type[BaseModel] | None, loc: tuple[Any, ...], name: str) 
 
 
 def format_validation_error(
-    path: str, err: ValidationError, prefix: str = "", model: type[BaseModel] | None = None, ids: IdTable | None = None
+    path: str,
+    err: ValidationError,
+    prefix: str = "",
+    model: type[BaseModel] | None = None,
+    ids: IdTable | None = None,
 ) -> str:
     """One line: ``file: field.path: problem (got value) — alternative`` (at most 3 problems, '; '; a
     misspelt required field first, as one problem). ``ids``: the valid ids at a location, so an id in the

@@ -13,10 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.errors import InputError, ScenarioError
+from planner.errors import InputError, ScenarioError, id_spelling
 from planner.inputs import MAX_DEPTH, load_yaml_file, parse_yaml_text, yaml_value
 from planner.report.files import atomic_write_text, check_output_dir, check_output_file
-from planner.validation_messages import id_spelling
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/chat_70b_cloud/scenario.yaml"

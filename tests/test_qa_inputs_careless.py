@@ -614,7 +614,7 @@ def test_a_name_too_long_for_the_file_system_is_one_line(tmp_path: Path) -> None
 
 def test_a_gpu_id_in_capitals_gets_the_ids_it_begins(tmp_path: Path) -> None:
     # hardware.gpus: [A100] was answered "did you mean a10g?" (the id-form check's closest match)
-    from planner.validation_messages import suggest_id
+    from planner.errors import suggest_id
 
     gpus = ["a100_pcie_80gb", "a100_sxm_80gb", "a10g", "h100_sxm"]
     assert suggest_id("A100", gpus) == " — did you mean a100_pcie_80gb or a100_sxm_80gb?"

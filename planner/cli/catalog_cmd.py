@@ -44,8 +44,7 @@ def _records(catalog: Any, kind: str) -> dict[str, Any]:
 
 
 def _one_record(catalog: Any, kind: str, record_id: str) -> dict[str, Any]:
-    from planner.errors import CatalogError
-    from planner.validation_messages import suggest_id
+    from planner.errors import CatalogError, suggest_id
 
     table = _records(catalog, kind)
     if record_id not in table:
@@ -150,8 +149,7 @@ def catalog_prices(
     json_out: JsonOut = None,
 ) -> None:
     """Rental prices per GPU, provider and region (USD per GPU-hour, newest quote per kind), like `sky show-gpus`."""
-    from planner.errors import CatalogError
-    from planner.validation_messages import suggest_id
+    from planner.errors import CatalogError, suggest_id
 
     run_guarded(lambda: check_output_path(json_out, "--json-out"))
     catalog = _catalog()

@@ -28,7 +28,7 @@ from planner.cli.common import (
     text,
 )
 from planner.context_window import context_window_problem
-from planner.errors import InfeasiblePlan, InputError, PlannerError
+from planner.errors import InfeasiblePlan, InputError, PlannerError, suggest_id
 from planner.head_split import TP_DEGREES, head_split_problems, valid_tps
 from planner.limits import (
     DEFAULT_DRAFT_TOKENS,
@@ -201,7 +201,7 @@ def _smaller_format(catalog: Any, request: PredictRequest, gpus: float) -> str |
 
 def check_names(catalog: Any, request: PredictRequest) -> None:
     """InputError (exit 2) naming the option and the id meant for an unknown model, GPU, format, engine, site or
-    draft model (the checks of planner.performance.prediction.resolve, with :func:`suggest`'s closer guesses)."""
+    draft model (the checks of planner.performance.prediction.resolve, with planner.errors.suggest_id's guesses)."""
     names: list[tuple[str, str | None, Any, str]] = [
         ("--model", request.model, catalog.models, "model"),
         ("--gpu", request.gpu, catalog.accelerators, "gpu"),
@@ -214,8 +214,6 @@ def check_names(catalog: Any, request: PredictRequest) -> None:
     ]
     for option, name, table, what in names:
         if name is not None and name not in table:
-            from planner.validation_messages import suggest_id  # pydantic: not at import (cold start)
-
             raise InputError(f"{option}: unknown {what} '{name}'{suggest_id(name, table)}")
 
 

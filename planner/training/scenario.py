@@ -19,7 +19,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Id, Model
-from planner.errors import ScenarioError
+from planner.errors import ScenarioError, id_spelling, suggest_id
 from planner.inputs import MAX_SCENARIO_BYTES, load_yaml_file
 from planner.limits import MAX_COUNT, MAX_LIST, MAX_TOKENS, MAX_USD
 from planner.scenario import Economics, InventoryItem
@@ -33,7 +33,7 @@ from planner.training.limits import (
     SERVING_ECONOMICS,
     SERVING_FIELDS,
 )
-from planner.validation_messages import IdTable, format_validation_error, id_spelling, suggest_id
+from planner.validation_messages import IdTable, format_validation_error
 
 Precision = Literal["bf16", "fp8"]
 TrainingProcurement = Literal["rent", "buy", "owned"]
