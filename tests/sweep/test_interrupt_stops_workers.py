@@ -6,8 +6,10 @@ finished (planner/sweep/engine.py LocalEngine.session)."""
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.process import BaseProcess
 
 import pytest
 
@@ -25,6 +27,28 @@ def test_an_interrupt_inside_the_session_ends_the_running_tasks() -> None:
     assert all(f.done() for f in futures)
 
 
+def _ended(process: BaseProcess, timeout_s: float = 10.0) -> bool:
+    """Whether the worker ended within ``timeout_s``. ``is_alive()`` alone is not proof: the pool's own
+    management thread joins its broken workers too, and a pid it has just reaped reads as alive to this
+    thread (waitpid fails with ECHILD before that thread stores the exit code) — what failed in CI."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        process.join(0.1)
+        if process.exitcode is not None:
+            return True
+        try:
+            os.kill(process.pid, 0)  # type: ignore[arg-type]
+        except ProcessLookupError:
+            return True  # reaped by the pool's management thread
+        try:
+            with open(f"/proc/{process.pid}/stat", encoding="ascii") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True  # ended, waiting to be reaped
+        except OSError:
+            pass
+    return False
+
+
 def _stop_a_busy_pool() -> None:
     """Two workers, one sleeping 60 s: stop_workers leaves none alive, and the pool shuts down at once."""
     pool = ProcessPoolExecutor(max_workers=2)
@@ -34,9 +58,7 @@ def _stop_a_busy_pool() -> None:
         processes = list(pool._processes.values())
         assert processes and all(p.is_alive() for p in processes)
         stop_workers(pool)
-        for p in processes:
-            p.join(10)
-        assert not any(p.is_alive() for p in processes)
+        assert all(_ended(p) for p in processes)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     assert running.done()
