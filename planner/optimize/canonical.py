@@ -10,10 +10,10 @@ from quarter to quarter is not a tie: the cheapest mix of 4- and 8-GPU instances
 
 With every supply variable fixed at its solved value, the cost categories (they read supply variables
 only: bought nodes, rented units, the rent discount) are fixed too, so every feasible choice of replicas,
-flows and operating points (n_rep, flow, pd_flow, y) has the plan's cost; the tie-break alone is then the
-objective, a problem HiGHS solves to its own tolerance. The answer replaces the plan only when it is
-feasible, proven optimal for the tie-break within :data:`MAX_NODES` nodes and its cost equals the plan's
-(1e-9 relative); otherwise the plan stays as solved. Deterministic (node limit, no clock).
+flows and operating points (n_rep, flow, pd_flow, y, and the redundancy rows that follow them) has the
+plan's cost; the tie-break alone is then the objective, a problem HiGHS solves to its own tolerance. The
+answer replaces the plan only when it is feasible, proven optimal for the tie-break within
+:data:`MAX_NODES` nodes and its cost equals the plan's (1e-9 relative); otherwise the plan stays as solved. Deterministic (node limit, no clock).
 
 Only for a min-cost plan proven optimal, solved as one exact MILP (the large-problem method keeps its own
 answer). One slice too: Llama-3.1-70B on MI300X alone at 3 req/s kept a free TP2 decode pool (no prefill
@@ -36,8 +36,20 @@ from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution
 from planner.problem.context import BuildContext
 
-FREE = ("n_rep", "flow", "pd_flow", "y")
-"""Variable families re-chosen (deployments and their flows); every other family is supply, held."""
+FREE = (
+    "n_rep",
+    "flow",
+    "pd_flow",
+    "y",
+    "redundancy_used",
+    "redundancy_lost",
+    "redundancy_matched",
+    "redundancy_stage_lost",
+)
+"""Variable families re-chosen: deployments, their flows and operating points, and the redundancy bookkeeping
+that follows them (constraints/redundancy.py: which candidates a slice uses, the capacity a failure takes;
+no cost). Every other family is supply, held. Held redundancy indicators kept examples/chat_p99_redundant
+on 2 × H100 TP1×PP2 (TPOT 36 ms) where one TP2×PP2 replica (TPOT 20 ms) costs the same."""
 
 MAX_NODES = 2000
 """Branch-and-bound nodes of the tie-break problem."""

@@ -40,7 +40,13 @@ def mixed_step(
     :func:`micro_batch`, and c/p prompt tokens; a prompt's chunk runs whole in one of them, MixedStep):
 
         T = T_host(B + c/P) + p·[max(F_lin,dec/(Π·η_max) + F_lin,pre/(Π·η_p), R_W(B + c)/(β·η_m·η_w))
-            + max(F_attn/(Π_a·η), KV read + KV write) + exposed 2L/p all-reduces of (B + c)/p·d·2 B] + (p − 1)·T_pp
+            + max(F_attn/(Π_a·η), (KV read + KV write)/(β·η_kv)) + exposed 2L/p all-reduces of (B + c)/p·d·2 B]
+            + (p − 1)·T_pp
+
+    with the KV bytes one GPU of a stage (ℓ = 1/p of the layers, s_kv KV-head shards) moves for one micro-batch:
+    KV read = (B/p)·c(H)/(s_kv·p) B and KV write = (c/p)·(c(P)/P)·π(P)/(s_kv·p) B (c(X): one sequence's KV at X
+    tokens over all layers, π: the paging factor). The step's p micro-batches write all c prompt tokens' KV of
+    the stage's layers, as each rank of a PP engine caches its own layers' KV (c = P: a single prefill's write);
 
     plus, on each max, the overlap loss of its decode rows, eff.overlap_loss_s (0 at q = ∞);
 
@@ -136,7 +142,9 @@ class MixedStep:
         x_bytes = moe.expert_read_bytes(terms, routed) / self.tp_pp  # experts stream at η_m
         weights_s = eff.weight_stream_s(e, w_bytes, self.bw_bytes, terms.gemm_kernels / p, terms.layers / p, x_bytes)
         kv_read = kv_bytes_of(b_dec, self.kv_read) / self.kv_read[1]
-        kv_write = kv_bytes_of(prompts, self.kv_write) / p
+        # per stage GPU and micro-batch: its sequences' KV of the stage's layers, (B/p)·c(H)/(s_kv·p) read and
+        # c_pre·c(P)/P·π(P)/(s_kv·p) written (kv_parts: ℓ = 1/p already in the shards; π the paging factor)
+        kv_write = kv_bytes_of(prompts, self.kv_write)
         linear_ops = ops.operator_stage_s(lin_dec + lin_pre + lin_experts, weights_s)
         attention_ops = ops.operator_stage_s(attn_s, (kv_read + kv_write) / self.kv_bw)
         if self.overlap:  # + the overlap loss of the decode rows (eff.overlap_loss_s); a prompt chunk is far

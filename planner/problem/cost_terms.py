@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pulp
 
 from planner.ledgers.economics import discount_factor, term_tail_months
@@ -28,7 +29,8 @@ from planner.problem.context import BuildContext
 from planner.problem.supply import SupplyKind
 
 TIE_BREAK_USD = 1e-3
-"""Tiny cost per replica-point rank so identical inputs give identical plans (fewer GPUs, then table order)."""
+"""Tiny cost per replica-month, USD, times 1 + rank so identical inputs give identical plans (fewer replicas,
+then fewer GPUs, quality tier, latency at capacity and table order: :func:`tie_break_weights_usd`)."""
 
 RENT_DISCOUNT = "rent_discount_usd_per_month"
 """Variable family of the rent volume discount per (supply option, slice), USD per month."""
@@ -91,12 +93,60 @@ def _fixed_usd_per_month(price: float, units: dict[Any, float], option: int) -> 
     return lambda t: price * units.get((option, t), 0.0)
 
 
-def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: dict[int, float]) -> dict[tuple[int, int, int], float]:
+TIE_BREAK_LATENCY_STEP_MS = 0.01
+"""Latencies of the tie-break rank are compared in steps of this (ms): closer ones count as equal."""
+
+
+def capacity_point_latency_ms(cands: Any, points: Any) -> Any:
+    """Per candidate (index: ``cands``'s), the predicted TPOT and TTFT at its capacity point, ms: columns
+    ``tpot_ms``, ``ttft_ms`` of its operating point with the most requests/s (``points``), the load it is sized
+    for at the SLOs (max_utilization_frac · λ*), each rounded to :data:`TIE_BREAK_LATENCY_STEP_MS`. NaN for
+    prefill and decode pools (a request's latency is its PD pair's, not one pool's) and candidates without
+    points."""
+    at_capacity = (
+        points.sort_values(["cand", "capacity_requests_per_s"], kind="stable")
+        .groupby("cand")
+        .tail(1)
+        .set_index("cand")[["tpot_ms", "ttft_ms"]]
+    )
+    step = TIE_BREAK_LATENCY_STEP_MS
+    latency = ((at_capacity / step).round() * step).reindex(cands.index)
+    if "role" in cands.columns:  # a table without roles is co-located (planner.problem.roles)
+        latency.loc[(cands["role"] != "colocated").to_numpy()] = np.nan
+    return latency
+
+
+SWAP_CLASS = ("workload", "role", "gpu", "site", "gpus", "quality_tier")
+"""Candidates alike in these are interchangeable on the supply an equal-cost plan holds: they trade rank slots."""
+
+
+def tie_break_rank(cands: Any, points: Any) -> dict[int, int]:
+    """Candidate id → rank in [0, #candidates), first preferred: by (GPUs, quality tier, id), then within each
+    class of :data:`SWAP_CLASS` (one workload's co-located candidates on one GPU type and site with equal GPUs
+    and tier) the class's slots go to its members by (TPOT ms, TTFT ms, id) at the capacity point
+    (:func:`capacity_point_latency_ms`): between equal-cost plans on the same GPUs, the more latency headroom.
+    Every other candidate keeps its slot, so no preference between GPU types, sites or roles moves."""
+    latency = capacity_point_latency_ms(cands, points)
+    classes = [c for c in SWAP_CLASS if c in cands.columns]
+    by_id = cands.sort_values(["gpus", "quality_tier", "cand"], kind="stable").index
+    keyed = cands[[*classes, "cand"]].assign(
+        slot=by_id.get_indexer(cands.index), tpot_ms=latency["tpot_ms"], ttft_ms=latency["ttft_ms"]
+    )
+    # both orders list the classes alike, each as many rows: the k-th by latency takes the k-th slot of its class
+    by_slot = keyed.sort_values([*classes, "slot"], kind="stable")
+    by_latency = keyed.sort_values([*classes, "tpot_ms", "ttft_ms", "cand"], kind="stable")
+    slots = by_slot["slot"].to_numpy().tolist()
+    return {int(c): int(r) for c, r in zip(by_latency.index.tolist(), slots, strict=True)}
+
+
+def tie_break_weights_usd(
+    cands: Any, points: Any, periods: list[int], months: dict[int, float]
+) -> dict[tuple[int, int, int], float]:
     """(cand, point, slice) → USD per replica of the tie-break: TIE_BREAK_USD × months_t × (1 + rank / #candidates),
-    candidates (``cands``, a candidate table) ranked by (GPUs, quality tier, id); ``points`` their operating
-    points (with a ``point`` id column)."""
-    ranked = cands.sort_values(["gpus", "quality_tier", "cand"]).index
-    rank = {int(c): r for r, c in enumerate(ranked)}
+    rank ∈ [0, #candidates) of :func:`tie_break_rank`: a replica costs 1e-3 to 2e-3 USD per month of the slice
+    whatever its rank. ``cands``: a candidate table; ``points``: their operating points (with a ``point`` id
+    column)."""
+    rank = tie_break_rank(cands, points)
     n = max(1, len(rank))
     return {
         (int(c), int(j), t): TIE_BREAK_USD * months[t] * (1 + rank[int(c)] / n)
@@ -108,7 +158,8 @@ def tie_break_weights_usd(cands: Any, points: Any, periods: list[int], months: d
 def tie_break_usd(ctx: BuildContext) -> Any:
     """TIE_BREAK_USD × months × (1 + rank / #candidates) per replica (:func:`tie_break_weights_usd`): among
     equal-cost plans the solver prefers fewer replicas and candidates ranked first (fewer GPUs per replica,
-    then quality tier, then table order). It does not count GPUs: a plan with more, better-ranked replicas
-    can win (examples/buy_vs_rent's canonical quarter 6 deploys 16 of its paid GPUs instead of 14)."""
+    then quality tier, then the lower TPOT and TTFT at the capacity point, then table order). It does not count
+    GPUs: a plan with more, better-ranked replicas can win (examples/buy_vs_rent's canonical quarter 6 deploys 16
+    of its paid GPUs instead of 14)."""
     weights = tie_break_weights_usd(ctx.cands, ctx.points, ctx.periods, ctx.months)
     return pulp.lpSum(w * ctx.variables["n_rep"][key] for key, w in weights.items())
