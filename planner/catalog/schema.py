@@ -158,7 +158,9 @@ class Accelerator(Sourced):
     idle_w: NonNegFloat
     gpus_per_node: Annotated[int, Field(ge=1)]
     native_formats: tuple[Id, ...]
-    """Formats whose matmuls run natively (others are emulated or unsupported)."""
+    """Formats this accelerator serves (others are refused): on its tensor cores where ``dense_tflops`` has the
+    format's compute format, else weight-only, de-quantised to BF16 (MXFP4 on Hopper:
+    planner.performance.terms.format_as_run)."""
     purchase: Purchase | None = None
     efficiency: Efficiency
     cuda_core_int8_tops: PositiveFloat | None = None

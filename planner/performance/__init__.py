@@ -66,6 +66,7 @@ from planner.performance.terms import (
     deployment_terms,
     efficiency_terms,
     engine_fields,
+    format_as_run,
     gemm_kernels_per_pass,
 )
 
@@ -86,6 +87,7 @@ __all__ = [
     "efficiency_terms",
     "engine_fields",
     "experts_touched",
+    "format_as_run",
     "gemm_kernels_per_pass",
     "group_links",
     "kv_bytes_per_gpu",

@@ -143,6 +143,17 @@ def attention_peak_tflops(gpu: Accelerator, weight_format: NumericFormat, kv_for
     return min(compute_peak_tflops(gpu, weight_format), compute_peak_tflops(gpu, kv_format))
 
 
+def format_as_run(gpu: Accelerator, fmt: NumericFormat) -> NumericFormat:
+    """``fmt`` as ``gpu`` runs it: unchanged where its tensor cores have the format's compute format (a peak
+    in ``dense_tflops``) or the format is weight-only already; else weight-only, its matmuls at the high-precision
+    BF16 peak after de-quantising kernels (MXFP4 on Hopper: vLLM's Marlin / Triton MoE kernels keep the
+    4.25-bit storage and multiply in BF16; measurements/mlenergy_vllm.csv gpt-oss-120b MXFP4 on one and two
+    H100). Storage bytes do not change."""
+    if fmt.weight_only or fmt.compute_format in gpu.dense_tflops:
+        return fmt
+    return fmt.model_copy(update={"weight_only": True, "compute_format": "bf16"})
+
+
 def check_format_supported(gpu: Accelerator, fmt: NumericFormat, *, role: str) -> None:
     """Raise UnsupportedDeployment unless ``fmt`` runs natively on ``gpu``."""
     if fmt.id not in gpu.native_formats:
@@ -158,7 +169,7 @@ def efficiency_terms(catalog: Catalog, gpu: Accelerator, weight_format: NumericF
     saturation, de-quantizing kernel and paging parameters from the calibration record of its family.
     """
     return calibrated_efficiency(  # eff.calibrated_efficiency_terms, once per GPU and weight-only flag
-        catalog.calibration[gpu.family].parameters, gpu, weight_only=weight_format.weight_only
+        catalog.calibration[gpu.family].parameters, gpu, weight_only=format_as_run(gpu, weight_format).weight_only
     )
 
 
@@ -192,6 +203,7 @@ def deployment_terms(
     check_expert_parallel(model, ep)
     check_format_supported(gpu, weight_format, role="weight")
     check_format_supported(gpu, kv_format, role="KV")
+    weight_format = format_as_run(gpu, weight_format)
     if not kv_format.kv_cache:
         raise UnsupportedDeployment(catalog.kv_format_refusal(kv_format.id))
     if pp > model.layers:

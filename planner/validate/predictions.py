@@ -34,7 +34,7 @@ def case_efficiency(
         decode_mbu_frac=case.gpu.efficiency.decode_mbu_frac,
         prefill_mfu_frac=case.gpu.efficiency.prefill_mfu_frac,
         link_efficiency_frac=case.gpu.efficiency.link_efficiency_frac,
-        weight_only=case.weight_format.weight_only,
+        weight_only=perf.format_as_run(case.gpu, case.weight_format).weight_only,
     )
 
 

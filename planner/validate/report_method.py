@@ -9,9 +9,10 @@ from planner.validate.report_throughput import THROUGHPUT_NOTES
 
 METHOD_NOTES: list[str] = [
     "- Memory: the plan's account (performance.memory.kv_room_bytes) with the engine's share: KV room =",
-    "  k·(u·M − W − A), vLLM u = 0.9 (gpu_memory_utilization), SGLang 0.88, TensorRT-LLM k = 0.9 of the",
-    "  free memory, A = 2 GiB. vllm_memory_h100's KV room (5 rows, device 79.18 GiB vs the catalog's",
-    "  80 GB, measured activation peaks 4.8-7.4 GiB vs A) is predicted within 2.4-9.4 % except",
+    "  k·(u·M − W − A), vLLM u = 0.9 (gpu_memory_utilization), SGLang 0.88 (or the --mem-frac a launch",
+    "  states: datacrunch 405B 0.87), TensorRT-LLM k = 0.9 of the free memory, A = 2 GiB. vllm_memory_h100's",
+    "  KV room (5 rows, device 79.18 GiB vs the catalog's 80 GB, measured activation peaks 4.8-7.4 GiB vs A)",
+    "  is predicted within 2.4-9.4 % except",
     "  gpt-oss-120b (+30 %: its MXFP4 weights are 3.7 GiB under the measured 64.4); without the share",
     "  (M − W − A, the plans' account until 2026-12-04) the errors were +12 to +254 % and Llama-3.3-70B",
     "  FP8 fitted one H100 with 4.8 GB of KV, which vLLM refuses to load.",

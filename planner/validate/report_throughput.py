@@ -34,9 +34,13 @@ THROUGHPUT_NOTES = [
     "  B 564 → 200, 4.98 → 2.38x; the others already ran below 200). The rest of that gap is the model's",
     "  37 ms step at B = 200 (SGLang at N = 8 fits, 12.8 vs 13.9 ms); uniform [1, max] lengths (the input/",
     "  output token rates are 2-6 % off the nominal ratio, which fixed lengths cannot give) and the finite run's",
-    "  makespan leave it at 2.5x. SGLang v0.3 rate-inf rows (+22/+48 %) run at the memory limit (884/909",
-    "  sequences) where vLLM is held at 256; the measured SGLang rates come within 4-9 % of the model only",
-    "  at B = 128 (4,459 and 4,183 tok/s): SGLang does not gain from its larger batch here, for a",
-    "  reason these rows do not show (ShareGPT's long-tailed lengths are not recorded, only their means) [U].",
+    "  makespan leave it at 2.5x. The four ShareGPT rate-inf rows are predicted at the mean output length",
+    "  the run states, output tok/s / request/s = 194.3 tokens on all four (one 5,000-prompt sample;",
+    "  sources_load.stated_mean_output_tokens), not Lambda's 224 (320 prompts): 15 % more prompt tokens per",
+    "  output token, SGLang 8B / 70B +22/+47 → +17/+40 %, vLLM +7/+16 → +3/+12 % (the prompt mean, 230,",
+    "  stays assumed [U]). The SGLang v0.3 rows run at the memory limit (921/931 sequences) where vLLM is",
+    "  held at 256; the model meets the measured SGLang rates at B = 128 (4,172 vs 4,282 and 3,857 vs",
+    "  3,856 tok/s): SGLang does not gain from its larger batch here, for a reason these rows do not show",
+    "  (ShareGPT's long-tailed lengths are not recorded, only the output mean) [U].",
 ]
 """Lines of the report's method section on the offline-throughput sources (azure_gb200_trtllm, SGLang)."""

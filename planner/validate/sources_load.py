@@ -10,6 +10,8 @@ static batches (lmdeploy_a100_fp16), vLLM on MI300X (rocm_vllm_mi300x), vLLM FP8
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import replace
 
 from planner import performance as perf
 from planner.catalog.schema import Accelerator, NumericFormat
@@ -58,8 +60,11 @@ def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         rate = float(row["request_rate_per_s"])
         p_tok = _num(row, "input_tokens_nominal") or SHAREGPT_INPUT_TOKENS
-        g_tok = _num(row, "output_tokens_nominal") or SHAREGPT_OUTPUT_TOKENS
+        stated = stated_mean_output_tokens(row)
+        g_tok = _num(row, "output_tokens_nominal") or stated or SHAREGPT_OUTPUT_TOKENS
         note = "ShareGPT mean lengths assumed (230/224) [U]" if row["dataset"] == "ShareGPT" else UNCERTAIN
+        if row["dataset"] == "ShareGPT" and stated:
+            note = f"ShareGPT mean output {stated:.1f} (the run's output tok/s / request/s), input 230 assumed [U]"
         if row["dataset"] != "ShareGPT":
             note += "; nominal lengths are maxima, the range ratio is not recorded"
         _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, rate=rate,
@@ -67,6 +72,17 @@ def _sglang_repo(b: _Builder, rows: list[dict[str, str]]) -> None:
                    tput=_num(row, "output_tokens_per_s"), note=note, prompts=_num(row, "num_prompts"))
         if engine == "vllm" and _num(row, "median_itl_ms") is not None:
             b.skip(src, label + " ITL", "vLLM multi-step (10 steps) ITL counts 10-token bursts; TPOT is used")
+
+
+def stated_mean_output_tokens(row: dict[str, str]) -> float | None:
+    """Mean output tokens per request that a run states through its two rates, G = output tok/s ÷ request/s
+    (bench_serving prints both over the same run), else None.
+
+    SGLang's benchmark_vllm_060 offline rows (5,000 ShareGPT prompts): 4,281.51 / 22.03 = 194.3 (SGLang 8B),
+    3,856.01 / 19.84 = 194.4 (SGLang 70B), 4,132.37 / 21.27 = 194.3 and 3,700.64 / 19.04 = 194.4 (vLLM): one
+    prompt sample, 13 % below the 224 of Lambda's 320-prompt file that SHAREGPT_OUTPUT_TOKENS holds."""
+    out, req = _num(row, "output_tokens_per_s"), _num(row, "request_throughput_per_s")
+    return out / req if out and req else None
 
 
 def _sglang_repo_engine(row: dict[str, str]) -> str:
@@ -89,6 +105,7 @@ def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
                       engine="sglang")
         if cfg is None:
             continue
+        cfg = with_stated_memory_share(cfg, row.get("notes", ""))
         ttft = _num(row, "median_ttft_ms")
         if math.isinf(rate):
             b.skip(src, label + " TTFT", "offline burst (all requests at t=0): TTFT is the queue of the burst")
@@ -101,6 +118,20 @@ def _datacrunch(b: _Builder, rows: list[dict[str, str]]) -> None:
         _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, rate=rate, ttft=ttft,
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
                    note="uniform random lengths predicted at their means", prompts=_num(row, "num_prompts"))
+
+
+MEM_FRACTION = re.compile(r"--mem-frac(?:tion-static)?[ =]([0-9.]+)")
+"""SGLang's launch flag for the share of GPU memory it claims (weights, KV pool), as a row's notes print it."""
+
+
+def with_stated_memory_share(cfg: Config, notes: str) -> Config:
+    """The row's deployment with the memory share its launch command states (``--mem-frac 0.87``: the engine
+    claims u = 0.87 of M, so its KV room is 0.87·M − W − A), else unchanged (the engine's default u)."""
+    found = MEM_FRACTION.search(notes)
+    if found is None:
+        return cfg
+    acc, wfmt, terms, engine = cfg
+    return acc, wfmt, replace(terms, memory_claim_frac=float(found.group(1))), engine
 
 
 def _overloaded(cfg: Config, row: dict[str, str], rate: float, p_tok: float, g_tok: float) -> bool:
