@@ -46,6 +46,7 @@ from planner.plan import plan
 from planner.readout.comparison import Comparison
 from planner.readout.result import PlanResult
 from planner.scenario import Scenario, Workload, merged_sites
+from planner.units import three_digits_text
 
 OPTIONS: dict[str, list[str]] = {"buy_only": ["buy"], "rent_only": ["rent"], "hybrid": ["rent", "buy"]}
 BISECTION_STEPS = 6
@@ -261,7 +262,7 @@ def flip_sentence(
     within = "" if bracket is None else f" (between {bracket[0]:.2f}× and {bracket[1]:.2f}×)"
     if parameter == "demand_scale":
         rates = ", ".join(
-            f"{w.name} {factor * _peak_requests_per_s(scenario, w):.3g} req/s"
+            f"{w.name} {three_digits_text(factor * _peak_requests_per_s(scenario, w))} req/s"
             for w in scenario.workloads
         )
         return (

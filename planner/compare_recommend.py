@@ -10,6 +10,7 @@ from planner.catalog.loader import Catalog
 from planner.costs import buy_allowed
 from planner.readout.result import PlanResult
 from planner.scenario import Scenario, merged_sites
+from planner.units import three_digits_text
 
 PREFERENCE = ("rent_only", "buy_only", "hybrid")
 """Among options of equal cost, the simpler one is recommended."""
@@ -39,7 +40,7 @@ def _served_words(result: PlanResult, what: str = "") -> str:
     after the first delivery."""
     since = f" from month {result.served_from_month:g}" if result.served_from_month else ""
     return (
-        f"{result.served_scale or 0:.3g}×{what}{since} ({_output_tokens(result) / 1e6:,.0f} M output tokens, "
+        f"{three_digits_text(result.served_scale or 0)}×{what}{since} ({_output_tokens(result) / 1e6:,.0f} M output tokens, "
         f"${result.total_cost_usd:,.0f})"
     )
 
@@ -60,7 +61,7 @@ def _recommend_served(options: dict[str, PlanResult], feasible: dict[str, float]
         return best, reason
     tied = [n for n in PREFERENCE if n in most]
     if len(tied) == len(feasible):
-        scale = f"{options[best].served_scale or 0:.3g}× the stated demand"
+        scale = f"{three_digits_text(options[best].served_scale or 0)}× the stated demand"
         return best, f"{' and '.join(tied)} serve as much within the budget, {scale}: {reason}"
     lead = f"{best} serves the most within the budget: {_served_words(options[best], ' the stated demand')}"
     if len(tied) > 1:

@@ -52,3 +52,11 @@ def gbit_per_s_to_gb_per_s(gbit_per_s: float) -> float:
 def mbit_per_s_to_bytes_per_s(mbit_per_s: float) -> float:
     """Megabits per second to bytes per second (1 Mb/s = 125,000 B/s)."""
     return mbit_per_s * 1e6 / 8.0
+
+
+def three_digits_text(value: float) -> str:
+    """A figure for a sentence: three significant digits (``1.26``, ``88.6``, ``0.062``), plain whole numbers with
+    thousands grouped from 1,000 up (``10,000``, ``49,999``) — never ``1e+04``, which ``:.3g`` writes there."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"

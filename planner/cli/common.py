@@ -130,7 +130,8 @@ def _check_output_path(path: Path, option: str, inputs: Iterable[Path]) -> None:
         stdout = "to print the JSON on stdout, use --json" if option == "--json-out" else "give a file name"
         raise InputError(f"{option} {path}: not standard output here — {stdout}")
     if path.suffix.lower() in (".yaml", ".yml"):
-        raise InputError(f"{option} {path}: refusing to write over a YAML file — use a .json path")
+        wanted = {"--resume": "a .jsonl path (e.g. rows.jsonl)", "-o": "a .xlsx path"}.get(option, "a .json path")
+        raise InputError(f"{option} {path}: refusing to write over a YAML file — use {wanted}")
     for source in inputs:
         if path.exists() and source.exists() and path.resolve() == source.resolve():
             raise InputError(f"{option} {path}: that is an input file of this command — choose another path")

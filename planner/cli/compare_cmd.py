@@ -23,9 +23,13 @@ from planner.cli.common import (
     text,
     written_files,
 )
-from planner.cli.plan_cmd import OutputXlsx, PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
+from planner.cli.plan_cmd import PlotsDir, ScenarioArg, SolverOpt, check_outputs, check_solver
 from planner.cli.progress import working
 from planner.errors import InfeasiblePlan
+
+CompareXlsx = Annotated[
+    Path | None, typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx); compare writes no HTML.")
+]
 
 DASH = "—"
 
@@ -88,7 +92,7 @@ def compare(
     scenario_path: ScenarioArg,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
-    output: OutputXlsx = None,
+    output: CompareXlsx = None,
     plots: PlotsDir = None,
     solver: SolverOpt = "highs",
     no_flip_points: Annotated[

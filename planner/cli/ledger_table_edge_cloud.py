@@ -169,7 +169,7 @@ TABLE: tuple[LedgerCommand, ...] = (
             Param("upload_mb", float, 30.0, "Upload S_up", "MB"),
             Param("uplink_mbit_per_s", float, 20.0, "Uplink B_up", "Mbit/s"),
             Param("rtt_s", float, 0.1, "Round-trip time", "s", min=0.0),
-            Param("compute_s", float, 0.3, "Remote compute", "s"),
+            Param("compute_s", float, 0.3, "Remote compute", "s", min=0.0),
             Param("download_mb", float, 5.0, "Download S_down", "MB"),
             Param("downlink_mbit_per_s", float, 100.0, "Downlink B_down", "Mbit/s"),
             Param("local_s", float, math.inf, "Local compute time to compare with", "s", min=0.0),
@@ -189,9 +189,9 @@ TABLE: tuple[LedgerCommand, ...] = (
             Param("rounds", int, 20, "Remaining rounds"),
             Param("other_s", float, 0.3, "Other work per round", "s", min=0.0),
             Param(
-                "model_s", float, 45 * 5.47 / 3350.0, "Remote model time per round (H100: 45 × 5.47 GB)", "s"
+                "model_s", float, 45 * 5.47 / 3350.0, "Remote model time per round (H100: 45 × 5.47 GB)", "s", min=0.0
             ),
-            Param("prep_s", float, 133.6 / 989.4, "Remote preparation (prefill)", "s"),
+            Param("prep_s", float, 133.6 / 989.4, "Remote preparation (prefill)", "s", min=0.0),
             Param("rtt_s", float, 0.20, "Round trip to the remote site", "s", min=0.0),
             Param("upload_mb_per_round", float, 0.8, "Upload per round (6.4 Mb = 0.8 MB)", "MB"),
             Param("uplink_mbit_per_s", float, 6.4, "Uplink to evaluate T_cloud(b) at", "Mbit/s"),
@@ -258,7 +258,7 @@ TABLE: tuple[LedgerCommand, ...] = (
             Param("units_per_s_per_machine", float, 10_000.0, "Output per machine", "units/s"),
             Param("utilization_frac", float, 0.5, "Average utilisation, 0..1"),
             Param("lifetime_years", float, 1.0, "Useful life (365 days)", "years"),
-            Param("delivery_delay_years", float, 0.0, "Delivery delay shortening the life", "years"),
+            Param("delivery_delay_years", float, 0.0, "Delivery delay shortening the life", "years", min=0.0),
         ),
         outputs=("breakeven_units", "breakeven_machines"),
         compute=fixed_investment,
@@ -286,7 +286,7 @@ TABLE: tuple[LedgerCommand, ...] = (
             Param("overhead_s_per_hour", float, 0.0, "Non-overlappable overhead", "s/h"),
             Param("history_tokens", float, 200_000, "History tokens per call L"),
             Param("output_tokens", float, 4096, "Output tokens per call O"),
-            Param("new_tokens", float, 1024, "Further new tokens per call T"),
+            Param("new_tokens", float, 1024, "Further new tokens per call T", min=0.0),
             Param("cache_hit_frac", float, 1.0, "API cache-hit ratio h_c of the cacheable part"),
             Param(
                 "usd_per_m_hit",
@@ -297,7 +297,7 @@ TABLE: tuple[LedgerCommand, ...] = (
                 min=0.0,
             ),
             Param("usd_per_m_miss", float, 0.267056, "API cache-miss input price", "USD/M tokens", min=0.0),
-            Param("usd_per_m_output", float, 0.801167, "API output price", "USD/M tokens"),
+            Param("usd_per_m_output", float, 0.801167, "API output price", "USD/M tokens", min=0.0),
         ),
         outputs=(
             "output_m_tokens_per_user_month",

@@ -159,8 +159,8 @@ TABLE: tuple[LedgerCommand, ...] = (
         formulas=(op.blocks_per_sm, op.occupancy_frac, op.inflight_bytes_per_sm),
         params=(
             Param("threads_per_block", int, 256, "Threads per block"),
-            Param("registers_per_thread", int, 128, "Registers per thread"),
-            Param("shared_kib", float, 97.0, "Shared memory per block", "KiB"),
+            Param("registers_per_thread", int, 128, "Registers per thread", min=1),
+            Param("shared_kib", float, 97.0, "Shared memory per block", "KiB", min=0.0),
             Param("bandwidth_gb_per_s", float, 3350.0, "Memory bandwidth (H100)", "GB/s", min=0.0),
             Param("latency_ns", float, 600.0, "Memory latency", "ns", min=0.0),
             Param("sms", int, op.H100_SMS, "SM count"),

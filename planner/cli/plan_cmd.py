@@ -28,11 +28,12 @@ from planner.cli.progress import working
 from planner.cli.sharing_view import gpus_cell, sharing_lines
 from planner.errors import InfeasiblePlan, InputError
 from planner.limits import MAX_USD
+from planner.units import three_digits_text
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
 OutputXlsx = Annotated[
     Path | None,
-    typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx); plan and budget also write an HTML report (.html)."),
+    typer.Option("-o", "--output", help="Write an Excel workbook (.xlsx) or an HTML report (.html), by the name's ending."),
 ]
 SolverOpt = Annotated[str, typer.Option(help="MILP solver: highs (default) or cbc.")]
 TimeLimit = Annotated[
@@ -144,7 +145,8 @@ def print_plan(result: Any, source: Path | None = None) -> None:
 
     served = data.get("served_scale")  # max_throughput: the answer is the served share, said first
     serves = "" if served is None else (
-        f", serves {served:.3g}× the stated demand ({data['served_requests_per_s']['total']:,.3g} req/s)"
+        f", serves {three_digits_text(served)}× the stated demand "
+        f"({three_digits_text(data['served_requests_per_s']['total'])} req/s)"
     )
     title = (
         f"{data['scenario']}: {status_text(data['status'], data.get('gap'), data.get('bound_usd'))}{serves} — ${data['total_cost_usd']:,.0f} over "
@@ -289,7 +291,7 @@ def _print_binding_and_alternatives(data: dict[str, Any]) -> None:
     if data["binding_constraints"]:
         from planner.report.formatting import binding_rows
 
-        rows = binding_rows(data["binding_constraints"])
+        rows = binding_rows(data["binding_constraints"], data.get("schedule") or ())
         shown = rows[:MAX_BINDING_ROWS]
         more = len(rows) - len(shown)
         b = Table(

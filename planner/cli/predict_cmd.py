@@ -38,6 +38,7 @@ from planner.limits import (
     MAX_DRAFT_TOKENS,
     MAX_REQUESTS_PER_S,
 )
+from planner.units import three_digits_text
 
 if TYPE_CHECKING:
     from planner.performance import PredictRequest
@@ -326,9 +327,12 @@ def predict(
         float | None, _fraction("--acceptance-frac", "Per-position acceptance of a drafted token, 0..1.")
     ] = None,
     draft_tokens: Annotated[
-        int,
-        typer.Option("--draft-tokens", min=1, max=MAX_DRAFT_TOKENS, help="Tokens drafted per round."),
-    ] = DEFAULT_DRAFT_TOKENS,
+        int | None,
+        typer.Option(
+            "--draft-tokens", min=1, max=MAX_DRAFT_TOKENS,
+            help=f"Tokens drafted per round (with --draft-model; default {DEFAULT_DRAFT_TOKENS}).",
+        ),
+    ] = None,
     prefill_mfu_frac: Annotated[
         float | None,
         _fraction(
@@ -395,7 +399,7 @@ def predict(
     if result["at_load"] is not None and not result["at_load"]["stable"]:  # on stderr with --json too
         err.print(
             f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
-            f"{result['at_load']['saturation_requests_per_s']:.3g} requests/s with no latency SLO; its queue grows "
+            f"{three_digits_text(result['at_load']['saturation_requests_per_s'])} requests/s with no latency SLO; its queue grows "
             "without bound, so the figures of a steady state (latencies, step, batch, waits) are left out and "
             "output_tokens_per_s is what it emits at saturation",
             soft_wrap=True,
@@ -440,18 +444,26 @@ def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCa
     return PrefixCache(hit_frac=hit_frac, prefix_tokens=prefix_tokens)
 
 
-def _speculative(draft_model: str | None, acceptance_frac: float | None, draft_tokens: int) -> Speculative | None:
-    """Speculative decoding of --draft-model, --acceptance-frac and --draft-tokens."""
+def _speculative(
+    draft_model: str | None, acceptance_frac: float | None, draft_tokens: int | None
+) -> Speculative | None:
+    """Speculative decoding of --draft-model, --acceptance-frac and --draft-tokens (alone it would be ignored)."""
     from planner.scenario_optimizations import Speculative  # pydantic: not on the CLI's import path
 
     if draft_model is None and acceptance_frac is None:
+        if draft_tokens is not None:
+            raise InputError("--draft-tokens: speculative decoding needs --draft-model and --acceptance-frac too")
         return None
     if draft_model is None or acceptance_frac is None:
         given, missing = ("--draft-model", "--acceptance-frac") if acceptance_frac is None else (
             "--acceptance-frac", "--draft-model"
         )
         raise InputError(f"{given}: speculative decoding needs {missing} too")
-    return Speculative(draft_model=draft_model, acceptance_frac=acceptance_frac, draft_tokens=draft_tokens)
+    return Speculative(
+        draft_model=draft_model,
+        acceptance_frac=acceptance_frac,
+        draft_tokens=DEFAULT_DRAFT_TOKENS if draft_tokens is None else draft_tokens,
+    )
 
 
 STEP_SUMMANDS = ("linear_ops_ms", "attention_ops_ms", "tp_comm_ms", "pp_comm_ms", "overhead_ms")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from planner.cli.common import emit, err, finite_float, run_guarded, show, wrote
+from planner.units import three_digits_text
 
 if TYPE_CHECKING:
     from planner.sweep import Engine, SweepResult, SweepRow
@@ -62,7 +63,7 @@ def _served(row: SweepRow) -> str:
     """``4.48 (1.28×)``: requests/s served and the fraction of the stated demand (max_throughput rows)."""
     if row.served_requests_per_s is None or row.served_scale is None:
         return ""
-    return f"{row.served_requests_per_s:,.2f} ({row.served_scale:.3g}×)"
+    return f"{row.served_requests_per_s:,.2f} ({three_digits_text(row.served_scale)}×)"
 
 
 def _print_table(result: SweepResult) -> None:

@@ -52,6 +52,7 @@ from planner.report.xlsx import (
     wrap_text_row,
     write_note,
 )
+from planner.units import three_digits_text
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
@@ -83,22 +84,21 @@ def served_output_mtok(result: PlanResult) -> float:
 
 
 def comparison_text(comparison: Comparison) -> str:
-    """The recommendation in words: the cheapest option and what each other option costs more or less; in a
-    max_throughput comparison the option serving the most and what each other serves ("costs $-8,545 more"
-    read "costs the same" for a cheaper option that served less)."""
+    """The recommendation in words: the cheapest option and what each other costs more or less; max_throughput:
+    the option serving the most and what each other serves ("costs $-8,545 more" read "costs the same")."""
     rec = comparison.recommendation
     if rec is None:
         return "No option is feasible: see the Options sheet and the Plan sheet for the reasons."
     best = comparison.options[rec]
-    served = best.served_scale is not None
-    what = f"serves the most within the budget: {best.served_scale:.3g}× the stated demand for" if served else "is the cheapest option:"
+    served = best.served_scale is not None  # scales as three_digits_text writes them: 10,000×, not 1e+04×
+    what = f"serves the most within the budget: {three_digits_text(best.served_scale or 0)}× the stated demand for" if served else "is the cheapest option:"
     parts = [f"{rec} {what} ${best.total_cost_usd:,.0f} over {months_text(best.scenario.horizon_months)}"]
     for name, r in comparison.options.items():
         delta = r.total_cost_usd - best.total_cost_usd if r.feasible else 0.0
         if name != rec:
             parts.append(
                 f"{name} is infeasible" if not r.feasible
-                else f"{name} serves {r.served_scale or 0:.3g}× for ${r.total_cost_usd:,.0f}" if served
+                else f"{name} serves {three_digits_text(r.served_scale or 0)}× for ${r.total_cost_usd:,.0f}" if served
                 else f"{name} costs ${abs(delta):,.0f} {'more' if delta > 0 else 'less'}"
                 if abs(delta) > 1e-6 * max(1.0, best.total_cost_usd) else f"{name} costs the same"
             )  # fmt: skip

@@ -65,21 +65,25 @@ def period_runs_text(values: Sequence[int]) -> str:
     return " ".join(out)
 
 
-def binding_rows(binding: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def binding_rows(binding: list[dict[str, Any]], schedule: Sequence[Any] = ()) -> list[tuple[str, str]]:
     """(family, key) lines of the binding rows, the rows of one family and key that differ only in their
-    slice merged into one line with the slices as runs: twelve ``demand_coverage chat/0`` … ``chat/11`` lines
-    become ``chat/0–11``; ``0, 2, 5–7`` where they are not consecutive (the terminal plan). First appearance order."""
-    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    time merged into one line with the periods as runs: twelve ``demand_coverage chat/0`` … ``chat/11`` lines
+    become ``chat/0–11``; ``0, 2, 5–7`` where they are not consecutive (the terminal plan). With the plan's
+    ``schedule`` a row names the periods its slice stands for (planner.report.binding_periods: a flat
+    36-month plan's one slice is ``chat/0–35``, hour blocks 0–35 of four periods ``chat/0–3``); without it,
+    the slice ids. First appearance order."""
+    from planner.report.binding_periods import row_periods, slice_periods, split_key
+
+    maps = slice_periods(schedule) if schedule else None
+    groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], set[int]] = {}
     for row in binding:
-        key = [str(k) for k in row["key"]]
-        if key and key[-1].isdigit():
-            groups.setdefault((str(row["family"]), tuple(key[:-1])), []).append(int(key[-1]))
-        else:
-            groups.setdefault((str(row["family"]), tuple(key)), [])
+        family = str(row["family"])
+        before, _time, after = split_key(family, row["key"])
+        groups.setdefault((family, before, after), set()).update(row_periods(row, maps) or [])
     out = []
-    for (family, prefix), slices in groups.items():
-        tail = [number_runs_text(sorted(set(slices)))] if slices else []
-        out.append((family, "/".join([*prefix, *tail])))
+    for (family, before, after), periods in groups.items():
+        middle = [number_runs_text(sorted(periods))] if periods else []
+        out.append((family, "/".join([*before, *middle, *after])))
     return out
 
 

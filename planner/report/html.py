@@ -204,7 +204,7 @@ def build_html(result: PlanResult) -> str:
         headers += ["Served (x stated demand)"] if served else []
         parts += ["<h2>Alternatives</h2>", table([*headers, "Why it lost"], alternatives)]
     # the terminal's lines: one per family and key, its periods merged ("chat/0–11"); every line, no cut
-    binding = binding_rows(data["binding_constraints"])
+    binding = binding_rows(data["binding_constraints"], data.get("schedule") or ())
     if binding:
         parts += ["<h2>Binding constraints</h2>", table(["Family", "Key"], binding)]
     return _page(title, parts)

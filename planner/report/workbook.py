@@ -79,7 +79,7 @@ def build_workbook(result: PlanResult) -> Any:
     write_deployments(sheets["Deployments"], tables, result)
     slo_last = write_slos(sheets["SLOs"], tables, result)
     alt_last = write_alternatives(sheets["Alternatives"], tables, result)
-    write_constraints(sheets["Constraints"], tables, result.binding_constraints)
+    write_constraints(sheets["Constraints"], tables, result.binding_constraints, result.schedule)
     write_summary(
         sheets["Summary"],
         result,

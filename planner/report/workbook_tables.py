@@ -346,15 +346,26 @@ def _constraint_cell(value: Any) -> Any:
     return "/".join(str(v) for v in value) if isinstance(value, list | tuple) else value
 
 
-def write_constraints(ws: Any, tables: Tables, binding: Sequence[dict[str, Any]]) -> None:
+def write_constraints(
+    ws: Any, tables: Tables, binding: Sequence[dict[str, Any]], schedule: Sequence[Any] = ()
+) -> None:
     """The binding constraint rows the solver reported, every one (the terminal and the HTML merge a key's
-    slices into one line: "chat/0–11"), headed as the HTML's table: Family, Key, Slack."""
+    slices into one line: "chat/0–11"), headed as the HTML's table: Family, Key, Slack, then Periods: those
+    the row's slice stands for (a key ends in a slice id, not a period: planner.report.binding_periods)."""
+    from planner.report.binding_periods import row_periods, slice_periods
+    from planner.report.formatting import number_runs_text
+
     keys: list[str] = []
     for b in binding:
         keys.extend(k for k in b if k not in keys)
     fields = keys or ["family"]
     rows = [[_constraint_cell(b.get(k)) for k in fields] for b in binding]
     headers = [k.replace("_", " ").capitalize() for k in fields]
+    if binding and schedule:
+        maps = slice_periods(schedule)
+        periods = [row_periods(b, maps) for b in binding]
+        rows = [[*r, number_runs_text(p) if p else ""] for r, p in zip(rows, periods, strict=True)]
+        headers.append("Periods")
     header_table(ws, tables, 1, headers, rows, [None] * len(headers), "Constraints")
     if not binding:
         set_cell(ws, 2, 1, "no binding constraint reported")

@@ -130,6 +130,8 @@ def test_constraint_keys_read_as_the_terminal_and_html_write_them() -> None:
     result = syn.plan_result()
     ws = build_workbook(result)["Constraints"]
     rows = [[c.value for c in r] for r in ws.iter_rows()]
-    assert rows[0] == ["Family", "Key", "Slack"]
-    assert rows[1:] == [[b["family"], "/".join(b["key"]), b["slack"]] for b in result.binding_constraints]
+    assert rows[0] == ["Family", "Key", "Slack", "Periods"]  # Periods: planner.report.binding_periods
+    assert [r[:3] for r in rows[1:]] == [
+        [b["family"], "/".join(b["key"]), b["slack"]] for b in result.binding_constraints
+    ]
     assert rows[1][:2] == ["gpu_supply", "mi300x/us_east/0"] == list(binding_rows(result.binding_constraints)[0])
