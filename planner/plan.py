@@ -22,12 +22,8 @@ from planner.optimize.alternative_record import rank
 from planner.optimize.alternatives import alternatives
 from planner.optimize.balanced_flows import balanced_flows
 from planner.optimize.canonical import canonical
-from planner.optimize.explain import (
-    Explanation,
-    explain_capacity,
-    explain_supply,
-    explain_workload_candidates,
-)
+from planner.optimize.explain import Explanation, explain_capacity, explain_supply
+from planner.optimize.explain_slo import explain_workload_candidates
 from planner.optimize.served_scale import hold, most_served
 from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context

@@ -24,7 +24,8 @@ from planner.optimize.alternative_record import TIE_REL, Alternative
 from planner.optimize.alternative_schedule import forked_probes
 from planner.optimize.decompose import is_large
 from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
-from planner.optimize.explain import closest_miss, explain_supply
+from planner.optimize.explain import explain_supply
+from planner.optimize.explain_slo import closest_miss
 from planner.optimize.explain_words import fixed_supply_text
 from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry

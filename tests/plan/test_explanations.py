@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from planner.catalog import Catalog
-from planner.optimize.explain import closest_miss
+from planner.optimize.explain_slo import closest_miss
 from planner.plan import plan
 from planner.readout import PlanResult
 from planner.readout.budget import budget_use

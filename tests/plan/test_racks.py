@@ -133,7 +133,7 @@ def test_max_sync_ratio_binds_only_where_it_should(catalog: Catalog) -> None:
 
 def test_alternatives_say_why_a_node_cannot_hold_the_model(catalog: Catalog) -> None:
     """The H100 and GB200-tray alternatives lose because TP may not leave their NVLink domain."""
-    from planner.optimize.explain import closest_miss
+    from planner.optimize.explain_slo import closest_miss
 
     table = build_candidates(catalog, _example(catalog))
     scenario = _example(catalog)
