@@ -22,6 +22,7 @@ from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
 from planner.scenario import Scenario, Workload
+from planner.units import three_digits_text
 
 EXPLAIN_MAX_NODES = 2000
 """Branch-and-bound nodes of the elastic re-solve (a work limit, so the explanation is repeatable)."""
@@ -42,6 +43,9 @@ class Explanation:
     period: int | None = None
     best_value_requests_per_s: float | None = None
     demand_requests_per_s: float | None = None
+    periods: list[int] | None = None
+    """Every period a merged shortfall stands for (planner.optimize.explain.merged_periods), the first being
+    ``period``, whose figures it gives; None for a single period."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields that apply (None-valued optional fields left out)."""
@@ -145,6 +149,7 @@ def explain_capacity(
     out: list[Explanation] = list(causes)
     explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
     workloads = {w.name: w for w in scenario.workloads}
+    shortfalls: list[Explanation] = []
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
@@ -156,18 +161,53 @@ def explain_capacity(
             relax_text = over_budget.relaxation or f"relax {limit_text}"
         demand = ctx.demand[(w_name, t)]
         period, frac, where = slice_words(ctx, w_name, t)
-        out.append(
+        shortfalls.append(
             Explanation(
                 workload=w_name,
                 period=period,
                 requirement="requests_per_s",
                 best_value_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
-                message=f"{w_name}: at most {demand - short:.3g} of {demand:.3g} req/s can be served {where}; binding: {limit_text}",
+                message=f"{w_name}: at most {three_digits_text(demand - short)} of {three_digits_text(demand)} req/s can be served {where}; binding: {limit_text}",
                 relaxation=_shortfall_relaxation(workloads[w_name], period, (demand - short) / frac, relax_text),
             )
         )
-    return out
+    return out + merged_periods(shortfalls)
+
+
+def merged_periods(shortfalls: list[Explanation]) -> list[Explanation]:
+    """Shortfalls of consecutive whole periods of one workload with the same served rate, binding limits and
+    relaxation, as one cause ("… in period 0, and likewise in periods 1–11"): a budget below
+    every plan stopped each of 12 periods and was printed 12 times. The first period's figures stay the
+    cause's; ``periods`` lists every period it stands for."""
+    out: list[Explanation] = []
+    for e in shortfalls:
+        last = out[-1] if out else None
+        plain = f" in period {e.period}; binding: "
+        if (
+            last is not None
+            and plain in e.message
+            and (last.workload, last.relaxation, last.best_value_requests_per_s)
+            == (e.workload, e.relaxation, e.best_value_requests_per_s)
+            and last.message.split("; binding: ", 1)[1] == e.message.split("; binding: ", 1)[1]
+            and last.periods is not None
+            and last.periods[-1] + 1 == e.period
+        ):
+            out[-1] = dataclasses.replace(last, periods=[*last.periods, e.period or 0])
+            continue
+        out.append(dataclasses.replace(e, periods=[e.period or 0]) if plain in e.message else e)
+    return [_likewise(e) for e in out]
+
+
+def _likewise(e: Explanation) -> Explanation:
+    """A merged cause's message naming the other periods and the highest demand among them."""
+    if e.periods is None or len(e.periods) == 1:
+        return dataclasses.replace(e, periods=None)
+    head, binding = e.message.split("; binding: ", 1)
+    others = f"{e.periods[1]}" if len(e.periods) == 2 else f"{e.periods[1]}–{e.periods[-1]}"
+    return dataclasses.replace(
+        e, message=f"{head}, and likewise in period{'s' if len(e.periods) > 2 else ''} {others}; binding: {binding}"
+    )
 
 
 def _shortfall_relaxation(workload: Workload, period: int, served: float, relax_text: str | None) -> str:
@@ -175,11 +215,11 @@ def _shortfall_relaxation(workload: Workload, period: int, served: float, relax_
     a per-period demand), or relax the binding limits (``relax_text``; None when no resource row binds)."""
     name, rate = workload.name, workload.requests_per_s
     if isinstance(rate, list):
-        lower = f"lower {name}.requests_per_s[{period}] to {served:.3g}"
+        lower = f"lower {name}.requests_per_s[{period}] to {three_digits_text(served)}"
     elif workload.growth_frac_per_month:
-        lower = f"lower {name}.requests_per_s or growth_frac_per_month so that period {period} asks {served:.3g} req/s"
+        lower = f"lower {name}.requests_per_s or growth_frac_per_month so that period {period} asks {three_digits_text(served)} req/s"
     else:
-        lower = f"lower {name}.requests_per_s to {served:.3g}"
+        lower = f"lower {name}.requests_per_s to {three_digits_text(served)}"
     options = ([lower] if served > 1e-9 else []) + ([relax_text] if relax_text else [])
     return ", or ".join(options) or f"allow {name} more sites, GPU types or looser SLOs (no single limit is used up)"
 
