@@ -104,11 +104,14 @@ _ID_AFFIXES = ("nvidia_", "amd_", "intel_", "meta_", "google_")
 """Vendor and organisation prefixes a written id may carry (``NVIDIA H100`` → h100: :func:`closest_id`)."""
 _ID_SUFFIXES = ("_instruct", "_chat", "_hf", "_base", "_it")
 """Variant suffixes a written model id may carry (``Llama-3.1-8B-Instruct``)."""
-_FORMAT_ALIASES = {
+_ID_ALIASES = {
     "awq": "int4", "gptq": "int4", "w4a16": "int4", "gptq_int4": "int4", "int4_awq": "int4", "q4_k_m": "int4",
     "q4_0": "int4", "w8a8": "int8", "w8a16": "int8", "q8_0": "int8", "e4m3": "fp8", "fp8_e4m3": "fp8",
+    "amazon": "aws", "amazon_web_services": "aws", "ec2": "aws", "google": "gcp", "google_cloud": "gcp",
+    "microsoft": "azure", "microsoft_azure": "azure",
 }
-"""Quantization methods and file formats → the storage format the catalog names (awq → int4)."""
+"""Names a user writes for an id: quantization methods and file formats → the storage format (awq → int4),
+company names → their cloud's provider id (amazon → aws: it suggested lambda)."""
 
 
 def id_spelling(value: str) -> str:
@@ -138,7 +141,7 @@ def closest_id(value: str, choices: Iterable[str]) -> str | None:
     with the same first word: ``NVIDIA H100 80GB HBM3`` → h100_sxm), None when nothing is close."""
     options = sorted(set(choices))
     forms = _id_forms(value)
-    forms += [_FORMAT_ALIASES[f] for f in forms if f in _FORMAT_ALIASES]  # awq → int4: the method's storage format
+    forms += [_ID_ALIASES[f] for f in forms if f in _ID_ALIASES]  # awq → int4: the method's storage format
     for form in forms:
         if form in options:
             return form
