@@ -15,6 +15,7 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.errors import PlannerError
 from planner.forked import forbid_forking
+from planner.report.formatting import binding_rows
 from planner.sweep.result import Choice, SweepRow
 from planner.sweep.spec import SweepPlan, Variant
 
@@ -76,7 +77,9 @@ def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
         cost_usd_per_million_output_tokens=data["cost_usd_per_million_output_tokens"],
         gpus_by_type=dict(sorted(gpus.items())),
         choices=choices,
-        binding_constraints=[f"{b['family']}:{'/'.join(b['key'])}" for b in data["binding_constraints"]],
+        binding_constraints=[
+            f"{family}:{key}" for family, key in binding_rows(data["binding_constraints"], data.get("schedule") or ())
+        ],
         error=why,
         solve_seconds=float(data["solve_seconds"]),
         total_seconds=float(data["total_seconds"]),

@@ -16,6 +16,7 @@ import pytest
 from planner.catalog import Catalog
 from planner.plan import plan
 from planner.readout.sweep import Choice
+from planner.report.formatting import binding_rows
 from planner.scenario import parse_scenario
 from planner.sweep import LocalEngine, SweepResult, run_sweep
 from planner.sweep.spec import Variant
@@ -41,9 +42,11 @@ def test_every_row_is_the_plan_of_its_variant(catalog: Catalog, local_result: Sw
         assert [(c.gpu, c.tp, c.ep, c.quantization, c.site, c.role) for c in row.choices] == [
             (d["gpu"], d["tp"], d["ep"], d["quantization"], d["site"], d["role"]) for d in direct["deployments"]
         ]
+        # as the terminal names them: the periods a row's slice stands for (chat_70b_cloud: one slice, 36 months)
         assert row.binding_constraints == [
-            f"{b['family']}:{'/'.join(b['key'])}" for b in direct["binding_constraints"]
+            f"{family}:{key}" for family, key in binding_rows(direct["binding_constraints"], direct["schedule"])
         ]
+        assert "demand_coverage:chat/0–35" in row.binding_constraints
 
 
 def test_a_disaggregated_plans_pools_read_apart_from_its_colocated_replicas(catalog: Catalog) -> None:
