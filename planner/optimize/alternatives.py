@@ -39,9 +39,8 @@ ALTERNATIVE_MAX_NODES = MAX_NODES
 """Branch-and-bound nodes of each alternative's exact MILP (large ones use the decomposition's limits)."""
 
 FORK_MIN_SOLVE_S = 0.1
-"""Plan solve seconds from which the alternatives are solved in forked workers (planner.forked):
-below, they take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. The
-answers are the same either way."""
+"""Plan solve seconds from which the alternatives are solved in forked workers (planner.forked): below, they
+take well under 0.2 s in all and forking (~0.03-0.06 s) would cost more than it saves. Same answers either way."""
 
 
 @dataclass
