@@ -54,6 +54,7 @@ from planner.performance.optimizations import (
     optimized_max_batch,
 )
 from planner.performance.stack import stack_terms, take_terms
+from planner.format_policy import allowed_formats, weight_quality_tier
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GIB
 
@@ -168,7 +169,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
         for model_id in w.models:
             model = catalog.models[model_id]
             window = context_window_problem(model, input_tokens=w.input_tokens, output_tokens=w.output_tokens)
-            for q in w.quantizations:
+            for q in allowed_formats(catalog, w, model_id):
                 fmt = catalog.formats[q]
                 for kv in w.kv_dtypes:
                     kfmt = catalog.formats[kv]
@@ -177,7 +178,7 @@ def _perf_configs(catalog: Catalog, scenario: Scenario, gpus: list[Accelerator])
                             for pp in scenario.hardware.pp:
                                 reason = ""
                                 terms = None
-                                tier = max(fmt.quality_tier, kfmt.quality_tier)
+                                tier = max(weight_quality_tier(catalog, model_id, q), kfmt.quality_tier)
                                 if window:
                                     reason = window
                                 elif tier > w.max_quality_tier:

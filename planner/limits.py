@@ -63,7 +63,7 @@ def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str
     cloud = sum(1 for site in sites.values() if site.kind == "cloud")
     return sum(
         len(w.models)
-        * len(w.quantizations)
+        * (len(w.quantizations) + ("quantizations" not in w.model_fields_set))  # + a quantized release
         * len(w.kv_dtypes)
         * gpus
         * degrees

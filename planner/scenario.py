@@ -76,7 +76,7 @@ class Workload(Strict):
         min_length=1,
         max_length=MAX_LIST,
         default_factory=lambda: ["bf16", "fp8", "int8", "int4"],
-        description="Allowed weight formats (quality policy); default bf16, fp8, int8, int4.",
+        description="Allowed weight formats (quality policy); default bf16, fp8, int8, int4 and a model's quantized released format (gpt-oss: mxfp4).",
     )
     kv_dtypes: UniqueList[Id] = Field(
         default_factory=lambda: ["bf16"],
@@ -94,7 +94,7 @@ class Workload(Strict):
         "chunked_prefill_tokens); unset fields keep catalogs/engines.yaml's values.",
     )
     max_quality_tier: Annotated[int, Field(ge=0, le=3)] = Field(
-        3, description="Highest format quality tier allowed (0 = bf16 only, 1 = +fp8/int8, 2 = +4-bit)."
+        3, description="Highest weight/KV quality tier allowed (0 = 16-bit or the released format, 1 = +fp8/int8, 2 = +4-bit)."
     )
     requests_per_s: Demand | Annotated[list[DemandValue], Field(min_length=1, max_length=1200)] = Field(
         description="Peak arrival rate, requests/s: one number, or exactly one value per period "
