@@ -10,8 +10,8 @@ or the model's released format, 1 fp8/int8, 2 4-bit: planner.format_policy) and 
 
 from __future__ import annotations
 
-from planner.problem.context import BuildContext
 from planner.format_policy import allowed_formats, weight_quality_tier
+from planner.problem.context import BuildContext
 
 
 def add_quantization_policy(ctx: BuildContext) -> None:

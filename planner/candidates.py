@@ -46,6 +46,7 @@ from planner.catalog.schema import Accelerator, Site
 from planner.context_window import context_window_problem
 from planner.costs import rent_quote
 from planner.forked import Background
+from planner.format_policy import allowed_formats, weight_quality_tier
 from planner.gc_pause import gc_paused
 from planner.ledgers.edge_cloud import request_network_s
 from planner.performance.moe import layout_name, moe_layouts
@@ -54,7 +55,6 @@ from planner.performance.optimizations import (
     optimized_max_batch,
 )
 from planner.performance.stack import stack_terms, take_terms
-from planner.format_policy import allowed_formats, weight_quality_tier
 from planner.scenario import Scenario, Workload, merged_sites
 from planner.units import BYTES_PER_GIB
 
