@@ -288,6 +288,34 @@ def all_to_all_at(parts: dict[str, Num], terms: Any, tokens: Num) -> Num:
     return np.where(parts["e"] > 1.0, parts["two_layers"] * one, 0.0)
 
 
+MOE_LAYER_KERNELS = 4.0
+"""Kernels a routed-expert layer launches that a dense FFN does not, none of which streams weights: the router
+GEMM (d × E: 184 KB for gpt-oss-20b), top-k of the router's softmax, the sort of the n·k (token, expert) pairs
+into per-expert row blocks, and the weighted sum of each token's k expert outputs. vLLM / SGLang ``fused_moe``:
+``fused_topk`` (one topk_softmax kernel), ``moe_align_block_size`` and ``moe_sum`` around the two grouped expert
+GEMMs, which take the place of the dense gate/up and down GEMMs (so they are not counted here)."""
+
+
+def routing_kernels_s(terms: Any) -> Num:
+    """Fixed time per step of the MoE layers' routing kernels, s:
+
+        T_route = L_moe · n_k · τ_e     (0 for dense models and with ``ideal`` terms)
+
+    n_k = :data:`MOE_LAYER_KERNELS` (4), τ_e = the engine's ``collective_launch_us``: the floor of one small
+    kernel launched and completed by that engine, ≈ 4.4 µs inside a CUDA graph (nccl_allreduce_small_msg.csv
+    NCCL-1259, 2x H100, ≈ 6 µs less 2 link hops of 0.8 µs) and ≈ 8.5 µs launched one by one (NCCL-583, 10.14 µs,
+    no graph). These kernels move a few KB and depend on each other and on the layer's GEMMs, so each costs its
+    floor in series with the layer, whatever the bandwidth or FLOP/s (monotone: constant in both); the weight
+    stream's η_m does not contain them (they stream no weights). Every GPU of a TP group routes all the step's
+    tokens and the L_moe layers run one after another along a token's path over the pipeline stages, so the
+    whole L_moe counts once per step. Small-batch figure: at hundreds of tokens the sort and the gathers grow
+    with n·k (measurements/h200_kernels_steps_moe.csv, moe_block − moe_block_gemms: 34 µs per layer at 1 token,
+    89 µs at 256 for Qwen3-30B-A3B with unfused torch kernels). Example: gpt-oss-20b (24 MoE layers) under vLLM
+    with CUDA graphs: 24 · 4 · 4.4 µs = 0.42 ms per step.
+    """
+    return terms.moe_layers * MOE_LAYER_KERNELS * terms.collective_launch_us * 1e-6
+
+
 def attention_tp(terms: Any) -> Num:
     """Ranks of the attention TP all-reduce, t = w/e."""
     return terms.tp / terms.attention_dp
@@ -316,4 +344,5 @@ def explain_terms(terms: Any, *, tokens: float) -> dict[str, float]:
         "expert_gemm_efficiency_frac": float(expert_gemm_efficiency_frac(terms, tokens, eta)),
         "load_imbalance": float(imbalance_factor(terms.expert_parallel, tokens * terms.experts_per_token)),
         "all_to_all_ms": float(all_to_all_s(terms, tokens / terms.pp)) * float(terms.pp) * 1e3,
+        "routing_kernels_ms": float(routing_kernels_s(terms)) * 1e3,
     }

@@ -15,6 +15,7 @@ from planner.catalog.schema import Accelerator, NumericFormat, Site
 from planner.errors import InfeasiblePlan, InputError
 from planner.ledgers.edge_cloud import request_network_s
 from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S, MIN_EFFICIENCY_FRAC
+from planner.performance import moe
 from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
 from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
 from planner.performance.pools import (
@@ -23,7 +24,7 @@ from planner.performance.pools import (
     prefill_at_load,
     prefill_capacity_at_slo,
 )
-from planner.performance.steps import host_s
+from planner.performance.steps import engine_host_time_s
 from planner.performance.tail import busy_frac, step_phase_s
 from planner.performance.terms import DeploymentTerms
 from planner.scenario_base import SLO_PERCENTILES
@@ -244,7 +245,9 @@ def at_load(
         "engine_busy_frac": float(busy_frac(pt)),
         "scheduler_steps": float(terms.scheduler_steps),
         "scheduler_lookahead_steps": float(terms.scheduler_lookahead_steps),
-        "host_ms": float(host_s(terms, pt.running_batch)) * 1e3,
+        # the engine's host time and the MoE layers' routing kernels: steps.host_s adds both to every step
+        "host_ms": float(engine_host_time_s(terms, pt.running_batch)) * 1e3,
+        "routing_kernels_ms": float(moe.routing_kernels_s(terms)) * 1e3,
     }
     if not pt.stable:  # no steady state: the queue grows without bound, so no step, batch or wait describes it
         figures |= dict.fromkeys(UNSTABLE_FIGURES)

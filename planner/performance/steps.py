@@ -133,6 +133,13 @@ def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
+    """Fixed time of one step with ``batch`` running sequences outside its operator groups, s: the engine's host
+    time (:func:`engine_host_time_s`) + the MoE layers' routing kernels (moe.routing_kernels_s, 0 for dense
+    models). Every step function (decode, prefill, the chunked mixed step) adds it once."""
+    return engine_host_time_s(terms, batch) + moe.routing_kernels_s(terms)
+
+
+def engine_host_time_s(terms: DeploymentTerms, batch: Num) -> Num:
     """Engine host time of one step with ``batch`` running sequences (ledgers.inference.engine_host_s), s.
 
     Attention data-parallel ranks schedule their B/e sequences in parallel (one engine process each).

@@ -207,9 +207,14 @@ def _vllm_blog(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         g_tok = float(row["output_tokens"])
         if row["measurement"].startswith("single-request"):
-            intercept = _num(row, "itl_fit_intercept_ms")
-            if intercept is None:
+            intercept, stated = _num(row, "itl_fit_intercept_ms"), stated_intercept_range_ms(row.get("notes", ""))
+            if intercept is None and stated is None:
                 b.skip(src, label, "the post gives no intercept for this variant (slope only)")
+                continue
+            if intercept is None and stated is not None:  # H100: one range for the three KV variants
+                b.add(src, "tpot_itl", label + " ITL at ~0 context", sum(stated) / 2.0, cfg,
+                      context_tokens=g_tok / 2.0, note=f"midpoint of the {stated[0]:g}-{stated[1]:g} ms intercepts "
+                      "the post gives across its KV variants")
                 continue
             b.add(src, "tpot_itl", label + " ITL at ~0 context", intercept, cfg, context_tokens=g_tok / 2.0,
                   note="intercept of the post's linear ITL fit")
@@ -220,6 +225,16 @@ def _vllm_blog(b: _Builder, rows: list[dict[str, str]]) -> None:
                    concurrency=float(row["concurrency"]), ttft=_num(row, "median_ttft_ms"),
                    tpot=_num(row, "median_itl_ms"), tput=_num(row, "output_tokens_per_s"),
                    note="GPU not restated (H100 section) [U]; lengths ±15 %")
+
+
+INTERCEPT_RANGE = re.compile(r"intercept[^;]*?([0-9.]+)-([0-9.]+) ms")
+"""An ITL-fit intercept stated as a range in a row's notes ("intercept not given per variant: 4.03-4.07 ms")."""
+
+
+def stated_intercept_range_ms(notes: str) -> tuple[float, float] | None:
+    """(low, high) ms of the intercept a vLLM-blog row's notes state as a range over KV variants, else None."""
+    found = INTERCEPT_RANGE.search(notes)
+    return None if found is None else (float(found.group(1)), float(found.group(2)))
 
 
 def _github(b: _Builder, rows: list[dict[str, str]]) -> None:

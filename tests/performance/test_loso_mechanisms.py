@@ -177,3 +177,15 @@ def test_stated_mem_frac_sets_the_engine_share(catalog: Catalog) -> None:
     )
     assert float(room) == pytest.approx(1.41e9, rel=1e-9)
     assert with_stated_memory_share(cfg, "launch: --disable-radix-cache")[2] is terms
+
+
+def test_an_intercept_stated_as_a_range_over_kv_variants_is_read_at_its_midpoint() -> None:
+    from planner.validate.sources_load import stated_intercept_range_ms
+
+    notes = (
+        "linear fit ITL = intercept + slope x input tokens, concurrency 1, 128 output tokens, inputs swept "
+        "256-125000 (vllm bench serve); fit parameters as printed; intercept not given per variant: 4.03-4.07 ms "
+        "across the three KV variants"
+    )
+    assert stated_intercept_range_ms(notes) == (4.03, 4.07)
+    assert stated_intercept_range_ms(notes.split("; intercept")[0]) is None  # the swept range is no intercept
