@@ -475,7 +475,7 @@ STEP_TERMS: dict[str, tuple[str, str]] = {
     "attention_ops_ms": ("+", "attention: its compute against the KV read (decode) or write (prefill)"),
     "tp_comm_ms": ("+", "TP all-reduces (and MoE all-to-all) on the critical path"),
     "pp_comm_ms": ("+", "activations handed between pipeline stages"),
-    "overhead_ms": ("+", "engine host time and fixed step overhead"),
+    "overhead_ms": ("+", "engine host time, fixed step overhead and MoE routing kernels"),
     "total_ms": ("=", "the step: sum of the + rows"),
     "weights_read_ms": ("in linear_ops_ms", "weight bytes per GPU / achieved bandwidth"),
     "compute_ms": ("in linear + attention", "all FLOPs per GPU / achieved peak"),
