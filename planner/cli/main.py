@@ -12,6 +12,7 @@ top-level commands' options only when that command runs or the command list is s
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from difflib import get_close_matches
@@ -55,6 +56,21 @@ def global_flags_first(args: list[str]) -> list[str]:
     end = args.index("--") if "--" in args else len(args)
     flags = [a for a in args[:end] if a in GLOBAL_FLAGS]
     return flags + [a for a in args[:end] if a not in GLOBAL_FLAGS] + args[end:]
+
+
+def _whole_number_hint(message: str) -> str:
+    """Click's "'4k' is not a valid int range." for a count option, said as the number to write: "'4k' is
+    not a whole number — write 4000 (a plain number)" (float options already say so, common.finite_float)."""
+    match = re.search(r"'([^']*)' is not a valid (?:int range|integer)\.?$", message)
+    if match is None:
+        return message
+    from planner.inputs import number_hint
+
+    hint = number_hint(match.group(1), ())
+    return (
+        message[: match.start()]
+        + f"{match.group(1)!r} is not a whole number{'' if 'quotes' in hint else hint}"
+    )
 
 
 class OneLineErrors(GuardedGroup):
@@ -116,7 +132,8 @@ class OneLineErrors(GuardedGroup):
                 exc.ctx.command_path if isinstance(exc, click_errors.UsageError) and exc.ctx else "planner"
             )
             err.print(
-                f"[bold red]error:[/] {text(exc.format_message())} (see '{where} --help')", soft_wrap=True
+                f"[bold red]error:[/] {text(_whole_number_hint(exc.format_message()))} (see '{where} --help')",
+                soft_wrap=True,
             )
             sys.exit(exc.exit_code)
         except typer.Abort:

@@ -217,10 +217,13 @@ def predict_train(
 
     def go() -> dict[str, Any]:
         check_output_path(json_out, "--json-out")
-        arch_given = [v is not None for v in (layers, hidden_size, ffn_size, heads)]
+        arch_options = {"--layers": layers, "--hidden-size": hidden_size, "--ffn-size": ffn_size, "--heads": heads}
+        arch_given = [v is not None for v in arch_options.values()]
         if (model is None and not all(arch_given)) or (model is not None and any(arch_given)):
+            missing = [o for o, v in arch_options.items() if v is None]  # name what an inline architecture lacks
+            lacks = f" (missing {' '.join(missing)})" if model is None and any(arch_given) else ""
             raise InputError(
-                "--model: give a catalog model id, or all of --layers --hidden-size --ffn-size --heads"
+                f"--model: give a catalog model id, or all of --layers --hidden-size --ffn-size --heads{lacks}"
             )
         arch: str | Architecture
         if model is not None:

@@ -91,7 +91,16 @@ class TrainingPlan:
                 "failure_overhead_frac": ev.failure_overhead_frac,
             },
             "cost_lines": [
-                {"kind": c.kind, "gpu": c.gpu, "gpus": c.gpus, "usd": c.usd, "note": c.note}
+                {
+                    "kind": c.kind,
+                    "gpu": c.gpu,
+                    "gpus": c.gpus,
+                    "usd": c.usd,
+                    "note": c.note,
+                    "hours": c.hours,
+                    "usd_per_gpu_hour": c.usd_per_gpu_hour,
+                    "present_value_factor": c.pv_factor,
+                }
                 for c in (self.chosen.lines if self.chosen is not None else ())
             ],
             "alternatives": [option_json(o) for o in self.alternatives],

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 SHEET = "Sweep"
 KEY_SHEET = "By key"
+GPUS_HEADER = "GPUs serving, by type (each deployment's peak; whole rented instances may add idle GPUs)"
+"""The row's gpus_by_type: the GPUs the deployments run on, not the GPUs paid (6 mi300x serve from one
+8-GPU instance whose 8 GPUs the total cost pays; the header said "GPUs by type")."""
 ROW_HEADERS = (
     "variant",
     "status",
@@ -36,7 +39,7 @@ ROW_HEADERS = (
     "capex (USD)",
     "opex (USD/month)",
     "cost per million output tokens (USD/Mtok)",
-    "GPUs by type",
+    GPUS_HEADER,
     "GPU / TP / quant per workload",
     "binding constraints",
     "error or infeasibility",

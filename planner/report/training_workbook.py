@@ -105,13 +105,21 @@ def _summary_value(data: dict[str, Any], key: str) -> Any:
     return str(value) if isinstance(value, bool) else value
 
 
+SUMMARY_LIVE = {"days": "={start_delay_days}+{run_days}", "gpu_hours": "={gpus}*{run_days}*24"}
+"""Summary figures written as the formula their 'formula / source' cell states, over the cells they read."""
+
+
 def _summary(ws: Any, data: dict[str, Any]) -> None:
     append_row(ws, 1, SUMMARY_HEADERS)
     style_header(ws, 1, len(SUMMARY_HEADERS))
     row = 1
+    cells = {key: f"B{i}" for i, (key, *_rest) in enumerate(SUMMARY_KEYS, start=2)}
     for row, (key, fmt, unit, formula) in enumerate(SUMMARY_KEYS, start=2):
         append_row(ws, row, [key, None, unit, formula])
-        set_cell(ws, row, 2, _summary_value(data, key), fmt)
+        value = (
+            Formula(SUMMARY_LIVE[key].format(**cells)) if key in SUMMARY_LIVE else _summary_value(data, key)
+        )
+        set_cell(ws, row, 2, value, fmt)
     total = f"=Costs!{costs_total_cell(len(data['cost_lines']))}"
     append_row(ws, row + 1, ["total_cost_usd", Formula(total), "USD", "sum of the Costs sheet's lines"])
     ws.cell(row=row + 1, column=2).number_format = USD
@@ -139,7 +147,12 @@ def _iteration(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
     finish_sheet(ws, freeze="A2")
 
 
-COSTS_HEADERS = ["kind", "GPU", "GPUs paid", "cost (USD, present value)", "how it is computed"]
+COSTS_HEADERS = [
+    "kind", "GPU", "GPUs paid", "cost (USD, present value)", "hours paid (h per GPU)", "price (USD per GPU-hour)",
+    "present-value factor", "how it is computed",
+]  # fmt: skip
+"""Rent and owned running lines are live: cost = GPUs paid × hours × price × present-value factor (C×E×F×G);
+capex, bought running, resale and discount lines are figures whose note says how they are made."""
 COSTS_TOTAL_LABEL = "total_cost_usd (USD)"
 """The Costs sheet's total row: this label in column A, the SUM under the cost column."""
 
@@ -153,15 +166,20 @@ def _costs(ws: Any, tables: Tables, data: dict[str, Any]) -> None:
     from openpyxl.styles import Font
 
     lines = data["cost_lines"]
-    rows = [[c["kind"], c["gpu"], c["gpus"], c["usd"], c["note"]] for c in lines]
-    last = header_table(ws, tables, 1, COSTS_HEADERS, rows, [None, None, "0", USD, None], "costs")
+    rows = [
+        [c["kind"], c["gpu"], c["gpus"], c["usd"] if c.get("hours") is None else Formula(f"=C{i}*E{i}*F{i}*G{i}"),
+         c.get("hours"), c.get("usd_per_gpu_hour"), c.get("present_value_factor"), c["note"]]
+        for i, c in enumerate(lines, 2)
+    ]  # fmt: skip
+    formats = [None, None, "0", USD, "#,##0.00", '"$"#,##0.0000', "0.0000", None]
+    last = header_table(ws, tables, 1, COSTS_HEADERS, rows, formats, "costs")
     # the total under its column, labeled (it sat at D1, above the header, where no reader looks for it)
     total = costs_total_cell(len(lines))
     set_cell(ws, last + 1, 1, COSTS_TOTAL_LABEL).font = Font(bold=True)
     set_cell(ws, ws[total].row, 4, Formula(f"=SUM(D2:D{last})"), USD).font = Font(bold=True)
-    set_cell(ws, last + 1, 5, "the sum of the lines above (USD, present value)")
-    wrap_columns(ws, ["E"], 2, last)
-    finish_sheet(ws, freeze="A2", widths={"E": 60})
+    set_cell(ws, last + 1, 8, "the sum of the lines above (USD, present value)")
+    wrap_columns(ws, ["H"], 2, last)
+    finish_sheet(ws, freeze="A2", widths={"H": 60})
 
 
 def _options(ws: Any, tables: Tables, data: dict[str, Any]) -> None:

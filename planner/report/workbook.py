@@ -46,7 +46,11 @@ SHEETS = (
     "Assumptions",
     "Inputs",
 )
-FRONTIER_COLORS = ("1F4E78", "C55A11", "548235")
+FRONTIER_COLORS = (
+    *("1F4E78", "C55A11", "548235", "7030A0", "BF9000"),
+    *("2E75B6", "C00000", "00B0F0", "FF66CC", "7F7F7F"),
+)
+"""One colour per alternative (its legend entry names it); circles are GPU types, squares sites."""
 CHART_ROWS = 17
 """Sheet rows an 8 cm chart covers, and a blank row."""
 TPOT_AXIS_FORMAT = "0.0"
@@ -132,33 +136,29 @@ def _native_charts(wb: Any, costs: CostsLayout, alt_last: int) -> None:
 
 
 def _frontier_chart(ws: Any, last_row: int) -> None:
-    """Scatter of total cost (y) vs worst deployed TPOT (x) of the alternatives, one series per kind."""
+    """Scatter of total cost (y) vs worst deployed TPOT (x) of the alternatives, one series per alternative named
+    by its option ("b200 (gpu)"): one series per kind left the reader unable to tell which dot was which GPU."""
     from openpyxl.chart import Reference, ScatterChart, Series
     from openpyxl.chart.shapes import GraphicalProperties
     from openpyxl.worksheet.pagebreak import Break
 
-    kind_col = 1
     tpot_col = ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
     cost_col = ALT_HEADERS.index("Total cost (USD)") + 1
-    # Rows are grouped by kind (gpu, then site): one contiguous series per kind.
-    runs: list[tuple[str, int, int]] = []
-    for r in range(2, last_row + 1):
-        kind = str(ws.cell(row=r, column=kind_col).value)
-        if runs and runs[-1][0] == kind:
-            runs[-1] = (kind, runs[-1][1], r)
-        else:
-            runs.append((kind, r, r))
     chart = ScatterChart()
     chart.title = "Alternatives: total cost vs TPOT"
     chart.x_axis.title, chart.y_axis.title = ALT_TPOT_HEADER, "Total cost (USD)"
-    for k, (kind, first, last) in enumerate(runs):
+    plotted = [
+        r for r in range(2, last_row + 1) if isinstance(ws.cell(row=r, column=cost_col).value, int | float)
+    ]
+    for k, r in enumerate(plotted):  # an infeasible alternative has no point, so no legend entry either
+        kind, option = ws.cell(row=r, column=1).value, ws.cell(row=r, column=2).value
         series = Series(
-            Reference(ws, min_col=cost_col, min_row=first, max_row=last),
-            Reference(ws, min_col=tpot_col, min_row=first, max_row=last),
-            title=f"best plan per {kind}",
+            Reference(ws, min_col=cost_col, min_row=r, max_row=r),
+            Reference(ws, min_col=tpot_col, min_row=r, max_row=r),
+            title=f"{option} ({kind})",
         )
         color = FRONTIER_COLORS[k % len(FRONTIER_COLORS)]
-        series.marker.symbol = "circle" if k % 2 == 0 else "square"
+        series.marker.symbol = "circle" if kind == "gpu" else "square"
         series.marker.size = 8
         series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
         series.marker.graphicalProperties.line.solidFill = color

@@ -63,6 +63,9 @@ def _gpus(value: float) -> float | int:
     return as_count(round(value, 2))
 
 
+IDLE_NONE = "none: every GPU paid for runs a replica"
+
+
 def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
     """The paid-but-idle GPUs table (see :func:`idle_gpus`) from ``row``; returns the last row written."""
     from openpyxl.styles import Alignment
@@ -70,9 +73,10 @@ def write_idle(ws: Any, tables: Tables, result: PlanResult, row: int) -> int:
     rows = idle_gpus(result)
     # the title right of the columns every printed page repeats: from column A it printed again, cut at
     # their edge, on the sheet's later pages ("Paid but idle GPUs (whole n")
-    set_cell(ws, row, first_free_column(ws), IDLE_TITLE)
-    if not rows:
-        set_cell(ws, row + 1, 1, "none: every GPU paid for runs a replica")
+    column = first_free_column(ws)
+    set_cell(ws, row, column, IDLE_TITLE)
+    if not rows:  # under the title, for the same reason (it printed again on page 2: "none: every GPU paid for r")
+        set_cell(ws, row + 1, column, IDLE_NONE)
         return row + 1
     formats: list[str | None] = [None, None, INT_FORMAT, None, NUMBER_FORMAT, NUMBER_FORMAT, NUMBER_FORMAT]
     last = header_table(ws, tables, row + 1, IDLE_HEADERS, rows, formats, "IdleGPUs")

@@ -112,6 +112,10 @@ BUDGET_LINES = (
 """(budget field, label, live formula of the amount spent)."""
 
 
+LIMIT_ABOVE = "[limit above]"
+"""In a budget "used (%)" formula: the cell of the limit on the Summary row above it."""
+
+
 def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
     """For a max_throughput plan (``planner budget``) the served scale and req/s; for any plan with a budget each
     limit with the share used (live; opex: the busiest month) and the binding limit in words
@@ -132,7 +136,9 @@ def budget_rows(result: PlanResult, data: dict[str, Any]) -> list[tuple[str, Any
             continue
         rows.append((label, limit, USD_FORMAT))
         # of a 0 limit no share: the JSON's used_frac is null
-        used: Any = Formula(f"=({spent})/{limit}") if limit else "—"
+        # divides by the limit's cell on the row above (LIMIT_ABOVE, filled in by the writer), so an edited
+        # limit recomputes its share (it divided by the typed number)
+        used: Any = Formula(f"=({spent})/{LIMIT_ABOVE}") if limit else "—"
         rows.append((f"{label.split(' (')[0]} used (%)", used, PERCENT_FORMAT))
     rows.append(("Binding limit", use.binding_limit, None))
     return rows
@@ -228,6 +234,8 @@ def write_summary(
     # what the scenario states that no plan can use (JSON warnings, stderr): a reader of the workbook saw none
     live += [(WARNING_LABEL, text, None) for text in data.get("warnings", [])]
     for label, value, fmt in live:
+        if isinstance(value, Formula) and LIMIT_ABOVE in value.text:
+            value = Formula(value.text.replace(LIMIT_ABOVE, f"B{r - 1}"))
         append_row(ws, r, [label, value], [None, fmt])
         if label == WARNING_LABEL:
             wrap_text_row(ws, r, 2)

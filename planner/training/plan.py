@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from planner.catalog.loader import Catalog
+from planner.costs import rent_quotes_by_size
 from planner.ledgers.training import cards_for_compute
 from planner.readout.training import TrainingPlan
 from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings, layout_problem
@@ -54,6 +55,12 @@ def _max_count(catalog: Catalog, scenario: TrainingScenario, gpu_id: str) -> int
     return max(limits, default=0)
 
 
+def _days(seconds: float) -> str:
+    """'1 day', '0.5 days', '30 days' (the time left, in the reasons' words: 'in 1 days' read oddly)."""
+    days = seconds / SECONDS_PER_DAY
+    return f"{days:g} {'day' if f'{days:g}' == '1' else 'days'}"
+
+
 def _compute_reason(
     scenario: TrainingScenario,
     model: ModelTerms,
@@ -78,12 +85,19 @@ def _compute_reason(
     count = (
         f"{needed:,}" if needed < 1e12 else f"{float(needed):.3g}"
     )  # a 1e-300-day deadline: not 300 digits
+    if needed <= limit:  # the GPUs are there, the layouts cannot use them: name the batch, not max_gpus
+        return (
+            f"{gpu.gpu_id}: no layout finishes {scenario.training_tokens:.3g} tokens in {_days(available_s)}{after}: "
+            f"the fastest uses {fastest.layout.gpus} GPUs ({fastest.days + delay_days:,.1f} days) and "
+            f"more run no faster with a global batch of {scenario.global_batch_seqs:,} sequences (DP divides it), "
+            f"though {count} at {fastest.mfu:.0%} MFU would do — raise global_batch_tokens or deadline_days"
+        )
     cap = f"the allowed sites offer {limit}"
     if limit == scenario.hardware.max_gpus:  # name the limit that binds: the scenario's own cap
         cap += f" within hardware.max_gpus {limit} — raise it to at least {count}"
     return (
         f"{gpu.gpu_id}: needs ≥ {count} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
-        f"tokens in {available_s / SECONDS_PER_DAY:g} days{after}; {cap} "
+        f"tokens in {_days(available_s)}{after}; {cap} "
         f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:,.1f} days)"
     )
 
@@ -188,6 +202,23 @@ def _no_layout_reason(scenario: TrainingScenario, model: ModelTerms, gpu: GpuTer
     )
 
 
+def _instance_reason(catalog: Catalog, scenario: TrainingScenario, gpu: GpuTerms, smallest: int) -> str:
+    """ "rented only as 1-GPU instances …" when layouts fit but no instance a provider sells holds one (a run
+    spans one instance, or whole nodes: :func:`planner.training.pricing.instance_options`)."""
+    accelerator = catalog.gpu(gpu.gpu_id)
+    sizes = sorted(
+        {size for site in allowed_sites(catalog, scenario) if procurement_allowed(site, "rent")
+         for size in rent_quotes_by_size(catalog, accelerator, site, "on_demand")}
+    )  # fmt: skip
+    offered = "/".join(map(str, sizes)) + "-GPU instances" if sizes else "no on-demand instance"
+    buy = "add buy to procurement (at a datacenter site) or " if accelerator.purchase is not None else ""
+    return (
+        f"{gpu.gpu_id}: the allowed sites rent it only as {offered}, and the smallest layout that fits needs "
+        f"{smallest} GPUs on one instance or whole {accelerator.gpus_per_node}-GPU nodes — {buy}list another GPU "
+        "in hardware.gpus"
+    )
+
+
 def _reason(
     catalog: Catalog, scenario: TrainingScenario, model: ModelTerms, gpu: GpuTerms, best: dict[int, Evaluation],
     smallest_gib: float, options: list[Option],
@@ -208,6 +239,8 @@ def _reason(
             f"{gpu.gpu_id}: {model.model_id} does not fit with any layout up to {limit} GPUs — the smallest needs "
             f"{smallest_gib:.1f} GiB per GPU, the card has {capacity:.1f} GiB"
         )
+    if not options and set(scenario.procurement) == {"rent"}:
+        return _instance_reason(catalog, scenario, gpu, min(best))
     in_time = [o for o in options if o.finish_days <= scenario.deadline_days + 1e-9]
     if not in_time:
         fastest = min(best.values(), key=lambda e: e.days)

@@ -65,7 +65,11 @@ def predict_train(catalog: Catalog, req: PredictTrainRequest) -> dict[str, Any]:
         )
     dp = req.dp if req.dp is not None else req.gpus // group
     if dp < 1 or req.tp * req.pp * dp != req.gpus:
-        raise InputError(f"--gpus {req.gpus}: must equal tp × pp × dp = {req.tp} × {req.pp} × {dp}")
+        fix = f"--gpus {req.tp * req.pp * dp}" if dp >= 1 else "--dp 1 or more"
+        whole = f" or --dp {req.gpus // group}" if dp >= 1 and req.gpus % group == 0 else ""
+        raise InputError(
+            f"--gpus {req.gpus}: must equal tp × pp × dp = {req.tp} × {req.pp} × {dp} — give {fix}{whole}"
+        )
     if req.zero_stage not in (0, 1, 2, 3):
         raise InputError(f"--zero-stage {req.zero_stage}: valid values are 0, 1, 2, 3")
     layout = Layout(
@@ -81,8 +85,14 @@ def predict_train(catalog: Catalog, req: PredictTrainRequest) -> dict[str, Any]:
     )
     problem = layout_problem(layout, model, gpu, req.global_batch_seqs)
     if problem is not None:
+        split = dp * req.micro_batch  # the batch must split into DP × micro-batch: the nearest that does
+        batch = (
+            f" (e.g. --global-batch {max(split, round(req.global_batch_seqs / split) * split)})"
+            if "sequences do not split" in problem
+            else ""
+        )
         raise InputError(
-            f"layout: {problem} — choose other --tp/--pp/--dp/--micro-batch/--global-batch values"
+            f"layout: {problem} — choose other --tp/--pp/--dp/--micro-batch/--global-batch values{batch}"
         )
     run = RunSettings(
         training_tokens=req.training_tokens,

@@ -56,6 +56,11 @@ class CostLine:
     gpus: int
     usd: float
     note: str
+    hours: float | None = None
+    """Hours each GPU is paid, where the line is GPUs × hours × ``usd_per_gpu_hour`` × ``pv_factor`` (rent and
+    owned running); None for the lines that are not (capex, bought running, resale, discount)."""
+    usd_per_gpu_hour: float | None = None
+    pv_factor: float | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,9 @@ def _rented_lines(
             billed,
             usd,
             f"{rented.quote.provider} on-demand ${price:.2f}/GPU-h, {shape}{_pv_note(pv)}",
+            hours,
+            price,
+            pv,
         )
     ]
     tiers = [(t.min_gpus, t.discount_frac) for t in econ.rent_volume_tiers]
@@ -266,4 +274,4 @@ def cost_lines(
         f"owned: {_running_note(gpu, site, econ)} × {gpus} GPUs × {days:,.2f} days / {DAYS_PER_MONTH:g}"
         f"{_pv_note(pv)}"
     )
-    return [CostLine("running", gpu.id, gpus, usd, note)]
+    return [CostLine("running", gpu.id, gpus, usd, note, days * 24.0, running / HOURS_PER_MONTH, pv)]

@@ -34,7 +34,8 @@ def test_costs_total_is_labeled_under_the_cost_column(written: tuple[dict[str, o
     assert [c.value for c in ws[1]][: len(COSTS_HEADERS)] == COSTS_HEADERS  # the header comes first
     assert ws["D1"].value == "cost (USD, present value)" and ws["C1"].value == "GPUs paid"
     last = 1 + len(lines)
-    assert [ws.cell(row=r, column=4).value for r in range(2, last + 1)] == [c["usd"] for c in lines]
+    live = [f"=C{r}*E{r}*F{r}*G{r}" for r in range(2, last + 1)]  # rent: GPUs × hours × price × PV factor
+    assert [ws.cell(row=r, column=4).value for r in range(2, last + 1)] == live
     total = find_row(ws, COSTS_TOTAL_LABEL)
     assert total[0].row == last + 1 and total[0].font.bold
     assert total[3].value == f"=SUM(D2:D{last})" and total[3].number_format == '"$"#,##0'

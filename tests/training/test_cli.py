@@ -72,7 +72,10 @@ def test_table_and_workbook(tmp_path: Path) -> None:
     assert summary["total_cost_usd"] == f"=Costs!D{n + 2}"
     assert wb["Costs"][f"D{n + 2}"].value == f"=SUM(D2:D{n + 1})"
     assert wb["Costs"][f"A{n + 2}"].value == "total_cost_usd (USD)"
-    assert wb["Costs"]["D2"].value == pytest.approx(data["cost_lines"][0]["usd"])
+    assert wb["Costs"]["D2"].value == "=C2*E2*F2*G2"  # rent: GPUs paid × hours × price × PV factor
+    line = data["cost_lines"][0]
+    recomputed = line["gpus"] * line["hours"] * line["usd_per_gpu_hour"] * line["present_value_factor"]
+    assert recomputed == pytest.approx(line["usd"])
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ BASE = ["predict-train", "--model", "qwen3_8b", "--gpu", "h100_sxm"]
             "error: --gpus 2: not a multiple of tp × pp = 2 × 2 = 4 (DP defaults to --gpus / (tp × pp)) — give "
             "--gpus a multiple of 4, e.g. 4, or other --tp/--pp",
         ),
-        (["--gpus", "8", "--tp", "2", "--dp", "2"], "error: --gpus 8: must equal tp × pp × dp = 2 × 1 × 2"),
+        (["--gpus", "8", "--tp", "2", "--dp", "2"], "error: --gpus 8: must equal tp × pp × dp = 2 × 1 × 2 — give --gpus 4 or --dp 4"),
     ],
 )
 def test_gpus_that_tp_and_pp_do_not_divide(args: list[str], line: str) -> None:
