@@ -81,12 +81,12 @@ def _print_table(result: SweepResult) -> None:
         "capex $",
         "opex $/month",
         "$/M tok",
-        "GPUs",
+        "GPUs serving",
         "choice",
         "solve s",
     ]
     for c in columns:
-        t.add_column(c, justify="left" if c in ("status", "GPUs", "choice") or c in result.paths else "right")
+        t.add_column(c, justify="left" if c in ("status", "GPUs serving", "choice") or c in result.paths else "right")
     for r in result.rows:
         gpus = format_gpus(r.gpus_by_type)
         choice = "; ".join(f"{c.workload}: {c.label}" for c in r.choices) or (r.error or "")

@@ -32,3 +32,32 @@ def test_gpus_column_header_says_serving_not_paid(tmp_path: Path) -> None:
         "GPUs serving, by type (each deployment's peak; whole rented instances may add idle GPUs)"
     ]
     assert ws[f"{column}4"].value == "6×mi300x"
+
+
+def test_the_terminal_table_heads_the_column_gpus_serving() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planner.cli.main",
+            "sweep",
+            str(root / "examples/chat_70b_cloud/scenario.yaml"),
+            "--vary",
+            "workloads.chat.requests_per_s=4",
+            "--workers",
+            "1",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={**os.environ, "COLUMNS": "250"},
+    )
+    assert "GPUs serving" in out.stdout
