@@ -73,7 +73,8 @@ class SweepRow:
     opex_usd_per_month: float | None = None
     cost_usd_per_million_output_tokens: float | None = None
     gpus_by_type: dict[str, float] = field(default_factory=dict)
-    """GPUs per accelerator type at each deployment's peak replicas (fractional when replicas share GPUs)."""
+    """GPUs per accelerator type serving at once in its busiest period (sweep.task.serving_gpus_by_type; fractional
+    when replicas share GPUs)."""
     choices: list[Choice] = field(default_factory=list)
     binding_constraints: list[str] = field(default_factory=list)
     """``family:key/key`` of each binding constraint family instance."""

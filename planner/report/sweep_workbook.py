@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 SHEET = "Sweep"
 KEY_SHEET = "By key"
-GPUS_HEADER = "GPUs serving, by type (each deployment's peak; whole rented instances may add idle GPUs)"
+GPUS_HEADER = "GPUs serving at once, by type (busiest period; whole rented instances may add idle GPUs)"
 """The row's gpus_by_type: the GPUs the deployments run on, not the GPUs paid (6 mi300x serve from one
 8-GPU instance whose 8 GPUs the total cost pays; the header said "GPUs by type")."""
 ROW_HEADERS = (

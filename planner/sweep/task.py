@@ -43,11 +43,23 @@ def local_context() -> SweepContext:
     return _LOCAL["context"]
 
 
+def serving_gpus_by_type(deployments: list[dict[str, Any]]) -> dict[str, float]:
+    """GPU type → the most GPUs of it serving at once, max over periods t of Σ_d g_d·n_d(t): g_d a replica's GPUs
+    (its ``gpus`` over its ``replicas``, the workload's peak or else its largest period), n_d(t) its ``replicas_per_period``. Summing each deployment's own
+    peak counted workloads that peak in different periods as if together. A plan JSON without periods (one
+    period) gives each deployment's ``gpus``."""
+    per_period: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for d in deployments:
+        counts = d.get("replicas_per_period") or [d["replicas"]]
+        per_replica = d["gpus"] / d["replicas"] if d["replicas"] else 0.0
+        for t, n in enumerate(counts):
+            per_period[d["gpu"]][t] += per_replica * n
+    return {gpu: max(periods.values()) for gpu, periods in per_period.items()}
+
+
 def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
     """A sweep row read from a plan's JSON (``PlanResult.to_json``): money from its cost ledger."""
-    gpus: dict[str, float] = defaultdict(int)
-    for d in data["deployments"]:
-        gpus[d["gpu"]] += d["gpus"]
+    gpus = serving_gpus_by_type(data["deployments"])
     choices = [
         Choice(
             d["workload"],

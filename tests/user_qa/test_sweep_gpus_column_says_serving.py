@@ -1,4 +1,4 @@
-"""The sweep workbook's GPU column counts the GPUs serving (gpus_by_type, each deployment's peak), not the
+"""The sweep workbook's GPU column counts the GPUs serving (gpus_by_type, the most serving at once), not the
 GPUs paid: chat_70b_cloud at rent scale 1.3 and 16 req/s serves on 6 mi300x from one 8-GPU instance, and
 its opex pays 8 GPUs ($12,804/month = 8 × $1.71 × 1.3 × 720 h); the header said only "GPUs by type"."""
 
@@ -29,7 +29,7 @@ def test_gpus_column_header_says_serving_not_paid(tmp_path: Path) -> None:
     ws = load_workbook(out)["Sweep"]
     header = {c.value: c.column_letter for c in ws[3] if c.value}
     column = header[
-        "GPUs serving, by type (each deployment's peak; whole rented instances may add idle GPUs)"
+        "GPUs serving at once, by type (busiest period; whole rented instances may add idle GPUs)"
     ]
     assert ws[f"{column}4"].value == "6×mi300x"
 
