@@ -160,7 +160,11 @@ def _is_optional(model: type[BaseModel], loc: tuple[Any, ...]) -> bool:
 
 
 def _shown(value: object) -> str:
+    """The value as the message shows it: short (60 characters), a large whole float as written in YAML (-1e+11,
+    not -100000000000.0) where that form is exact."""
     text = repr(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1e6 and float(f"{value:g}") == value:
+        text = f"{value:g}"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
