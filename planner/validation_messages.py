@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import math
 import re
 import types
 import typing
@@ -237,9 +238,11 @@ def _shape_hint(kind: str, value: object, loc: tuple[Any, ...], named: bool = Fa
 
 
 def _whole_hint(value: object) -> str:
-    """' — write 1000' for a whole number written as a float (``1e3``, ``500.0``)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return f" — write {int(value)}"
+    """' — write 1000' for a whole number written as a float (``1e3``, ``500.0``); ' — write 4096 or 4097' for a
+    fraction (``4096.5``)."""
+    if isinstance(value, float) and abs(value) < 1e15 and math.isfinite(value):
+        low = math.floor(value)
+        return f" — write {low}" if value == low else f" — write {low} or {low + 1}"
     return ""
 
 

@@ -34,3 +34,21 @@ def test_a_negative_token_count_is_shown_in_e_notation(tmp_path: Path) -> None:
 
 def test_a_value_e_notation_would_round_is_shown_whole(tmp_path: Path) -> None:
     assert "(got -1234567891234.0)" in _refusal(tmp_path, "training_tokens: -1234567891234.0")
+
+
+def test_a_fraction_for_a_whole_number_names_the_two_nearest(tmp_path: Path) -> None:
+    text = (
+        (ROOT / "examples/train_8b/training.yaml")
+        .read_text()
+        .replace("seq_len_tokens: 4096", "seq_len_tokens: 4096.5")
+    )
+    path = tmp_path / "training.yaml"
+    path.write_text(text)
+    out = subprocess.run(
+        [sys.executable, "-m", "planner.cli.main", "train", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 2
+    assert "seq_len_tokens: expected a whole number (got 4096.5) — write 4096 or 4097" in out.stderr
