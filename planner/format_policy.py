@@ -1,11 +1,14 @@
 """Which weight formats a workload allows on a model, and the quality tier of a model's weights in a format:
-one rule for the candidate table (planner.candidates) and the MILP's policy rows
-(constraints/quantization_policy.py)."""
+one rule for the candidate table (planner.candidates), the MILP's policy rows
+(constraints/quantization_policy.py) and the scenario's size check (planner.limits)."""
 
 from __future__ import annotations
 
-from planner.catalog.loader import Catalog
-from planner.scenario import Workload
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # planner.limits counts with it while planner.scenario imports planner.limits
+    from planner.catalog.loader import Catalog
+    from planner.scenario import Workload
 
 
 def allowed_formats(catalog: Catalog, w: Workload, model_id: str) -> list[str]:

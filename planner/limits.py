@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from planner.errors import ScenarioError
+from planner.format_policy import allowed_formats
 
 if TYPE_CHECKING:
     from planner.catalog.loader import Catalog
@@ -56,14 +57,14 @@ MAX_LIST = 64
 
 
 def configuration_count(scenario: Scenario, catalog: Catalog, sites: Mapping[str, Site]) -> int:
-    """Upper bound on the candidate configurations: Σ_w models·formats·KV formats·GPUs·TP·PP·sites·variants
-    (×2 per stated optimization: prefix_cache, speculative)."""
+    """Upper bound on the candidate configurations: Σ_w (Σ over its models of the formats it allows on each:
+    planner.format_policy)·KV formats·GPUs·TP·PP·sites·variants (×2 per stated optimization: prefix_cache,
+    speculative)."""
     gpus = len(scenario.hardware.gpus or catalog.accelerators)
     degrees = len(scenario.hardware.tp) * len(scenario.hardware.pp)
     cloud = sum(1 for site in sites.values() if site.kind == "cloud")
     return sum(
-        len(w.models)
-        * (len(w.quantizations) + ("quantizations" not in w.model_fields_set))  # + a quantized release
+        sum(len(allowed_formats(catalog, w, model_id)) for model_id in w.models)
         * len(w.kv_dtypes)
         * gpus
         * degrees
