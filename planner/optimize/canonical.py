@@ -13,7 +13,8 @@ only: bought nodes, rented units, the rent discount) are fixed too, so every fea
 flows and operating points (n_rep, flow, pd_flow, y, and the redundancy rows that follow them) has the
 plan's cost; the tie-break alone is then the objective, a problem HiGHS solves to its own tolerance. The
 answer replaces the plan only when it is feasible, proven optimal for the tie-break within
-:data:`MAX_NODES` nodes and its cost equals the plan's (1e-9 relative); otherwise the plan stays as solved. Deterministic (node limit, no clock).
+:data:`MAX_NODES` nodes and its cost equals the plan's (1e-9 relative); otherwise the plan stays as
+solved. Deterministic (node limit, no clock).
 
 Only for a min-cost plan proven optimal, solved as one exact MILP (the large-problem method keeps its own
 answer). One slice too: Llama-3.1-70B on MI300X alone at 3 req/s kept a free TP2 decode pool (no prefill

@@ -200,7 +200,7 @@ def merged_periods(shortfalls: list[Explanation]) -> list[Explanation]:
 
 
 def _likewise(e: Explanation) -> Explanation:
-    """A merged cause's message naming the other periods and the highest demand among them."""
+    """A merged cause's message naming the other periods it stands for (its figures stay the first period's)."""
     if e.periods is None or len(e.periods) == 1:
         return dataclasses.replace(e, periods=None)
     head, binding = e.message.split("; binding: ", 1)

@@ -45,9 +45,9 @@ def local_context() -> SweepContext:
 
 def serving_gpus_by_type(deployments: list[dict[str, Any]]) -> dict[str, float]:
     """GPU type → the most GPUs of it serving at once, max over periods t of Σ_d g_d·n_d(t): g_d a replica's GPUs
-    (its ``gpus`` over its ``replicas``, the workload's peak or else its largest period), n_d(t) its ``replicas_per_period``. Summing each deployment's own
-    peak counted workloads that peak in different periods as if together. A plan JSON without periods (one
-    period) gives each deployment's ``gpus``."""
+    (its ``gpus`` over its ``replicas``, the workload's peak or else its largest period), n_d(t) its
+    ``replicas_per_period``. Summing each deployment's own peak counted workloads that peak in different
+    periods as if together. A plan JSON without periods (one period) gives each deployment's ``gpus``."""
     per_period: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for d in deployments:
         counts = d.get("replicas_per_period") or [d["replicas"]]

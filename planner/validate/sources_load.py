@@ -207,17 +207,15 @@ def _vllm_blog(b: _Builder, rows: list[dict[str, str]]) -> None:
             continue
         g_tok = float(row["output_tokens"])
         if row["measurement"].startswith("single-request"):
-            intercept, stated = _num(row, "itl_fit_intercept_ms"), stated_intercept_range_ms(row.get("notes", ""))
-            if intercept is None and stated is None:
-                b.skip(src, label, "the post gives no intercept for this variant (slope only)")
-                continue
-            if intercept is None and stated is not None:  # H100: one range for the three KV variants
-                b.add(src, "tpot_itl", label + " ITL at ~0 context", sum(stated) / 2.0, cfg,
-                      context_tokens=g_tok / 2.0, note=f"midpoint of the {stated[0]:g}-{stated[1]:g} ms intercepts "
-                      "the post gives across its KV variants")
-                continue
-            b.add(src, "tpot_itl", label + " ITL at ~0 context", intercept, cfg, context_tokens=g_tok / 2.0,
-                  note="intercept of the post's linear ITL fit")
+            intercept, note = _num(row, "itl_fit_intercept_ms"), "intercept of the post's linear ITL fit"
+            if intercept is None:  # H100: one range for the three KV variants, no 32k point
+                stated = stated_intercept_range_ms(row.get("notes", ""))
+                if stated is None:
+                    b.skip(src, label, "the post gives no intercept for this variant (slope only)")
+                    continue
+                intercept = sum(stated) / 2.0
+                note = f"midpoint of the {stated[0]:g}-{stated[1]:g} ms intercepts the post gives across its KV variants"
+            b.add(src, "tpot_itl", label + " ITL at ~0 context", intercept, cfg, context_tokens=g_tok / 2.0, note=note)
             b.add(src, "tpot_itl", label + " ITL at 32k context", _num(row, "itl_at_32k_context_ms_derived"),
                   cfg, context_tokens=32768.0 + g_tok / 2.0, note="linear ITL fit evaluated at 32k")
             continue
