@@ -49,9 +49,7 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
             f"fits as {best['gpu']} TP{best['tp']}xPP{best['pp']} {best['quantization']} at {best['site']} "
             f"but {best['reason']}"
         )
-    ttft_ms = fits["prefill_ms"] + fits["network_ms"]
-    ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
-    best = fits.loc[ratio.idxmin()]
+    best = closest_fit(fits, slo)
     best_ttft_ms = float(best["prefill_ms"] + best["network_ms"])
     ep = int(best.get("ep", 1))
     config = f"{best['gpu']} TP{best['tp']}xPP{best['pp']}{f'xEP{ep}' if ep > 1 else ''} {best['quantization']} at {best['site']}"
@@ -66,6 +64,14 @@ def closest_miss(rows: pd.DataFrame, slo: Slo) -> str:
     if not misses:
         return f"fits as {config} but no operating point meets the SLOs with queueing"
     return f"fits as {config} but misses {' and '.join(misses)} at its best configuration"
+
+
+def closest_fit(fits: pd.DataFrame, slo: Slo) -> pd.Series:
+    """The row of ``fits`` (rows that fit in memory) with the least worst SLO ratio, max(TPOT floor / TPOT SLO,
+    TTFT floor / TTFT SLO), TTFT floor = prefill + network ms (batch 1, no queueing): the closest miss."""
+    ttft_ms = fits["prefill_ms"] + fits["network_ms"]
+    ratio = pd.concat([fits["tpot_floor_ms"] / slo.tpot_ms, ttft_ms / slo.ttft_ms], axis=1).max(axis=1)
+    return fits.loc[ratio.idxmin()]
 
 
 def _servable(rows: pd.DataFrame) -> bool:
@@ -220,9 +226,7 @@ def slo_misses(w: Workload, fits: pd.DataFrame, rows: pd.DataFrame) -> list[Expl
 def _joint_relaxation(w: Workload, fits: pd.DataFrame) -> str:
     """Raise what the closest configuration (least worst SLO ratio) misses to its floors (TTFT with 10 %
     queueing headroom); both SLOs with headroom when it misses neither (queueing alone)."""
-    ttft_ms = fits["prefill_ms"] + fits["network_ms"]
-    ratio = pd.concat([fits["tpot_floor_ms"] / w.slo.tpot_ms, ttft_ms / w.slo.ttft_ms], axis=1).max(axis=1)
-    best = fits.loc[ratio.idxmin()]
+    best = closest_fit(fits, w.slo)
     tpot_ms, best_ttft_ms = float(best["tpot_floor_ms"]), float(best["prefill_ms"] + best["network_ms"])
     raises = []
     if tpot_ms > w.slo.tpot_ms:
