@@ -142,13 +142,24 @@ def _hand(conn: Connection, queue: list[int], busy: dict[Connection, int]) -> No
         busy[conn] = task
 
 
-def fork_map(fn: Callable[[int], T], n_tasks: int, order: Sequence[int] | None = None) -> list[T]:
+def fork_map(
+    fn: Callable[[int], T],
+    n_tasks: int,
+    order: Sequence[int] | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> list[T]:
     """``[fn(i) for i in range(n_tasks)]``, run in :func:`workers_for` forked children (serially in this
     process when that is 1). ``order``: the order tasks are handed out (default ``range(n_tasks)``; put the
-    expensive ones first). Results are in task order. A task whose child died or raised is run here."""
+    expensive ones first). Results are in task order. A task whose child died or raised is run here.
+    ``meanwhile``: other work of this process, called once: here, as soon as every task has been handed out
+    (the children then need nothing from this process until they are done, and its core would idle while the
+    last ones finish), or after the tasks when they run serially."""
     workers = workers_for(n_tasks)
     if workers <= 1:
-        return [fn(i) for i in range(n_tasks)]
+        out = [fn(i) for i in range(n_tasks)]
+        if meanwhile is not None:
+            meanwhile()
+        return out
     queue = list(order) if order is not None else list(range(n_tasks))
     if sorted(queue) != list(range(n_tasks)):
         raise ValueError(f"order must be a permutation of range({n_tasks})")
@@ -168,6 +179,9 @@ def fork_map(fn: Callable[[int], T], n_tasks: int, order: Sequence[int] | None =
         finally:
             gc.unfreeze()
         while busy:
+            if meanwhile is not None and not queue:  # every task handed out: this process's own work now
+                pending, meanwhile = meanwhile, None
+                pending()
             for ready in wait(list(busy)):
                 child = next(c for c in busy if c is ready)
                 del busy[child]
@@ -185,7 +199,10 @@ def fork_map(fn: Callable[[int], T], n_tasks: int, order: Sequence[int] | None =
                     os.kill(pid, signal.SIGKILL)
             conn.close()
             os.waitpid(pid, 0)
-    return [results[i] if i in results else fn(i) for i in range(n_tasks)]
+    out = [results[i] if i in results else fn(i) for i in range(n_tasks)]
+    if meanwhile is not None:  # not called yet (the children were gone before every task was handed out)
+        meanwhile()
+    return out
 
 
 class Background(Generic[T]):

@@ -25,6 +25,7 @@ from planner.optimize.canonical import canonical
 from planner.optimize.explain import Explanation, explain_capacity, explain_supply
 from planner.optimize.explain_slo import explain_workload_candidates
 from planner.optimize.served_scale import hold, most_served
+from planner.optimize.site_kept import prefetch
 from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context
 from planner.readout.deployments import deployments
@@ -47,19 +48,8 @@ def _infeasible(
 ) -> PlanResult:
     """A PlanResult that answers 'infeasible' with the explanation ``items``."""
     evaluated, feasible = _counts(table)
-    return PlanResult(
-        scenario,
-        "infeasible",
-        [],
-        [],
-        [],
-        None,
-        evaluated,
-        feasible,
-        solve_s,
-        time.perf_counter() - start,
-        infeasibility=items,
-    )
+    elapsed_s = time.perf_counter() - start
+    return PlanResult(scenario, "infeasible", [], [], [], None, evaluated, feasible, solve_s, elapsed_s, infeasibility=items)
 
 
 def plan(
@@ -90,28 +80,33 @@ def plan(
         if served_scale is None:  # no plan serves anything
             why = explain_supply(first) or [budget_floor_explanation(catalog, scenario, table, solver)]
             return _infeasible(scenario, table, stage1.solve_seconds, start, why)
-    ctx = build_context(catalog, scenario, table)
-    if served_scale is not None:
-        hold(ctx, served_scale)
-    # the GPU types' alternatives are solved on the other core while the plan is (planner.optimize.early_alternatives)
-    with early_alternatives.start(ctx, table, solver, time_limit_s=time_limit_s, wanted=with_alternatives) as early:
-        sol, ctx = solve(ctx, solver, _left_s(opt_start, time_limit_s), built=early.built)
-        if sol.status == "infeasible":
-            why = explain_capacity(catalog, scenario, table, solver)
-            return _infeasible(scenario, table, sol.solve_seconds, start, why)
-        sol = canonical(ctx, early.solution(sol))  # equal-cost plans: the tie-break's (planner.optimize.canonical)
-        sol = balanced_flows(ctx, sol)  # the served load spread as a router spreads it
-        deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
-        alts = (
-            alternatives(
-                catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx),
-                served_scale=served_scale, early=early,
+    # the site alternatives' candidates are pruned on the other core while the plan is built, the GPU types'
+    # alternatives solved there while the plan is (planner.optimize.site_kept, planner.optimize.early_alternatives)
+    with prefetch(catalog, scenario, table, wanted=with_alternatives and time_limit_s is None):
+        ctx = build_context(catalog, scenario, table)
+        if served_scale is not None:
+            hold(ctx, served_scale)
+        early = early_alternatives.start(ctx, table, solver, time_limit_s=time_limit_s, wanted=with_alternatives)
+        with early:
+            sol, ctx = solve(ctx, solver, _left_s(opt_start, time_limit_s), built=early.built)
+            if sol.status == "infeasible":
+                why = explain_capacity(catalog, scenario, table, solver)
+                return _infeasible(scenario, table, sol.solve_seconds, start, why)
+            sol = canonical(ctx, early.solution(sol))  # equal-cost plans: the tie-break's (planner.optimize.canonical)
+            sol = balanced_flows(ctx, sol)  # the served load spread as a router spreads it
+            deadline, alts_start = None if time_limit_s is None else opt_start + time_limit_s, time.perf_counter()
+            box: list[_Readout] = []  # the plan read back while the alternatives' workers finish their last tasks
+            alts = (
+                alternatives(
+                    catalog, scenario, table, sol.cost_usd, solver, deadline=deadline, main=(sol, ctx),
+                    served_scale=served_scale, early=early,
+                    meanwhile=lambda: box.append(_read(catalog, scenario, table, ctx, sol)),
+                )
+                if with_alternatives
+                else None
             )
-            if with_alternatives
-            else None
-        )
-    optimizer_seconds = time.perf_counter() - opt_start
-    read = _read(catalog, scenario, table, ctx, sol)
+    optimizer_seconds = time.perf_counter() - opt_start - sum(r.seconds for r in box)
+    read = box[0] if box else _read(catalog, scenario, table, ctx, sol)
     bound_usd = sol.bound_usd
     if alts is not None and alts.cheaper is not None:  # a restricted plan beat a not-proven-optimal one
         ctx = alts.cheaper[1]
@@ -154,11 +149,12 @@ class _Readout:
     ledger: CostLedger
     supply: list[SupplyLine]
     deployments: list[Deployment]
+    seconds: float = 0.0
 
 
 def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: BuildContext, sol: Solution) -> _Readout:
-    """Read ``sol`` of ``ctx`` back into typed records and audit the deployments."""
-    entries = schedule(ctx, sol)
+    """Read ``sol`` of ``ctx`` back into typed records and audit the deployments (and the seconds it took)."""
+    began, entries = time.perf_counter(), schedule(ctx, sol)
     ledger = cost_ledger(ctx, sol, entries)
     supply = supply_lines(ctx, sol, ledger)
     deps = deployments(ctx, sol, supply)
@@ -168,7 +164,7 @@ def _read(catalog: Catalog, scenario: Scenario, table: CandidateTable, ctx: Buil
         for d, r in zip(deps, records, strict=True)
     ]
     deps = [dataclasses.replace(d, predict_command=predict_command(scenario, d, table.sites, catalog.sites)) for d in deps]
-    return _Readout(entries, ledger, supply, deps)
+    return _Readout(entries, ledger, supply, deps, time.perf_counter() - began)
 
 
 def _left_s(start: float, time_limit_s: float | None) -> float | None:

@@ -10,6 +10,7 @@ is the same under any machine load. An alternative cheaper than the plan (possib
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from planner.optimize.restricted_model import PlanModel
 from planner.optimize.restricted_optimum import Carried, carry
 from planner.optimize.reuse import shared_solves
 from planner.optimize.served_scale import hold, most_served, serves_better
+from planner.optimize.site_kept import collect, kept_at
 from planner.optimize.solver import MIN_LEFT_S, Solution, SolverName
 from planner.problem.context import BuildContext, build_context, kept_candidates
 from planner.scenario import Scenario
@@ -151,13 +153,8 @@ def _serves_nothing(
 
 
 def _infeasible(
-    scenario: Scenario,
-    table: CandidateTable,
-    column: str,
-    value: str,
-    covered: set[str],
-    ctx: BuildContext | None = None,
-    fixed: BuildContext | None = None,
+    scenario: Scenario, table: CandidateTable, column: str, value: str, covered: set[str],
+    ctx: BuildContext | None = None, fixed: BuildContext | None = None,
 ) -> Alternative:
     """An infeasible restriction's record: the closest miss of a workload it has no candidate for
     (``covered``: the workloads it has candidates for), else what its supply options alone rule out
@@ -176,13 +173,8 @@ def _infeasible(
 
 
 def _solved(
-    scenario: Scenario,
-    column: str,
-    value: str,
-    status: str,
-    cost: float,
-    latency_ms: tuple[float | None, float | None],
-    served_scale: float | None = None,
+    scenario: Scenario, column: str, value: str, status: str, cost: float,
+    latency_ms: tuple[float | None, float | None], served_scale: float | None = None,
 ) -> Alternative:
     """A solved restriction's record (its cost delta and why it lost are filled by
     planner.optimize.alternative_record.rank)."""
@@ -231,7 +223,8 @@ def _site_kept(
     if site not in model.feasible["site"]:
         return False, None
     others = {str(v) for v in table.feasible["site"].unique()} - {site}
-    kept = kept_candidates(catalog, scenario, table, exclude={"site": others})
+    kept = kept_at(table, site, others)  # computed while the plan was built (planner.optimize.site_kept)
+    kept = kept_candidates(catalog, scenario, table, exclude={"site": others}) if kept is None else kept
     mine = model.ctx.cands.index[model.ctx.cands["site"] == site]
     return list(kept.index) == list(mine), kept
 
@@ -342,6 +335,7 @@ def alternatives(
     main: tuple[Solution, BuildContext] | None = None,
     served_scale: float | None = None,
     early: EarlyAlternatives | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> AlternativeSet:
     """Best plan per GPU type and per site (:func:`alternative`), GPUs first, each in sorted order;
     ``cheaper`` is the cheapest of them when it costs less than ``best_cost_usd`` (it must become the
@@ -354,7 +348,9 @@ def alternatives(
 
     Without a deadline, for a plan whose solve took :data:`FORK_MIN_SOLVE_S` or more, the alternatives run
     in forked worker processes (planner.forked, ``PLANNER_WORKERS``); the answers are the serial
-    loop's (:func:`_replayed`)."""
+    loop's (:func:`_replayed`). ``meanwhile``: the caller's own work, called once — while the workers finish
+    their last tasks, or after the serial loop."""
+    collect(table)  # the site restrictions' kept candidates, before any worker is forked
     decompose = main is not None and is_large(main[1])
     model = None if main is None or decompose or solver != "highs" else PlanModel.of(main[1], main[0], table)
     tasks = [(c, v) for c in ("gpu", "site") for v in sorted(str(v) for v in table.candidates[c].unique())]
@@ -366,7 +362,7 @@ def alternatives(
             with shared_solves():  # per child: a GPU type and a site with the same problem, solved once
                 return _probe(catalog, scenario, table, solver, tasks[i], model, main, decompose, threshold_usd)
 
-        probes = forked_probes(probe, tasks, table, model, main, early)
+        probes = forked_probes(probe, tasks, table, model, main, early, meanwhile)
         best = (best_cost_usd, served_scale)
         return _replayed(catalog, scenario, table, solver, tasks, probes, best, main, model, decompose)
     if early is not None and main is not None:
@@ -397,4 +393,6 @@ def alternatives(
             items.append(record)
             if solved is not None and serves_better(record.served_scale, solved[0].cost_usd, best_scale, cheapest_usd):
                 cheaper, cheapest_usd, best_scale = solved, solved[0].cost_usd, record.served_scale
+    if meanwhile is not None:
+        meanwhile()
     return AlternativeSet(items, cheaper, best_scale if cheaper is not None else None)

@@ -95,9 +95,9 @@ def test_sites_start_while_the_gpu_restrictions_finish(
     taken: list[bool] = []
     real_map, real_take = alternative_schedule.fork_map, early_alternatives.EarlyAlternatives.take
 
-    def spying_map(fn: Any, n_tasks: int, order: Any = None) -> Any:
+    def spying_map(fn: Any, n_tasks: int, order: Any = None, meanwhile: Any = None) -> Any:
         calls.append((n_tasks, bool(taken)))
-        return real_map(fn, n_tasks, order)
+        return real_map(fn, n_tasks, order, meanwhile)
 
     def spying_take(self: Any, model: Any, ctx: Any) -> None:
         taken.append(True)
