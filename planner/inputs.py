@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from planner.errors import InputError
+from planner.number_hints import number_hint as number_hint  # re-exported: validation messages, the CLI
 
 MAX_FILE_BYTES = 1_000_000
 """Largest catalog YAML file read, bytes (the bundled catalog's biggest file is under 40 kB)."""
@@ -261,7 +262,19 @@ def _file_inside(folder: Path) -> str:
     for usual in ("scenario.yaml", "training.yaml"):
         if usual in names:
             return f" — did you mean {folder / usual}?"
-    return f" — did you mean {folder / names[0]}?" if len(names) == 1 else ""
+    if len(names) == 1:
+        return f" — did you mean {folder / names[0]}?"
+    if names:
+        return ""
+    try:  # a folder of scenario folders (``planner plan examples``): name one of them
+        entries = [e for _, e in zip(range(200), folder.iterdir(), strict=False)]
+        inner = sorted(e / "scenario.yaml" for e in entries if (e / "scenario.yaml").is_file())
+    except OSError:
+        return ""
+    if not inner:
+        return ""
+    more = f" (or another of its {len(inner)} scenario folders)" if len(inner) > 1 else ""
+    return f" — give one scenario file, e.g. {inner[0]}{more}"
 
 
 def _nearby_file(path: Path) -> str:
@@ -337,52 +350,3 @@ def load_yaml_file(
     from planner import parsed_yaml_cache
 
     return parsed_yaml_cache.parsed(raw, parse)
-
-
-_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9}
-_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "second": 1.0, "min": 60.0, "minute": 60.0, "h": 3600.0, "hr": 3600.0}
-_SECONDS |= {"hour": 3600.0, "d": 86400.0, "day": 86400.0, "w": 604800.0, "week": 604800.0, "mo": 2592000.0}
-_SECONDS |= {"month": 2592000.0, "y": 31536000.0, "yr": 31536000.0, "year": 31536000.0}
-"""Time units a value may be written in, in seconds (a month is 30 days, a year 365, as the cost model's)."""
-
-
-def _seconds(unit: str) -> float | None:
-    """Seconds per ``unit`` (``ms``, ``s``, ``hours``, ``month``, ...), None when it is not a time unit."""
-    unit = unit.lower()
-    return _SECONDS.get(unit, _SECONDS.get(unit[:-1]) if unit.endswith("s") else None)
-
-
-def _time_ratio(unit: str, field_unit: str) -> float | None:
-    """How many ``field_unit`` one ``unit`` is (12 months a year), None unless both are time units."""
-    given, wanted = _seconds(unit), _seconds(field_unit)
-    if given is None or wanted is None:
-        return None
-    return {(_SECONDS["year"], _SECONDS["month"]): 12.0, (_SECONDS["month"], _SECONDS["year"]): 1 / 12}.get(
-        (given, wanted), given / wanted
-    )
-
-
-def number_hint(value: object, loc: tuple[Any, ...]) -> str:
-    """' — write 5000 (…)' for a number written as text with a unit, a currency sign, thousands separators
-    or a k/M suffix (``'$5,000'``, ``'8 req/s'``, ``'500ms'``, ``'8k'``); a percentage on a ``*_frac`` field is
-    written as the fraction (``'90%'`` → 0.9); a time in another unit than the field's is converted
-    (``ttft_ms: 2s`` → 2000, ``horizon_months: 3 years`` → 36: both said "write 2", "write 3")."""
-    if not isinstance(value, str):
-        return ""
-    match = re.fullmatch(r"\s*\$?\s*([-+]?\d[\d,_]*(?:\.\d+)?(?:e[-+]?\d+)?)\s*([a-zA-Z%/$ ]*?)\s*", value)
-    if match is None:
-        return ""
-    number, unit = float(match.group(1).replace(",", "").replace("_", "")), match.group(2).strip()
-    field = next((p for p in reversed(loc) if isinstance(p, str)), "")
-    if value.strip() == match.group(1) and not re.search(r"[,_]", value):
-        return f" — write {match.group(1)} without quotes"
-    if unit == "%":
-        return f" — write {number / 100:g} (a fraction: {number / 100:g} = {number:g} %)" if re.search("frac|ratio", field) else ""
-    ratio = None if "_per_" in field else _time_ratio(unit, field.rsplit("_", 1)[-1])
-    if ratio is not None and ratio != 1:
-        return f" — write {number * ratio:.6g} ({number:g} {unit} in {field.rsplit('_', 1)[-1]})"
-    number *= _SCALE.get(unit.lower(), 1.0)
-    named = "_" in field  # max_gpus, ttft_ms: the unit is in the name; count: it is not
-    why = ("the unit is in the field name" if named else "no unit") if unit and unit.lower() not in _SCALE else "a plain number"
-    shown = f"{int(number)}" if number.is_integer() and abs(number) < 1e15 else f"{number:g}"
-    return f" — write {shown} ({why})"

@@ -108,3 +108,26 @@ def test_min_cost_sentence_names_a_cheaper_option_less_not_the_same() -> None:
     assert comparison_text(picked).startswith(
         "rent_only is the cheapest option: $846,720 over 36 months; hybrid costs $25,754 less. "
     )
+
+
+def test_json_and_terminal_give_each_options_served_scale(at_400k: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The terminal's recommendation named each option's served share, the JSON had none: a script could not
+    read what each option serves. Each option now carries served_scale and served_from_month (the plan
+    JSON's), and the terminal's table a "served ×" column read from them."""
+    from planner.cli.compare_cmd import print_comparison
+
+    data = at_400k.to_json()
+    by_name = {o["name"]: o for o in data["options"]}
+    assert by_name["buy_only"]["served_scale"] == at_400k.options["buy_only"].served_scale
+    assert by_name["buy_only"]["served_from_month"] == 6
+    assert by_name["rent_only"]["served_scale"] == pytest.approx(33.132, rel=1e-3)
+    assert by_name["rent_only"]["served_from_month"] in (0, 0.0, None)
+    print_comparison(data)
+    table = capsys.readouterr().out
+    assert "served ×" in table and "26.5 from month 6" in table and "33.1" in table
+
+
+def test_min_cost_options_have_no_served_scale(catalog: Catalog) -> None:
+    data = starter({"sites": ["us_east"]}, name="mc", horizon_months=12, procurement=["rent"])
+    options = compare(catalog, parse_scenario(data, path="s.yaml"), flip_points=False).to_json()["options"]
+    assert [o["served_scale"] for o in options] == [None] * len(options)

@@ -240,3 +240,19 @@ def test_a_second_yaml_document_is_named_with_the_fix() -> None:
         "x.yaml: line 2, column 1: invalid YAML: a second YAML document starts here ('---'); a file holds one — "
         "delete this line and what follows it, or split the file"
     )
+
+
+def test_a_folder_of_scenario_folders_names_one_of_them(tmp_path: Path) -> None:
+    """`planner plan examples` said "is a directory, expected a scenario file" and no more: the folder holds
+    scenario folders, not a scenario."""
+    from planner.inputs import load_yaml_file
+
+    for name in ("a_case", "b_case"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "scenario.yaml").write_text("name: x\n")
+    with pytest.raises(InputError) as err:
+        load_yaml_file(tmp_path)
+    assert str(err.value).endswith(
+        f"is a directory, expected a YAML file — give one scenario file, e.g. {tmp_path / 'a_case' / 'scenario.yaml'}"
+        " (or another of its 2 scenario folders)"
+    )

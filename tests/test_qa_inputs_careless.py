@@ -323,7 +323,9 @@ def test_a_value_of_the_wrong_shape_gets_the_shape_to_write(
         ("top", "horizon_months", "2y", "— write 24 (2 y in months)"),
         ("slo", "tpot_ms", "50ms", "— write 50 (the unit is in the field name)"),
         ("workload", "requests_per_s", "8 s", "— write 8 (the unit is in the field name)"),  # a rate: not converted
-        ("workload", "input_tokens", "4M", "— write 4000000 (a plain number)"),  # was "write 4e+06"
+        # was "write 4e+06"; a token count's k/M has two readings, the count's (decimal) first
+        ("workload", "input_tokens", "4M", "— write 4000000 (4M as a token count: 4 × 1,000,000) or 4194304 "
+         "(4 × 1024², as context lengths are written) as a plain number"),
     ],
 )
 def test_a_time_in_another_unit_is_converted_to_the_fields(where: str, field: str, text: str, hint: str) -> None:
@@ -620,3 +622,17 @@ def test_a_gpu_id_in_capitals_gets_the_ids_it_begins(tmp_path: Path) -> None:
     assert suggest_id("A100", gpus) == " — did you mean a100_pcie_80gb or a100_sxm_80gb?"
     assert suggest_id("H100-SXM", gpus) == " — did you mean h100_sxm?"
     assert suggest_id("NVIDIA A10G", gpus) == " — did you mean a10g?"  # the vendor's name, as before
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "hint"),
+    [
+        ("seq_len_tokens", "4k", "— write 4096 (4k as a sequence length: 4 × 1024) or 4000 (4 × 1,000) as a plain number"),
+        ("training_tokens", "100B", "— write 100000000000 (a plain number)"),  # B: no binary reading
+    ],
+)  # fmt: skip
+def test_a_sequence_length_in_k_names_both_readings(catalog: Catalog, field: str, text: str, hint: str) -> None:
+    """`seq_len_tokens: 4k` said "write 4000": a user copying a model card's 4k context (4,096 tokens) trained
+    on 4,000-token sequences. A sequence length's k is 1024 by convention, a count's 1000: both are named, the
+    field's first, and nothing is read with a suffix, so the number written is the one used."""
+    assert _training_refusal(catalog, **{field: text}).endswith(f"(got '{text}') {hint}")

@@ -3,7 +3,9 @@
 JSON convention (every command): ``--json`` prints JSON to stdout and nothing else goes to stdout;
 ``--json-out PATH`` writes the same JSON to a file. A PATH that is one of the command's input files (or a
 YAML file) is refused with exit 2, so a scenario can never be overwritten by its plan. Every file written
-is announced on stderr ("wrote PATH") unless ``--quiet``. A failed run (infeasible, exit 3) writes no file:
+is announced on stderr ("wrote PATH"), with ``--quiet`` too: ``-q`` leaves only errors (exit 2, 3, 4 and their
+causes), the "wrote PATH" lines and the JSON ``--json`` asks for; tables, notes, warnings and progress are
+silenced in every command (:data:`VERBOSITY`). A failed run (infeasible, exit 3) writes no file:
 an existing output stays as it was ("not written: PATH" on stderr); ``--json`` still prints its JSON.
 """
 
@@ -29,7 +31,8 @@ T = TypeVar("T")
 
 @dataclass
 class Verbosity:
-    """Global output level set by ``planner --quiet`` / ``--verbose``."""
+    """Global output level set by ``planner --quiet`` / ``--verbose``. Quiet: only errors, the "wrote PATH"
+    lines and requested JSON (:func:`show`, :func:`note`, :func:`warn` print nothing)."""
 
     quiet: bool = False
     verbose: bool = False
@@ -63,6 +66,12 @@ def note(message: str) -> None:
         err.print(text(message), soft_wrap=True)
 
 
+def warn(message: str) -> None:
+    """A ``warning:`` line on stderr (silent with ``--quiet``); ``message`` is plain text."""
+    if not VERBOSITY.quiet:
+        err.print(f"[bold yellow]warning:[/] {text(message)}", soft_wrap=True)
+
+
 def debug(message: str) -> None:
     """A detail line on stderr shown only with ``--verbose``."""
     if VERBOSITY.verbose and not VERBOSITY.quiet:
@@ -70,8 +79,8 @@ def debug(message: str) -> None:
 
 
 def wrote(path: Path | str) -> None:
-    """Announce a written file on stderr: ``wrote PATH``."""
-    note(f"wrote {path}")
+    """Announce a written file on stderr: ``wrote PATH`` (with ``--quiet`` too: a script learns what it got)."""
+    err.print(text(f"wrote {path}"), soft_wrap=True)
 
 
 def written_files(output: Path | None, plots: Path | None) -> list[Path]:
@@ -196,7 +205,9 @@ PIPED_COLUMN_MAX_WIDTH = 60
 def show(renderable: Any) -> None:
     """Print a table or text on stdout. Piped or redirected, a table is printed at its natural width, prose
     columns wrapped at PIPED_COLUMN_MAX_WIDTH (a file has no right margin: squeezed to a guessed width the
-    columns would wrap into many lines and lose their headers)."""
+    columns would wrap into many lines and lose their headers). Nothing with ``--quiet``."""
+    if VERBOSITY.quiet:
+        return
     if out.is_terminal:
         out.print(renderable)
         return

@@ -43,16 +43,30 @@ def money(value: float | None) -> str:
     return f"{value:,.2f}" if abs(value) < 100 else f"{value:,.0f}"
 
 
+def served_cell(option: dict[str, Any]) -> str:
+    """The JSON's served_scale as the terminal writes it: '1.13', '0.888 from month 3', '—' without a plan."""
+    scale = option.get("served_scale")
+    if scale is None:
+        return DASH
+    from planner.units import three_digits_text
+
+    since = option.get("served_from_month")
+    return three_digits_text(scale) + (f" from month {since:g}" if since else "")
+
+
 def print_comparison(data: dict[str, Any]) -> None:
     """Options table, the recommendation with its reason, crossover, break-even and flip sentences."""
     t = Table(title=text(f"{data['scenario']}: buy vs rent"))
-    for c in ("option", "status", "total $", "capex $", "opex $/month", "$/M output tokens"):
+    served = any(o.get("served_scale") is not None for o in data["options"])  # max_throughput: the answer
+    columns = ("option", "status", *(("served ×",) if served else ()), "total $", "capex $", "opex $/month")
+    for c in (*columns, "$/M output tokens"):
         t.add_column(c, justify="left" if c in ("option", "status") else "right")
     for o in data["options"]:
         mark = " ◀" if o["name"] == data["recommendation"] else ""
         t.add_row(
             text(o["name"] + mark),
             text(o["status"]),
+            *((served_cell(o),) if served else ()),
             money(o["total_cost_usd"]),
             money(o["capex_usd"]),
             money(o["opex_usd_per_month"]),

@@ -34,7 +34,10 @@ def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
     for key, value in values.items():
         shown = "—" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
         table.add_row(key, shown)
-    Console().print(table)
+    from planner.cli.common import VERBOSITY
+
+    if not VERBOSITY.quiet:  # -q: only errors (and the JSON --json asks for)
+        Console().print(table)
 
 
 def guard(call: Callable[[], dict[str, Value]]) -> dict[str, Value]:

@@ -66,7 +66,8 @@ def _whole_number_hint(message: str) -> str:
         return message
     from planner.inputs import number_hint
 
-    hint = number_hint(match.group(1), ())
+    option = re.search(r"for '--([a-z0-9-]+)'", message)  # --input-tokens 4k: a token count's two readings
+    hint = number_hint(match.group(1), (option.group(1).replace("-", "_"),) if option else ())
     return (
         message[: match.start()]
         + f"{match.group(1)!r} is not a whole number{'' if 'quotes' in hint else hint}"
@@ -202,7 +203,7 @@ def main_options(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress, no 'wrote' lines: only results and errors.")
+        bool, typer.Option("--quiet", "-q", help="Only errors and the 'wrote PATH' lines (and the JSON --json asks for): no tables, notes, warnings or progress.")
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also print step timings on stderr.")

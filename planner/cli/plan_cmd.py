@@ -22,6 +22,7 @@ from planner.cli.common import (
     run_guarded,
     show,
     text,
+    warn,
     written_files,
 )
 from planner.cli.progress import working
@@ -202,7 +203,24 @@ def print_plan(result: Any, source: Path | None = None) -> None:
         show(text(line))
     _print_rentals(data)
     _print_orders(data)
+    _print_gpu_use(result)
     _print_binding_and_alternatives(data)
+
+
+GPU_USE_LINE_CHARS = 110
+"""Line length of the paid-vs-running sentences (prose: wrapped, as a table's prose column is)."""
+
+
+def _print_gpu_use(result: Any) -> None:
+    """Why a GPU type's paid GPUs exceed those running replicas (the workbook Summary's sentences,
+    planner.report.gpu_use_text): mixed_fleet's tables showed 7 GPUs serving and 8 rented, unexplained."""
+    import textwrap
+
+    from planner.report.gpu_use_text import EVERY_GPU_RUNS, gpu_use_lines
+
+    for _gpu, sentence in gpu_use_lines(result):
+        if not sentence.endswith(EVERY_GPU_RUNS):  # wrapped: piped, a line is as long as its text (391 chars)
+            show(text(textwrap.fill(sentence, GPU_USE_LINE_CHARS, subsequent_indent="  ")))
 
 
 def _print_optimizations(data: dict[str, Any]) -> None:
@@ -379,7 +397,7 @@ def plan(
     written = [] if result.status == "infeasible" else write_workbook(result, output, plots)
     data = result.to_json()
     for warning in data["warnings"]:
-        err.print(f"[bold yellow]warning:[/] {text(warning)}", soft_wrap=True)
+        warn(warning)
     if not emit(data, as_json, json_out, failed=result.status == "infeasible", outputs=(output, plots)):
         print_plan(result, scenario_path)
         print_budget_lines(data)

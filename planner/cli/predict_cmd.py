@@ -20,12 +20,12 @@ from planner.cli.common import (
     JsonOut,
     check_output_path,
     emit,
-    err,
     fail,
     finite_float,
     run_guarded,
     show,
     text,
+    warn,
 )
 from planner.context_window import context_window_problem
 from planner.errors import InfeasiblePlan, InputError, PlannerError, suggest_id
@@ -395,14 +395,13 @@ def predict(
     if problems and not force:
         fail(InfeasiblePlan("; ".join(problems) + " — --force shows the numbers"))
     for problem in problems:
-        err.print(f"[bold yellow]warning:[/] {text(problem)}", soft_wrap=True)
+        warn(problem)
     if result["at_load"] is not None and not result["at_load"]["stable"]:  # on stderr with --json too
-        err.print(
-            f"[bold yellow]warning:[/] {requests_per_s:g} requests/s overloads this replica: it sustains about "
+        warn(
+            f"{requests_per_s:g} requests/s overloads this replica: it sustains about "
             f"{three_digits_text(result['at_load']['saturation_requests_per_s'])} requests/s with no latency SLO; its queue grows "
             "without bound, so the figures of a steady state (latencies, step, batch, waits) are left out and "
-            "output_tokens_per_s is what it emits at saturation",
-            soft_wrap=True,
+            "output_tokens_per_s is what it emits at saturation"
         )
     if emit(result, as_json, json_out):
         return
@@ -415,7 +414,7 @@ def predict(
     t.add_column("value", justify="right")
     for key in KEYS:
         value = result[key]
-        t.add_row(key, f"{value:,.4g}" if isinstance(value, float) else str(value))
+        t.add_row(key, value_text(value))
     show(t)
     if result["at_load"] is not None:
         tails = [f"{name} p{p}" for name, p in (("TTFT", ttft_percentile), ("TPOT", tpot_percentile)) if p is not None]
@@ -428,6 +427,16 @@ def predict(
         _print_at_load(at + (f", {' and '.join(tails)}" if tails else ""), result["at_load"], ttft_percentile)
     if explain:
         _print_breakdown(result)
+
+
+def value_text(value: object) -> str:
+    """A figure of the predict table: counts with thousands separators ('70,553,706,496' params, '327,680' KV
+    bytes per token: ',.4g' printed '3.277e+05'), from 10,000 up whole, else 4 significant digits."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int) or abs(value) >= 1e4:
+        return f"{value:,.0f}"
+    return f"{value:,.4g}"
 
 
 def _prefix_cache(hit_frac: float | None, prefix_tokens: int | None) -> PrefixCache | None:

@@ -1,7 +1,7 @@
 """``planner sweep``: one plan per variant of a scenario, on local processes or a Dask cluster.
 
 Errors, JSON and 'wrote' lines go through planner.cli.common like every command; it registers on any
-``typer.Typer`` with :func:`register`. ``planner --quiet`` (planner.cli.common.VERBOSITY) hides the progress bar and the 'wrote' lines. Heavy
+``typer.Typer`` with :func:`register`. ``planner --quiet`` (planner.cli.common.VERBOSITY) hides the progress bar and the table. Heavy
 modules load inside the command. Progress goes to stderr; ``--json`` keeps stdout for the JSON alone.
 """
 
@@ -228,10 +228,10 @@ def sweep(
 
         run_guarded(lambda: write_sweep_workbook(result, output))
     emit(result.to_json(), as_json, json_out)
-    if output is not None:
-        wrote(output)
     if not as_json:
         _print_table(result)
+    if output is not None:  # after the table, as every command announces its files
+        wrote(output)
     if result.failed:
         err.print(
             f"{len(result.failed)} of {len(result.rows)} variants failed (status 'error' rows)",

@@ -22,9 +22,10 @@ from planner.cli.common import (
     fail,
     finite_float,
     infeasible_heading,
-    out,
     run_guarded,
+    show,
     text,
+    warn,
     wrote,
 )
 from planner.errors import InfeasiblePlan, InputError
@@ -52,14 +53,28 @@ def _catalog() -> Any:
     return run_guarded(default_catalog)
 
 
-def _print_plan(data: dict[str, Any], source: Path) -> None:
+def tokens_text(tokens: float) -> str:
+    """A token total in decimal units, as a training run states it: '100B', '2.5T', '750M' (1e+11 read badly)."""
+    from planner.units import three_digits_text
+
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if tokens >= size:
+            return f"{three_digits_text(tokens / size)}{suffix}"
+    return f"{tokens:,.0f}"
+
+
+def _print_plan(data: dict[str, Any], source: Path, seq_len_tokens: int | None = None) -> None:
     if data["status"] != "optimal":
         err.print(infeasible_heading(source), soft_wrap=True)
         for reason in data["infeasibility"]:
             err.print(f"  • {text(reason)}", soft_wrap=True)
         return
+    # the sequence length used, as a number: a "4k" in the file is refused (4096 or 4000?), so it is the one written
+    run = "" if seq_len_tokens is None else (
+        f" ({data['model']}, {tokens_text(data['training_tokens'])} tokens in {seq_len_tokens:,}-token sequences)"
+    )
     title = (
-        f"{text(data['scenario'])}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
+        f"{text(data['scenario'])}{text(run)}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
         f"{data['days']:.1f} days, {usd(data['total_cost_usd'])}"
     )
     t = Table(title=title)
@@ -93,7 +108,7 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
     t.add_row("days", num(data["days"]), "start_delay_days + run_days")
     for line in data["cost_lines"]:
         t.add_row(f"cost.{line['kind']}", usd(line["usd"]), text(line["note"]))
-    out.print(t)
+    show(t)
     alt = Table(title="best option per GPU type")
     for col in ("gpu", "gpus", "tp×pp×dp", "days", "cost USD", "mfu"):
         alt.add_column(col, justify="right")
@@ -102,7 +117,7 @@ def _print_plan(data: dict[str, Any], source: Path) -> None:
             o["gpu"], str(o["gpus"]), f"{o['tp']}×{o['pp']}×{o['dp']}", f"{o['days']:.1f}",
             f"{o['total_cost_usd']:,.0f}", f"{o['mfu']:.1%}",
         )  # fmt: skip
-    out.print(alt)
+    show(alt)
 
 
 def train(
@@ -124,12 +139,13 @@ def train(
         check_output_path(output, "-o", (scenario_path,))  # before the search: the error names -o
         check_distinct_outputs(("-o", output), ("--json-out", json_out))
         catalog = _catalog()
-        return plan_training(catalog, load_training_scenario(scenario_path, catalog))
+        scenario = load_training_scenario(scenario_path, catalog)
+        return plan_training(catalog, scenario), scenario.seq_len_tokens
 
-    plan = run_guarded(go)
+    plan, seq_len = run_guarded(go)
     data = plan.to_json()
     for reason in plan.excluded:
-        err.print(f"[bold yellow]warning:[/] {text(reason)}", soft_wrap=True)
+        warn(reason)
     # files before stdout: a reader that stops early (`| head`) cannot cost them
     if output is not None and plan.status == "optimal":
         from planner.report.training_workbook import write_training_workbook
@@ -137,7 +153,7 @@ def train(
         run_guarded(lambda: write_training_workbook(plan, output))
     emit(data, as_json, json_out, failed=plan.status != "optimal", outputs=(output,))  # names -o too
     if not as_json:
-        _print_plan(data, scenario_path)
+        _print_plan(data, scenario_path, seq_len)
     elif plan.status != "optimal":
         for reason in plan.reasons:
             err.print(f"{text(str(scenario_path))}: infeasible: {text(reason)}", soft_wrap=True)
@@ -274,7 +290,7 @@ def predict_train(
             t.add_row(key, num(value) if isinstance(value, float) else str(value))
     for key, value in data["breakdown"].items():
         t.add_row(f"breakdown.{key}", num(value))
-    out.print(t)
+    show(t)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, fail, run_guarded, wrote
+from planner.cli.common import VERBOSITY, JsonFlag, JsonOut, check_output_path, emit, fail, run_guarded, wrote
 from planner.cli.progress import working
 from planner.errors import InputError
 
@@ -75,5 +75,5 @@ def validate_model(
         )
     for path in run_guarded(lambda: write_reports(report, out_dir)):
         wrote(path)
-    if not emit(report.to_json(), as_json, json_out):
+    if not emit(report.to_json(), as_json, json_out) and not VERBOSITY.quiet:
         typer.echo(report.to_markdown())

@@ -149,7 +149,7 @@ def explain_capacity(
     out: list[Explanation] = list(causes)
     explained = {c.workload for c in causes if c.workload is not None}  # their shortfall restates the cause
     workloads = {w.name: w for w in scenario.workloads}
-    shortfalls: list[Explanation] = []
+    shortfalls: list[Shortfall] = []
     for (w_name, t), short in sorted(sol.values.get("short", {}).items()):
         if short <= 1e-6 or w_name in explained:
             continue
@@ -162,51 +162,95 @@ def explain_capacity(
         demand = ctx.demand[(w_name, t)]
         period, frac, where = slice_words(ctx, w_name, t)
         shortfalls.append(
-            Explanation(
+            Shortfall(
                 workload=w_name,
                 period=period,
-                requirement="requests_per_s",
-                best_value_requests_per_s=demand - short,
+                served_requests_per_s=demand - short,
                 demand_requests_per_s=demand,
-                message=f"{w_name}: at most {three_digits_text(demand - short)} of {three_digits_text(demand)} req/s can be served {where}; binding: {limit_text}",
+                where=where,
+                binding=limit_text,
                 relaxation=_shortfall_relaxation(workloads[w_name], period, (demand - short) / frac, relax_text),
             )
         )
+    if over_budget is not None and over_budget.relaxation:
+        shortfalls = _budget_only(shortfalls, over_budget.relaxation)
     return out + merged_periods(shortfalls)
 
 
-def merged_periods(shortfalls: list[Explanation]) -> list[Explanation]:
+def _budget_only(shortfalls: list[Shortfall], relaxation: str) -> list[Shortfall]:
+    """Under a budget cause, a workload short in several periods gets the budget's relaxation alone: lowering one
+    period's demand ("so that period 9 asks 38.3 req/s", buy_vs_rent under a $100,000 total) does not make the
+    plan fit a budget the periods share; short in one period, lowering it there does (it is offered)."""
+    count: dict[str, int] = {}
+    for s in shortfalls:
+        count[s.workload] = count.get(s.workload, 0) + 1
+    return [dataclasses.replace(s, relaxation=relaxation) if count[s.workload] > 1 else s for s in shortfalls]
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A workload's demand not served in one slice of the elastic re-solve, before it is put in words."""
+
+    workload: str
+    period: int
+    served_requests_per_s: float
+    demand_requests_per_s: float
+    where: str
+    """Where in the horizon, as the message says it: "in period 3", "in period 6 at its peak hours" (an hour
+    block of an hourly profile: planner.optimize.explain_words.slice_words)."""
+    binding: str
+    """The limits used up, in words ("the 2 rtx_4090 edge devices at shop (all in use)")."""
+    relaxation: str
+
+    @property
+    def whole_period(self) -> bool:
+        """The shortfall is a whole period's (not one hour block of it): only those merge."""
+        return self.where == f"in period {self.period}"
+
+    def continues(self, last: Shortfall) -> bool:
+        """This shortfall repeats ``last`` in the next period: same workload, served rate, limits, relaxation."""
+        return (
+            self.whole_period
+            and last.whole_period
+            and last.period + 1 == self.period
+            and (last.workload, last.served_requests_per_s, last.binding, last.relaxation)
+            == (self.workload, self.served_requests_per_s, self.binding, self.relaxation)
+        )
+
+
+def merged_periods(shortfalls: list[Shortfall]) -> list[Explanation]:
     """Shortfalls of consecutive whole periods of one workload with the same served rate, binding limits and
     relaxation, as one cause ("… in period 0, and likewise in periods 1–11"): a budget below
-    every plan stopped each of 12 periods and was printed 12 times. The first period's figures stay the
-    cause's; ``periods`` lists every period it stands for."""
-    out: list[Explanation] = []
-    for e in shortfalls:
-        last = out[-1] if out else None
-        plain = f" in period {e.period}; binding: "
-        if (
-            last is not None
-            and plain in e.message
-            and (last.workload, last.relaxation, last.best_value_requests_per_s)
-            == (e.workload, e.relaxation, e.best_value_requests_per_s)
-            and last.message.split("; binding: ", 1)[1] == e.message.split("; binding: ", 1)[1]
-            and last.periods is not None
-            and last.periods[-1] + 1 == e.period
-        ):
-            out[-1] = dataclasses.replace(last, periods=[*last.periods, e.period or 0])
-            continue
-        out.append(dataclasses.replace(e, periods=[e.period or 0]) if plain in e.message else e)
-    return [_likewise(e) for e in out]
+    every plan stopped each of 12 periods and was printed 12 times. The records are grouped first and each
+    group's message written once; the first period's figures stay the cause's, ``periods`` lists every period
+    it stands for."""
+    groups: list[list[Shortfall]] = []
+    for s in shortfalls:
+        if groups and s.continues(groups[-1][-1]):
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    return [_shortfall_explanation(group) for group in groups]
 
 
-def _likewise(e: Explanation) -> Explanation:
-    """A merged cause's message naming the other periods it stands for (its figures stay the first period's)."""
-    if e.periods is None or len(e.periods) == 1:
-        return dataclasses.replace(e, periods=None)
-    head, binding = e.message.split("; binding: ", 1)
-    others = f"{e.periods[1]}" if len(e.periods) == 2 else f"{e.periods[1]}–{e.periods[-1]}"
-    return dataclasses.replace(
-        e, message=f"{head}, and likewise in period{'s' if len(e.periods) > 2 else ''} {others}; binding: {binding}"
+def _shortfall_explanation(group: list[Shortfall]) -> Explanation:
+    """One cause for a run of alike shortfalls, in words: the first's figures, naming the other periods."""
+    first, periods = group[0], [s.period for s in group]
+    likewise = ""
+    if len(periods) > 1:
+        others = f"{periods[1]}" if len(periods) == 2 else f"{periods[1]}–{periods[-1]}"
+        likewise = f", and likewise in period{'s' if len(periods) > 2 else ''} {others}"
+    served, demand = first.served_requests_per_s, first.demand_requests_per_s
+    return Explanation(
+        workload=first.workload,
+        period=first.period,
+        requirement="requests_per_s",
+        best_value_requests_per_s=served,
+        demand_requests_per_s=demand,
+        message=f"{first.workload}: at most {three_digits_text(served)} of {three_digits_text(demand)} req/s "
+        f"can be served {first.where}{likewise}; binding: {first.binding}",
+        relaxation=first.relaxation,
+        periods=periods if len(periods) > 1 else None,
     )
 
 

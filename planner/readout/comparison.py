@@ -57,7 +57,8 @@ class Comparison:
         return crossover_month(buying, renting)
 
     def to_json(self) -> dict[str, Any]:
-        """``planner compare --json``: per option the plan's ledger figures, then the cross-option ones."""
+        """``planner compare --json``: per option the plan's ledger figures and served scale (max_throughput; null
+        for min_cost), then the cross-option ones."""
         rows = []
         for name, result in self.options.items():
             data = result.to_json()
@@ -71,6 +72,10 @@ class Comparison:
                     "opex_usd_per_month": data["opex_usd_per_month"],
                     "cost_usd_per_million_output_tokens": data["cost_usd_per_million_output_tokens"],
                     "output_tokens_served": data["output_tokens_served"],
+                    # max_throughput: the share of the stated demand the option serves (null for min_cost),
+                    # from month served_from_month (a purchase's delivery), as the plan JSON has them
+                    "served_scale": data["served_scale"],
+                    "served_from_month": data["served_from_month"],
                     "deployments": data["deployments"],
                     "cash_flow_usd_per_month": data["cash_flow_usd_per_month"] or [],
                     "infeasibility": data["infeasibility"],

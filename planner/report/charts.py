@@ -12,6 +12,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from planner.report.chart_labels import cluster_ranks, label_offsets_pt
 from planner.report.files import atomic_write
 
 COST_BY_CATEGORY_PNG = "cost_by_category.png"
@@ -142,17 +143,33 @@ def plot_alternatives(alternatives: Sequence[Mapping[str, Any]], path: Path) -> 
     feasible = [
         a for a in alternatives if a.get("total_cost_usd") is not None and a.get("max_tpot_ms") is not None
     ]
-    # site labels below their point, GPU labels above: a plan that is both its GPU's and its site's best
-    # drew both names on one spot
-    for kind, marker, offset in (("gpu", "o", (4, 4)), ("site", "s", (4, -10))):
-        points = [a for a in feasible if a["kind"] == kind]
-        if not points:
+    # one label placement over both kinds: the best h100_sxm plan and the best us_east plan of buy_vs_rent sit
+    # on one spot (planner.report.chart_labels); their names are stacked beside them, never on each other
+    points = [(float(a["max_tpot_ms"]), float(a["total_cost_usd"])) for a in feasible]
+    offsets = label_offsets_pt(points)
+    ranks = cluster_ranks(points)
+    for kind, marker in (("gpu", "o"), ("site", "s")):
+        members = [i for i, a in enumerate(feasible) if a["kind"] == kind]
+        if not members:
             continue
-        xs = [float(a["max_tpot_ms"]) for a in points]
-        ys = [float(a["total_cost_usd"]) for a in points]
-        ax.scatter(xs, ys, marker=marker, label=f"best plan per {kind}", alpha=0.8)
-        for a, x, y in zip(points, xs, ys, strict=True):
-            ax.annotate(str(a.get(kind, "")), (x, y), textcoords="offset points", xytext=offset, fontsize=7)
+        ax.scatter(
+            [points[i][0] for i in members],
+            [points[i][1] for i in members],
+            marker=marker,
+            s=[36 + 40 * ranks[i] for i in members],  # a later point on a spot: larger, hollow
+            facecolors=["none" if ranks[i] else f"C{0 if kind == 'gpu' else 1}" for i in members],
+            edgecolors=f"C{0 if kind == 'gpu' else 1}",
+            label=f"best plan per {kind}",
+            alpha=0.8,
+        )
+        for i in members:
+            ax.annotate(
+                str(feasible[i].get(kind, "")),
+                points[i],
+                textcoords="offset points",
+                xytext=offsets[i],
+                fontsize=7,
+            )
     ax.set_title("Alternatives: total cost vs TPOT")
     ax.set_xlabel("Max TPOT at capacity (ms)")
     ax.set_ylabel("Total cost over the horizon (USD)")

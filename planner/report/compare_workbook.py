@@ -45,6 +45,7 @@ from planner.report.xlsx import (
     finish_sheet,
     first_free_column,
     header_table,
+    inset_anchor,
     letter,
     set_cell,
     style_header,
@@ -247,13 +248,12 @@ def _options_chart(ws: Any, n_options: int) -> None:
     chart.y_axis.scaling.min = 0
     chart.add_data(Reference(ws, min_col=3, min_row=1, max_row=1 + n_options), titles_from_data=True)
     chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=1 + n_options))
-    chart.x_axis.delete = False
-    chart.y_axis.delete = False
+    chart.x_axis.delete = chart.y_axis.delete = False
     chart.y_axis.number_format = USD_AXIS_FORMAT
     chart.legend = None
     chart.width, chart.height = 14, 7
-    # below the note under the table (it may wrap to more lines), past the columns every printed page repeats
-    ws.add_chart(chart, f"{letter(first_free_column(ws))}{ws.max_row + 2}")
+    # below the note (it may wrap), past the repeated columns and inset: on their edge it printed again, a line
+    ws.add_chart(chart, inset_anchor(first_free_column(ws), ws.max_row + 2, chart))
 
 
 SUMMARY_OPTION_ROWS = (

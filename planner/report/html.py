@@ -20,6 +20,7 @@ from planner.readout.budget import budget_use
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
 from planner.report.formatting import binding_rows, period_runs_text, status_text
+from planner.report.gpu_use_text import GPU_USE_TITLE, gpu_use_lines
 from planner.report.workbook_idle import IDLE_HEADERS, idle_gpus
 from planner.report.workbook_summary import (
     AVERAGE_LABEL,
@@ -182,6 +183,8 @@ def build_html(result: PlanResult) -> str:
         table(["GPU", "Site", "Kind", "GPUs", "USD/month", "Capex (USD)", "Quote / source"], supply),
         "<h2>Paid but idle GPUs</h2>",
         table(IDLE_HEADERS, idle_gpus(result)) if idle_gpus(result) else "<p>none</p>",
+        f"<h3>{html.escape(GPU_USE_TITLE)}</h3>",
+        *(f"<p>{html.escape(sentence)}</p>" for _gpu, sentence in gpu_use_lines(result)),
     ]
     served = result.served_scale is not None  # max_throughput: alternatives rank on the traffic served first
     alternatives = [

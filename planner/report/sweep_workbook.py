@@ -16,6 +16,7 @@ from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT,
 from planner.report.xlsx import (
     Tables,
     finish_sheet,
+    first_free_column,
     header_table,
     letter,
     set_cell,
@@ -174,8 +175,6 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     ws = wb.active
     ws.title = SHEET
     tables = Tables()
-    ws["A1"] = f"Sweep of {result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}"
-    ws["A1"].font = Font(bold=True, size=14)
     paths = list(result.paths)
     served = any(r.served_scale is not None for r in result.rows)
     headers = [ROW_HEADERS[0], *paths, *ROW_HEADERS[1:], *(SERVED_HEADERS if served else ())]
@@ -185,12 +184,6 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")
     wrapped = {letter(headers.index(h) + 1): width for h, width in WRAPPED_WIDTHS.items()}
     wrap_columns(ws, list(wrapped), 4, last)  # the choices and binding constraints wrap within their columns
-    write_note(
-        ws,
-        last + 2,
-        "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
-        f"Sheet {KEY_SHEET}: per key, the lowest and highest total cost over the variants with that value.",
-    )
     by_key = wb.create_sheet(KEY_SHEET)
     by_key["A1"] = f"Total cost by the value of each varied key: {result.scenario}"
     by_key["A1"].font = Font(bold=True, size=14)
@@ -218,6 +211,17 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     for k, path in enumerate(paths):  # a dotted path has no space to wrap at: it broke mid-word in print
         widths[letter(k + 2)] = max(MIN_PATH_WIDTH, min(MAX_PATH_WIDTH, len(path) + 2))
     finish_sheet(ws, freeze="B4", widths=widths)
+    # title and note right of the variant column, which every printed page repeats: from column A they printed
+    # again on page 2, clipped to its width ("Sweep c", "Each row i")
+    title = f"Sweep of {result.scenario}: {len(result.rows)} variants ({result.mode}) on {result.engine}"
+    set_cell(ws, 1, first_free_column(ws), title).font = Font(bold=True, size=14)
+    write_note(
+        ws,
+        last + 2,
+        "Each row is one plan of the variant (no alternatives); its money figures are that plan's cost ledger's. "
+        f"Sheet {KEY_SHEET}: per key, the lowest and highest total cost over the variants with that value.",
+        past_repeated=True,
+    )
     return wb
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from planner.report.chart_labels import cluster_ranks, label_positions
 from planner.report.charts import write_plan_plots
 from planner.report.cost_streams import cost_streams
 from planner.report.files import atomic_write
@@ -139,6 +140,7 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     """Scatter of total cost (y) vs worst deployed TPOT (x) of the alternatives, one series per alternative named
     by its option ("b200 (gpu)"): one series per kind left the reader unable to tell which dot was which GPU."""
     from openpyxl.chart import Reference, ScatterChart, Series
+    from openpyxl.chart.label import DataLabelList
     from openpyxl.chart.shapes import GraphicalProperties
     from openpyxl.worksheet.pagebreak import Break
 
@@ -150,20 +152,42 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     plotted = [
         r for r in range(2, last_row + 1) if isinstance(ws.cell(row=r, column=cost_col).value, int | float)
     ]
+    # each point carries its name as a data label, on a side where it meets no other name or marker
+    # (buy_vs_rent's best h100_sxm plan and best us_east plan drew on one spot); a marker on the very spot of
+    # an earlier one is larger and hollow
+    points = [
+        (float(ws.cell(row=r, column=tpot_col).value), float(ws.cell(row=r, column=cost_col).value))
+        for r in plotted
+    ]
+    names = [f"{ws.cell(row=r, column=2).value} ({ws.cell(row=r, column=1).value})" for r in plotted]
+    sides = label_positions(points, names, y_from_zero=True)
+    ranks = cluster_ranks(points, y_from_zero=True)
     for k, r in enumerate(plotted):  # an infeasible alternative has no point, so no legend entry either
-        kind, option = ws.cell(row=r, column=1).value, ws.cell(row=r, column=2).value
+        kind = ws.cell(row=r, column=1).value
         series = Series(
             Reference(ws, min_col=cost_col, min_row=r, max_row=r),
             Reference(ws, min_col=tpot_col, min_row=r, max_row=r),
-            title=f"{option} ({kind})",
+            title=names[k],
         )
         color = FRONTIER_COLORS[k % len(FRONTIER_COLORS)]
         series.marker.symbol = "circle" if kind == "gpu" else "square"
-        series.marker.size = 8
-        series.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+        series.marker.size = 8 + 5 * ranks[k]
+        series.marker.graphicalProperties = (
+            GraphicalProperties(noFill=True) if ranks[k] else GraphicalProperties(solidFill=color)
+        )
         series.marker.graphicalProperties.line.solidFill = color
+        series.marker.graphicalProperties.line.width = 19050 if ranks[k] else None  # 1.5 pt outline
         series.graphicalProperties.line.noFill = True
         series.smooth = False
+        series.dLbls = DataLabelList(
+            dLblPos=sides[k],
+            showSerName=True,
+            showVal=False,
+            showCatName=False,
+            showLegendKey=False,
+            showPercent=False,
+            showBubbleSize=False,
+        )
         chart.series.append(series)
     # Whole dollars and 0.1 ms (the axes took the cells' "$#,##0.00": "$1,200,000.00" per tick).
     chart.y_axis.number_format = USD_AXIS_FORMAT
@@ -171,7 +195,10 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     # openpyxl hides both axes unless told otherwise (LibreOffice and Excel then draw no scale).
     chart.x_axis.delete = False
     chart.y_axis.delete = False
-    chart.width, chart.height = 18, 10
+    # each point names itself (data labels): no legend, and the room it took goes to the plot, where the
+    # names need it (planner.report.chart_labels sizes them for this plot)
+    chart.legend = None
+    chart.width, chart.height = 24, 12
     # on a page of its own: beside the table's last columns (the printed page right of Kind and Option,
     # which every page repeats) the chart's left edge printed again, clipped ("Alte")
     ws.add_chart(chart, f"A{last_row + 3}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from planner.readout.gpu_use import MIN_GPUS, site_months
 from planner.report.cost_streams import as_count
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, number_runs_text
 from planner.report.workbook_tables import period_months
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
 
 IDLE_HEADERS = ["GPU", "Site", "Period", "Months", "Paid GPUs", "Used GPUs", "Idle GPUs"]
 IDLE_TITLE = "Paid but idle GPUs (whole nodes rented or bought; periods and months from 0)"
-IDLE_MIN_GPUS = 0.01
-"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16)."""
+IDLE_MIN_GPUS = MIN_GPUS
+"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16): the readout's threshold."""
 
 
 def idle_gpus(result: PlanResult) -> list[list[Any]]:
@@ -24,32 +25,22 @@ def idle_gpus(result: PlanResult) -> list[list[Any]]:
     nodes, busiest hour block) vs GPUs the deployments use (replicas × TP × PP); rows where some are idle.
     A bought node counts from the month the ledger starts paying its running cost (SupplyLine.units_per_month):
     delivered in a period's last month, it is paid and idle there before it serves from the next period. Paid
-    is the period's busiest month; the Months column names the months with idle GPUs."""
-    paid: dict[tuple[str, str, int], list[float]] = {}
-    for s in result.supply:
-        for t, units in enumerate(s.units_per_period):
-            months = period_months(result, t)
-            by_month = paid.setdefault((s.gpu, s.site, t), [0.0] * len(months))
-            for i, m in enumerate(months):  # a bought node is paid from delivery (its running cost), not from use
-                paid_units = s.units_per_month[m] if s.kind == "buy" and m < len(s.units_per_month) else units
-                by_month[i] += max(units, paid_units) * s.unit_gpus
-    used: dict[tuple[str, str, int], float] = {}
-    for d in result.deployments:
-        per_replica = d.gpus / d.replicas if d.replicas else 0.0  # TP·EP·PP·share: 0.5 for half a GPU
-        for t, replicas in enumerate(d.replicas_per_period):
-            key = (d.gpu, d.site, t)
-            used[key] = used.get(key, 0.0) + replicas * per_replica
+    is the period's busiest month; the Months column names the months with idle GPUs. The counts are the
+    readout's per month (planner.readout.gpu_use.site_months), as the Summary's explanation reads them."""
+    table = site_months(result)
+    periods = sorted(set(table.period_of))
     rows = []
-    for key in sorted(paid):
-        in_use = used.get(key, 0.0)
-        idle_months = [
-            m
-            for m, gpus in zip(period_months(result, key[2]), paid[key], strict=True)
-            if gpus - in_use >= IDLE_MIN_GPUS
-        ]
-        if idle_months:
-            most = max(paid[key])
-            rows.append([*key, _runs_text(idle_months), _gpus(most), _gpus(in_use), _gpus(most - in_use)])
+    for key in sorted(table.paid):
+        for t in periods:
+            months = [m for m in period_months(result, t) if m < len(table.period_of)]
+            if not months:
+                continue
+            paid = [table.paid[key][m] for m in months]
+            in_use = table.running[key][months[0]]  # replicas are per period: the same in each of its months
+            idle_months = [m for m, gpus in zip(months, paid, strict=True) if gpus - in_use >= IDLE_MIN_GPUS]
+            if idle_months:
+                most = max(paid)
+                rows.append([*key, t, _runs_text(idle_months), _gpus(most), _gpus(in_use), _gpus(most - in_use)])
     return rows
 
 

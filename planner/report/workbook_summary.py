@@ -16,6 +16,7 @@ from planner.report.formatting import (
     months_text,
     status_text,
 )
+from planner.report.gpu_use_text import GPU_USE_TITLE, gpu_use_lines
 from planner.report.workbook_costs import (
     BUSIEST_OPEX_NAME,
     HORIZON_NAME,
@@ -248,6 +249,17 @@ def write_summary(
     for (gpu, proc), (total, whole) in busiest.items():
         r += 1
         append_row(ws, r, [f"{gpu} ({proc})", Formula(total)], [None, INT_FORMAT if whole else NUMBER_FORMAT])
+    # why the GPUs paid exceed those running replicas (planner.readout.gpu_use): a reader saw both counts,
+    # 28 paid and 24 serving, with no reason
+    explained = gpu_use_lines(result)
+    if explained:
+        r += 2
+        append_row(ws, r, ["GPU type", GPU_USE_TITLE])
+        style_header(ws, r, 2)
+        for gpu, sentence in explained:
+            r += 1
+            append_row(ws, r, [gpu, sentence])
+            wrap_text_row(ws, r, 2)
     align(ws, ["B"], 4, r, horizontal="left")
     finish_sheet(ws, freeze="A4")
     ws.column_dimensions["B"].width = MAX_COLUMN_WIDTH * 2

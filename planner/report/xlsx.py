@@ -291,3 +291,13 @@ def define_named_formula(wb: Any, name: str, formula: str) -> None:
     from openpyxl.workbook.defined_name import DefinedName
 
     wb.defined_names[name] = DefinedName(name, attr_text=formula)
+
+
+def inset_anchor(column: int, row: int, chart: Any) -> Any:
+    """An anchor for ``chart`` at (``column``, ``row``), 1-based, 2 mm inside the cell."""
+    from openpyxl.drawing.spreadsheet_drawing import AnchorMarker, OneCellAnchor
+    from openpyxl.drawing.xdr import XDRPositiveSize2D
+    from openpyxl.utils.units import cm_to_EMU
+
+    size = XDRPositiveSize2D(cm_to_EMU(chart.width), cm_to_EMU(chart.height))
+    return OneCellAnchor(_from=AnchorMarker(col=column - 1, colOff=cm_to_EMU(0.2), row=row - 1), ext=size)

@@ -324,23 +324,41 @@ def test_catalog_prices_per_provider_and_region() -> None:
     assert runner.invoke(app, ["catalog", "prices", "h100sxm"]).exit_code == 2
 
 
-def test_quiet_silences_wrote_lines(tmp_path: Path) -> None:
+def test_quiet_keeps_only_errors_and_wrote_lines(tmp_path: Path) -> None:
+    """`planner plan X -q -o plan.xlsx` printed the whole plan table; -q now leaves only the 'wrote' line(s)
+    and errors, in every command (a table-only command prints nothing; --json still prints its JSON)."""
     path = tmp_path / "s.yaml"
     res = runner.invoke(app, ["--quiet", "init", str(path)])
-    assert res.exit_code == 0 and path.exists() and res.stderr == ""
+    assert res.exit_code == 0 and path.exists() and res.stderr == f"wrote {path}\n"
+    book = tmp_path / "plan.xlsx"
+    res = runner.invoke(app, ["plan", str(CHAT), "--no-alternatives", "-q", "-o", str(book)])
+    assert res.exit_code == 0 and book.exists()
+    assert res.stdout == "" and res.stderr == f"wrote {book}\n"
+    res = runner.invoke(app, ["plan", str(CHAT), "--no-alternatives", "-q", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["status"] == "optimal" and res.stderr == ""
+    commands = (
+        ["catalog", "gpus"],
+        ["ledger", "paging-waste"],
+        ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm"],
+        ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--tp", "3"],  # exit 3: the reason stays
+    )
+    for args in commands:
+        quiet = runner.invoke(app, [*args, "-q"])
+        loud = runner.invoke(app, args)
+        assert quiet.exit_code == loud.exit_code and quiet.stdout == ""
+        assert quiet.stderr == ("" if loud.exit_code == 0 else loud.stderr)  # an error still says why
 
 
 @pytest.mark.parametrize("flag", ["-q", "--quiet"])
-def test_global_flags_may_follow_the_command(tmp_path: Path, flag: str) -> None:
-    """`planner init FILE -q` reads as `planner -q init FILE` (it was "No such option: -q"); a `-q` after
+def test_global_flags_may_follow_the_command(flag: str) -> None:
+    """`planner predict ... -q` reads as `planner -q predict ...` (it was "No such option: -q"); a `-q` after
     `--` stays an argument."""
     from planner.cli.main import global_flags_first
 
-    path = tmp_path / "s.yaml"
-    res = runner.invoke(app, ["init", str(path), flag])
-    assert res.exit_code == 0 and path.exists() and res.stderr == ""
-    loud = runner.invoke(app, ["init", str(tmp_path / "t.yaml")])
-    assert loud.exit_code == 0 and "wrote" in loud.stderr
+    res = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", flag])
+    assert res.exit_code == 0 and res.stdout == ""
+    loud = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm"])
+    assert loud.exit_code == 0 and "qwen3_8b" in loud.stdout
     assert global_flags_first(["plan", "s.yaml", "-v", "--", "-q"]) == ["-v", "plan", "s.yaml", "--", "-q"]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from planner.catalog import Catalog
-from planner.optimize.explain import Explanation, merged_periods
+from planner.optimize.explain import Shortfall, merged_periods
 from planner.plan import plan
 from planner.scenario import Budget, load_scenario
 
@@ -18,14 +18,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _short(
     period: int, served: float, demand: float, binding: str = "site dc1 power", where: str = ""
-) -> Explanation:
-    return Explanation(
+) -> Shortfall:
+    return Shortfall(
         workload="chat",
         period=period,
-        requirement="requests_per_s",
-        best_value_requests_per_s=served,
+        served_requests_per_s=served,
         demand_requests_per_s=demand,
-        message=f"chat: at most {served:g} of {demand:g} req/s can be served {where or f'in period {period}'}; binding: {binding}",
+        where=where or f"in period {period}",
+        binding=binding,
         relaxation=f"relax {binding}",
     )
 

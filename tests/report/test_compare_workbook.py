@@ -170,6 +170,16 @@ def test_native_charts_and_plots(written: Path) -> None:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5000
 
 
+def test_options_chart_sits_inside_its_column(written: Path) -> None:
+    """Anchored on the edge of column A, which every printed page repeats, LibreOffice printed the chart's left
+    border again on the Options sheet's next page (a stray line beside the Note column): it starts 2 mm into
+    column B now."""
+    with zipfile.ZipFile(written) as z:
+        drawings = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/drawings/drawing")]
+    options = [x for x in drawings if "<from><col>1</col><colOff>72000</colOff>" in x]
+    assert options, "the Options chart is anchored 2 mm (72,000 EMU) into column B"
+
+
 def test_all_options_infeasible_still_writes(comparison: Comparison, tmp_path: Path) -> None:
     buy_only = comparison.options["buy_only"]
     dead = Comparison({n: buy_only for n in ("buy_only", "rent_only", "hybrid")}, None, None, [])

@@ -78,3 +78,13 @@ def test_the_key_table_prints_with_its_header(tmp_path: Path) -> None:
     assert "$1,062,400 $1,062,400" in key_page
     assert "optimality gap" not in key_page  # the rows' header no longer prints above it
     assert not any("with a plan" in text for text in pages[: with_key[0]])
+
+
+def test_title_and_note_start_past_the_repeated_column() -> None:
+    """Column A (variant) prints on every page: the title and the note written from A1 printed again on page 2,
+    clipped to its width ("Sweep c", "Each row i"). They start in column B now."""
+    ws = build_sweep_workbook(_sweep())["Sweep"]
+    assert ws.print_title_cols == "$A:$A"
+    assert ws["A1"].value is None and str(ws["B1"].value).startswith("Sweep of support-chat-70b")
+    texts = [c for c in ws["A"] if isinstance(c.value, str) and c.value.startswith("Each row")]
+    assert not texts and any(isinstance(c.value, str) and c.value.startswith("Each row") for c in ws["B"])

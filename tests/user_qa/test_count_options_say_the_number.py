@@ -16,12 +16,14 @@ PREDICT_TRAIN = ["predict-train", "--model", "qwen3_8b", "--gpu", "h100_sxm", "-
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        ([*PREDICT_TRAIN, "--seq-len", "4k"], "'--seq-len': '4k' is not a whole number — write 4000 (a plain number)"),
+        ([*PREDICT_TRAIN, "--seq-len", "4k"], "'--seq-len': '4k' is not a whole number — write 4096 (4k as a "
+         "sequence length: 4 × 1024) or 4000 (4 × 1,000) as a plain number"),
         ([*PREDICT_TRAIN, "--seq-len", "1,024"], "'--seq-len': '1,024' is not a whole number — write 1024 (a plain number)"),
         ([*PREDICT_TRAIN[:-1], "8x"], "'--gpus': '8x' is not a whole number — write 8 (no unit)"),
         ([*PREDICT_TRAIN, "--seq-len", "2.5"], "'--seq-len': '2.5' is not a whole number"),
         (["predict", "--model", "llama_3_1_8b", "--gpu", "h100_sxm", "--input-tokens", "2k"],
-         "'--input-tokens': '2k' is not a whole number — write 2000 (a plain number)"),
+         "'--input-tokens': '2k' is not a whole number — write 2000 (2k as a token count: 2 × 1,000) or 2048 "
+         "(2 × 1024, as context lengths are written) as a plain number"),
     ],
 )  # fmt: skip
 def test_count_option_names_the_number_to_write(args: list[str], said: str) -> None:

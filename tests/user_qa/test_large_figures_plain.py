@@ -59,3 +59,12 @@ def test_predict_overload_warning_has_no_exponent() -> None:
     assert res.exit_code == 0, res.stderr
     assert "e+0" not in res.stderr
     assert "it sustains about 2," in " ".join(res.stderr.split())
+
+
+def test_predict_table_counts_have_thousands_separators() -> None:
+    """The predict table read "params 70553706496" and "kv_bytes_per_token 3.277e+05" (',.4g' of 327,680)."""
+    from planner.cli.predict_cmd import value_text
+
+    assert [value_text(v) for v in (70553706496, 327680.0, 1209.3, 28.9612, 8.0, True, "memory")] == [
+        "70,553,706,496", "327,680", "1,209", "28.96", "8", "True", "memory",
+    ]  # fmt: skip

@@ -52,7 +52,6 @@ def test_the_terminal_table_heads_the_column_gpus_serving() -> None:
             "workloads.chat.requests_per_s=4",
             "--workers",
             "1",
-            "-q",
         ],
         capture_output=True,
         text=True,
