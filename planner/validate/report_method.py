@@ -6,6 +6,7 @@ from __future__ import annotations
 from planner.validate.report_eager import EAGER_NOTES
 from planner.validate.report_moe import MOE_NOTES
 from planner.validate.report_throughput import THROUGHPUT_NOTES
+from planner.validate.report_tpot import TPOT_NOTES
 
 METHOD_NOTES: list[str] = [
     "- Memory: the plan's account (performance.memory.kv_room_bytes) with the engine's share: KV room =",
@@ -149,6 +150,7 @@ METHOD_NOTES: list[str] = [
     "  are weight-bound, get faster at 0.83 and were already fast (their missing time is not the GEMMs').",
     *MOE_NOTES,
     *THROUGHPUT_NOTES,
+    *TPOT_NOTES,
     *EAGER_NOTES,
     "- nccl_allreduce_small_msg sets the engines' collective floor (catalogs/engines.yaml: two rows) and is",
     "  predicted row by row (metric allreduce_us: floor + the all-reduce the planner charges); every file is",
