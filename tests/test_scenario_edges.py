@@ -175,7 +175,12 @@ def test_cli_refuses_a_vanishing_rate_with_exit_2_and_writes_nothing(tmp_path: P
         ("requests_per_s", "8 req/s", "workloads[0].requests_per_s: expected a number (got '8 req/s') — write 8 (the unit is in the field name)"),
         ("requests_per_s", "5", "workloads[0].requests_per_s: expected a number (got '5') — write 5 without quotes"),
         ("input_tokens", "1,000", "workloads[0].input_tokens: expected a whole number (got '1,000') — write 1000 (a plain number)"),
-        ("input_tokens", "8k", "workloads[0].input_tokens: expected a whole number (got '8k') — write 8000 (a plain number)"),
+        (
+            "input_tokens",
+            "8k",
+            "workloads[0].input_tokens: expected a whole number (got '8k') — write 8000 (8k as a token count: "
+            "8 × 1,000) or 8192 (8 × 1024, as context lengths are written) as a plain number",
+        ),
     ],
 )
 def test_a_number_written_as_text_gets_the_number_to_write(field: str, text: str, line: str) -> None:
