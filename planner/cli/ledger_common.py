@@ -23,6 +23,16 @@ def clean(value: Value) -> Value:
     return value
 
 
+def shown(value: Value) -> str:
+    """A table cell: 6 significant digits, ∞ for an unbounded quantity (e.g. the uplink no deadline allows;
+    ``inf`` read as a typo), — for none."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float):
+        return ("∞" if value > 0 else "−∞") if math.isinf(value) else f"{value:.6g}"
+    return str(value)
+
+
 def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
     """Print ``values`` as a JSON object or as a two-column table."""
     if as_json:
@@ -32,8 +42,9 @@ def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
     table.add_column("quantity")
     table.add_column("value", justify="right")
     for key, value in values.items():
-        shown = "—" if value is None else f"{value:.6g}" if isinstance(value, float) else str(value)
-        table.add_row(key, shown)
+        table.add_row(key, shown(value))
+    if any(isinstance(v, float) and math.isinf(v) for v in values.values()):
+        table.caption = "∞: unbounded (null in --json)"
     from planner.cli.common import VERBOSITY
 
     if not VERBOSITY.quiet:  # -q: only errors (and the JSON --json asks for)

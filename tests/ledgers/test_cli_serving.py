@@ -60,6 +60,17 @@ def test_rtt_crossover_required_uplink() -> None:
     slow = _json("rtt-crossover", "--uplink-mbit-per-s", "3.5")
     assert slow["completion_s"] == pytest.approx(48.2, abs=0.05)
     assert slow["on_time"] is False
+    late = _json("rtt-crossover", "--deadline-s", "1")  # the fixed 11.6 s alone misses it: no uplink is enough
+    assert late["required_uplink_mbit_per_s"] is None
+
+
+def test_an_unbounded_quantity_reads_as_infinity_in_the_table() -> None:
+    """The table printed 'inf' (read as a typo) where JSON says null; it shows ∞ and says what it means."""
+    result = CliRunner().invoke(_app(), ["ledger", "rtt-crossover", "--deadline-s", "1"])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "required_uplink_mbit_per_s" in line)
+    assert "∞" in row and "inf" not in row.replace("required_uplink", "")
+    assert "∞: unbounded (null in --json)" in result.output
 
 
 def test_rent_vs_api() -> None:
