@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from planner.readout.gpu_use import MIN_GPUS, site_months
 from planner.report.cost_streams import as_count
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, number_runs_text
-from planner.report.workbook_tables import period_months
 from planner.report.xlsx import TEXT_INDENT, Tables, first_free_column, header_table, set_cell
 
 if TYPE_CHECKING:
@@ -16,8 +15,6 @@ if TYPE_CHECKING:
 
 IDLE_HEADERS = ["GPU", "Site", "Period", "Months", "Paid GPUs", "Used GPUs", "Idle GPUs"]
 IDLE_TITLE = "Paid but idle GPUs (whole nodes rented or bought; periods and months from 0)"
-IDLE_MIN_GPUS = MIN_GPUS
-"""Idle GPUs below this are rounding, not a GPU share (the smallest share is 1/16): the readout's threshold."""
 
 
 def idle_gpus(result: PlanResult) -> list[list[Any]]:
@@ -28,16 +25,15 @@ def idle_gpus(result: PlanResult) -> list[list[Any]]:
     is the period's busiest month; the Months column names the months with idle GPUs. The counts are the
     readout's per month (planner.readout.gpu_use.site_months), as the Summary's explanation reads them."""
     table = site_months(result)
-    periods = sorted(set(table.period_of))
+    months_of: dict[int, list[int]] = {}
+    for m, t in enumerate(table.period_of):  # the readout's month → period map, inverted
+        months_of.setdefault(t, []).append(m)
     rows = []
     for key in sorted(table.paid):
-        for t in periods:
-            months = [m for m in period_months(result, t) if m < len(table.period_of)]
-            if not months:
-                continue
+        for t, months in sorted(months_of.items()):
             paid = [table.paid[key][m] for m in months]
             in_use = table.running[key][months[0]]  # replicas are per period: the same in each of its months
-            idle_months = [m for m, gpus in zip(months, paid, strict=True) if gpus - in_use >= IDLE_MIN_GPUS]
+            idle_months = [m for m, gpus in zip(months, paid, strict=True) if gpus - in_use >= MIN_GPUS]
             if idle_months:
                 most = max(paid)
                 rows.append([*key, t, _runs_text(idle_months), _gpus(most), _gpus(in_use), _gpus(most - in_use)])
