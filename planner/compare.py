@@ -29,6 +29,7 @@ import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from planner.catalog.loader import Catalog
@@ -40,6 +41,7 @@ from planner.compare_recommend import owned_only, recommend
 from planner.costs import rent_allowed
 from planner.demand import demand_per_period
 from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
+from planner.optimize.relaxations import buy_only_option_relaxation
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
@@ -353,6 +355,10 @@ def _compare(
     for name, proc in OPTIONS.items():
         progress(f"planning {name}")
         options[name] = plan(catalog, _with(scenario, proc), solver=solver, with_alternatives=False)
+    buy_only = options["buy_only"]  # "add rent to procurement" is another option here, not a scenario change
+    buy_only.infeasibility = [
+        replace(e, relaxation=buy_only_option_relaxation(e.relaxation)) for e in buy_only.infeasibility
+    ]
     recommendation, reason = recommend(options)
     if blocker is not None and options["rent_only"].feasible:
         recommendation, reason = "rent_only", f"buying is not possible: {blocker}"

@@ -288,9 +288,10 @@ def _nearby_file(path: Path) -> str:
         return " (~ is expanded by the shell only outside quotes: write the full path)"
     if not folder.is_dir():
         return f" (folder {folder} does not exist)"
-    names = [n for n in _yaml_files(folder) if n != path.name]
-    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
-    return f" — did you mean {folder / close[0]}?" if close else ""
+    # names are compared without their suffix: the shared ".yaml" made "nothere.yaml" close to "t7.yaml"
+    by_stem = {Path(n).stem: n for n in _yaml_files(folder) if n != path.name}
+    close = difflib.get_close_matches(Path(path.name).stem, list(by_stem), n=1, cutoff=0.6)
+    return f" — did you mean {folder / by_stem[close[0]]}?" if close else ""
 
 
 _STREAMS: dict[str, bytes] = {}

@@ -32,9 +32,11 @@ def _time_ratio(unit: str, field_unit: str) -> float | None:
 
 _BINARY = {"k": 1024, "m": 1024**2}
 """A k or M suffix on a token count may mean 1024 or 1024² (a "4k" context is 4,096 tokens)."""
-_LENGTH_FIELD = re.compile(r"seq_len|context|window")
-"""Token fields that are sequence lengths, conventionally binary (4k = 4,096); other token fields (a request's
-input_tokens, training_tokens, a batch's tokens) are plain counts, conventionally decimal."""
+_LENGTH_FIELD = re.compile(r"seq_len|seq_tokens|context|window|^lengths$|^max_tokens$")
+"""Token fields that are sequence lengths, conventionally binary (4k = 4,096): a scenario's seq_len_tokens,
+a context window, `planner ledger`'s --seq-tokens (L), paging-waste's --lengths and --max-tokens (the full
+reservation per sequence, L_max); other token fields (a request's input_tokens, training_tokens, a batch's
+tokens) are plain counts, conventionally decimal."""
 
 
 def _tokens_hint(number: float, unit: str, field: str) -> str:
@@ -42,7 +44,7 @@ def _tokens_hint(number: float, unit: str, field: str) -> str:
     first — a sequence length 4k = 4 × 1024 = 4096, a request's or a run's tokens 4k = 4000 — so the number
     written (and used) is the one meant; '' for other fields and suffixes. Nothing is read with a suffix."""
     binary = _BINARY.get(unit.lower())
-    if binary is None or "tokens" not in field and "seq_len" not in field:
+    if binary is None or "tokens" not in field and not _LENGTH_FIELD.search(field):
         return ""
     as_binary, as_decimal = number * binary, number * _SCALE[unit.lower()]
     if not (as_binary.is_integer() and as_decimal.is_integer()):

@@ -60,3 +60,8 @@ def three_digits_text(value: float) -> str:
     if abs(value) >= 1000:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+def months_text(months: int) -> str:
+    """A number of months in words: "1 month", "36 months" (a horizon, the months a budget line counts)."""
+    return f"{months} month{'' if months == 1 else 's'}"

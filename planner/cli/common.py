@@ -232,9 +232,11 @@ def usage_error(message: str) -> NoReturn:
     fail(InputError(message))
 
 
-def finite_float(minimum: float, maximum: float = math.inf) -> Callable[[str], float]:
+def finite_float(minimum: float, maximum: float = math.inf, *, field: str = "") -> Callable[[str], float]:
     """A command-line parser for a finite number in [``minimum``, ``maximum``]: "nan", "inf" and values outside
-    are usage errors that name the option (the option layer checks them, so no NaN reaches a model)."""
+    are usage errors that name the option (the option layer checks them, so no NaN reaches a model). ``field``
+    (the option's name, ``seq_tokens``) picks the hint of a number written as text: a token count's two
+    readings of 4k, a time in another unit (planner.number_hints)."""
 
     def parse(raw: str) -> float:
         try:
@@ -242,7 +244,8 @@ def finite_float(minimum: float, maximum: float = math.inf) -> Callable[[str], f
         except ValueError:  # '5,000', '$5000', '5k': the number to write (imported only on this error path)
             from planner.inputs import number_hint
 
-            raise typer.BadParameter(f"{raw!r} is not a number{number_hint(raw, ())}") from None
+            hint = number_hint(raw, (field,) if field else ())
+            raise typer.BadParameter(f"{raw!r} is not a number{hint}") from None
         if not math.isfinite(value):
             raise typer.BadParameter(f"must be a finite number, not {raw!r}")
         if value < minimum:

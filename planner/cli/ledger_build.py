@@ -74,7 +74,7 @@ def _option(param: Param) -> Any:
             f"{sign} {bound:g}" for sign, bound in (("≥", param.min), ("≤", param.max)) if bound is not None
         ]
         shown = f"{param.help_text} Range: {', '.join(bounds)}." if bounds else param.help_text
-        strict = finite_float(low, high)
+        strict = finite_float(low, high, field=param.name)
 
         def parse(raw: object) -> float:
             # click also passes the declared default through the parser: a number (remote-exec's

@@ -23,14 +23,26 @@ def clean(value: Value) -> Value:
     return value
 
 
+PLAIN_FROM = 1e4
+"""From this magnitude up a table figure is written whole with thousands separators ("84,226,145 GPU-hours",
+where 6 significant digits wrote "8.42261e+07"), as `planner predict`'s table does (predict_cmd.value_text)."""
+EXPONENT_FROM = 1e15
+"""From this magnitude up a figure keeps its exponent ("1.2e+26" training FLOP): 16 or more digits read worse."""
+
+
 def shown(value: Value) -> str:
-    """A table cell: 6 significant digits, ∞ for an unbounded quantity (e.g. the uplink no deadline allows;
-    ``inf`` read as a typo), — for none."""
+    """A table cell: 6 significant digits below 10,000, whole with thousands separators up to 10^15, 6
+    significant digits with an exponent above; ∞ for an unbounded quantity (e.g. the uplink no deadline
+    allows; ``inf`` read as a typo), — for none."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    if isinstance(value, float):
-        return ("∞" if value > 0 else "−∞") if math.isinf(value) else f"{value:.6g}"
-    return str(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if PLAIN_FROM <= abs(value) < EXPONENT_FROM:
+        return f"{value:,.0f}"
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
 def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:

@@ -46,14 +46,15 @@ def ring_allreduce(
     t = comm.ring_allreduce_s(
         message_bytes, ranks=ranks, bandwidth_gb_per_s=bandwidth_gb_per_s, latency_us=latency_us
     )
-    algbw = comm.algbw_gb_per_s(message_bytes, time_s=t)
+    # one rank sends nothing: T = 0 and the bandwidths M/T are undefined (— in the table, null in --json)
+    algbw = comm.algbw_gb_per_s(message_bytes, time_s=t) if ranks >= 2 else None
     return {
         "time_s": t,
         "time_us": t * US_PER_S,
         "rounds": comm.ring_allreduce_rounds(ranks),
         "bytes_per_rank": comm.ring_allreduce_bytes_per_rank(message_bytes, ranks=ranks),
         "algbw_gb_per_s": algbw,
-        "busbw_gb_per_s": comm.busbw_gb_per_s(algbw, ranks=ranks),
+        "busbw_gb_per_s": comm.busbw_gb_per_s(algbw, ranks=ranks) if algbw is not None else None,
         "latency_crossover_bytes": (
             comm.ring_latency_crossover_bytes(
                 ranks, bandwidth_gb_per_s=bandwidth_gb_per_s, latency_us=latency_us

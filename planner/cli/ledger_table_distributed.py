@@ -64,6 +64,8 @@ def tp_step(
     kv_local_ms: float,
     kv_heads: int | None,
 ) -> dict[str, Value]:
+    if kv_local_ms > 0 and kv_heads is None:  # the formula's own words named its kv_local_s and kv_heads
+        raise ValueError("needs --kv-heads (n_KV: the KV read shards over at most n_KV cards)")
     local_s = local_ms / MS_PER_S
     kv_local_s = kv_local_ms / MS_PER_S
     allreduce_s = allreduce_us / US_PER_S

@@ -5,20 +5,30 @@ Defaults are the book's worked examples (Qwen3-8B BF16 on H100, ch08) so every c
 
 from __future__ import annotations
 
+import re
+
 from planner.cli.ledger_common import Value
 from planner.cli.ledger_spec import LedgerCommand, Param
 from planner.ledgers import operators as op
 from planner.ledgers import optimizations as opt
+from planner.number_hints import number_hint
 from planner.units import BYTES_PER_GIB, BYTES_PER_MIB, MS_PER_S
 
 QWEN3_8B_KV_BYTES_PER_TOKEN = 147_456.0
 
 
-def _int_list(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError as err:
-        raise ValueError(f"expected comma-separated integers, got {text!r}") from err
+def _int_list(text: str, option: str) -> list[int]:
+    """The whole numbers of ``text`` ("9,13,5,15"); one that is not (``--lengths 4k,8k``) is a usage error
+    naming ``option`` with the number to write (a sequence length's 4k is 4,096: planner.number_hints)."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    for part in parts:
+        if not re.fullmatch(r"[-+]?\d+", part):
+            hint = number_hint(part, (option,))
+            raise ValueError(
+                f"--{option.replace('_', '-')} {text}: expected comma-separated whole numbers; "
+                f"{part!r} is not one{'' if 'quotes' in hint else hint}"
+            )
+    return [int(part) for part in parts]
 
 
 def kv_pool_capacity(
@@ -39,7 +49,7 @@ def kv_pool_capacity(
 def paging_waste(
     lengths: str, page_tokens: int, max_tokens: int, shared_prefix_tokens: int
 ) -> dict[str, Value]:
-    seqs = _int_list(lengths)
+    seqs = _int_list(lengths, "lengths")
     paged = opt.paged_slots(seqs, page_tokens=page_tokens)
     reserved = opt.reserved_slots(seqs, max_tokens=max_tokens)
     saved = opt.shared_prefix_saved_slots(shared_prefix_tokens, page_tokens=page_tokens, sharing_requests=2)

@@ -59,9 +59,10 @@ def global_flags_first(args: list[str]) -> list[str]:
 
 
 def _whole_number_hint(message: str) -> str:
-    """Click's "'4k' is not a valid int range." for a count option, said as the number to write: "'4k' is
-    not a whole number — write 4000 (a plain number)" (float options already say so, common.finite_float)."""
-    match = re.search(r"'([^']*)' is not a valid (?:int range|integer)\.?$", message)
+    """Click's "'4k' is not a valid int range." (or "... valid int.", a count option without bounds) for a
+    count option, said as the number to write: "'4k' is not a whole number — write 4000 (a plain number)"
+    (float options already say so, common.finite_float)."""
+    match = re.search(r"'([^']*)' is not a valid (?:int range|integer|int)\.?$", message)
     if match is None:
         return message
     from planner.inputs import number_hint

@@ -184,13 +184,13 @@ def print_plan(result: Any, source: Path | None = None) -> None:
             f"{d['tp']}x{d['pp']}" + (f" EP{d['ep']}" if d.get("ep", 1) > 1 else ""),
             d["site"],
             d["placement"],
-            str(d["replicas"]),
+            f"{d['replicas']:,}",
             gpus_cell(d),
             str(d["batch"]),
             "—" if role == "decode" else _ms(d["ttft_ms"], d["ttft_slo_ms"]),
             "—" if role == "prefill" else _ms(d["tpot_ms"], d["tpot_slo_ms"]),
             f"{d.get('sync_ratio', 0.0):.2f}",
-            f"{d['capacity_requests_per_s']:.2f}",
+            f"{d['capacity_requests_per_s']:,.2f}",
             f"{d['cost_usd_per_month']:,.0f}",
         ]
         if multi_period:

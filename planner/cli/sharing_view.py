@@ -8,8 +8,9 @@ from typing import Any
 
 def gpus_cell(d: dict[str, Any]) -> str:
     """GPUs of a deployment: ``0.5`` for one replica on half a GPU (the lines of :func:`sharing_lines` say
-    with whom)."""
-    return f"{d['gpus']:g}"
+    with whom); whole counts with thousands separators ("314,040": ':g' wrote 1,234,567 GPUs as "1.23457e+06")."""
+    gpus = float(d["gpus"])
+    return f"{int(gpus):,}" if gpus.is_integer() else f"{gpus:g}"
 
 
 def sharing_lines(data: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from planner.candidates import CandidateTable, workload_sites
 from planner.catalog.loader import Catalog
 from planner.optimize.explain_words import budget_raises, cheapest_replica, slice_words, used_up_limits
-from planner.optimize.relaxations import bridge_relaxation, supply_relaxation
+from planner.optimize.relaxations import bridge_relaxation, rent_relaxation, supply_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
@@ -107,7 +107,8 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                         "budget",
                         f"{w.name}: the capex budget ${budget.capex_usd:,.0f} is below one node "
                         f"(${cheapest:,.0f}: {node.gpu} at {node.site})",
-                        f"raise {budget.line('capex_usd')} to {math.ceil(cheapest - 1e-6):,} or allow rent",
+                        f"raise {budget.line('capex_usd')} to {math.ceil(cheapest - 1e-6):,} or "
+                        f"{rent_relaxation(ctx, w.name)}",
                     )
                 )
         replica = cheapest_replica(ctx, w.name)

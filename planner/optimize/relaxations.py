@@ -67,20 +67,51 @@ def _sites_of_kind(ctx: BuildContext, kind: str) -> str:
     return ", ".join(names[:4]) + (", …" if len(names) > 4 else "")
 
 
+ADD_RENT = "add rent to procurement"
+"""The change that lets a buy-only scenario rent (supply_relaxation, bridge_relaxation)."""
+BUY_ONLY_OPTION_RENTS = " (renting instead: the rent_only and hybrid options)"
+"""What compare's buy_only option says in place of ADD_RENT: rent is left out of that option by construction."""
+
+
 def supply_relaxation(ctx: BuildContext, workload: str, buy_only: bool) -> str:
     """Relaxation of a workload with no supply option at its sites, naming the sites that would have one."""
     datacenters = _sites_of_kind(ctx, "datacenter")
     where = f" ({datacenters}) to {workload}.sites" if datacenters else ""
-    return f"{'allow rent, ' if buy_only else ''}add a datacenter site{where} or add inventory"
+    return f"{ADD_RENT + ', ' if buy_only else ''}add a datacenter site{where} or add inventory"
 
 
-def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> str:
-    """Relaxation of a workload whose only supply is bought and arrives at ``first_month``: rent until then —
-    at a cloud site of its own or one added to its sites, with rent added to procurement where it is not —,
-    or own GPUs."""
+def rent_relaxation(ctx: BuildContext, workload: str) -> str:
+    """How a workload whose only supply is bought could rent: at a cloud site of its own or one added to its
+    sites, with rent added to procurement where it is not ("add rent to procurement and rent at us_east")."""
     w = next(x for x in ctx.scenario.workloads if x.name == workload)
     own = [site.id for site in workload_sites(w, ctx.sites) if site.kind == "cloud"]
     clouds = _sites_of_kind(ctx, "cloud")
     where = f"at {', '.join(own)}" if own else f"at a cloud site added to {workload}.sites ({clouds})"
-    rent = "rent" if "rent" in ctx.scenario.procurement else "add rent to procurement and rent"
-    return f"{rent} {where} until month {first_month:g}, or add inventory"
+    rent = "rent" if "rent" in ctx.scenario.procurement else f"{ADD_RENT} and rent"
+    return f"{rent} {where}"
+
+
+def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> str:
+    """Relaxation of a workload whose only supply is bought and arrives at ``first_month``: rent until then
+    (:func:`rent_relaxation`), or own GPUs."""
+    return f"{rent_relaxation(ctx, workload)} until month {first_month:g}, or add inventory"
+
+
+def buy_only_option_relaxation(relaxation: str) -> str:
+    """The relaxation of ``planner compare``'s buy_only option, which leaves rent out by construction
+    whatever the scenario's procurement says: "add rent to procurement" is no change to the scenario there
+    but another option, so it is named as one. "add rent to procurement, add a datacenter site (dc1) to
+    chat.sites or add inventory" → "add a datacenter site (dc1) to chat.sites or add inventory (renting
+    instead: the rent_only and hybrid options)"; "add rent to procurement and rent at us_east until month 2, or
+    add inventory" → "add inventory, or rent at us_east until month 2 (the hybrid option)"; "raise
+    budget.capex_usd to N or add rent to procurement and rent at us_east" → "raise budget.capex_usd to N (or
+    rent at us_east: the rent_only and hybrid options)"."""
+    if relaxation.startswith(f"{ADD_RENT}, "):
+        return relaxation.removeprefix(f"{ADD_RENT}, ") + BUY_ONLY_OPTION_RENTS
+    if relaxation.startswith(f"{ADD_RENT} and rent "):
+        bridge, _, other = relaxation.removeprefix(f"{ADD_RENT} and ").rpartition(", or ")
+        return f"{other}, or {bridge} (the hybrid option)"
+    head, found, rent = relaxation.partition(f" or {ADD_RENT} and ")
+    if found:
+        return f"{head} (or {rent}: the rent_only and hybrid options)"
+    return relaxation

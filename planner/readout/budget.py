@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.ledgers.economics import discount_factor
 from planner.optimize.served_scale import SCALE_LIMIT, reached_limit
+from planner.units import months_text
 
 if TYPE_CHECKING:
     from planner.readout.ledger import CostLedger
@@ -143,7 +144,7 @@ def _total_per_unit(result: PlanResult, s: SupplyLine) -> tuple[float, str]:
         usd = sum(s.usd_per_unit_month * discount_factor(m, cost_of_capital_frac_per_year=rate) for m in full)
         if len(full) == period and full == list(range(full[0], full[0] + period)):
             return usd, f" for one {period}-month period"
-        return usd, f" for the {_months(len(full))} whose capacity the plan uses up"
+        return usd, f" for the {months_text(len(full))} whose capacity the plan uses up"
     if s.procurement == "rent" and s.rental_kind in TERM_MONTHS:
         term = TERM_MONTHS[s.rental_kind]
         windows = sorted({m // term for m in full}) or [0]
@@ -184,10 +185,6 @@ def _full_months(result: PlanResult) -> list[int]:
         if any(not room for room in spare.values()):
             full.extend(entry.months)
     return full
-
-
-def _months(n: int) -> str:
-    return f"{n} month{'' if n == 1 else 's'}"
 
 
 HOURLY_BILLED = ("on_demand", "spot")

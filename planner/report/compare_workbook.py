@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.report.charts import write_compare_plots
-from planner.report.files import atomic_write
+from planner.report.files import write_workbook
 from planner.report.formatting import (
     INT_FORMAT,
     MAX_COLUMN_WIDTH,
@@ -390,7 +390,7 @@ def write_compare_outputs(comparison: Comparison, *, workbook: Path | None, plot
     """Write the comparison workbook (atomically) and/or its PNG charts."""
     if workbook is not None:
         wb = build_compare_workbook(comparison)
-        atomic_write(workbook, wb.save)
+        write_workbook(workbook, wb)
     if plots_dir is not None:
         write_compare_plots(
             plots_dir,

@@ -8,17 +8,28 @@ before solving, so a bad path never costs a solve.
 ``atomic_path`` writes to a temporary file in the target folder and renames it over the target only when
 the block succeeds. A failure, Ctrl-C or SIGTERM (see planner/cli/guard.py) removes the temporary file and
 leaves any previous output unchanged.
+
+``write_workbook`` saves an openpyxl workbook through ``atomic_path``. openpyxl stamps the write time into
+the file (docProps/core.xml "created"/"modified", which Excel shows under File › Info, and every zip
+entry), so two writes of the same plan differ in those bytes only. With ``SOURCE_DATE_EPOCH`` set (the
+reproducible-builds convention: whole seconds since 1970-01-01 UTC) every one of those stamps is that time
+instead, and the same input gives a byte-identical workbook.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import re
 import signal
 import stat
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from planner.errors import InputError
 
@@ -134,3 +145,52 @@ def atomic_write(target: Path, writer: Callable[[Path], None]) -> None:
     """Call ``writer(tmp_path)`` and move the result over ``target`` atomically."""
     with atomic_path(target) as tmp:
         writer(tmp)
+
+
+SOURCE_DATE_EPOCH = "SOURCE_DATE_EPOCH"
+"""Environment variable fixing the time written into workbooks (seconds since 1970-01-01 UTC)."""
+ZIP_EPOCH = datetime(1980, 1, 1, tzinfo=UTC)
+"""The earliest time a zip entry can carry; an earlier SOURCE_DATE_EPOCH is raised to it."""
+
+
+def fixed_write_time() -> datetime | None:
+    """The time SOURCE_DATE_EPOCH fixes (UTC, at least 1980-01-01), None when it is unset or empty; a value
+    that is not whole seconds is a usage error (exit 2) naming a valid one."""
+    raw = os.environ.get(SOURCE_DATE_EPOCH, "").strip()
+    if not raw:
+        return None
+    if not re.fullmatch(r"\d{1,11}", raw):
+        raise InputError(
+            f"{SOURCE_DATE_EPOCH}={raw!r}: expected whole seconds since 1970-01-01 UTC "
+            f"(e.g. {SOURCE_DATE_EPOCH}=1767225600 for 2026-01-01), or unset it to stamp the write time"
+        )
+    return max(datetime.fromtimestamp(int(raw), UTC), ZIP_EPOCH)
+
+
+def restamped_xlsx(xlsx: bytes, stamp: datetime) -> bytes:
+    """``xlsx`` with every write time openpyxl put in it set to ``stamp``: the document's created and
+    modified properties (docProps/core.xml) and each zip entry's time; the contents are unchanged."""
+    w3c = stamp.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(xlsx)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == "docProps/core.xml":
+                data = re.sub(rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*", lambda m: m.group(1) + w3c, data)
+            entry = zipfile.ZipInfo(info.filename, date_time=stamp.timetuple()[:6])
+            entry.compress_type, entry.external_attr = zipfile.ZIP_DEFLATED, info.external_attr
+            zout.writestr(entry, data)
+    return out.getvalue()
+
+
+def write_workbook(target: Path, workbook: Any) -> None:
+    """Save the openpyxl ``workbook`` to ``target`` atomically, with SOURCE_DATE_EPOCH's time in place of
+    the write time when it is set (module docstring)."""
+    stamp = fixed_write_time()
+    if stamp is None:
+        atomic_write(target, workbook.save)
+        return
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(restamped_xlsx(buffer.getvalue(), stamp))

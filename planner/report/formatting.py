@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from planner.units import months_text as months_text  # re-exported: the reports' and CLI's import
+
 USD_FORMAT = '"$"#,##0.00'
 USD_AXIS_FORMAT = '"$"#,##0'
 """Chart axes: whole dollars."""
@@ -45,11 +47,6 @@ def sanitize_defined_name(name: str) -> str:
     if re.fullmatch(r"[A-Za-z]{1,3}[0-9]+", cleaned) or re.fullmatch(r"([Rr][0-9]*)?([Cc][0-9]*)?", cleaned):
         cleaned = "N_" + cleaned
     return cleaned[:255]
-
-
-def months_text(months: int) -> str:
-    """A horizon in words: "1 month", "36 months"."""
-    return f"{months} month{'' if months == 1 else 's'}"
 
 
 def period_runs_text(values: Sequence[int]) -> str:

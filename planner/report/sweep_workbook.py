@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.report.files import atomic_write
+from planner.report.files import write_workbook
 from planner.report.formatting import INT_FORMAT, NUMBER_FORMAT, PERCENT_FORMAT, USD_FORMAT, USD_WHOLE_FORMAT
 from planner.report.xlsx import (
     Tables,
@@ -227,4 +227,4 @@ def build_sweep_workbook(result: SweepResult) -> Any:
 
 def write_sweep_workbook(result: SweepResult, path: Path) -> None:
     """Write the sweep workbook to ``path`` atomically."""
-    atomic_write(path, build_sweep_workbook(result).save)
+    write_workbook(path, build_sweep_workbook(result))

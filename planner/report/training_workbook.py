@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.readout.training import TrainingPlan
-from planner.report.files import atomic_write
+from planner.report.files import write_workbook
 from planner.report.xlsx import (
     Formula,
     Tables,
@@ -204,4 +204,4 @@ def write_training_workbook(plan: TrainingPlan, path: Path) -> None:
     _iteration(wb.create_sheet("Iteration"), tables, data)
     _costs(wb.create_sheet("Costs"), tables, data)
     _options(wb.create_sheet("Options"), tables, data)
-    atomic_write(path, lambda p: wb.save(p))
+    write_workbook(path, wb)

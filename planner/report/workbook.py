@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from planner.report.chart_labels import cluster_ranks, label_positions
 from planner.report.charts import write_plan_plots
 from planner.report.cost_streams import cost_streams
-from planner.report.files import atomic_write
+from planner.report.files import write_workbook
 from planner.report.formatting import USD_AXIS_FORMAT, sanitize_sheet_title
 from planner.report.workbook_costs import CostsLayout, write_assumptions, write_costs, write_supply
 from planner.report.workbook_idle import write_idle
@@ -208,7 +208,7 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
 def write_plan_workbook(result: PlanResult, path: Path) -> None:
     """Write the plan workbook to ``path`` atomically."""
     wb = build_workbook(result)
-    atomic_write(path, wb.save)
+    write_workbook(path, wb)
 
 
 def write_plan_outputs(

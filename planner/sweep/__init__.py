@@ -14,7 +14,7 @@ from pathlib import Path
 from planner.catalog.loader import Catalog
 from planner.sweep.engine import DaskEngine, Engine, LocalEngine, default_workers, run_variants
 from planner.sweep.result import Choice, SweepResult, SweepRow
-from planner.sweep.resume import ResumeLog, read_rows, scenario_digest
+from planner.sweep.resume import ResumeLog, catalog_digest, read_rows, scenario_digest
 from planner.sweep.spec import Axis, Mode, SweepPlan, Variant, parse_axis, plan_sweep
 from planner.sweep.task import SweepContext
 
@@ -48,11 +48,11 @@ def run_sweep(
 ) -> SweepResult:
     """Solve every variant of ``sweep`` (those finished in ``resume`` are read back, not solved again)."""
     start = time.perf_counter()
-    digest = scenario_digest(sweep.base)
-    earlier = read_rows(resume, digest) if resume is not None else {}
+    digest, solved_with = scenario_digest(sweep.base), catalog_digest(catalog)
+    earlier = read_rows(resume, digest, solved_with) if resume is not None else {}
     done = {v.index: earlier[v.key] for v in sweep.variants if v.key in earlier}
     pending = [v for v in sweep.variants if v.index not in done]
-    log = ResumeLog(resume, digest, sweep.scenario_name) if resume is not None else None
+    log = ResumeLog(resume, digest, sweep.scenario_name, solved_with) if resume is not None else None
 
     def arrived(row: SweepRow) -> None:
         if log is not None:

@@ -1,6 +1,9 @@
 """The resume file of ``planner sweep --resume PATH``: JSON lines, one row per finished variant.
 
-The first line names the base scenario by the SHA-256 of its data; each later line is one
+The first line names the base scenario by the SHA-256 of its data, and the catalog and planner version the
+rows were solved with by the SHA-256 of the loaded catalog and the version (``catalog_sha256``: a price,
+hardware or model change since the interrupted run would otherwise mix two catalogs in one sweep, silently);
+each later line is one
 :class:`~planner.sweep.result.SweepRow`, appended (and flushed) as it arrives, so a sweep stopped half way
 (Ctrl-C, a lost cluster) starts again where it stopped. Rows are matched to variants by their key
 (``path=value; ...``); error rows are solved again.
@@ -13,6 +16,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
+from planner.catalog.loader import Catalog
 from planner.errors import InputError
 from planner.sweep.result import SweepRow
 
@@ -22,8 +26,16 @@ def scenario_digest(base: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(base, sort_keys=True).encode()).hexdigest()
 
 
-def read_rows(path: Path, digest: str) -> dict[str, SweepRow]:
-    """Finished rows of an earlier run of the same sweep, by key (empty when the file does not exist).
+def catalog_digest(catalog: Catalog) -> str:
+    """SHA-256 of the loaded catalog's records and the planner's version: what else decides a row's figures."""
+    from planner import __version__
+
+    return hashlib.sha256(f"{__version__}\n{catalog.model_dump_json()}".encode()).hexdigest()
+
+
+def read_rows(path: Path, digest: str, catalog_sha256: str | None = None) -> dict[str, SweepRow]:
+    """Finished rows of an earlier run of the same sweep, by key (empty when the file does not exist); with
+    ``catalog_sha256``, of a run with the same catalog and planner version (a header without one is older).
 
     A last line without its newline was cut short when the run stopped and is skipped (:class:`ResumeLog`
     drops it before appending); any other line that is not what --resume writes is an InputError naming the
@@ -57,6 +69,11 @@ def read_rows(path: Path, digest: str) -> dict[str, SweepRow]:
                 raise InputError(
                     f"--resume {path}: written for another scenario ({data.get('scenario', '?')}) — "
                     "give a new file name to start this sweep afresh"
+                )
+            if catalog_sha256 is not None and data.get("catalog_sha256") != catalog_sha256:
+                raise InputError(
+                    f"--resume {path}: its rows were solved with another catalog or planner version (prices, "
+                    "hardware or models changed since) — give a new file name to start this sweep afresh"
                 )
             continue
         row = _row(data)
@@ -111,7 +128,7 @@ def _is_number(value: object) -> bool:
 class ResumeLog:
     """Appends rows to the resume file as they arrive (the header first when the file is new)."""
 
-    def __init__(self, path: Path, digest: str, scenario: str) -> None:
+    def __init__(self, path: Path, digest: str, scenario: str, catalog_sha256: str | None = None) -> None:
         self.path = path
         _drop_cut_line(
             path
@@ -119,7 +136,8 @@ class ResumeLog:
         new = not path.exists() or path.stat().st_size == 0
         self._file: IO[str] = path.open("a", encoding="utf-8")
         if new:
-            self._write({"scenario": scenario, "scenario_sha256": digest})
+            header = {"scenario": scenario, "scenario_sha256": digest}
+            self._write(header | ({"catalog_sha256": catalog_sha256} if catalog_sha256 is not None else {}))
 
     def _write(self, data: dict[str, Any]) -> None:
         self._file.write(json.dumps(data, sort_keys=True) + "\n")

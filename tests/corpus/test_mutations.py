@@ -1,5 +1,10 @@
 """Hypothesis mutations of every example scenario: a mutated file either loads, or is refused with one
-ScenarioError line that names the file — never another exception. Renamed keys get a 'did you mean'."""
+ScenarioError line that names the file — never another exception. Renamed keys get a 'did you mean'.
+
+The draws depend on the example files (their locations and keys), which change as the examples do, so no
+example database is kept (``database=None``): a stale local .hypothesis/ entry replayed against an edited
+example made ``test_mutations[mixed_fleet]`` fail with FlakyStrategyDefinition, a failure of local state, not
+of the code. Every run draws fresh examples, as many as before."""
 
 from __future__ import annotations
 
@@ -19,6 +24,9 @@ from planner.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
+
+MUTATIONS = settings(database=None, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+"""No example database: the strategies draw from the example files, which change (module docstring)."""
 
 JUNK = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
@@ -61,7 +69,7 @@ def _load_or_refuse(path: Path, catalog: Catalog) -> str | None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(MUTATIONS, max_examples=40)
 @given(data=st.data())
 def test_mutated_value_loads_or_is_one_line(
     example: Path, data: st.DataObject, catalog: Catalog, tmp_path: Path
@@ -88,7 +96,7 @@ def _typos(example: Path) -> list[tuple[tuple[Any, ...], str]]:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.parent.name for p in EXAMPLES])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(MUTATIONS, max_examples=25)
 @given(data=st.data())
 def test_misspelled_key_gets_did_you_mean(
     example: Path, data: st.DataObject, catalog: Catalog, tmp_path: Path
@@ -104,3 +112,12 @@ def test_misspelled_key_gets_did_you_mean(
     message = _load_or_refuse(path, catalog)
     assert message is not None, f"{typo!r} accepted in place of {loc[-1]!r}"
     assert "did you mean" in message, message  # the closest id may be another (rtx_090 → rtx_5090)
+
+
+@pytest.mark.parametrize(
+    ("test", "examples"), [(test_mutated_value_loads_or_is_one_line, 40), (test_misspelled_key_gets_did_you_mean, 25)]
+)
+def test_mutations_ignore_the_local_example_database(test: Any, examples: int) -> None:
+    """Independent of .hypothesis/ (no database to replay), and as strong as before (the same example counts)."""
+    used = test._hypothesis_internal_use_settings  # the settings @settings attached
+    assert used.database is None and used.max_examples == examples

@@ -35,7 +35,7 @@ def test_buying_at_a_cloud_site_names_the_datacenter(catalog: Catalog) -> None:
     data = starter(hardware={"gpus": ["h100_sxm"]}, procurement=["buy"])
     (message, relaxation), = _causes(catalog, data)
     assert message == "chat: no site allows buying (buying needs a datacenter site; its sites: us_east)"
-    assert relaxation == "allow rent, add a datacenter site (dc1) to chat.sites or add inventory"
+    assert relaxation == "add rent to procurement, add a datacenter site (dc1) to chat.sites or add inventory"
 
 
 def test_an_edge_site_names_its_devices_left_out_of_the_gpu_list(catalog: Catalog) -> None:

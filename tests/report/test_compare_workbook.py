@@ -316,7 +316,6 @@ def test_cli_compare_says_why_an_option_has_no_plan() -> None:
     assert result.exit_code == 0, result.output
     assert (
         "buy_only has no plan: chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its "
-        "demand before month 2 cannot be served — add rent to procurement and rent at us_east until month 2, or add "
-        "inventory"
+        "demand before month 2 cannot be served — add inventory, or rent at us_east until month 2 (the hybrid option)"
     ) in " ".join(result.stdout.split())
     assert "rent_only has no plan" not in result.stdout and "hybrid has no plan" not in result.stdout

@@ -74,7 +74,7 @@ def test_compare_options_note_carries_the_relaxation(catalog: Catalog) -> None:
     buy_only = next(r for r in ws.iter_rows(min_row=2) if r[0].value == "buy_only")
     assert buy_only[-1].value == (
         "chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its demand before month 2 "
-        "cannot be served — add rent to procurement and rent at us_east until month 2, or add inventory"
+        "cannot be served — add inventory, or rent at us_east until month 2 (the hybrid option)"
     )
 
 
