@@ -65,17 +65,17 @@ def at_400k(catalog: Catalog) -> Any:
 
 
 def test_the_cheaper_buy_only_plan_serves_less_and_is_not_recommended(at_400k: Any) -> None:
-    """$400,000 over 24 months: renting serves 33.1× the 5 req/s for $355,622; buying only spends $276,765 and
-    serves 26.5× from month 6 (nothing before its nodes arrive)."""
+    """$400,000 over 24 months: renting serves 32.6× the 5 req/s for $355,622; buying only spends $276,765 and
+    serves 26.1× from month 6 (nothing before its nodes arrive)."""
     options = at_400k.options
     assert options["buy_only"].total_cost_usd < options["rent_only"].total_cost_usd
-    assert options["buy_only"].served_scale == pytest.approx(26.505, rel=1e-3)
+    assert options["buy_only"].served_scale == pytest.approx(26.118, rel=1e-3)
     assert options["buy_only"].served_from_month == 6
-    assert options["rent_only"].served_scale == pytest.approx(33.132, rel=1e-3)
+    assert options["rent_only"].served_scale == pytest.approx(32.647, rel=1e-3)
     assert at_400k.recommendation == "rent_only"
     assert at_400k.recommendation_reason.startswith(
-        "rent_only serves the most within the budget: 33.1× the stated demand (2,576,325 M output tokens, "
-        "$355,622) — rent_only costs the same as hybrid and is simpler (it buys nothing); buy_only 26.5× from "
+        "rent_only serves the most within the budget: 32.6× the stated demand (2,538,642 M output tokens, "
+        "$355,622) — rent_only costs the same as hybrid and is simpler (it buys nothing); buy_only 26.1× from "
         "month 6 ("
     )
 
@@ -92,8 +92,8 @@ def test_workbook_sentence_says_what_each_option_serves(at_400k: Any) -> None:
     from planner.report.compare_workbook import comparison_text
 
     assert comparison_text(at_400k).startswith(
-        "rent_only serves the most within the budget: 33.1× the stated demand for $355,622 over 24 months; "
-        "buy_only serves 26.5× for $276,765; hybrid serves 33.1× for $355,622. The sheets from "
+        "rent_only serves the most within the budget: 32.6× the stated demand for $355,622 over 24 months; "
+        "buy_only serves 26.1× for $276,765; hybrid serves 32.6× for $355,622. The sheets from "
     )
 
 
@@ -120,11 +120,11 @@ def test_json_and_terminal_give_each_options_served_scale(at_400k: Any, capsys: 
     by_name = {o["name"]: o for o in data["options"]}
     assert by_name["buy_only"]["served_scale"] == at_400k.options["buy_only"].served_scale
     assert by_name["buy_only"]["served_from_month"] == 6
-    assert by_name["rent_only"]["served_scale"] == pytest.approx(33.132, rel=1e-3)
+    assert by_name["rent_only"]["served_scale"] == pytest.approx(32.647, rel=1e-3)
     assert by_name["rent_only"]["served_from_month"] in (0, 0.0, None)
     print_comparison(data)
     table = capsys.readouterr().out
-    assert "served ×" in table and "26.5 from month 6" in table and "33.1" in table
+    assert "served ×" in table and "26.1 from month 6" in table and "32.6" in table
 
 
 def test_min_cost_options_have_no_served_scale(catalog: Catalog) -> None:

@@ -227,7 +227,7 @@ def test_moe_plan_picks_ep_and_reports_it(catalog: Catalog, tmp_path: Path) -> N
 
 def test_moe_example_ep_never_costs_more_than_tp_only(catalog: Catalog) -> None:
     """examples/moe_ep: allowing EP (default) is never dearer than ``hardware.ep: [1]``; DeepSeek-V3 needs
-    fewer GPUs on EP (5 × TP2·EP4 = 40) than tensor-parallel (48), so the plan is strictly cheaper."""
+    fewer GPUs on EP (6 × TP2·EP4 = 48) than tensor-parallel (7 × TP8 = 56), so the plan is strictly cheaper."""
     from planner.plan import plan
 
     scenario = load_scenario("examples/moe_ep/scenario.yaml", catalog)

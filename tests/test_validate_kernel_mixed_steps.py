@@ -48,28 +48,31 @@ def test_names_give_the_deployment() -> None:
 
 
 def test_the_model_is_fast_on_moe_steps_as_the_notes_say(rows: list[M.MixedStepRow]) -> None:
-    """MoE notes: fast on 18 of 20 steps (Mixtral 3-35 %, Qwen3 19-70 %); slow only on Mixtral's 8,192-token
-    prefill (+1.1 %) and Qwen3's 512-token prefill (+12.3 %); the group medians of the summary table."""
+    """MoE notes: fast on 18 of 20 steps (Mixtral 3-35 %, Qwen3 18-70 %); slow only on Mixtral's 8,192-token
+    prefill (+1.1 %) and Qwen3's 512-token prefill (+12.3 %); the group medians of the summary table (the
+    decode steps' 19.5 → 18.1 % with the ridge loss: Qwen3 B = 64 −19.1 → −17.9 %)."""
     moe = [r for r in rows if r.moe]
     slow = sorted((r.model_id, r.chunk_tokens, round(r.error_pct, 1)) for r in moe if r.error_pct > 0)
     assert slow == [("mixtral_8x7b", 8192, 1.1), ("qwen3_30b_a3b", 512, 12.3)]
     fast = {m: [-r.error_pct for r in moe if r.model_id == m and r.error_pct < 0] for m in ("mixtral_8x7b", "qwen3_30b_a3b")}
     assert (round(min(fast["mixtral_8x7b"])), round(max(fast["mixtral_8x7b"]))) == (3, 35)
-    assert (round(min(fast["qwen3_30b_a3b"])), round(max(fast["qwen3_30b_a3b"]))) == (19, 70)
+    assert (round(min(fast["qwen3_30b_a3b"])), round(max(fast["qwen3_30b_a3b"]))) == (18, 70)
     medians = [round(M.median_abs_error_pct([r for r in moe if r.kind == k]), 1) for k in ("prefill", "decode", "mixed")]
-    assert medians == [15.7, 19.5, 26.4]
+    assert medians == [15.7, 18.1, 26.4]
     assert _row(rows, "qwen3_30b_a3b", 1, 1, 1024, 0).measured_ms == pytest.approx(6.59024)
 
 
 def test_tp1_prediction_is_mixed_step_less_host_exactly(catalog: Catalog, rows: list[M.MixedStepRow]) -> None:
-    """At TP1 there is no collective to remove: predicted = mixed_step − step overhead − T_host(B + c/P)."""
+    """At TP1 there is no collective to remove: predicted = mixed_step − step overhead − T_host(B + c/P).
+    20.69 ms under the max; the 64 decode rows' GEMMs (1.62 ms of compute against the 4.81 ms weight read,
+    r = 0.336) add 4.81 · ((1 + 0.336^q)^(1/q) − 1) = 0.075 ms of ridge loss (q = 2.85): 20.76 ms."""
     t = h200_terms(catalog, model_id="llama_3_1_8b")
     r = _row(rows, "llama_3_1_8b", 1, 64, 2048, 512)
     total = mixed_step(t, decode_batch=64, decode_context_tokens=2048, prefill_tokens=512, prompt_tokens=512)
     host = t.efficiency.step_overhead_s + host_s(t, 64 + 1)
     assert r.predicted_ms == pytest.approx(float(total - host) * 1e3, rel=1e-12)
-    assert r.predicted_ms == pytest.approx(20.69, abs=0.01)
-    assert r.error_pct == pytest.approx(9.67, abs=0.05)
+    assert r.predicted_ms == pytest.approx(20.76, abs=0.01)
+    assert r.error_pct == pytest.approx(10.07, abs=0.05)
 
 
 def test_a_prefill_row_is_the_prefill_step_and_a_decode_row_the_decode_step(catalog: Catalog) -> None:

@@ -30,11 +30,15 @@ import numpy as np
 
 Num = Any
 
-OPERATOR_OVERLAP_EXPONENT = math.inf
-"""q of :func:`overlapped_stage_s` (bounds: 1 = no overlap, the sum; ∞ = perfect overlap, the roofline max).
-∞ keeps the card 7 max. q = 2.5 (an operator group at 2^(−1/q) = 76 % of its roofline where compute and
-memory time are equal) with the 0.65-MBU cards at 0.68 is the measured improvement (README, "Compute/memory
-overlap of a decode step"); it moves plan costs, so it is switched on separately."""
+OPERATOR_OVERLAP_EXPONENT = 2.85
+"""q of :func:`overlapped_stage_s` (bounds: 1 = no overlap, the sum; ∞ = perfect overlap, the roofline max, card
+7). Measured: the 128 GEMMs of measurements/h200_kernels.csv whose compute and memory times are within 2× of
+each other (min/max > 0.5, at the kernel-level rates 0.71 / 0.64 of the bf16 / FP8 peak and 0.83 of the
+bandwidth + 3.6 µs) take 1.09-1.30× the larger one; (T_c^q + T_m^q)^(1/q) is median-unbiased on them at
+q = 2.85 (mean-unbiased 2.35), i.e. 2^(-1/q) = 78 % of the roofline where the two times are equal. With the
+H100-family MBUs at the same rows' bandwidth transfer (catalogs/accelerators.yaml) it moved the public medians
+TPOT / throughput / TTFT 14.6 / 11.2 / 16.8 → 13.5 / 10.8 / 16.8 % (reports/validation.md, 'TPOT median', F4).
+A family's calibration record may set its own ``operator_overlap_exponent``."""
 
 
 @dataclass(frozen=True)
@@ -181,16 +185,33 @@ def overlapped_stage_s(terms: EfficiencyTerms, compute_s: Num, memory_s: Num) ->
     q = terms.overlap_exponent
     if np.all(np.isinf(q)):  # the roofline max: skip the powers (the candidate table asks this per step)
         return hi
-    lo = np.minimum(compute_s, memory_s)
-    ratio = np.where(hi > 0, lo / np.where(hi > 0, hi, 1.0), 0.0)
-    return hi * (1.0 + ratio**q) ** (1.0 / q)
+    return hi * overlap_factor(q, np.minimum(compute_s, memory_s), hi)
+
+
+def overlap_factor(q: Num, low_s: Num, high_s: Num) -> Num:
+    """(1 + r^q)^(1/q) with r = ``low_s`` / ``high_s`` ≤ 1: T / max(T_c, T_m) of :func:`overlapped_stage_s`,
+    between 1 and 2^(1/q) (where both times are 0 any factor gives T = 0).
+
+    For finite q it is evaluated as exp(ln(1 + exp(q·ln r)) / q): the same number to floating rounding as the
+    two powers (within 4e-16), at about 0.6 of their cost (numpy's float64 exp and log are vectorized, its power
+    is not; the candidate table asks this on every step of its fixed points). A q = ∞ element takes the powers
+    (r^∞ = 0 below the ridge, 1 at it: the max).
+    """
+    if np.all(np.isfinite(q)):
+        # max(·, 1e-300): where the low time is 0, r^q = (1e-300/T_hi)^q = 0 (factor 1); where both are, r = 1
+        # (T = 0·2^(1/q) = 0); a nonzero step time is far above 1e-300 s, so r = lo/hi everywhere else
+        ratio = np.maximum(low_s, 1e-300) / np.maximum(high_s, 1e-300)
+        return np.exp(np.log(1.0 + np.exp(q * np.log(ratio))) / q)
+    ratio = np.where(high_s > 0, low_s / np.where(high_s > 0, high_s, 1.0), 0.0)
+    return (1.0 + ratio**q) ** (1.0 / q)
 
 
 def overlap_loss_s(terms: EfficiencyTerms, compute_s: Num, memory_s: Num) -> Num:
     """:func:`overlapped_stage_s` − max(T_c, T_m) ≥ 0: the time imperfect overlap adds to the roofline, s."""
     if np.all(np.isinf(terms.overlap_exponent)):
         return 0.0
-    return overlapped_stage_s(terms, compute_s, memory_s) - np.maximum(compute_s, memory_s)
+    hi = np.maximum(compute_s, memory_s)
+    return hi * overlap_factor(terms.overlap_exponent, np.minimum(compute_s, memory_s), hi) - hi
 
 
 def calibrated_efficiency_terms(

@@ -3,18 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
 from planner.performance import moe
+from planner.performance.fixed_point import rows_of
 from planner.performance.memory import _min, kv_bytes_of, kv_parts
 from planner.performance.steps import (
-    _pp_transfer_s,
+    _pp_parts,
+    _pp_transfer_at,
     _tp_allreduce_parts,
-    _tp_allreduce_s,
+    _tp_allreduce_prepared,
+    _tp_allreduce_prepared_s,
     exposed_comm_s,
-    host_s,
+    host_at,
+    host_parts,
     micro_batch,
     weights_read_bytes,
 )
@@ -97,12 +103,55 @@ class MixedStep:
         self.all_to_all = moe.all_to_all_parts(terms)
         self.tp_allreduce = _tp_allreduce_parts(terms)
         self.overlap = not bool(np.all(np.isinf(e.overlap_exponent)))  # q = ∞: the max, no loss to add
+        if self.overlap:
+            # the decode rows' attention and KV read both scale with the micro-batch's sequences b (the FLOPs
+            # per KV byte do not read the load), and ‖(b·a, b·k)‖_q = b·‖(a, k)‖_q: their overlap loss is b
+            # times one sequence's, evaluated here once instead of at every step of the fixed point
+            one_sequence_attention_s = (
+                terms.attention_flop_per_pair_per_layer * self.verify * self.pair_layers / self.tp_pp
+                / (self.attention_peak * eff.decode_compute_efficiency_frac(e, 1.0))
+            )
+            one_sequence_kv_s = kv_bytes_of(1.0, self.kv_read) / self.kv_read[1] / self.kv_bw
+            self.attention_loss_per_sequence_s = eff.overlap_loss_s(e, one_sequence_attention_s, one_sequence_kv_s)
         # terms that are +0 on every row of a table without pipeline stages ((p − 1)·T_pp, T_pp finite), expert
         # parallelism (the all-to-all: 0 where e = 1) or TP ranks (the all-reduce but its launch, 0 at t = 1)
         # are not evaluated for it: x + 0 = x
         self.pipelined = bool(np.any(np.asarray(terms.pp) > 1))
         self.expert_parallel = bool(np.any(self.all_to_all["e"] > 1.0))
         self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce[0]) > 1))
+        self.allreduce = _tp_allreduce_prepared(terms, self.tp_allreduce) if self.tensor_parallel else None
+        self.host = host_parts(terms, e.step_overhead_s)
+        # a table where those terms are nonzero on at most half of its rows evaluates them on those rows only
+        # (the rest are the + 0 above): the same numbers, row by row
+        self.table_rows = np.shape(terms.pp)[0] if np.ndim(terms.pp) >= 1 else 0
+        self.expert_rows = self._sparse(self.all_to_all["e"] > 1.0) if self.expert_parallel else None
+        self.stage_rows = self._sparse(np.asarray(terms.pp) > 1) if self.pipelined else None
+        self.expert_parts = self.all_to_all if self.expert_rows is None else {
+            key: rows_of(value, self.expert_rows, self.table_rows) for key, value in self.all_to_all.items()
+        }
+        self.stage_all = _pp_parts(terms)
+        self.stage_parts = self.stage_all
+        if self.stage_rows is not None:
+            less_one, start_s, link_bytes_per_s = (rows_of(v, self.stage_rows, self.table_rows) for v in self.stage_all)
+            self.stage_parts = (less_one, start_s, link_bytes_per_s)
+
+    def _sparse(self, nonzero: Num) -> np.ndarray | None:
+        """The table rows where ``nonzero`` holds (on any of its columns) when they are at most half of the
+        table's rows, else None (the whole table is evaluated)."""
+        nonzero = np.asarray(nonzero)
+        if self.table_rows < 2 or nonzero.ndim < 1 or nonzero.shape[0] != self.table_rows:
+            return None
+        rows = np.flatnonzero(nonzero.reshape(self.table_rows, -1).any(axis=1))
+        return rows if rows.size <= self.table_rows // 2 else None
+
+    def _on_rows(self, rows: np.ndarray | None, part: Callable[[Num, bool], Num], x: Num) -> Num:
+        """``part(x, False)`` of a term that is 0 outside the table rows ``rows``; where ``rows`` is set and ``x``
+        is a column of the table, ``part(x[rows], True)`` on those rows (its parts taken on them) and 0 elsewhere."""
+        if rows is None or not isinstance(x, np.ndarray) or x.ndim < 1 or x.shape[0] != self.table_rows:
+            return part(x, False)
+        out = np.zeros(np.broadcast_shapes(x.shape, (self.table_rows, 1)))
+        out[rows] = part(x[rows], True)
+        return out
 
     def __call__(self, *, decode_batch: Num, prefill_tokens: Num, own_tokens: Num = 0.0) -> Num:
         """The step at B = ``decode_batch`` running sequences and c = ``prefill_tokens`` prompt tokens, s.
@@ -151,11 +200,22 @@ class MixedStep:
             # above the ridge, and spreading it over decode steps (c per step) is an average, not a small GEMM
             lin_dec_all = lin_dec + lin_experts * rows_dec / np.maximum(rows, 1e-30)
             linear_ops = linear_ops + eff.overlap_loss_s(e, lin_dec_all, weights_s)
-            attention_ops = attention_ops + eff.overlap_loss_s(e, attn_dec_s, kv_read / self.kv_bw)
+            attention_ops = attention_ops + b_dec * self.attention_loss_per_sequence_s  # = eff.overlap_loss_s(e,
+            # attn_dec_s, kv_read / self.kv_bw) to floating rounding (__init__)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
-        allreduce = _tp_allreduce_s(terms, message, self.tp_allreduce) if self.tensor_parallel else self.tp_allreduce[2]
-        all_to_all = moe.all_to_all_at(self.all_to_all, terms, rows) if self.expert_parallel else 0.0
+        allreduce = self.tp_allreduce[2] if self.allreduce is None else _tp_allreduce_prepared_s(self.allreduce, message)
+        all_to_all = 0.0
+        if self.expert_parallel:
+            all_to_all = self._on_rows(self.expert_rows, self._all_to_all, rows)
         tp_comm = exposed_comm_s(terms, self.allreduces * allreduce + all_to_all, linear_ops)
-        pp_comm = _pp_transfer_s(terms, message) if self.pipelined else 0.0
-        host = e.step_overhead_s + host_s(terms, decode_batch + prefill_tokens / self.prompt_floor)
+        pp_comm = self._on_rows(self.stage_rows, self._pp_comm, message) if self.pipelined else 0.0
+        host = host_at(self.host, decode_batch + prefill_tokens / self.prompt_floor)
         return host + p * (linear_ops + attention_ops + tp_comm) + pp_comm
+
+    def _all_to_all(self, tokens: Num, on_rows: bool) -> Num:
+        """moe.all_to_all_at of ``tokens``: the table's rows, or its expert-parallel rows' (``on_rows``)."""
+        return moe.all_to_all_at(self.expert_parts if on_rows else self.all_to_all, tokens)
+
+    def _pp_comm(self, message: Num, on_rows: bool) -> Num:
+        """(p − 1)·T_pp of ``message`` bytes: the table's rows, or its pipelined rows' (``on_rows``)."""
+        return _pp_transfer_at(self.stage_parts if on_rows else self.stage_all, message)

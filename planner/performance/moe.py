@@ -262,29 +262,38 @@ def all_to_all_s(terms: Any, tokens: Num) -> Num:
     of the n/w tokens one GPU holds (k copies of d values, the (e − 1)/e that leave its rank); one message per
     peer rank, each paying the link's start-up α (card 6 α–β model), over the link that joins the w GPUs.
     """
-    return all_to_all_at(all_to_all_parts(terms), terms, tokens)
+    return all_to_all_at(all_to_all_parts(terms), tokens)
 
 
 def all_to_all_parts(terms: Any) -> dict[str, Num]:
     """The parts of :func:`all_to_all_s` that do not read the tokens: e, the remote share (e − 1)/e, one token's
-    k·d·2 B, the link's achieved GB/s and e − 1 start-ups, the launch τ_e and 2·L_moe/p."""
+    k·d·2 B, the link's achieved B/s and the e − 1 start-ups in s (ledgers.communication.transfer_s of 0 B: its
+    inputs checked here once), the launch τ_e, 2·L_moe/p and the TP degree w."""
     e = np.maximum(np.asarray(terms.attention_dp, dtype=float), 1.0)
+    remote = (e - 1.0) / e
+    token_bytes = terms.experts_per_token * terms.hidden_size * ACTIVATION_BYTES
+    link = terms.ep_link_gb_per_s * terms.efficiency.link_efficiency_frac
+    latency_us = terms.ep_link_latency_us * (e - 1.0)
+    ep_remote_bytes(0.0, top_k=1, token_bytes=token_bytes, remote_frac=remote)  # the checks of every step's call
     return {
         "e": e,
-        "remote": (e - 1.0) / e,
-        "token_bytes": terms.experts_per_token * terms.hidden_size * ACTIVATION_BYTES,
-        "link": terms.ep_link_gb_per_s * terms.efficiency.link_efficiency_frac,
-        "latency_us": terms.ep_link_latency_us * (e - 1.0),
+        "remote": remote,
+        "token_bytes": token_bytes,
+        "link_bytes_per_s": link * BYTES_PER_GB,
+        "start_s": transfer_s(0.0, bandwidth_gb_per_s=link, latency_us=latency_us),
         "launch_s": collective_launch_s(e, launch_us=terms.collective_launch_us),
         "two_layers": 2.0 * (terms.moe_layers / terms.pp),
+        "tp": terms.tp,
     }
 
 
-def all_to_all_at(parts: dict[str, Num], terms: Any, tokens: Num) -> Num:
-    """:func:`all_to_all_s` from its :func:`all_to_all_parts` and the step's ``tokens``."""
-    per_gpu_tokens = np.maximum(tokens, 0.0) / terms.tp
-    payload = ep_remote_bytes(per_gpu_tokens, top_k=1, token_bytes=parts["token_bytes"], remote_frac=parts["remote"])
-    one = transfer_s(payload, bandwidth_gb_per_s=parts["link"], latency_us=parts["latency_us"]) + parts["launch_s"]
+def all_to_all_at(parts: dict[str, Num], tokens: Num) -> Num:
+    """:func:`all_to_all_s` from its :func:`all_to_all_parts` and the step's ``tokens``: per layer
+    transfer_s(ep_remote_bytes(n/w tokens)) + τ_e, the two ledger functions' expressions with their inputs
+    checked once in the parts (the tokens are ≥ 0 here), so the same numbers."""
+    per_gpu_tokens = np.maximum(tokens, 0.0) / parts["tp"]
+    payload = per_gpu_tokens * parts["token_bytes"] * parts["remote"]  # ep_remote_bytes at top_k = 1
+    one = parts["start_s"] + payload / parts["link_bytes_per_s"] + parts["launch_s"]
     return np.where(parts["e"] > 1.0, parts["two_layers"] * one, 0.0)
 
 

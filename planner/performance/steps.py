@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from planner.ledgers.inference import engine_host_s
 from planner.performance import moe
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
-from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
+from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, US_PER_S
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,39 @@ def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num, parts: tuple[Num
     return np.where(parts[0] > 1, t, 0.0) + parts[2]
 
 
+def _tp_allreduce_prepared(terms: DeploymentTerms, parts: tuple[Num, Num, Num]) -> dict[str, Any]:
+    """The message-free terms of ledgers.collectives.in_domain_allreduce_s for :func:`_tp_allreduce_s` of a step
+    table at many loads (MixedStep): its expression split where the message enters, the same numbers."""
+    ranks, link_gb_per_s, launch_s = parts
+    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
+    b_s = np.asarray(terms.tp_in_switch_gb_per_s, dtype=float) * BYTES_PER_GB
+    return {
+        "dp": terms.attention_dp,
+        "ring_start": 2 * (n - 1) * (np.asarray(terms.tp_link_latency_us, dtype=float) / US_PER_S),
+        "ring_per_byte": 2 * (n - 1),
+        "ring_bytes_per_s": n * np.asarray(link_gb_per_s, dtype=float) * BYTES_PER_GB,
+        "switch_bytes_per_s": b_s,
+        "switch_start": np.asarray(terms.tp_in_switch_latency_us, dtype=float) / US_PER_S,
+        "has_switch": b_s > 0,
+        "any_switch": bool(np.any(b_s > 0)),
+        "single": n <= 1,
+        "multi": np.asarray(ranks) > 1,
+        "launch_s": launch_s,
+    }
+
+
+def _tp_allreduce_prepared_s(prep: dict[str, Any], message_bytes: Num) -> Num:
+    """:func:`_tp_allreduce_s` of ``message_bytes`` from its :func:`_tp_allreduce_prepared` terms."""
+    m = message_bytes / prep["dp"]
+    ring = prep["ring_start"] + prep["ring_per_byte"] * m / prep["ring_bytes_per_s"]
+    fastest = ring
+    if prep["any_switch"]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            switch = np.where(prep["has_switch"], prep["switch_start"] + m / prep["switch_bytes_per_s"], np.inf)
+        fastest = np.where(switch < ring, switch, ring)
+    return np.where(prep["multi"], np.where(prep["single"], 0.0, fastest), 0.0) + prep["launch_s"]
+
+
 def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
     parts = _tp_allreduce_parts(terms)
@@ -137,6 +171,20 @@ def host_s(terms: DeploymentTerms, batch: Num) -> Num:
     time (:func:`engine_host_time_s`) + the MoE layers' routing kernels (moe.routing_kernels_s, 0 for dense
     models). Every step function (decode, prefill, the chunked mixed step) adds it once."""
     return engine_host_time_s(terms, batch) + moe.routing_kernels_s(terms)
+
+
+def host_parts(terms: DeploymentTerms, step_overhead_s: Num = 0.0) -> tuple[Num, Num, Num, Num, Num]:
+    """(step overhead, the engine's batch-free host time T_step + L·τ_layer, e, τ_seq, the routing kernels' time):
+    the parts of ``step_overhead_s`` + :func:`host_s` that do not read the batch, for a step table at many loads."""
+    fixed = terms.host_step_ms * 1e-3 + terms.layers * terms.host_per_layer_us * 1e-6  # engine_host_s's first terms
+    return step_overhead_s, fixed, terms.attention_dp, terms.host_per_sequence_us, moe.routing_kernels_s(terms)
+
+
+def host_at(parts: tuple[Num, Num, Num, Num, Num], batch: Num) -> Num:
+    """``step_overhead_s`` + :func:`host_s` of ``batch`` from its :func:`host_parts`: ledgers.inference.engine_host_s
+    evaluated in its order (T_step + L·τ_layer, then + (B/e)·τ_seq), so the same numbers."""
+    overhead, fixed, dp, per_sequence_us, routing_s = parts
+    return overhead + (fixed + batch / dp * per_sequence_us * 1e-6 + routing_s)
 
 
 def engine_host_time_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -160,10 +208,22 @@ def exposed_comm_s(terms: DeploymentTerms, comm_s: Num, gemm_s: Num) -> Num:
 
 
 def _pp_transfer_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
-    t = transfer_s(
-        message_bytes, bandwidth_gb_per_s=terms.pp_link_gb_per_s, latency_us=terms.pp_link_latency_us
-    )
-    return (terms.pp - 1) * t
+    """(p − 1) point-to-point transfers of ``message_bytes`` between pipeline stages, s (0 without stages)."""
+    return _pp_transfer_at(_pp_parts(terms), message_bytes)
+
+
+def _pp_parts(terms: DeploymentTerms) -> tuple[Num, Num, Num]:
+    """(p − 1, the stage link's start-up s, its B/s): the parts of :func:`_pp_transfer_s` that do not read the
+    message (the start-up is ledgers.communication.transfer_s of 0 B: its inputs checked here once)."""
+    start_s = transfer_s(0.0, bandwidth_gb_per_s=terms.pp_link_gb_per_s, latency_us=terms.pp_link_latency_us)
+    return terms.pp - 1, start_s, terms.pp_link_gb_per_s * BYTES_PER_GB
+
+
+def _pp_transfer_at(parts: tuple[Num, Num, Num], message_bytes: Num) -> Num:
+    """:func:`_pp_transfer_s` from its :func:`_pp_parts`: (p − 1)·transfer_s(message), transfer_s's expression
+    (its inputs checked in the parts; a message is ≥ 0 bytes), so the same numbers."""
+    stages_less_one, start_s, link_bytes_per_s = parts
+    return stages_less_one * (start_s + message_bytes / link_bytes_per_s)
 
 
 def micro_batch(batch: Num, pp: Num) -> Num:

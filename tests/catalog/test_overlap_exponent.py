@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from planner import performance as perf
 from planner.catalog.calibration_schema import CalibrationFamily
 from planner.catalog.loader import Catalog
+from planner.ledgers.efficiency import OPERATOR_OVERLAP_EXPONENT
 
 
 def test_a_family_may_ship_an_overlap_exponent(catalog: Catalog) -> None:
@@ -21,7 +22,7 @@ def test_a_family_may_ship_an_overlap_exponent(catalog: Catalog) -> None:
     shipped = catalog.model_copy(update={"calibration": calib})
     gpu, fmt = catalog.gpu("h100_sxm"), catalog.format("bf16")
     assert perf.efficiency_terms(shipped, gpu, fmt).overlap_exponent == 2.5
-    assert perf.efficiency_terms(catalog, gpu, fmt).overlap_exponent == float("inf")
+    assert perf.efficiency_terms(catalog, gpu, fmt).overlap_exponent == OPERATOR_OVERLAP_EXPONENT == 2.85  # the measured default
     rec = next(iter(catalog.calibration.values()))
     with pytest.raises(ValidationError, match="operator_overlap_exponent must be in"):
         CalibrationFamily.model_validate({**rec.model_dump(), "parameters": {"operator_overlap_exponent": 0.5}})

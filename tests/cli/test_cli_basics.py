@@ -227,7 +227,7 @@ def test_predict_warns_when_the_load_overloads_the_replica() -> None:
     with only ``stable False`` to tell: a warning names the load it saturates at."""
     res = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "50"])
     assert res.exit_code == 0
-    assert "warning: 50 requests/s overloads this replica: it sustains about 10.1 requests/s" in " ".join(
+    assert "warning: 50 requests/s overloads this replica: it sustains about 10.2 requests/s" in " ".join(
         res.stderr.split()
     )
     as_json = runner.invoke(app, ["predict", "--model", "qwen3_8b", "--gpu", "h100_sxm", "--requests-per-s", "50", "--json"])

@@ -84,14 +84,15 @@ def test_tpot_holds_the_request_itself(
 
 def test_a_decode_pool_request_steps_with_the_others(catalog: Catalog) -> None:
     """A decode pool (no prompts in its steps): TPOT is exactly the bare decode step at min(B + 1, limit); at
-    40 req/s B = 63.4 and the request's steps hold the full 64."""
+    41.2 req/s B = 63.4 and the request's steps hold the full 64 (at 40 req/s B = 60.6 on the H100 at MBU 0.68;
+    63.4 there at 0.65)."""
     t = _terms(catalog, "llama_3_1_8b")
-    pt = decode_at_load(t, requests_per_s=np.array([0.01, 5.0, 40.0]), input_tokens=1000.0, output_tokens=200.0,
+    pt = decode_at_load(t, requests_per_s=np.array([0.01, 5.0, 41.2]), input_tokens=1000.0, output_tokens=200.0,
                         max_batch=64.0)
     assert np.all(pt.stable)
     context = perf.mean_decode_context_tokens(1000.0, 200.0)
     assert pt.own_batch.tolist() == pytest.approx(np.minimum(pt.running_batch + 1.0, 64.0).tolist(), rel=1e-12)
-    assert float(pt.own_batch[2]) == 64.0
+    assert float(pt.running_batch[2]) == pytest.approx(63.36, abs=0.01) and float(pt.own_batch[2]) == 64.0
     for i in range(3):
         bare = float(perf.decode_step(t, batch=float(pt.own_batch[i]), context_tokens=context).total_s)
         assert float(pt.tpot_s[i]) == pytest.approx(bare, rel=1e-9)

@@ -34,13 +34,14 @@ def test_alternatives_have_worst_tpot_and_ttft_within_slos(catalog: Catalog, exa
 
 
 def test_single_gpu_alternative_matches_a_single_gpu_plan(catalog: Catalog) -> None:
-    """rag_prefix_cache's plan uses one GPU type (H100); that GPU's alternative is the same plan at the same cost."""
-    scenario = load_scenario(ROOT / "examples/rag_prefix_cache/scenario.yaml", catalog)
+    """small_models_shared's plan uses one GPU type (L40S); that GPU's alternative is the same plan at the same
+    cost. (rag_prefix_cache's did until the ridge loss made an H200 replica part of it.)"""
+    scenario = load_scenario(ROOT / "examples/small_models_shared/scenario.yaml", catalog)
     data = plan(catalog, scenario).to_json()
     gpus = {d["gpu"] for d in data["deployments"]}
     assert len(gpus) == 1
     (gpu,) = gpus
     alt = next(a for a in data["alternatives"] if a["kind"] == "gpu" and a["gpu"] == gpu)
     assert alt["total_cost_usd"] == pytest.approx(data["total_cost_usd"], rel=1e-6)
-    slo = scenario.workloads[0].slo
-    assert alt["max_tpot_ms"] <= slo.tpot_ms and alt["max_ttft_ms"] <= slo.ttft_ms
+    assert alt["max_tpot_ms"] <= max(w.slo.tpot_ms for w in scenario.workloads)
+    assert alt["max_ttft_ms"] <= max(w.slo.ttft_ms for w in scenario.workloads)

@@ -34,4 +34,4 @@ def test_chat_p99_redundant_keeps_one_tp2_pp2_h100_replica(catalog: Catalog) -> 
     assert result.ledger is not None and result.ledger.total_usd == pytest.approx(633_484.80, abs=0.01)
     h100 = [d for d in result.deployments if d.gpu == "h100_sxm"]
     assert [(d.tp, d.pp, d.replicas) for d in h100] == [(2, 2, 1)]
-    assert h100[0].tpot_ms == pytest.approx(20.34, abs=0.01)
+    assert h100[0].tpot_ms == pytest.approx(19.53, abs=0.01)  # 20.34 at the H100's former MBU 0.65 (now 0.68)

@@ -48,7 +48,7 @@ def test_rent_only_plan_splits_by_slice_and_matches_the_whole_milp(catalog: Cata
     assert has and optimal
     assert sol.status == "optimal"
     assert sol.objective_usd == pytest.approx(objective_usd(whole), rel=1e-6)
-    assert sol.cost_usd == pytest.approx(846_720.0, rel=1e-6)  # the rent-only option of `planner compare`
+    assert sol.cost_usd == pytest.approx(838_512.0, rel=1e-6)  # the rent-only option of `planner compare`
 
 
 def test_buying_couples_the_slices_after_the_first_delivery(catalog: Catalog) -> None:
@@ -83,25 +83,25 @@ def test_a_node_limit_keeps_the_plan_and_adds_the_bounds(catalog: Catalog) -> No
     outcome = solve_parts(ctx, split, time_limit_s=None, max_nodes=1)
     assert outcome.status in ("optimal", "feasible")
     objective = float(pulp.value(ctx.prob.objective))
-    assert objective >= 846_720.0 * (1 - 1e-6)  # a plan, no better than the optimum
+    assert objective >= 838_512.0 * (1 - 1e-6)  # a plan, no better than the optimum
     assert outcome.bound <= objective * (1 + 1e-9)
-    assert outcome.bound > 0.8 * 846_720.0  # the parts' LP bounds at least, added up
+    assert outcome.bound > 0.8 * 838_512.0  # the parts' LP bounds at least, added up
 
 
 def test_cheapest_buying_plan_answers_the_price_flip_question(catalog: Catalog) -> None:
     """planner.flip_probe.cheapest_buying_plan: at catalog prices buying wins and the cheapest buying plan is
-    the hybrid optimum (820,966.44 USD, the compare example's hybrid option); below the rent flip (0.93×)
-    every buying plan costs more than renting only (0.85 × 846,720.00); without buy options none."""
+    the hybrid optimum (812,758.44 USD, the compare example's hybrid option); below the rent flip (0.93×)
+    every buying plan costs more than renting only (0.85 × 838,512.00); without buy options none."""
     from planner.flip_probe import cheapest_buying_plan
 
     base = load_scenario(BUY_VS_RENT, catalog)
     sol = cheapest_buying_plan(catalog, base, "highs")
     assert sol is not None and sol.status == "optimal"
-    assert sol.cost_usd == pytest.approx(820_966.44, rel=1e-6)
+    assert sol.cost_usd == pytest.approx(812_758.44, rel=1e-6)
     assert sum(sol.values["bought"].values()) >= 1
     cheap_rent = base.model_copy(update={"economics": base.economics.model_copy(update={"rent_price_scale": 0.85})})
     below = cheapest_buying_plan(catalog, cheap_rent, "highs")
-    assert below is not None and below.cost_usd > 0.85 * 846_720.0
+    assert below is not None and below.cost_usd > 0.85 * 838_512.0
     rent_only = base.model_copy(update={"procurement": ["rent"]})
     none = cheapest_buying_plan(catalog, rent_only, "highs")
     assert none is not None and none.status == "infeasible"
@@ -130,4 +130,4 @@ def test_a_split_problem_gets_a_first_plan_and_keeps_its_optimum(
     bare = solve_context(_context(catalog, ["rent", "buy"]))
     assert started.status == bare.status == "optimal"
     assert started.cost_usd == pytest.approx(bare.cost_usd, rel=1e-9)
-    assert started.cost_usd == pytest.approx(820_966.4377, abs=0.01)
+    assert started.cost_usd == pytest.approx(812_758.4377, abs=0.01)

@@ -52,8 +52,9 @@ def test_buy_vs_rent_serves_each_quarters_peak_month_at_one_utilization(catalog:
         capacity = sum(d.replicas_per_period[p] * d.capacity_per_replica_requests_per_s for d in running)
         for d in running:
             assert _utilization(d, p) == pytest.approx(demand / capacity, rel=QP_TOL), (p, d.gpu, d.site)
-    # three deployments (bought dc1, rented us_east H100 and H200) share one quarter at one utilization
-    assert max(sum(1 for d in result.deployments if d.replicas_per_period[p]) for p in range(periods)) == 3
+    # two deployments (bought dc1, rented us_east H100) share one quarter at one utilization (the rented H200
+    # replica of the roofline max left the plan with the ridge loss and the H100's 0.68 MBU)
+    assert max(sum(1 for d in result.deployments if d.replicas_per_period[p]) for p in range(periods)) == 2
     for d in result.deployments:
         _reproduces(d)
 

@@ -17,11 +17,12 @@ CARD8 = Path(__file__).resolve().parents[2] / "examples" / "pd_card8" / "scenari
 
 
 def test_pd_card8_summary(catalog: Catalog) -> None:
-    """4 A100 prefill : 4 H20 decode replicas serving 4.43 req/s, 1.208 GB of KV per request."""
+    """4 A100 prefill : 4 H20 decode replicas serving 4.34 req/s (the decode pools' 4 × 1.085), 1.208 GB of KV
+    per request."""
     deployments = plan(catalog, load_scenario(CARD8, catalog), with_alternatives=False).deployments
     (group,) = pd_summary(deployments)
     assert (group.pd_ratio, group.prefill_replicas, group.decode_replicas) == ("4:4", 4, 4)
-    assert group.served_requests_per_s == pytest.approx(4.427, abs=1e-3)
+    assert group.served_requests_per_s == pytest.approx(4.341, abs=1e-3)
     assert group.kv_link_load_gb_per_s == pytest.approx(group.served_requests_per_s * group.kv_gb_per_request)
 
 

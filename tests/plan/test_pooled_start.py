@@ -1,8 +1,9 @@
 """The pooled first plan (planner/optimize/pooled_start.py) is a plan of the full problem, repeatable, and
 near the optimum: on the bundled examples it satisfies every row, costs at least the optimum (the golden
-costs), and it is the optimum of mixed_fleet (136 candidates, 15 kept) and chat_70b_cloud, and within 7 % of
-that of buy_vs_rent (multi-period, buy + rent, and its optimum disaggregates prefill and decode: 2.7 %
-above; 5.1 % before PD pairs were kept)."""
+costs), and it is the optimum of mixed_fleet (136 candidates, 15 kept) and chat_70b_cloud, and within 3 % of
+that of buy_vs_rent (multi-period, buy + rent: at the optimum now, whose replicas are all co-located H100s;
+2.7 % above when, with the roofline max and the H100 at MBU 0.65, the optimum disaggregated prefill and
+decode; 5.1 % before PD pairs were kept)."""
 
 from __future__ import annotations
 

@@ -21,9 +21,10 @@ CHAT70 = Path(__file__).resolve().parents[2] / "examples" / "chat_70b_cloud" / "
 
 def test_a_tpot_bound_replica_says_so(catalog: Catalog) -> None:
     """chat_70b_cloud (12 months): B200 FP8 TP1 and H100 INT4 TP1 replicas. Each one's capacity at the SLO is
-    where its TPOT reaches 50 ms (B200: 7.516 req/s; `planner predict --requests-per-s 7.52` gives TPOT 50.9 ms,
-    TTFT 269 ms, and a queue that still drains up to 7.57 req/s), so the TPOT SLO limits it; at the 90 % it
-    runs at TPOT is 19 ms, and the label read there said 'throughput_peak'."""
+    where its TPOT reaches 50 ms (B200: 7.454 req/s; 0.1 % above it TPOT is 53.5 ms, TTFT 273 ms, and the queue
+    still drains up to 7.47 req/s: at batch 110-130 the B200's decode GEMMs near the ridge, so the step grows
+    steeply with the batch), so the TPOT SLO limits it; at the 90 % it runs at TPOT is 19 ms, and the label read
+    there said 'throughput_peak'."""
     from planner.audit import deployment_terms_and_optimizations
     from planner.candidates import network_s
 
@@ -35,7 +36,7 @@ def test_a_tpot_bound_replica_says_so(catalog: Catalog) -> None:
         terms, opt = deployment_terms_and_optimizations(catalog, sc, d)
         cap = d.capacity_at_slo_requests_per_s
         above = serve_at_load(
-            terms, requests_per_s=cap * 1.003, input_tokens=float(w.input_tokens),
+            terms, requests_per_s=cap * 1.001, input_tokens=float(w.input_tokens),
             output_tokens=float(w.output_tokens), max_batch=float(sc.max_batch),
             network_s=network_s(w, catalog.sites[d.site]), opt=opt,
         )  # fmt: skip

@@ -85,9 +85,10 @@ def test_restricted_model_is_the_rebuilt_restriction(catalog: Catalog, example: 
 
 
 def test_plan_of_one_gpu_type_answers_its_alternative(catalog: Catalog) -> None:
-    """rag_prefix_cache's plan deploys one GPU type: that type's restriction is answered by the plan (no
-    solve), at the plan's cost."""
-    scenario = load_scenario(ROOT / "examples/rag_prefix_cache/scenario.yaml", catalog)
+    """small_models_shared's plan deploys one GPU type (L40S): that type's restriction is answered by the plan
+    (no solve), at the plan's cost. (rag_prefix_cache's did until the ridge loss made an H200 replica part of
+    it.)"""
+    scenario = load_scenario(ROOT / "examples/small_models_shared/scenario.yaml", catalog)
     table = candidates_for(catalog, scenario)
     sol, ctx = solve(build_context(catalog, scenario, table), "highs", None)
     used = {str(ctx.cands.at[k, "gpu"]) for (k, _j, _t), n in sol.values["n_rep"].items() if n > 0}

@@ -1,10 +1,11 @@
 """A replica that runs only in the day's quieter hour blocks is read at the load it serves while it runs.
 
 With an hourly profile (8 req/s at the peak, 0.2-0.5 of it at night), the plan runs an H100 FP8 TP2 replica
-only in three night blocks (3 h a day) and serves 2.4-4.0 req/s on it there; at the peak it runs none. Its
-TTFT, TPOT, batch and predict command were read at the daily mean, 0.4 req/s (the 21 hours it does not run
-counted as zero load): TTFT 150 ms, TPOT 19.2 ms, batch 3, while the replica runs at 4.0 req/s in its busiest
-block (TTFT 218 ms, TPOT 23.9 ms, batch 29, what `planner predict --requests-per-s 4` gives).
+only in the night blocks and serves up to 4.8 req/s on it there; at the peak it runs none. Its TTFT, TPOT,
+batch and predict command were read at the daily mean (the hours it does not run counted as zero load), while
+the replica runs at 4.8 req/s in its busiest block (TTFT 248 ms, TPOT 24.1 ms, batch 35, what `planner predict
+--requests-per-s 4.8` gives; with the H100 at MBU 0.65 and the roofline max it served 4.0 req/s there, daily
+mean 0.4).
 """
 
 from __future__ import annotations
@@ -50,12 +51,12 @@ def test_a_night_only_replica_is_read_at_its_busiest_hour_block(result: PlanResu
     night = [d for d in result.deployments if d.served_requests_per_s == 0.0]
     assert [(d.gpu, d.quantization, d.tp, d.replicas) for d in night] == [("h100_sxm", "fp8", 2, 1)]
     d = night[0]
-    assert d.served_requests_per_s_per_period[0] == pytest.approx(0.4, rel=1e-9)  # daily mean: 9.6 req/s-h / 24 h
-    assert d.busiest_served_per_replica_requests_per_s_per_period == pytest.approx([4.0] * 12, rel=1e-9)
-    assert d.read_load_per_replica_requests_per_s() == pytest.approx(4.0, rel=1e-9)
-    assert d.served_per_replica_requests_per_s == pytest.approx(4.0, rel=1e-9)
-    assert "--requests-per-s 4 " in d.predict_command
-    assert d.batch == 29 and d.ttft_ms == pytest.approx(218.3, abs=0.1) and d.tpot_ms == pytest.approx(23.89, abs=0.01)
+    assert d.served_requests_per_s_per_period[0] == pytest.approx(0.6, rel=1e-9)  # daily mean: 14.4 req/s-h / 24 h
+    assert d.busiest_served_per_replica_requests_per_s_per_period == pytest.approx([4.8] * 12, rel=1e-9)
+    assert d.read_load_per_replica_requests_per_s() == pytest.approx(4.8, rel=1e-9)
+    assert d.served_per_replica_requests_per_s == pytest.approx(4.8, rel=1e-9)
+    assert "--requests-per-s 4.8 " in d.predict_command
+    assert d.batch == 35 and d.ttft_ms == pytest.approx(248.1, abs=0.1) and d.tpot_ms == pytest.approx(24.07, abs=0.01)
     assert d.served_per_replica_requests_per_s <= d.capacity_per_replica_requests_per_s
     _reproduces(d)
 
@@ -100,8 +101,8 @@ def test_a_pd_groups_kv_link_carries_its_busiest_hour_block(catalog: Catalog) ->
     assert group["kv_gb_per_request"] == pytest.approx(1.31072, rel=1e-9)
     assert group["kv_link_load_gb_per_s"] == pytest.approx(20.0 * 1.31072, rel=1e-9)
     assert group["kv_link_load_frac"] == pytest.approx(20.0 * 1.31072 / group["kv_link_capacity_gb_per_s"], rel=1e-9)
-    # a decode pool that runs only off the peak is read at its busiest block (3.10 req/s), not the mean (0.13)
+    # a decode pool that runs only off the peak is read at its busiest block (4.19 req/s), not the mean (0.35)
     (off,) = [d for d in result.deployments if d.served_requests_per_s == 0.0]
     assert off.role == "decode" and off.replicas == 1
-    assert off.served_per_replica_requests_per_s == pytest.approx(3.0992, abs=1e-4)
+    assert off.served_per_replica_requests_per_s == pytest.approx(4.1920, abs=1e-4)
     _reproduces(off)

@@ -111,7 +111,7 @@ def test_printed_deployments_pages_show_the_total_with_its_label_and_no_cut_note
             break
         pages.append(" ".join(done.stdout.split()))
     with_label = [p for p in pages if DEPLOY_TOTAL_LABEL in p]
-    assert len(with_label) == 1 and f"{DEPLOY_TOTAL_LABEL} $22,804.62" in with_label[0]
+    assert len(with_label) == 1 and f"{DEPLOY_TOTAL_LABEL} $22,576.62" in with_label[0]
     notes = [p for p in pages if "Cost: each deployment's share" in p]
     assert notes and all("divided by the horizon's" in p for p in notes)  # whole, never a clipped piece
     assert not any("Capex is paid in the order" in p and "resold" not in p for p in pages)
