@@ -23,7 +23,6 @@ from planner.forked import workers_for
 from planner.optimize import solve
 from planner.optimize.alternative_record import TIE_REL, Alternative
 from planner.optimize.alternative_schedule import forked_probes
-from planner.optimize.canonical import canonical
 from planner.optimize.decompose import is_large
 from planner.optimize.early_alternatives import MAX_NODES, EarlyAlternatives
 from planner.optimize.explain import explain_supply
@@ -140,7 +139,6 @@ def alternative(
         return Alternative(column, value, "unknown", "no plan found within the solver's limits"), None
     if sol.status == "infeasible":
         return _infeasible(scenario, table, column, value, set(ctx.cands["workload"]), ctx), None
-    sol = sol if carried.optimum else canonical(ctx, sol)  # equal-cost deployments: the tie-break's, as the plan's
     record = _solved(scenario, column, value, sol.status, sol.cost_usd, _worst_latency_ms(ctx, sol), served)
     return record, (sol, ctx)
 

@@ -15,11 +15,7 @@ but the site), its points by batch, and each supply option by the option of the 
 unit at s (its prices may differ). Replicas, flows and units of candidates or options that meet on one
 twin add up, selectors take the larger value. The carried plan then passes the same row check and the
 same cost test (at R_s's prices) as above, so it is an optimum of R_s exactly when it is taken (site
-alternatives that tie with the plan, e.g. us_east and us_west at equal prices, need no solve). Twins rank
-differently in the tie-break, so a carried optimum's replicas are re-chosen by it on the carried supply
-(planner.optimize.canonical), as a solved alternative's are: the worst TTFT and TPOT an alternative reports
-are the same whether it was carried or solved (mixed_fleet's eu_west: one FP8 TP2 and one INT4 TP1 replica
-of H100 instead of the carried two FP8 TP2, at the same cost). A carried
+alternatives that tie with the plan, e.g. us_east and us_west at equal prices, need no solve). A carried
 plan that passes the rows at a higher cost is still a feasible plan of R_s: it is handed to the solver of
 R_s as its starting incumbent (:class:`Carried`), which changes the work to prove the optimum, not the
 optimum.
@@ -32,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.optimize.build import build_problem
-from planner.optimize.canonical import canonical
 from planner.optimize.solver import Solution, read_solution, violated_rows
 from planner.problem.context import BuildContext
 from planner.problem.supply import SupplyOption
@@ -178,8 +173,6 @@ def carry(main: BuildContext, main_sol: Solution, sub: BuildContext, *, site: st
     if abs(sol.cost_usd - main_sol.cost_usd) > COST_REL * max(1.0, abs(main_sol.cost_usd)):
         start = {(f, k): v for f, values in carried.items() for k, v in values.items()}
         return Carried(start=start, built=trial)
-    if site is not None:  # twins rank differently in the tie-break: re-chosen on the carried supply (no search)
-        sol = dataclasses.replace(canonical(trial, sol), solve_seconds=0.0)
     return Carried(optimum=(sol, trial))
 
 

@@ -132,7 +132,11 @@ def test_twin_carried_site_alternatives_equal_rebuilt_ones(
 ) -> None:
     """A site alternative at a site the plan does not deploy on is answered by the plan carried to its twins
     there (no solve) when that ties, or solved from the carried plan as a start when it only fits; either
-    way its status, cost and worst latencies are those of the alternative rebuilt and solved cold."""
+    way its status and cost are those of the alternative rebuilt and solved cold. Its worst latencies are
+    those of one of the equal-cost plans, which need not be the one a cold solve stops at: alternatives are
+    not re-chosen by the tie-break as the plan is (planner.optimize.canonical; +2 s CPU on the 5-workload
+    bench). mixed_fleet's eu_west carried is two H100 FP8 TP2 replicas (worst TTFT 193 ms), solved cold one
+    FP8 TP2 and one INT4 TP1 (501 ms), at the same cost."""
     import planner.optimize.alternatives as alts
     from planner.optimize.restricted_optimum import carry
 
@@ -152,8 +156,10 @@ def test_twin_carried_site_alternatives_equal_rebuilt_ones(
     for site in sorted(set(table.candidates["site"])):
         old, _ = alternative(catalog, scenario, table, "highs", column="site", value=site)
         new, solved = alternative(catalog, scenario, table, "highs", column="site", value=site, main=main)
-        assert (new.status, new.max_tpot_ms, new.max_ttft_ms) == (old.status, old.max_tpot_ms, old.max_ttft_ms)
+        assert new.status == old.status, site
         assert new.total_cost_usd == pytest.approx(old.total_cost_usd, rel=1e-9), site
+        if outcomes.get(site) != "optimum":  # solved (cold, or from the carried start): the same search's answer
+            assert (new.max_tpot_ms, new.max_ttft_ms) == (old.max_tpot_ms, old.max_ttft_ms), site
         if outcomes.get(site) == "optimum":
             assert solved is not None and solved[0].solve_seconds == 0.0
             assert new.total_cost_usd == pytest.approx(main[0].cost_usd, rel=1e-9)
