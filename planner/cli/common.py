@@ -149,9 +149,11 @@ def _check_output_path(path: Path, option: str, inputs: Iterable[Path]) -> None:
         raise InputError(f"{option} {path}: {folder} is a file, not a folder — choose a path in a folder")
     if not folder.is_dir():
         raise InputError(f"{option} {path}: folder {folder} does not exist")
-    from planner.report.files import check_output_file  # writable, not a directory, not /proc (issue 15)
+    from planner.report.files import check_output_file, fixed_write_time
 
-    check_output_file(path, option, inputs)
+    check_output_file(path, option, inputs)  # writable, not a directory, not /proc (issue 15)
+    if path.suffix.lower() == ".xlsx":
+        fixed_write_time()  # a bad SOURCE_DATE_EPOCH is refused here, before the solve, not after it
 
 
 def check_distinct_outputs(*outputs: tuple[str, Path | None]) -> None:

@@ -63,6 +63,23 @@ def test_a_bad_source_date_epoch_is_one_line_and_writes_nothing(tmp_path: Path, 
     assert res.stderr.strip().splitlines()[-1].startswith("error: SOURCE_DATE_EPOCH='2026-01-01': expected whole seconds")
 
 
+def test_a_bad_source_date_epoch_is_refused_before_the_solve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The output checks that run before any solve refuse it for a workbook path (and only for one)."""
+    from planner.cli.common import check_output_path
+    from planner.errors import InputError
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "soon")
+    with pytest.raises(InputError, match="SOURCE_DATE_EPOCH='soon'"):
+        check_output_path(tmp_path / "plan.xlsx", "-o")
+    check_output_path(tmp_path / "plan.json", "--json-out")  # JSON carries no write time
+    calls: list[object] = []
+    monkeypatch.setattr("planner.plan.plan", lambda *a, **k: calls.append(a))
+    res = runner.invoke(app, ["plan", str(CHAT), "-o", str(tmp_path / "plan.xlsx")])
+    assert res.exit_code == 2 and calls == []
+
+
 def test_unset_keeps_the_write_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without SOURCE_DATE_EPOCH the workbook says when it was written (Excel's File › Info "Created")."""
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
