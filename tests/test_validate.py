@@ -205,6 +205,21 @@ def test_fit_is_per_engine_and_lowers_log_error(catalog: Catalog) -> None:
     assert loss(v.evaluate(base, book, fitted)) < loss(v.evaluate(base, book))
 
 
+@needs_measurements
+def test_each_scale_is_fitted_on_the_metric_it_governs(catalog: Catalog) -> None:
+    """v.FIT_METRICS: the prefill MFU scale on TTFT rows, the decode MBU scale on TPOT and throughput rows.
+    LMDeploy's static rows without their TTFT rows leave the prefill scale at the sourced 1; its TTFT rows
+    alone leave the decode scale there (fitted jointly, throughput rows moved both)."""
+    cases, _ = v.build_cases(catalog, MEASUREMENTS)
+    book = [c for c in cases if c.source == "lmdeploy_a100_fp16" and not c.requests_per_s and not c.concurrency]
+    no_ttft = v.fit_calibration(catalog, [c for c in book if c.metric != "ttft_or_prefill"])["trtllm"]
+    ttft_only = v.fit_calibration(catalog, [c for c in book if c.metric == "ttft_or_prefill"])["trtllm"]
+    assert no_ttft["prefill_mfu_scale"] == 1.0 and no_ttft["decode_mbu_scale"] != 1.0
+    assert ttft_only["decode_mbu_scale"] == 1.0 and ttft_only["prefill_mfu_scale"] != 1.0
+    for fitted in (no_ttft, ttft_only):
+        assert all(0.8 <= s <= 1.25 for s in fitted.values())
+
+
 # ------------------------------------------------------------------------------------------ step composition
 
 

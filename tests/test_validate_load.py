@@ -171,3 +171,38 @@ def test_a_finite_run_holds_at_most_its_prompts(tmp_path: Path, catalog: Catalog
     at_40 = saturated_point(burst[0].terms, input_tokens=500.0, output_tokens=500.0, max_batch=40.0)
     assert rows[burst[0].label] == pytest.approx(float(at_40.output_tokens_per_s), rel=1e-9)
     assert rows[burst[0].label] < rows[burst[1].label]  # fewer sequences in flight: a lower output rate
+
+
+def test_median_columns_are_predicted_as_medians(tmp_path: Path, catalog: Catalog,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rate sweep's median_ttft_ms and median_itl_ms are predicted at the 50th percentile (planner.performance.
+    tail, the plan's percentile SLOs), not as means: 70B TP4 on H200 at 4 req/s of 500/500 tokens. The
+    admission and queue waits are right-skewed, so the median TTFT is below the mean; the output rate is a mean."""
+    _write_datacrunch(tmp_path, [
+        ["meta-llama/Llama-3.3-70B-Instruct", "H200", "4", "4", "SGLang", "0.4", "BF16", "1200", "4.0", "500", "500",
+         "100", "20", "1900"],
+    ])
+    monkeypatch.setenv(v.MEASUREMENTS_ENV, str(tmp_path))
+    cases, _skipped = v.build_cases(catalog)
+    assert [(c.metric, c.percentile) for c in cases] == [
+        ("ttft_or_prefill", 50.0), ("tpot_itl", 50.0), ("throughput", None),
+    ]
+    ttft, tpot, tput = v.evaluate(catalog, cases)
+    kw = {"requests_per_s": 4.0, "input_tokens": 500.0, "output_tokens": 500.0, "max_batch": cases[0].batch}
+    median = serve_at_load(cases[0].terms, ttft_percentile=50.0, tpot_percentile=50.0, **kw)
+    mean = serve_at_load(cases[0].terms, **kw)
+    assert ttft.predicted == pytest.approx(float(median.ttft_s) * 1e3, rel=1e-12)
+    assert tpot.predicted == pytest.approx(float(median.tpot_s) * 1e3, rel=1e-12)
+    assert tput.predicted == pytest.approx(float(mean.output_tokens_per_s), rel=1e-12)
+    assert float(median.ttft_s) < float(mean.ttft_s)
+
+
+def test_closed_loop_median_keeps_the_load_of_the_means(catalog: Catalog) -> None:
+    """Under N clients the load is set by the mean latencies (λ = N / (TTFT + (G − 1)·TPOT)); asked for the
+    median, the same load reports the median TTFT, below the mean (8B on H100, 16 clients, 2,048/256 tokens)."""
+    terms = _terms(catalog)
+    kw = {"concurrency": 16.0, "input_tokens": 2048.0, "output_tokens": 256.0, "max_batch": 256.0}
+    mean, median = closed_loop_point(terms, **kw), closed_loop_point(terms, percentile=50.0, **kw)
+    assert float(median.requests_per_s) == float(mean.requests_per_s)
+    assert float(median.output_tokens_per_s) == float(mean.output_tokens_per_s)
+    assert float(median.ttft_s) < float(mean.ttft_s)

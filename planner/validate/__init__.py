@@ -19,9 +19,9 @@ Prediction rules (one per metric):
   message, busbw = algbw · 2(n − 1)/n, GB/s.
 
 Calibration (:func:`fit_calibration`): per serving engine, a regularised least-squares fit on
-log(predicted / measured) of three parameters — ``step_overhead_ms``, ``decode_mbu_scale`` and
-``prefill_mfu_scale`` — by a plain Nelder–Mead simplex (no scipy). Families without rows keep their
-physics defaults. Leave-one-source-out error is the error of each source's rows under a fit made
+log(predicted / measured) of ``prefill_mfu_scale`` (on TTFT rows) and then ``decode_mbu_scale`` (on TPOT and
+throughput rows), each by a plain Nelder–Mead simplex (no scipy; :data:`FIT_METRICS`). Scales without rows
+keep their physics defaults. Leave-one-source-out error is the error of each source's rows under a fit made
 without that source.
 """
 
@@ -41,6 +41,7 @@ from planner.validate.cases import (
     measurements_dir,
 )
 from planner.validate.fit import (
+    FIT_METRICS,
     FIT_PARAMETERS,
     FIT_REGULARIZATION,
     LN_SCALE_MAX,
@@ -69,6 +70,7 @@ from planner.validate.sources import build_cases
 __all__ = [
     "EDGE_GENERATION_TOKENS",
     "EDGE_PROMPT_TOKENS",
+    "FIT_METRICS",
     "FIT_PARAMETERS",
     "FIT_REGULARIZATION",
     "FORMAT_IDS",

@@ -64,6 +64,9 @@ class Case:
     """Closed-loop serving row with this many clients; 0 = not a closed-loop row."""
     engine: str = ""
     """Serving engine the row ran (catalogs/engines.yaml id): the calibration group."""
+    percentile: float | None = None
+    """The statistic a load row's TTFT or TPOT reports: None the mean, 50 the median (predicted as such by
+    planner.performance.tail, the plan's percentile SLOs' own formulas)."""
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,9 @@ def saturated_point(terms: DeploymentTerms, *, input_tokens: float, output_token
 
 
 def open_loop_point(terms: DeploymentTerms, *, requests_per_s: float, input_tokens: float,
-                    output_tokens: float, max_batch: float) -> LoadPoint:
-    """The replica at λ = ``requests_per_s``; the saturated point at or above λ_max (inf = offline burst)."""
+                    output_tokens: float, max_batch: float, percentile: float | None = None) -> LoadPoint:
+    """The replica at λ = ``requests_per_s``; the saturated point at or above λ_max (inf = offline burst).
+    ``percentile``: its TTFT and TPOT at that percentile (None: the means; planner.performance.tail)."""
     cap = capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
     )
@@ -73,12 +74,12 @@ def open_loop_point(terms: DeploymentTerms, *, requests_per_s: float, input_toke
         return saturated_point(terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch)
     return serve_at_load(
         terms, requests_per_s=requests_per_s, input_tokens=input_tokens, output_tokens=output_tokens,
-        max_batch=max_batch,
+        max_batch=max_batch, ttft_percentile=percentile, tpot_percentile=percentile,
     )
 
 
 def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_tokens: float,
-                      output_tokens: float, max_batch: float) -> LoadPoint:
+                      output_tokens: float, max_batch: float, percentile: float | None = None) -> LoadPoint:
     """The replica under ``concurrency`` clients: λ = N / (TTFT + (G − 1)·TPOT), damped fixed point.
 
     TTFT and TPOT are the ones a client's request sees: by the arrival theorem of closed queueing networks
@@ -86,22 +87,24 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
     Its decode steps carry their prompts' chunks, not its own (its prompt was prefilled before), and hold
     its own sequence besides the others' (serve_at_load's TPOT, planner.performance.load.own_step_s). One
     client (N = 1) finds the engine idle: TPOT is the step of a lone sequence. Throughput and the running
-    batch are the replica's at λ.
+    batch are the replica's at λ. ``percentile``: the client's TTFT and TPOT at that percentile (None: the
+    means); the load itself is set by the mean latencies.
     """
     cap = SATURATED_FRAC * capacity_requests_per_s(
         terms, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
     )
 
-    def at(lam: float) -> LoadPoint:
+    def at(lam: float, pct: float | None = None) -> LoadPoint:
         return serve_at_load(
-            terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch
+            terms, requests_per_s=lam, input_tokens=input_tokens, output_tokens=output_tokens, max_batch=max_batch,
+            ttft_percentile=pct, tpot_percentile=pct,
         )
 
     seen = (concurrency - 1.0) / concurrency  # share of the load a request finds: the other N − 1 clients'
 
-    def tagged(lam: float) -> tuple[float, float]:
-        """(TTFT, TPOT) of one client's request at total load λ."""
-        found = at(lam * seen)
+    def tagged(lam: float, pct: float | None = None) -> tuple[float, float]:
+        """(TTFT, TPOT) of one client's request at total load λ (means, or at the percentile ``pct``)."""
+        found = at(lam * seen, pct)
         return float(found.ttft_s), float(found.tpot_s)
 
     lam = min(concurrency / (output_tokens * float(at(cap).tpot_s)), cap)
@@ -110,5 +113,5 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
         latency = ttft + (output_tokens - 1.0) * tpot
         target = min(concurrency / latency, cap) if math.isfinite(latency) and latency > 0 else cap / 2.0
         lam = 0.5 * lam + 0.5 * target
-    ttft, tpot = tagged(lam)
+    ttft, tpot = tagged(lam, percentile)  # the load is the means' (Little's law); the reported statistic the row's
     return replace(at(lam), ttft_s=ttft, tpot_s=tpot)

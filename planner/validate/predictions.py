@@ -72,20 +72,23 @@ def predict_case(case: Case, efficiency: eff.EfficiencyTerms) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _load_point(
-    terms: perf.DeploymentTerms, rate: float, concurrency: float, p_tok: float, g_tok: float, batch: float
+    terms: perf.DeploymentTerms, rate: float, concurrency: float, p_tok: float, g_tok: float, batch: float,
+    percentile: float | None = None,
 ) -> LoadPoint:
-    """One load point per (deployment, efficiency, load): the TTFT, TPOT and throughput rows of one
-    measurement and the uncalibrated / calibrated evaluations share it (the scheduler solve is the slow part)."""
+    """One load point per (deployment, efficiency, load, statistic): the TTFT and TPOT rows of one measurement
+    and the uncalibrated / calibrated evaluations share it (the scheduler solve is the slow part); its TTFT and
+    TPOT are means, or at ``percentile`` (a row's median columns)."""
     common = {"input_tokens": p_tok, "output_tokens": g_tok, "max_batch": batch}
     if concurrency > 0:
-        return closed_loop_point(terms, concurrency=concurrency, **common)
-    return open_loop_point(terms, requests_per_s=rate, **common)
+        return closed_loop_point(terms, concurrency=concurrency, percentile=percentile, **common)
+    return open_loop_point(terms, requests_per_s=rate, percentile=percentile, **common)
 
 
 def _load_prediction(terms: perf.DeploymentTerms, case: Case) -> float:
     """TTFT / TPOT (ms) or output tokens/s of a row measured at a load (planner.validate.load_cases)."""
+    percentile = None if case.metric == "throughput" else case.percentile
     pt = _load_point(terms, case.requests_per_s, case.concurrency, case.prompt_tokens, case.output_tokens,
-                     case.batch)
+                     case.batch, percentile)
     if case.metric == "ttft_or_prefill":
         return float(pt.ttft_s) * MS_PER_S
     if case.metric == "tpot_itl":

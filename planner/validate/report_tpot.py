@@ -77,5 +77,12 @@ TPOT_NOTES = [
     "  other four steps at KV 0.9 of β), and the 8B mixed step at B = 256 goes +16.6 → +19.9 %: q measured",
     "  on single GEMMs over-charges a whole compiled step near the ridge (the whole-step rows are too few",
     "  to refit it).",
+    "- After F4 the calibration is fitted one scale per metric and median columns are predicted as medians",
+    "  (Calibration and Median columns above): LOSO is met on 20 of 21 groups, github TTFT 34.8 → 14.9 (the",
+    "  vllm prefill scale no longer sits at its 0.8 bound), datacrunch TTFT 25.5 → 20.0; azure_gb200",
+    "  throughput alone misses (44.8 → 46.2 %). Worse but within target: vllm_blog TPOT 15.4 → 19.0,",
+    "  mlenergy throughput 16.6 → 18.7, github TPOT 11.4 → 16.1, sglang_repo TTFT 14.9 → 18.5, mlenergy",
+    "  TPOT 10.3 → 14.3, rocm TPOT 12.4 → 14.1 and throughput 5.8 → 10.7. No median moves (TPOT /",
+    "  throughput / TTFT 13.5 / 10.8 / 16.8 %).",
 ]
 """Lines of the report's method section on the TPOT/ITL median (issue 12)."""

@@ -24,6 +24,8 @@ SHAREGPT_INPUT_TOKENS = 230.0
 SHAREGPT_OUTPUT_TOKENS = 224.0
 """Mean ShareGPT V3 lengths (Lambda raw result file; the SGLang README does not print them) [U]."""
 UNCERTAIN = "secondary or incomplete source [U]"
+MEDIAN = 50.0
+"""Percentile of a median column (median_ttft_ms, median_itl_ms): what SGLang's and vLLM's benchmark scripts print."""
 Config = tuple[Accelerator, NumericFormat, perf.DeploymentTerms, str]
 """What _Builder.terms returns: accelerator, weight format, deployment terms, engine id."""
 
@@ -37,14 +39,15 @@ def _engine_batch(cfg: Config, *, context_tokens: float) -> float:
 def _load_rows(b: _Builder, src: str, label: str, cfg: Config, *, p_tok: float, g_tok: float,
                rate: float = 0.0, concurrency: float = 0.0, ttft: float | None = None,
                tpot: float | None = None, tput: float | None = None, note: str = "",
-               prompts: float | None = None) -> None:
+               prompts: float | None = None, percentile: float | None = MEDIAN) -> None:
     """TTFT, TPOT and throughput cases of one row measured at a load. ``prompts``: the run's request count N
-    where stated — a finite run never holds more than N sequences, so the batch limit is min(B_lim, N)."""
+    where stated — a finite run never holds more than N sequences, so the batch limit is min(B_lim, N).
+    ``percentile``: the statistic its TTFT and TPOT columns report (:data:`MEDIAN`, or None for means)."""
     batch = min(_engine_batch(cfg, context_tokens=p_tok + g_tok), prompts or math.inf)
     kw = {"batch": batch, "prompt_tokens": p_tok, "output_tokens": g_tok, "requests_per_s": rate,
           "concurrency": concurrency, "note": note, "fitted": False}
-    b.add(src, "ttft_or_prefill", label, ttft, cfg, **kw)
-    b.add(src, "tpot_itl", label, tpot, cfg, **kw)
+    b.add(src, "ttft_or_prefill", label, ttft, cfg, percentile=percentile, **kw)
+    b.add(src, "tpot_itl", label, tpot, cfg, percentile=percentile, **kw)
     b.add(src, "throughput", label, tput, cfg, **kw)
 
 
@@ -265,7 +268,7 @@ def _github(b: _Builder, rows: list[dict[str, str]]) -> None:
         _load_rows(b, src, label, cfg, p_tok=p_tok, g_tok=g_tok, concurrency=conc,
                    ttft=None if transient else ttft, tpot=_num(row, "mean_tpot_ms"),
                    tput=per_gpu * gpus if per_gpu is not None else None,
-                   note=UNCERTAIN + _moe_layout_note(row))
+                   note=UNCERTAIN + _moe_layout_note(row), percentile=None)
 
 
 def _moe_layout_note(row: dict[str, str]) -> str:
