@@ -44,8 +44,8 @@ def _solved_variant(catalog: Catalog, example: str, requests_per_s: float) -> tu
 
 
 def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
-    """buy_vs_rent at 25 req/s (12 quarters): same cost and supply, a smaller tie-break (0.4089 → 0.4050), and
-    quarter 11's prefill/decode pair (three H200 TP2 prefill replicas feeding one H100 TP4 decode replica, beside
+    """buy_vs_rent at 25 req/s (12 quarters): same cost and supply, a smaller tie-break (0.4089 → 0.4050 on
+    PuLP 3), and quarter 11's prefill/decode pair (three H200 TP2 prefill replicas feeding one H100 TP4 decode replica, beside
     two co-located H100 TP2) becomes four co-located H100 TP2 and three co-located H200 TP2: the same 14 of the
     quarter's 30 GPUs; no quarter deploys more. (At 22 req/s HiGHS's solve is already canonical:
     :func:`test_a_canonical_solve_is_kept`. Which demands HiGHS leaves non-canonical moves with its search path
@@ -59,13 +59,14 @@ def test_buy_vs_rent_is_made_canonical(catalog: Catalog) -> None:
     assert made.cost_usd == pytest.approx(raw.cost_usd, rel=1e-12)
     for family in ("units", "bought"):
         assert {k: round(v) for k, v in made.values[family].items()} == {k: round(v) for k, v in raw.values[family].items()}
+    # the solve's own tie-break depends on HiGHS's path (0.40886 on PuLP 3, 0.41250 on PuLP 4: another column
+    # order); the canonical one does not
     assert made.costs_usd[TIE_BREAK] < raw.costs_usd[TIE_BREAK]
-    assert (raw.costs_usd[TIE_BREAK], made.costs_usd[TIE_BREAK]) == pytest.approx((0.40886, 0.40500), abs=1e-5)
+    assert made.costs_usd[TIE_BREAK] == pytest.approx(0.40500, abs=1e-5)
     before, after = _gpus_per_period(ctx, raw.values["n_rep"]), _gpus_per_period(ctx, made.values["n_rep"])
-    assert after == before and before[11] == 30.0
+    assert all(after[t] <= before[t] for t in before)
     roles = {ctx.cands.at[k, "role"] for (k, _j, t), n in made.values["n_rep"].items() if t == 11 and round(n)}
-    raw_roles = {ctx.cands.at[k, "role"] for (k, _j, t), n in raw.values["n_rep"].items() if t == 11 and round(n)}
-    assert raw_roles == {"colocated", "prefill", "decode"} and roles == {"colocated"}
+    assert roles == {"colocated"}
     assert canonical(ctx, made).values["n_rep"] == made.values["n_rep"]  # a fixed point
 
 
