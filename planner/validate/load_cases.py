@@ -113,5 +113,5 @@ def closed_loop_point(terms: DeploymentTerms, *, concurrency: float, input_token
         latency = ttft + (output_tokens - 1.0) * tpot
         target = min(concurrency / latency, cap) if math.isfinite(latency) and latency > 0 else cap / 2.0
         lam = 0.5 * lam + 0.5 * target
-    ttft, tpot = tagged(lam, percentile)  # the load is the means' (Little's law); the reported statistic the row's
+    ttft, tpot = tagged(lam, percentile)  # λ follows the mean latencies (Little's law); the row's statistic is reported
     return replace(at(lam), ttft_s=ttft, tpot_s=tpot)
