@@ -97,8 +97,11 @@ def check_outputs(
 
 
 def _ms(value: float, slo: float) -> str:
-    """Observed latency, its SLO and the headroom: '812/2000 59%'."""
-    return f"{value:.0f}/{slo:.0f} {1 - value / slo:.0%}" if slo else f"{value:.0f}"
+    """Observed latency, its SLO and the headroom (planner.readout.headroom): '812/2000 59%'."""
+    from planner.readout.headroom import headroom_frac
+
+    frac = headroom_frac(value, slo)
+    return f"{value:.0f}/{slo:.0f} {frac:.0%}" if frac is not None else f"{value:.0f}"
 
 
 NO_WRAP = (

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.readout.budget import budget_use
+from planner.readout.headroom import headroom_frac, min_headroom_frac
 from planner.report.charts import write_plan_plots
 from planner.report.files import atomic_write_text
 from planner.report.formatting import binding_rows, period_runs_text, status_text
@@ -27,6 +28,8 @@ from planner.report.workbook_summary import (
     BUDGET_LINES,
     BUSIEST_OPEX_LABEL,
     CAPEX_LABEL,
+    MIN_TPOT_LABEL,
+    MIN_TTFT_LABEL,
     OPEX_LABEL,
     PER_MTOK_LABEL,
     RESALE_LABEL,
@@ -68,7 +71,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _headroom(value: float, slo: float) -> str:
-    return "—" if not slo else f"{1 - value / slo:.0%}"
+    frac = headroom_frac(value, slo)
+    return "—" if frac is None else f"{frac:.0%}"
+
+
+def _percent(frac: float | None) -> str:
+    """A Summary share as the workbook's 0.0% format shows it ('—' without one)."""
+    return "—" if frac is None else f"{frac:.1%}"
 
 
 def _who(d: dict[str, Any]) -> str:
@@ -122,6 +131,8 @@ def build_html(result: PlanResult) -> str:
         [AVERAGE_LABEL, data["cost_usd_per_month"]],
         [TOKENS_LABEL, data["output_tokens_served"] / TOKENS_PER_MTOK],
         [PER_MTOK_LABEL, per_mtok],
+        [MIN_TTFT_LABEL, _percent(min_headroom_frac(result.deployments, "ttft"))],  # the workbook's MIN over
+        [MIN_TPOT_LABEL, _percent(min_headroom_frac(result.deployments, "tpot"))],  # its SLOs sheet's margins
     ]
     if result.served_scale is not None:  # the workbook's rows: the scale and the req/s it serves
         summary.append(["Served scale (x stated demand)", result.served_scale])

@@ -50,6 +50,8 @@ BUSIEST_OPEX_LABEL = "Opex, busiest month (USD/month)"
 AVERAGE_LABEL = "Average cost (USD/month, present value)"
 TOKENS_LABEL = "Output tokens served (Mtok over the horizon)"
 PER_MTOK_LABEL = "Cost per million output tokens (USD/Mtok)"
+MIN_TTFT_LABEL = "Min TTFT margin (%)"
+MIN_TPOT_LABEL = "Min TPOT margin (%)"
 RECOMMENDATION_LABEL = "Recommendation"
 WARNING_LABEL = "Warning"
 OPEX_FORMULA = f"=({KIND_NAMES['rent']}+{KIND_NAMES['running']}+{KIND_NAMES['discount']})/{HORIZON_NAME}"
@@ -228,8 +230,8 @@ def write_summary(
             Formula(f"=IF({TOKENS_NAME}=0,NA(),{TOTAL_NAME}/{TOKENS_NAME}*{TOKENS_PER_MTOK:.0f})"),
             USD_FORMAT,
         ),
-        ("Min TTFT margin (%)", Formula(f"=MIN(SLOs!${ttft}$2:${ttft}${slo_last})"), PERCENT_FORMAT),
-        ("Min TPOT margin (%)", Formula(f"=MIN(SLOs!${tpot}$2:${tpot}${slo_last})"), PERCENT_FORMAT),
+        (MIN_TTFT_LABEL, Formula(f"=MIN(SLOs!${ttft}$2:${ttft}${slo_last})"), PERCENT_FORMAT),
+        (MIN_TPOT_LABEL, Formula(f"=MIN(SLOs!${tpot}$2:${tpot}${slo_last})"), PERCENT_FORMAT),
     ]
     live += budget_rows(result, data)
     # what the scenario states that no plan can use (JSON warnings, stderr): a reader of the workbook saw none

@@ -91,3 +91,27 @@ def test_a_zero_budget_line_shows_without_a_share() -> None:
     assert rows["Capex budget (USD)"] == 0.0 and rows["Capex budget used (%)"] == "—"
     assert rows["Opex budget (USD/month)"] == 50_000.0
     assert str(rows["Opex budget used (%)"]).startswith("=(") and "/B" in str(rows["Opex budget used (%)"])
+
+
+def test_html_summary_has_the_workbooks_smallest_slo_margins() -> None:
+    """The workbook Summary's "Min TTFT margin (%)" / "Min TPOT margin (%)" (a live MIN over its SLOs sheet)
+    are in the HTML Summary too, by the same formula (planner.readout.headroom): the synthetic plan's smallest
+    TTFT headroom is summarize on H100, 1 − 300/3000 = 90.0 %; its smallest TPOT headroom summarize on H200,
+    1 − 59/60 = 1.7 %. A decode pool has no TTFT and a prefill pool no TPOT: they do not count."""
+    import dataclasses
+
+    from planner.readout.headroom import min_headroom_frac
+    from planner.report.workbook import build_workbook
+    from planner.report.workbook_summary import MIN_TPOT_LABEL, MIN_TTFT_LABEL
+
+    result = syn.plan_result()
+    page = build_html(result)
+    assert _row(page, MIN_TTFT_LABEL) == "<td>90.0%</td>"
+    assert _row(page, MIN_TPOT_LABEL) == "<td>1.7%</td>"
+    labels = [r[0].value for r in build_workbook(result)["Summary"].iter_rows()]
+    assert MIN_TTFT_LABEL in labels and MIN_TPOT_LABEL in labels
+    slow_pool = dataclasses.replace(syn.DEPLOYMENTS[0], role="decode", ttft_ms=5000.0)
+    fast_prefill = dataclasses.replace(syn.DEPLOYMENTS[1], role="prefill", tpot_ms=1000.0)
+    assert min_headroom_frac([slow_pool, *syn.DEPLOYMENTS[1:]], "ttft") == pytest.approx(0.9)
+    assert min_headroom_frac([fast_prefill, syn.DEPLOYMENTS[0]], "tpot") == pytest.approx(1 - 49 / 50)
+    assert min_headroom_frac([], "ttft") is None
