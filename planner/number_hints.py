@@ -89,3 +89,10 @@ def number_hint(value: object, loc: tuple[Any, ...]) -> str:
     why = ("the unit is in the field name" if named else "no unit") if unit and unit.lower() not in _SCALE else "a plain number"
     shown = f"{int(number)}" if number.is_integer() and abs(number) < 1e15 else f"{number:g}"
     return f" — write {shown} ({why})"
+
+
+def option_hint(raw: str, option: str = "") -> str:
+    """:func:`number_hint` of a command-line value of ``option`` (its name, ``seq_tokens``; '' for none), but
+    '' where that is "write N without quotes": a shell argument has no quotes to drop."""
+    hint = number_hint(raw, (option,) if option else ())
+    return "" if hint.endswith(" without quotes") else hint

@@ -244,10 +244,9 @@ def finite_float(minimum: float, maximum: float = math.inf, *, field: str = "") 
         try:
             value = float(raw)
         except ValueError:  # '5,000', '$5000', '5k': the number to write (imported only on this error path)
-            from planner.inputs import number_hint
+            from planner.number_hints import option_hint
 
-            hint = number_hint(raw, (field,) if field else ())
-            raise typer.BadParameter(f"{raw!r} is not a number{hint}") from None
+            raise typer.BadParameter(f"{raw!r} is not a number{option_hint(raw, field)}") from None
         if not math.isfinite(value):
             raise typer.BadParameter(f"must be a finite number, not {raw!r}")
         if value < minimum:

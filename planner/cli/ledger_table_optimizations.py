@@ -11,7 +11,7 @@ from planner.cli.ledger_common import Value
 from planner.cli.ledger_spec import LedgerCommand, Param
 from planner.ledgers import operators as op
 from planner.ledgers import optimizations as opt
-from planner.number_hints import number_hint
+from planner.number_hints import option_hint
 from planner.units import BYTES_PER_GIB, BYTES_PER_MIB, MS_PER_S
 
 QWEN3_8B_KV_BYTES_PER_TOKEN = 147_456.0
@@ -23,10 +23,9 @@ def _int_list(text: str, option: str) -> list[int]:
     parts = [part.strip() for part in text.split(",") if part.strip()]
     for part in parts:
         if not re.fullmatch(r"[-+]?\d+", part):
-            hint = number_hint(part, (option,))
             raise ValueError(
                 f"--{option.replace('_', '-')} {text}: expected comma-separated whole numbers; "
-                f"{part!r} is not one{'' if 'quotes' in hint else hint}"
+                f"{part!r} is not one{option_hint(part, option)}"
             )
     return [int(part) for part in parts]
 

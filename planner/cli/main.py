@@ -65,14 +65,11 @@ def _whole_number_hint(message: str) -> str:
     match = re.search(r"'([^']*)' is not a valid (?:int range|integer|int)\.?$", message)
     if match is None:
         return message
-    from planner.inputs import number_hint
+    from planner.number_hints import option_hint
 
     option = re.search(r"for '--([a-z0-9-]+)'", message)  # --input-tokens 4k: a token count's two readings
-    hint = number_hint(match.group(1), (option.group(1).replace("-", "_"),) if option else ())
-    return (
-        message[: match.start()]
-        + f"{match.group(1)!r} is not a whole number{'' if 'quotes' in hint else hint}"
-    )
+    hint = option_hint(match.group(1), option.group(1).replace("-", "_") if option else "")
+    return message[: match.start()] + f"{match.group(1)!r} is not a whole number{hint}"
 
 
 class OneLineErrors(GuardedGroup):
