@@ -170,6 +170,72 @@ def allreduce_choice(message_bytes: Num, fabric: CollectiveFabric) -> AllreduceC
     return AllreduceChoice(time_s=time_s, algorithm=names, times_s=times, startup_s=startup_s)
 
 
+@dataclass(frozen=True)
+class InDomainAllreduce:
+    """The message-free terms of the fastest all-reduce inside one scale-up domain (:func:`in_domain_allreduce`):
+    the ring 2(n − 1)·α + 2(n − 1)·M/(n·B) and, where the switch reduces, NVLS α_S + M/B_S, split where the
+    message M enters, so that a step table evaluated at many loads computes them once (s, B, B/s)."""
+
+    ring_startup_s: Num
+    """2(n − 1)·α."""
+    ring_hops: Num
+    """2(n − 1)."""
+    ring_bytes_per_s: Num
+    """n·B."""
+    switch_startup_s: Num
+    """α_S."""
+    switch_bytes_per_s: Num
+    """B_S; 0 where the switch does not reduce."""
+    single: Num
+    """n ≤ 1: no all-reduce (0 s)."""
+    any_switch: bool
+    """Some row's switch reduces (else the NVLS terms are not evaluated: every row rings)."""
+
+    def time_s(self, message_bytes: Num) -> Num:
+        """Time of the fastest algorithm for ``message_bytes`` per rank, s (0 for one rank)."""
+        return self.time_and_startup_s(message_bytes, startup=False)[0]
+
+    def time_and_startup_s(self, message_bytes: Num, *, startup: bool = True) -> tuple[Num, Num]:
+        """(time, start-up) of the fastest algorithm for ``message_bytes`` per rank, s (0, 0 for one rank);
+        the start-up is 0 unless ``startup``."""
+        ring = self.ring_startup_s + self.ring_hops * message_bytes / self.ring_bytes_per_s
+        time_s, startup_s = ring, self.ring_startup_s
+        if self.any_switch:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                switch = np.where(
+                    self.switch_bytes_per_s > 0, self.switch_startup_s + message_bytes / self.switch_bytes_per_s, np.inf
+                )
+            use_switch = switch < ring
+            time_s = np.where(use_switch, switch, ring)
+            startup_s = np.where(use_switch, self.switch_startup_s, self.ring_startup_s)
+        time_s = np.where(self.single, 0.0, time_s)
+        return time_s, (np.where(self.single, 0.0, startup_s) if startup else 0.0)
+
+
+def in_domain_allreduce(
+    *,
+    ranks: Num,
+    link_gb_per_s: Num,
+    latency_us: Num,
+    in_switch_gb_per_s: Num = 0.0,
+    in_switch_latency_us: Num = 0.0,
+) -> InDomainAllreduce:
+    """The :class:`InDomainAllreduce` terms of a group of ``ranks`` inside one scale-up domain: links of
+    ``link_gb_per_s`` per direction with ``latency_us`` per hop, and the switch's reduction bandwidth and
+    latency where it reduces (0: it does not)."""
+    n = np.maximum(_f(ranks), 1.0)
+    b_s = _f(in_switch_gb_per_s) * BYTES_PER_GB
+    return InDomainAllreduce(
+        ring_startup_s=2 * (n - 1) * (_f(latency_us) / US_PER_S),
+        ring_hops=2 * (n - 1),
+        ring_bytes_per_s=n * _f(link_gb_per_s) * BYTES_PER_GB,
+        switch_startup_s=_f(in_switch_latency_us) / US_PER_S,
+        switch_bytes_per_s=b_s,
+        single=n <= 1,
+        any_switch=bool(np.any(b_s > 0)),
+    )
+
+
 def in_domain_allreduce_s(
     message_bytes: Num,
     *,
@@ -183,20 +249,13 @@ def in_domain_allreduce_s(
     2(n − 1)·α + 2(n − 1)·M/(n·B) and, where the switch reduces, NVLS α_S + M/B_S; 0 for one rank.
 
     The same numbers as :func:`allreduce_choice` on :func:`in_domain_fabric` (tested), without the
-    algorithm names: the performance model calls it once per engine step of every candidate."""
-    m, n = _f(message_bytes), np.maximum(_f(ranks), 1.0)
-    a = _f(latency_us) / US_PER_S
-    ring_start = 2 * (n - 1) * a
-    ring = ring_start + 2 * (n - 1) * m / (n * _f(link_gb_per_s) * BYTES_PER_GB)
-    b_s = _f(in_switch_gb_per_s) * BYTES_PER_GB
-    switch_start = _f(in_switch_latency_us) / US_PER_S
-    with np.errstate(divide="ignore", invalid="ignore"):
-        switch = np.where(b_s > 0, switch_start + m / b_s, np.inf)
-    use_switch = switch < ring
-    single = n <= 1
-    time_s = np.where(single, 0.0, np.where(use_switch, switch, ring))
-    startup_s = np.where(single, 0.0, np.where(use_switch, switch_start, ring_start))
-    return time_s, startup_s
+    algorithm names: the performance model calls it once per engine step of every candidate (a step table
+    at many loads keeps :func:`in_domain_allreduce`'s terms and calls their ``time_s``)."""
+    terms = in_domain_allreduce(
+        ranks=ranks, link_gb_per_s=link_gb_per_s, latency_us=latency_us, in_switch_gb_per_s=in_switch_gb_per_s,
+        in_switch_latency_us=in_switch_latency_us,
+    )
+    return terms.time_and_startup_s(_f(message_bytes))
 
 
 def in_domain_fabric(

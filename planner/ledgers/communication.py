@@ -72,7 +72,13 @@ def transfer_s(
     _require_positive("bandwidth_gb_per_s", bandwidth_gb_per_s)
     _require_non_negative("latency_us", latency_us)
     _require_ranks("messages", messages, 0)
-    return messages * _s(latency_us) + volume_bytes / _bytes_per_s(bandwidth_gb_per_s)
+    return transfer_at_s(volume_bytes, startup_s=messages * _s(latency_us), bytes_per_s=_bytes_per_s(bandwidth_gb_per_s))
+
+
+def transfer_at_s(volume_bytes: float, *, startup_s: float, bytes_per_s: float) -> float:
+    """:func:`transfer_s` from its volume-free parts n·α (``startup_s``, s) and B (``bytes_per_s``), inputs
+    already checked: n·α + V/B, s (a step table at many loads checks and converts them once)."""
+    return startup_s + volume_bytes / bytes_per_s
 
 
 def latency_bandwidth_crossover_bytes(bandwidth_gb_per_s: float, *, latency_us: float) -> float:

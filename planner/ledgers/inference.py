@@ -189,7 +189,19 @@ def engine_host_s(layers: Any, batch: Any, *, step_ms: Any, per_layer_us: Any, p
     3 + 80·0.06 = 7.8 ms per step before any GPU work; CUDA-graph engines replay the layers (τ_layer = 0).
     Example: vLLM V1 at B = 64 → 1.4 ms + 64·10 µs = 2.04 ms.
     """
-    return step_ms * 1e-3 + layers * per_layer_us * 1e-6 + batch * per_sequence_us * 1e-6
+    return engine_host_at_s(engine_host_fixed_s(layers, step_ms=step_ms, per_layer_us=per_layer_us), batch,
+                            per_sequence_us=per_sequence_us)
+
+
+def engine_host_fixed_s(layers: Any, *, step_ms: Any, per_layer_us: Any) -> Any:
+    """The batch-free part of :func:`engine_host_s`: T_step + L·τ_layer, s (a step table at many loads
+    computes it once)."""
+    return step_ms * 1e-3 + layers * per_layer_us * 1e-6
+
+
+def engine_host_at_s(fixed_s: Any, batch: Any, *, per_sequence_us: Any) -> Any:
+    """:func:`engine_host_s` from its batch-free part ``fixed_s`` (:func:`engine_host_fixed_s`): + B·τ_seq, s."""
+    return fixed_s + batch * per_sequence_us * 1e-6
 
 
 def md1_queue_wait_s(arrival_per_s: Any, *, service_s: Any) -> Any:

@@ -15,13 +15,11 @@ from planner.performance.memory import _min, kv_bytes_of, kv_parts
 from planner.performance.steps import (
     _pp_parts,
     _pp_transfer_at,
-    _tp_allreduce_parts,
-    _tp_allreduce_prepared,
-    _tp_allreduce_prepared_s,
     exposed_comm_s,
     host_at,
     host_parts,
     micro_batch,
+    tp_allreduce,
     weights_read_bytes,
 )
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
@@ -101,7 +99,7 @@ class MixedStep:
         self.spread = moe.imbalance_spread(terms.expert_parallel)
         self.half_rows = moe.expert_half_rows(terms, e.prefill_mfu_frac)
         self.all_to_all = moe.all_to_all_parts(terms)
-        self.tp_allreduce = _tp_allreduce_parts(terms)
+        self.tp_allreduce = tp_allreduce(terms)
         self.overlap = not bool(np.all(np.isinf(e.overlap_exponent)))  # q = ∞: the max, no loss to add
         if self.overlap:
             # the decode rows' attention and KV read both scale with the micro-batch's sequences b (the FLOPs
@@ -118,8 +116,7 @@ class MixedStep:
         # are not evaluated for it: x + 0 = x
         self.pipelined = bool(np.any(np.asarray(terms.pp) > 1))
         self.expert_parallel = bool(np.any(self.all_to_all["e"] > 1.0))
-        self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce[0]) > 1))
-        self.allreduce = _tp_allreduce_prepared(terms, self.tp_allreduce) if self.tensor_parallel else None
+        self.tensor_parallel = bool(np.any(np.asarray(self.tp_allreduce.ranks) > 1))
         self.host = host_parts(terms, e.step_overhead_s)
         # a table where those terms are nonzero on at most half of its rows evaluates them on those rows only
         # (the rest are the + 0 above): the same numbers, row by row
@@ -203,7 +200,7 @@ class MixedStep:
             attention_ops = attention_ops + b_dec * self.attention_loss_per_sequence_s  # = eff.overlap_loss_s(e,
             # attn_dec_s, kv_read / self.kv_bw) to floating rounding (__init__)
         message = rows * terms.hidden_size * ACTIVATION_BYTES
-        allreduce = self.tp_allreduce[2] if self.allreduce is None else _tp_allreduce_prepared_s(self.allreduce, message)
+        allreduce = self.tp_allreduce.time_s(message) if self.tensor_parallel else self.tp_allreduce.launch_s
         all_to_all = 0.0
         if self.expert_parallel:
             all_to_all = self._on_rows(self.expert_rows, self._all_to_all, rows)

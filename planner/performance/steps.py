@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -12,16 +11,17 @@ from planner.ledgers import efficiency as eff
 from planner.ledgers import operators as ops
 from planner.ledgers.collectives import (
     AllreduceChoice,
+    InDomainAllreduce,
     allreduce_choice,
-    in_domain_allreduce_s,
+    in_domain_allreduce,
     in_domain_fabric,
 )
-from planner.ledgers.communication import collective_launch_s, transfer_s
-from planner.ledgers.inference import engine_host_s
+from planner.ledgers.communication import collective_launch_s, transfer_at_s, transfer_s
+from planner.ledgers.inference import engine_host_at_s, engine_host_fixed_s, engine_host_s
 from planner.performance import moe
 from planner.performance.memory import _min, kv_bytes_per_gpu
 from planner.performance.terms import ACTIVATION_BYTES, DeploymentTerms, Num
-from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP, US_PER_S
+from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
 
 @dataclass(frozen=True)
@@ -94,76 +94,52 @@ def tp_allreduce_choice(terms: DeploymentTerms, message_bytes: Num) -> Allreduce
     return allreduce_choice(message_bytes, fabric)
 
 
-def _tp_allreduce_parts(terms: DeploymentTerms) -> tuple[Num, Num, Num]:
-    """(ranks t, the link's achieved GB/s, engine launch τ_e): the parts of one TP all-reduce that do not read
-    the message (a step table at many loads computes them once)."""
+@dataclass(frozen=True)
+class TpAllreduce:
+    """One TP all-reduce of a deployment without its message M (a step table at many loads keeps it): the
+    in-domain algorithm's terms over the attention TP t (ledgers.collectives.in_domain_allreduce), the
+    attention data-parallel ranks e (each all-reduces its own 1/e of the rows) and the engine launch τ_e."""
+
+    fabric: InDomainAllreduce
+    ranks: Num
+    """The attention TP t."""
+    attention_dp: Num
+    launch_s: Num
+
+    def time_s(self, message_bytes: Num) -> Num:
+        """τ_e + the fastest algorithm's time for M/e bytes per rank, s (τ_e alone at t = 1)."""
+        return self.fabric.time_s(message_bytes / self.attention_dp) + self.launch_s
+
+    def startup_s(self, message_bytes: Num) -> Num:
+        """τ_e + the start-up (rounds·α) of the algorithm M/e bytes use, s (τ_e alone at t = 1)."""
+        return self.fabric.time_and_startup_s(message_bytes / self.attention_dp)[1] + self.launch_s
+
+
+def tp_allreduce(terms: DeploymentTerms) -> TpAllreduce:
+    """The :class:`TpAllreduce` of ``terms``: the attention TP's links at the achieved bandwidth
+    (B·η_link), their per-hop α, the switch's reduction where it has one, and the engine's launch."""
     ranks = moe.attention_tp(terms)
-    link_gb_per_s = terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac
-    return ranks, link_gb_per_s, collective_launch_s(ranks, launch_us=terms.collective_launch_us)
-
-
-def _tp_allreduce_s_and_startup(
-    terms: DeploymentTerms, message_bytes: Num, parts: tuple[Num, Num, Num] | None = None
-) -> tuple[Num, Num]:
-    """(time, start-up) of one TP all-reduce with the algorithm :func:`tp_allreduce_choice` picks, without
-    the engine launch, s (the fast path of ledgers.collectives.in_domain_allreduce_s; names not needed)."""
-    ranks, link_gb_per_s, _launch = _tp_allreduce_parts(terms) if parts is None else parts
-    return in_domain_allreduce_s(
-        message_bytes / terms.attention_dp,
+    fabric = in_domain_allreduce(
         ranks=ranks,
-        link_gb_per_s=link_gb_per_s,
+        link_gb_per_s=terms.tp_link_gb_per_s * terms.efficiency.link_efficiency_frac,
         latency_us=terms.tp_link_latency_us,
         in_switch_gb_per_s=terms.tp_in_switch_gb_per_s,
         in_switch_latency_us=terms.tp_in_switch_latency_us,
     )
+    return TpAllreduce(
+        fabric, ranks, terms.attention_dp, collective_launch_s(ranks, launch_us=terms.collective_launch_us)
+    )
 
 
-def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num, parts: tuple[Num, Num, Num] | None = None) -> Num:
-    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (0 at TP1);
-    ``parts``: :func:`_tp_allreduce_parts` when the caller has them."""
-    parts = _tp_allreduce_parts(terms) if parts is None else parts
-    t, _start = _tp_allreduce_s_and_startup(terms, message_bytes, parts)
-    return np.where(parts[0] > 1, t, 0.0) + parts[2]
-
-
-def _tp_allreduce_prepared(terms: DeploymentTerms, parts: tuple[Num, Num, Num]) -> dict[str, Any]:
-    """The message-free terms of ledgers.collectives.in_domain_allreduce_s for :func:`_tp_allreduce_s` of a step
-    table at many loads (MixedStep): its expression split where the message enters, the same numbers."""
-    ranks, link_gb_per_s, launch_s = parts
-    n = np.maximum(np.asarray(ranks, dtype=float), 1.0)
-    b_s = np.asarray(terms.tp_in_switch_gb_per_s, dtype=float) * BYTES_PER_GB
-    return {
-        "dp": terms.attention_dp,
-        "ring_start": 2 * (n - 1) * (np.asarray(terms.tp_link_latency_us, dtype=float) / US_PER_S),
-        "ring_per_byte": 2 * (n - 1),
-        "ring_bytes_per_s": n * np.asarray(link_gb_per_s, dtype=float) * BYTES_PER_GB,
-        "switch_bytes_per_s": b_s,
-        "switch_start": np.asarray(terms.tp_in_switch_latency_us, dtype=float) / US_PER_S,
-        "has_switch": b_s > 0,
-        "any_switch": bool(np.any(b_s > 0)),
-        "single": n <= 1,
-        "multi": np.asarray(ranks) > 1,
-        "launch_s": launch_s,
-    }
-
-
-def _tp_allreduce_prepared_s(prep: dict[str, Any], message_bytes: Num) -> Num:
-    """:func:`_tp_allreduce_s` of ``message_bytes`` from its :func:`_tp_allreduce_prepared` terms."""
-    m = message_bytes / prep["dp"]
-    ring = prep["ring_start"] + prep["ring_per_byte"] * m / prep["ring_bytes_per_s"]
-    fastest = ring
-    if prep["any_switch"]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            switch = np.where(prep["has_switch"], prep["switch_start"] + m / prep["switch_bytes_per_s"], np.inf)
-        fastest = np.where(switch < ring, switch, ring)
-    return np.where(prep["multi"], np.where(prep["single"], 0.0, fastest), 0.0) + prep["launch_s"]
+def _tp_allreduce_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
+    """One TP all-reduce: engine launch τ_e + the fastest algorithm of :func:`tp_allreduce_choice`, s (τ_e alone
+    at TP1)."""
+    return tp_allreduce(terms).time_s(message_bytes)
 
 
 def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
     """Start-up part τ_e + rounds·α of one TP all-reduce with the algorithm it uses (ring: 2(t − 1)·α), s."""
-    parts = _tp_allreduce_parts(terms)
-    _t, start = _tp_allreduce_s_and_startup(terms, message_bytes, parts)
-    return np.where(parts[0] > 1, start, 0.0) + parts[2]
+    return tp_allreduce(terms).startup_s(message_bytes)
 
 
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -176,15 +152,15 @@ def host_s(terms: DeploymentTerms, batch: Num) -> Num:
 def host_parts(terms: DeploymentTerms, step_overhead_s: Num = 0.0) -> tuple[Num, Num, Num, Num, Num]:
     """(step overhead, the engine's batch-free host time T_step + L·τ_layer, e, τ_seq, the routing kernels' time):
     the parts of ``step_overhead_s`` + :func:`host_s` that do not read the batch, for a step table at many loads."""
-    fixed = terms.host_step_ms * 1e-3 + terms.layers * terms.host_per_layer_us * 1e-6  # engine_host_s's first terms
+    fixed = engine_host_fixed_s(terms.layers, step_ms=terms.host_step_ms, per_layer_us=terms.host_per_layer_us)
     return step_overhead_s, fixed, terms.attention_dp, terms.host_per_sequence_us, moe.routing_kernels_s(terms)
 
 
 def host_at(parts: tuple[Num, Num, Num, Num, Num], batch: Num) -> Num:
-    """``step_overhead_s`` + :func:`host_s` of ``batch`` from its :func:`host_parts`: ledgers.inference.engine_host_s
-    evaluated in its order (T_step + L·τ_layer, then + (B/e)·τ_seq), so the same numbers."""
+    """``step_overhead_s`` + :func:`host_s` of ``batch`` from its :func:`host_parts` (ledgers.inference.engine_host_at_s
+    of the B/e sequences each attention rank schedules)."""
     overhead, fixed, dp, per_sequence_us, routing_s = parts
-    return overhead + (fixed + batch / dp * per_sequence_us * 1e-6 + routing_s)
+    return overhead + (engine_host_at_s(fixed, batch / dp, per_sequence_us=per_sequence_us) + routing_s)
 
 
 def engine_host_time_s(terms: DeploymentTerms, batch: Num) -> Num:
@@ -220,10 +196,10 @@ def _pp_parts(terms: DeploymentTerms) -> tuple[Num, Num, Num]:
 
 
 def _pp_transfer_at(parts: tuple[Num, Num, Num], message_bytes: Num) -> Num:
-    """:func:`_pp_transfer_s` from its :func:`_pp_parts`: (p − 1)·transfer_s(message), transfer_s's expression
-    (its inputs checked in the parts; a message is ≥ 0 bytes), so the same numbers."""
+    """:func:`_pp_transfer_s` from its :func:`_pp_parts`: (p − 1)·transfer_s(message) through
+    ledgers.communication.transfer_at_s (its inputs checked in the parts; a message is ≥ 0 bytes)."""
     stages_less_one, start_s, link_bytes_per_s = parts
-    return stages_less_one * (start_s + message_bytes / link_bytes_per_s)
+    return stages_less_one * transfer_at_s(message_bytes, startup_s=start_s, bytes_per_s=link_bytes_per_s)
 
 
 def micro_batch(batch: Num, pp: Num) -> Num:

@@ -1,9 +1,11 @@
 """The chunked step prepared once for many loads (planner.performance.mixed_step.MixedStep) evaluates its
 load-free parts at construction: the decode rows' attention overlap loss per sequence, the TP all-reduce, the
-pipeline-stage transfer, the expert all-to-all and the host time (planner.performance.steps / moe). Each
-prepared part gives the numbers of the function it stands for, on a stacked table of dense and MoE models,
-TP 1-8, PP 1-2, EP and an NVLink-switch GPU; and the ridge-loss factor evaluated as exp/log is the two powers
-to floating rounding."""
+pipeline-stage transfer, the expert all-to-all and the host time (planner.performance.steps / moe), through the
+ledgers' own split formulas (ledgers.collectives.in_domain_allreduce, communication.transfer_at_s,
+inference.engine_host_at_s). Each prepared part gives the numbers of the function it stands for (the TP
+all-reduce: of the named algorithm choice, card 11), on a stacked table of dense and MoE models, TP 1-8, PP 1-2,
+EP and an NVLink-switch GPU; and the ridge-loss factor evaluated as exp/log is the two powers to floating
+rounding."""
 
 from __future__ import annotations
 
@@ -15,20 +17,18 @@ import pytest
 from planner import performance as perf
 from planner.catalog import Catalog
 from planner.ledgers import efficiency as eff
-from planner.ledgers.communication import transfer_s
+from planner.ledgers.communication import collective_launch_s, transfer_s
 from planner.performance import moe
 from planner.performance.mixed_step import MixedStep, mixed_step
 from planner.performance.stack import stack_terms
 from planner.performance.steps import (
     _pp_parts,
     _pp_transfer_at,
-    _tp_allreduce_parts,
-    _tp_allreduce_prepared,
-    _tp_allreduce_prepared_s,
-    _tp_allreduce_s,
     host_at,
     host_parts,
     host_s,
+    tp_allreduce,
+    tp_allreduce_choice,
 )
 
 LAYOUTS = [  # (model, gpu, format, tp, pp, ep)
@@ -73,9 +73,14 @@ def test_prepared_parts_give_the_functions_numbers(catalog: Catalog) -> None:
     t = _table(catalog)
     message = np.array([[0.0, 8192.0 * 2, 256 * 8192.0 * 2, 4096 * 8192.0 * 2]] * len(LAYOUTS))
     batch = np.array([[0.0, 1.0, 37.5, 512.0]] * len(LAYOUTS))
-    parts = _tp_allreduce_parts(t)
-    assert np.array_equal(_tp_allreduce_prepared_s(_tp_allreduce_prepared(t, parts), message),
-                          _tp_allreduce_s(t, message, parts))
+    # the TP all-reduce kept for many loads is the named algorithm choice (card 11) + the engine launch
+    prepared = tp_allreduce(t)
+    launch_s = collective_launch_s(prepared.ranks, launch_us=t.collective_launch_us)
+    choice = tp_allreduce_choice(t, message)
+    assert prepared.time_s(message) == pytest.approx(choice.time_s + launch_s, rel=1e-12, abs=0.0)
+    assert prepared.startup_s(message) == pytest.approx(choice.startup_s + launch_s, rel=1e-12, abs=0.0)
+    assert np.all(prepared.time_s(message)[[0, 4]] == launch_s[[0, 4]])  # TP1 rows: the launch alone
+    assert np.all(prepared.time_s(message)[[1, 2, 3, 5], 1:] > launch_s[[1, 2, 3, 5]])
     direct: Any = message  # transfer_s works on arrays
     assert np.array_equal(_pp_transfer_at(_pp_parts(t), message), (t.pp - 1) * transfer_s(
         direct, bandwidth_gb_per_s=t.pp_link_gb_per_s, latency_us=t.pp_link_latency_us))
