@@ -60,7 +60,7 @@ import numpy as np
 
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
-from planner.ledgers.communication import collective_launch_s, ep_remote_bytes, transfer_s
+from planner.ledgers.communication import collective_launch_s, ep_remote_bytes, transfer_at_s, transfer_s
 from planner.ledgers.training import expected_max_standard_normal
 from planner.units import BYTES_PER_GB, FLOP_PER_TFLOP
 
@@ -289,11 +289,11 @@ def all_to_all_parts(terms: Any) -> dict[str, Num]:
 
 def all_to_all_at(parts: dict[str, Num], tokens: Num) -> Num:
     """:func:`all_to_all_s` from its :func:`all_to_all_parts` and the step's ``tokens``: per layer
-    transfer_s(ep_remote_bytes(n/w tokens)) + τ_e, the two ledger functions' expressions with their inputs
-    checked once in the parts (the tokens are ≥ 0 here), so the same numbers."""
+    transfer_s(ep_remote_bytes(n/w tokens)) + τ_e: ledgers.communication.transfer_at_s of ep_remote_bytes's
+    product at top_k = 1, their inputs checked once in the parts (the tokens are ≥ 0 here)."""
     per_gpu_tokens = np.maximum(tokens, 0.0) / parts["tp"]
     payload = per_gpu_tokens * parts["token_bytes"] * parts["remote"]  # ep_remote_bytes at top_k = 1
-    one = parts["start_s"] + payload / parts["link_bytes_per_s"] + parts["launch_s"]
+    one = transfer_at_s(payload, startup_s=parts["start_s"], bytes_per_s=parts["link_bytes_per_s"]) + parts["launch_s"]
     return np.where(parts["e"] > 1.0, parts["two_layers"] * one, 0.0)
 
 
