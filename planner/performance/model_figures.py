@@ -6,8 +6,9 @@ weight bytes, the streamed fixed part, one expert's bytes and FLOPs, KV bytes pe
 LM-head and attention FLOPs — read only the model and the two formats (architecture ledger, card 2). They
 are kept here per (model, weight format, KV format, high-precision bytes), keyed by the identity of the
 frozen catalog records (held with the figures, so an id cannot be reused while its entry lives); the GPU's
-efficiency terms likewise per (calibration parameters' values, GPU record, weight-only flag). A kept value is the
-one the ledgers returned for the same records: the same numbers, computed once.
+efficiency terms likewise per (calibration parameters' values, GPU record, weight-only flag), and the busiest
+pipeline stage's shares per (model, weight format, PP). A kept value is the one the ledgers returned for the same
+records: the same numbers, computed once.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class ModelFigures:
 
 _FIGURES: dict[tuple[int, int, int, float], tuple[Model, NumericFormat, NumericFormat, ModelFigures]] = {}
 _EFFICIENCY: dict[tuple[Any, int, bool], tuple[Accelerator, eff.EfficiencyTerms]] = {}
+_STAGES: dict[tuple[int, int, int, float], tuple[Model, NumericFormat, tuple[float, float]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -106,3 +108,26 @@ def calibrated_efficiency(parameters: Any, gpu: Accelerator, *, weight_only: boo
             _EFFICIENCY.clear()
         _EFFICIENCY[key] = (gpu, terms)
     return terms
+
+
+def busiest_stage_shares(
+    model: Model, weight_format: NumericFormat, pp: int, *, high_precision_bytes_per_value: float
+) -> tuple[float, float]:
+    """:func:`planner.ledgers.architecture.busiest_pipeline_stage` of ``model`` in ``weight_format`` over ``pp``
+    stages (its weights' and layers' shares on the busiest stage), evaluated once per (records, pp): it reads
+    neither the GPU nor the engine."""
+    if pp <= 1:
+        return 1.0, 1.0
+    key = (id(model), id(weight_format), int(pp), float(high_precision_bytes_per_value))
+    with _LOCK:
+        hit = _STAGES.get(key)
+    if hit is not None and hit[0] is model and hit[1] is weight_format:
+        return hit[2]
+    shares = arch.busiest_pipeline_stage(
+        model, weight_format, pp, high_precision_bytes_per_value=high_precision_bytes_per_value
+    )
+    with _LOCK:
+        if len(_STAGES) >= MAX_KEPT:
+            _STAGES.clear()
+        _STAGES[key] = (model, weight_format, shares)
+    return shares

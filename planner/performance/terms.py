@@ -12,11 +12,10 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Engine, Interconnect, Model, NumericFormat
 from planner.errors import InputError
-from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.performance.links import UnsupportedDeployment, group_links, require_in_domain
 from planner.performance.matmul_units import matmul_peak_tflops, missing_dp4a_message
-from planner.performance.model_figures import calibrated_efficiency, model_figures
+from planner.performance.model_figures import busiest_stage_shares, calibrated_efficiency, model_figures
 from planner.units import BYTES_PER_GB
 
 ACTIVATION_BYTES = 2.0
@@ -272,7 +271,7 @@ def stage_fields(
     model: Model, weight_format: NumericFormat, pp: int, *, high_precision_bytes_per_value: float
 ) -> dict[str, float]:
     """``stage_weights_frac`` and ``stage_layers_frac`` of a replica with ``pp`` pipeline stages."""
-    weights_frac, layers_frac = arch.busiest_pipeline_stage(
+    weights_frac, layers_frac = busiest_stage_shares(  # ledgers.architecture.busiest_pipeline_stage, kept per records
         model, weight_format, pp, high_precision_bytes_per_value=high_precision_bytes_per_value
     )
     return {"stage_weights_frac": weights_frac, "stage_layers_frac": layers_frac}
