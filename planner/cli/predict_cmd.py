@@ -299,8 +299,8 @@ def predict(
         int,
         typer.Option(
             "--max-batch", min=1, max=MAX_BATCH,
-            help="Running sequences per replica under --requests-per-s at most (besides memory and the engine's "
-            "limit), as a scenario's max_batch.",
+            help="Running sequences per replica under --requests-per-s at most (besides memory, max_batch, and the "
+            "engine's limit: at_load's batch_limit is the least of the three), as a scenario's max_batch.",
         ),
     ] = DEFAULT_MAX_BATCH,
     prefix_hit_frac: Annotated[
@@ -308,7 +308,8 @@ def predict(
         _fraction(
             "--prefix-hit-frac",
             "Prefix cache on under --requests-per-s: share of requests that find the shared prefix cached, 0..1 "
-            "(with --prefix-tokens; a scenario's prefix_cache.hit_frac).",
+            "(with --prefix-tokens; a scenario's prefix_cache.hit_frac). max_batch, the memory figures and the lone "
+            "prefill's ttft_ms are then those of the cached deployment, as the plan's.",
         ),
     ] = None,
     prefix_tokens: Annotated[

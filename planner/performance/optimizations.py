@@ -32,8 +32,10 @@ import numpy as np
 
 from planner.ledgers import optimizations as card3
 from planner.performance.memory import (
+    engine_reserve_bytes,
     held_bytes_per_gpu,
     kv_bytes_per_gpu,
+    kv_bytes_per_sequence,
     kv_room_bytes,
     max_batch,
     memory_per_gpu_bytes,
@@ -135,6 +137,30 @@ def kv_bytes_per_sequence_per_gpu(terms: DeploymentTerms, opt: LoadOptimizations
     if opt.draft is None:
         return target
     return target + np.where(_draft_on(opt), kv_bytes_per_gpu(opt.draft, batch=1.0, context_tokens=context_tokens), 0.0)
+
+
+def kv_cache_bytes_per_replica(
+    terms: DeploymentTerms, opt: LoadOptimizations | None, *, batch: Num, context_tokens: Num
+) -> Num:
+    """KV bytes of ``batch`` running sequences at ``context_tokens`` over the replica's GPUs (no paging):
+    batch·c(P + G − h·S) + c(S) under the prefix cache (hits map the shared prefix, held once), plus
+    batch·c_draft(P + G) of the draft model under speculation; batch·c(P + G) when plain, B
+    (planner.performance.memory.kv_bytes_per_sequence)."""
+    if opt is None:
+        return batch * kv_bytes_per_sequence(terms, context_tokens)
+    target = batch * kv_bytes_per_sequence(terms, context_tokens - opt.cached_tokens) + np.where(
+        np.asarray(opt.resident_prefix_tokens) > 0, kv_bytes_per_sequence(terms, opt.resident_prefix_tokens), 0.0
+    )
+    if opt.draft is None:
+        return target
+    return target + np.where(_draft_on(opt), batch * kv_bytes_per_sequence(opt.draft, context_tokens), 0.0)
+
+
+def optimized_engine_reserve_bytes(terms: DeploymentTerms, opt: LoadOptimizations | None, *, workspace_bytes: float) -> Num:
+    """The engine's reserve per GPU with the resident prefix pages and draft weights
+    (planner.performance.memory.engine_reserve_bytes), B."""
+    resident = 0.0 if opt is None else resident_bytes_per_gpu(terms, opt)
+    return engine_reserve_bytes(terms, workspace_bytes=workspace_bytes, resident_bytes=resident)
 
 
 def optimized_max_batch(

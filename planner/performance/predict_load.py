@@ -17,7 +17,7 @@ from planner.ledgers.edge_cloud import request_network_s
 from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S, MIN_EFFICIENCY_FRAC
 from planner.performance import moe
 from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
-from planner.performance.optimizations import LoadOptimizations, optimized_max_batch
+from planner.performance.optimizations import LoadOptimizations
 from planner.performance.pools import (
     decode_at_load,
     decode_capacity_at_slo,
@@ -181,17 +181,16 @@ def network_s(request: PredictRequest, site: Site | None) -> float:
 
 
 def at_load(
-    catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, workspace_bytes: float, site: Site | None,
-    model_id: str, gpu: Accelerator, fmt: NumericFormat, kfmt: NumericFormat,
+    catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, site: Site | None, gpu: Accelerator,
+    opt: LoadOptimizations | None, max_batch: float,
 ) -> dict[str, float | bool | None]:
     """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
-    min(memory fit with the optimizations, ``batch_limit``, the engine's ``max_running_sequences``), the network time of ``site`` and the request's
-    ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the request's percentiles
-    (None: means)."""
-    opt = load_optimizations(catalog, request, terms, model_id=model_id, gpu=gpu, fmt=fmt, kfmt=kfmt)
-    context = float(request.input_tokens + request.output_tokens)
-    fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace_bytes))
-    limit = max(min(fit, float(request.batch_limit), float(terms.max_running_sequences)), 1.0)  # the engine's cap too
+    min(``max_batch``, ``batch_limit``, the engine's ``max_running_sequences``), the network time of ``site`` and
+    the request's ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the
+    request's percentiles (None: means). ``opt``: the request's optimizations (:func:`load_optimizations`);
+    ``max_batch``: the memory fit with them (planner.performance.optimizations.optimized_max_batch, the
+    prediction's ``max_batch``, as the plan's candidate table and audit compute it), sequences."""
+    limit = max(min(max_batch, float(request.batch_limit), float(terms.max_running_sequences)), 1.0)
     network = network_s(request, site)
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
     lam = float(request.requests_per_s or 0.0)

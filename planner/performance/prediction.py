@@ -10,15 +10,15 @@ from planner.errors import CatalogError, InputError, did_you_mean
 from planner.ledgers import architecture as arch
 from planner.ledgers import efficiency as eff
 from planner.limits import DEFAULT_MAX_BATCH, DEFAULT_WORKSPACE_GIB
-from planner.performance.memory import (
-    engine_reserve_bytes,
-    kv_bytes_per_sequence,
-    max_batch,
-    memory_per_gpu_bytes,
-    weights_bytes_per_gpu,
-)
+from planner.performance.memory import weights_bytes_per_gpu
 from planner.performance.moe import explain_terms
-from planner.performance.predict_load import at_load, check_options
+from planner.performance.optimizations import (
+    kv_cache_bytes_per_replica,
+    optimized_engine_reserve_bytes,
+    optimized_max_batch,
+    optimized_memory_per_gpu_bytes,
+)
+from planner.performance.predict_load import at_load, check_options, load_optimizations
 from planner.performance.sharing import terms_on_share
 from planner.performance.steps import (
     StepBreakdown,
@@ -92,14 +92,21 @@ class Prediction:
     decode_read_bytes_per_step: float
     kv_bytes_per_token: float
     kv_cache_bytes: float
+    """KV of ``batch`` sequences at the full context over the replica's GPUs, with the optimizations' shared
+    prefix and draft KV at load (planner.performance.optimizations.kv_cache_bytes_per_replica), B."""
     memory_per_gpu_bytes: float
-    """Weights + KV + workspace + the engine's reserve (planner.performance.memory.memory_per_gpu_bytes), B."""
+    """Weights + KV + workspace + resident prefix / draft bytes + the engine's reserve at ``batch``
+    (planner.performance.optimizations.optimized_memory_per_gpu_bytes), B."""
     engine_reserve_bytes: float
     """Device memory the engine keeps out of its weights, workspace and KV cache (memory_claim_frac etc.), B."""
     gpu_memory_bytes: float
     weights_per_gpu_bytes: float
     fits: bool
     max_batch: int
+    """Largest batch whose KV fits the engine's KV room, with the optimizations at load (the prefix cache's
+    pages, the draft): planner.performance.optimizations.optimized_max_batch, the memory fit a plan's candidate
+    table and audit compute; ``at_load.batch_limit`` is min(this, --max-batch, the engine's
+    max_running_sequences), sequences."""
     prefill_flop: float
     decode_flop_per_step: float
     prefill: StepBreakdown
@@ -204,6 +211,10 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     Per-step quantities (``decode_read_bytes_per_step``, ``decode_gflop_per_step``) are for the first decode
     step (history = input tokens, the book's "2K context" convention); ``decode_step_ms`` is the step time at
     the mean decode history P + G/2; memory holds the full context P + G; TTFT is prefill alone (no queue/network).
+    With ``--requests-per-s`` the stated optimizations hold memory as the plan's 'on' variant does (prefix pages
+    once per replica, each sequence without the h·S cached tokens, the draft's weights and KV: ``max_batch``,
+    ``memory_per_gpu_gb``, ``kv_cache_gb``, ``fits``) and the lone prefill is of the P − h·S new tokens; the
+    bare decode step stays one plain step (speculation's rounds are in ``at_load``).
     """
     if request.batch < 1:
         raise InputError("--batch must be >= 1")
@@ -244,10 +255,18 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
     workspace = request.workspace_gib * BYTES_PER_GIB
     context = request.input_tokens + request.output_tokens
     batch = float(request.batch)
-    memory = float(
-        memory_per_gpu_bytes(terms, batch=batch, context_tokens=context, workspace_bytes=workspace)
+    # the optimizations at load (prefix pages held once, draft weights and KV) hold memory as the plan's 'on'
+    # variant: max_batch is the memory fit the plan's candidate table and audit compute (optimized_max_batch)
+    opt = None if request.requests_per_s is None else load_optimizations(
+        catalog, request, terms, model_id=model.id, gpu=gpu, fmt=wfmt, kfmt=kfmt
     )
-    prefill = prefill_step(terms, prompt_tokens=float(request.input_tokens))
+    memory = float(
+        optimized_memory_per_gpu_bytes(terms, opt, batch=batch, context_tokens=context, workspace_bytes=workspace)
+    )
+    fit = int(optimized_max_batch(terms, opt, context_tokens=float(context), workspace_bytes=workspace))
+    # a lone prefill of the new prompt tokens after the cached prefix, as the plan's candidate table takes it
+    cached = 0.0 if opt is None else float(opt.cached_tokens)
+    prefill = prefill_step(terms, prompt_tokens=float(request.input_tokens) - cached, cached_tokens=cached)
     decode = decode_step(
         terms,
         batch=batch,
@@ -276,13 +295,13 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
             )
         ),
         kv_bytes_per_token=arch.kv_bytes_per_token(model, kv_bytes_per_value=kfmt.bytes_per_value),
-        kv_cache_bytes=float(batch * kv_bytes_per_sequence(terms, float(context))),
+        kv_cache_bytes=float(kv_cache_bytes_per_replica(terms, opt, batch=batch, context_tokens=float(context))),
         memory_per_gpu_bytes=memory,
-        engine_reserve_bytes=float(engine_reserve_bytes(terms, workspace_bytes=workspace)),
+        engine_reserve_bytes=float(optimized_engine_reserve_bytes(terms, opt, workspace_bytes=workspace)),
         gpu_memory_bytes=float(terms.memory_capacity_bytes),
         weights_per_gpu_bytes=float(weights_bytes_per_gpu(terms)),
         fits=bool(memory <= terms.memory_capacity_bytes),
-        max_batch=int(max_batch(terms, context_tokens=float(context), workspace_bytes=workspace)),
+        max_batch=fit,
         prefill_flop=float(prefill.flop_per_gpu) * float(terms.tp) * request.pp,
         decode_flop_per_step=float(first.flop_per_gpu) * float(terms.tp) * request.pp,
         prefill=prefill,
@@ -295,7 +314,6 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
         moe=explain_terms(terms, tokens=batch) or None,
         load=None if request.requests_per_s is None else at_load(
-            catalog, request, terms, workspace_bytes=workspace, site=site, model_id=model.id, gpu=gpu, fmt=wfmt,
-            kfmt=kfmt,
+            catalog, request, terms, site=site, gpu=gpu, opt=opt, max_batch=float(fit)
         ),
     )
