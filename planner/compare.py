@@ -5,12 +5,12 @@ option, from its plan's cost ledger (planner.readout.ledger): horizon TCO, capex
 cost per million output tokens and the monthly cash flow (capex in its order month, recurring costs while
 in use, the resale of the remaining book value in the last month).
 
-Recommendation: the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order
-rent_only, buy_only, hybrid — a hybrid plan that buys nothing is rent_only. When buying is impossible
-(no datacenter site among the workloads' sites, no candidate GPU with a purchase price, or every lead
-time at or beyond the horizon) the recommendation is rent_only and the reason says why. In a max_throughput
-scenario each option is the most its budget serves: the recommendation is the one serving the most output
-tokens (then the cheapest), and no cost flip point is searched (planner.compare_recommend).
+Recommendation: the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order rent_only,
+buy_only, hybrid — a hybrid plan that buys nothing is rent_only; one renting nothing either is ``owned_only``
+(planner.compare_recommend.OWNED_ONLY). When buying is impossible (no datacenter site among the workloads'
+sites, no candidate GPU with a purchase price, or every lead time at or beyond the horizon) the recommendation
+is rent_only and the reason says why. In a max_throughput scenario each option is the most its budget serves:
+the recommendation is the one serving the most output tokens (then the cheapest), no cost flip point searched.
 
 Flip points — where "buy" (hybrid or buy-only) and "rent only" swap — for three multipliers: every rental
 price (rent_price_scale), every purchase price (purchase_price_scale) and every workload's demand.
@@ -34,14 +34,13 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.compare_breakeven import fleet_breakeven, rented_at_once
+from planner.compare_recommend import OWNED_ONLY, recommend, settle
 from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: the compare API
 from planner.compare_recommend import TIE_REL as TIE_REL
 from planner.compare_recommend import buying_blocker as buying_blocker
-from planner.compare_recommend import owned_only, recommend
 from planner.costs import rent_allowed
 from planner.demand import demand_per_period
 from planner.flip_probe import buying_surely_cheaper, cheapest_buying_plan
-from planner.optimize.relaxations import buy_only_option_relaxation
 from planner.optimize.reuse import shared_solves
 from planner.optimize.solver import SolverName
 from planner.plan import plan
@@ -249,6 +248,8 @@ def _peak_requests_per_s(scenario: Scenario, w: Workload) -> float:
 def _now(recommendation: str | None) -> str:
     if recommendation is None:
         return "no option is feasible now"
+    if recommendation == OWNED_ONLY:  # no option's name: the owned GPUs serve it all
+        return f"now the owned GPUs serve the demand: recommendation {OWNED_ONLY}"
     kind = "renting" if recommendation == "rent_only" else "buying"
     return f"now {kind} wins" + ("" if recommendation == "buy" else f": recommendation {recommendation}")
 
@@ -310,8 +311,8 @@ def find_flip_points(
     deterministic, so the answers do not depend on it); the base solves both price searches start from
     are made first, once."""
     now = _now(recommendation)
-    decision = None if recommendation is None else "rent_only" if recommendation == "rent_only" else "buy"
-    owned = decision == "rent_only" and owned_only(options["rent_only"])
+    owned = recommendation == OWNED_ONLY  # buying nothing, as renting only: the decision searched is rent_only's
+    decision = None if recommendation is None else "rent_only" if owned or recommendation == "rent_only" else "buy"
     if decision == "buy":
         for parameter in PRICES:
             for procurement in (["rent"], ["rent", "buy"]):
@@ -357,13 +358,12 @@ def _compare(
         options[name] = plan(catalog, _with(scenario, proc), solver=solver, with_alternatives=False)
     buy_only = options["buy_only"]  # "add rent to procurement" is another option here, not a scenario change
     buy_only.infeasibility = [
-        replace(e, relaxation=buy_only_option_relaxation(e.relaxation)) for e in buy_only.infeasibility
+        replace(e, relaxation=e.buy_only_option_relaxation or e.relaxation) for e in buy_only.infeasibility
     ]
     recommendation, reason = recommend(options)
     if blocker is not None and options["rent_only"].feasible:
         recommendation, reason = "rent_only", f"buying is not possible: {blocker}"
-    if recommendation is not None and owned_only(options[recommendation]):
-        reason = f"nothing to rent or buy: the owned GPUs serve the demand ({reason})"
+    picked, (recommendation, reason) = recommendation, settle(scenario, options, recommendation, reason)
     breakeven, breakeven_flip = None, None
     rent = options["rent_only"]
     if rent.status != "infeasible" and rent.deployments:
@@ -394,4 +394,4 @@ def _compare(
         _SOLVED.clear()
     if breakeven_flip is not None:
         flips.append(breakeven_flip)
-    return Comparison(options, recommendation, breakeven, flips, reason)
+    return Comparison(options, recommendation, breakeven, flips, reason, picked)

@@ -1,8 +1,8 @@
 """Which of ``planner compare``'s options to recommend, and why (planner/compare.py's module docstring):
 the cheapest feasible option, ties (relative 1e-9) to the simpler one in the order rent_only, buy_only,
 hybrid — a hybrid plan that buys nothing is rent_only; in a max_throughput scenario the option serving the
-most within the budget; why no plan can buy; a plan that rents and buys nothing (the owned GPUs serve the
-demand)."""
+most within the budget; why no plan can buy; ``owned_only`` where that option's plan rents and buys nothing
+(the owned GPUs serve the demand)."""
 
 from __future__ import annotations
 
@@ -100,6 +100,29 @@ def owned_only(result: PlanResult) -> bool:
     return result.feasible and all(line.procurement == "owned" for line in result.supply)
 
 
+OWNED_ONLY = "owned_only"
+"""The recommendation when the recommended option's plan rents and buys nothing (:func:`owned_only`): keep to
+the owned GPUs. It names no option (no option row is one): 'rent_only' there told the user to rent a fleet
+whose plan rents nothing, in a scenario (``procurement: [owned]``) that may not rent at all."""
+
+
+def owned_reason(options: dict[str, PlanResult], picked: str) -> str:
+    """Why :data:`OWNED_ONLY`: what the owned GPUs serve, at what cost (``picked``: the option the cost or
+    served-most rule chose), and which options plan them alone — e.g. 'nothing to rent or buy: the owned GPUs
+    serve the demand for $2,251 over 12 months (every option plans them alone)'."""
+    best = options[picked]
+    scale = best.served_scale
+    what = "the demand" if scale is None else f"{three_digits_text(scale)}× the stated demand"
+    months = best.scenario.horizon_months
+    alone = [n for n in PREFERENCE if n in options and owned_only(options[n])]
+    others = [n for n in PREFERENCE if n in options and n not in alone]
+    which = "every option plans them alone" if not others else f"{' and '.join(alone)} plan them alone"
+    return (
+        f"nothing to rent or buy: the owned GPUs serve {what} for ${best.total_cost_usd:,.0f} over {months:g} "
+        f"month{'s' if months != 1 else ''} ({which})"
+    )
+
+
 def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
     """Why no plan can buy in ``scenario`` (None when buying is possible): buying needs a datacenter site
     among the workloads' sites, a candidate GPU with a purchase price, and delivery before the horizon."""
@@ -122,3 +145,35 @@ def buying_blocker(catalog: Catalog, scenario: Scenario) -> str | None:
     if lead >= scenario.horizon_months:
         return f"the shortest lead time ({lead:g} months) is not inside the {scenario.horizon_months}-month horizon"
     return None
+
+
+VERB = {"rent": "renting", "buy": "buying"}
+
+
+def outside_procurement(scenario: Scenario, result: PlanResult) -> str:
+    """'' or a note for the reason when the recommended plan rents or buys though the scenario's
+    ``procurement`` does not list it: compare plans each option with its own procurement, so an owned-only
+    scenario (``procurement: [owned]``) its GPUs cannot serve gets renting recommended, which ``planner plan``
+    on it may not do (it is infeasible there)."""
+    used = {line.procurement for line in result.supply} - {"owned"} - set(scenario.procurement)
+    if not used:
+        return ""
+    listed = ", ".join(scenario.procurement)
+    what = " or ".join(VERB.get(u, u) for u in sorted(used, reverse=True))
+    return (
+        f" — beyond the scenario's procurement [{listed}], which allows no {what} (planner plan keeps to it;"
+        " compare plans each option with its own)"
+    )
+
+
+def settle(
+    scenario: Scenario, options: dict[str, PlanResult], recommendation: str | None, reason: str
+) -> tuple[str | None, str]:
+    """The recommendation and reason as compare states them: :data:`OWNED_ONLY` (:func:`owned_reason`) where
+    the recommended option's plan rents and buys nothing, else the option with :func:`outside_procurement`'s
+    note on its reason."""
+    if recommendation is None:
+        return None, reason
+    if owned_only(options[recommendation]):
+        return OWNED_ONLY, owned_reason(options, recommendation)
+    return recommendation, reason + outside_procurement(scenario, options[recommendation])

@@ -1,6 +1,8 @@
 """`planner compare` when the owned GPUs serve the demand: the rent-only option rents nothing, so its flip
 sentences said "renting wins at every rent multiplier from 0.25× to 4×" about a plan that rents nothing
-(planner/compare.py)."""
+(planner/compare.py), and the recommendation was "rent_only" for a plan that rents nothing in a scenario that
+may not rent (procurement: [owned]); it is "owned_only" (planner.compare_recommend.OWNED_ONLY). Where the
+owned GPUs do not serve it, the recommended renting says it is beyond the scenario's procurement."""
 
 from __future__ import annotations
 
@@ -36,8 +38,11 @@ def test_every_option_is_the_owned_plan(owned: dict) -> None:  # type: ignore[ty
         assert option["status"] == "optimal"
         assert option["total_cost_usd"] == pytest.approx(12 * running, rel=1e-9)
         assert option["capex_usd"] == 0
-    assert owned["recommendation"] == "rent_only"
-    assert owned["recommendation_reason"].startswith("nothing to rent or buy: the owned GPUs serve the demand")
+    assert owned["recommendation"] == "owned_only"
+    assert owned["recommendation_reason"] == (
+        f"nothing to rent or buy: the owned GPUs serve the demand for ${12 * running:,.0f} over 12 months"
+        " (every option plans them alone)"
+    )
 
 
 def test_flip_sentences_do_not_call_the_owned_plan_renting(owned: dict) -> None:  # type: ignore[type-arg]
@@ -47,3 +52,26 @@ def test_flip_sentences_do_not_call_the_owned_plan_renting(owned: dict) -> None:
         "buying nothing (the owned GPUs serve the demand) wins at every purchase price multiplier from 0.25× to 4×",
         "buying nothing (the owned GPUs serve the demand) wins at every demand level from 0.062× to 4×",
     ]
+
+
+def test_renting_beyond_an_owned_only_procurement_says_so() -> None:
+    """200 req/s at dc1 or us_east: the 8 owned H100 serve at most 177 (planner plan: infeasible, exit 3), the
+    rent-only option rents the rest at us_east and is recommended — beyond procurement: [owned], as its reason
+    now says; the options keep their own procurement."""
+    catalog = load_catalog()
+    data = starter(
+        {"quantizations": ["bf16", "fp8"], "sites": ["dc1", "us_east"], "requests_per_s": 200},
+        name="owned-h100-short", hardware=SCENARIO["hardware"], procurement=["owned"],
+        inventory=SCENARIO["inventory"],
+    )
+    scenario = parse_scenario(data, path="s.yaml")
+    validate_against_catalog(scenario, catalog, "s.yaml")
+    out = compare(catalog, scenario, flip_points=False).to_json()
+    rent = next(o for o in out["options"] if o["name"] == "rent_only")
+    assert rent["status"] == "optimal" and rent["capex_usd"] == 0 and rent["opex_usd_per_month"] > 1000
+    assert out["recommendation"] == "rent_only"
+    assert out["recommendation_reason"].endswith(
+        " — beyond the scenario's procurement [owned], which allows no renting (planner plan keeps to it;"
+        " compare plans each option with its own)"
+    )
+

@@ -113,7 +113,7 @@ def compare(
         bool, typer.Option("--no-flip-points", help="Skip the search for flip points.")
     ] = False,
 ) -> None:
-    """Buy-only vs rent-only vs hybrid: TCO, cost per million tokens, recommendation and why, crossover month, flip points. Exit 3 if no option is feasible."""
+    """Buy-only vs rent-only vs hybrid: TCO, cost per million tokens, recommendation and why (owned_only when the owned GPUs serve it all), crossover month, flip points. Exit 3 if no option is feasible."""
     from planner.cli.catalog_cmd import _catalog
     from planner.compare import compare as run_compare
     from planner.scenario import load_scenario

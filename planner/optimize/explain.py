@@ -17,7 +17,7 @@ from typing import Any
 from planner.candidates import CandidateTable, workload_sites
 from planner.catalog.loader import Catalog
 from planner.optimize.explain_words import budget_raises, cheapest_replica, slice_words, used_up_limits
-from planner.optimize.relaxations import bridge_relaxation, rent_relaxation, supply_relaxation
+from planner.optimize.relaxations import Relaxation, bridge_relaxation, capex_relaxation, supply_relaxation
 from planner.optimize.solver import SolverName, solve_context
 from planner.problem.context import BuildContext, build_context
 from planner.problem.supply import SupplyKind
@@ -46,11 +46,20 @@ class Explanation:
     periods: list[int] | None = None
     """Every period a merged shortfall stands for (planner.optimize.explain.merged_periods), the first being
     ``period``, whose figures it gives; None for a single period."""
+    buy_only_option_relaxation: str | None = dataclasses.field(default=None, metadata={"json": False})
+    """``relaxation`` as `planner compare`'s buy_only option words it, where renting is another option, not a
+    change (planner.optimize.relaxations.Relaxation); None: the same words. Not in the JSON."""
+
+    @classmethod
+    def relaxed(cls, workload: str, requirement: str, message: str, relaxation: Relaxation) -> Explanation:
+        """An explanation whose relaxation has a buy_only-option wording of its own."""
+        return cls(workload, requirement, message, relaxation.text, buy_only_option_relaxation=relaxation.buy_only_option_text)
 
     def to_json(self) -> dict[str, Any]:
-        """The fields that apply (None-valued optional fields left out)."""
+        """The fields that apply (None-valued optional fields and the buy_only option's wording left out)."""
         data = dataclasses.asdict(self)
-        return {k: v for k, v in data.items() if v is not None or k == "workload"}
+        hidden = {f.name for f in dataclasses.fields(self) if f.metadata.get("json") is False}
+        return {k: v for k, v in data.items() if (v is not None or k == "workload") and k not in hidden}
 
 
 def explain_supply(ctx: BuildContext) -> list[Explanation]:
@@ -82,7 +91,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
                 if buy_only
                 else f"{w.name}: no way to obtain its GPUs at its sites ({sites}): no rent quote, purchase or inventory"
             )
-            out.append(Explanation(w.name, "supply", message, supply_relaxation(ctx, w.name, buy_only)))
+            out.append(Explanation.relaxed(w.name, "supply", message, supply_relaxation(ctx, w.name, buy_only)))
             continue
         if all(o.kind is SupplyKind.BUY for o in options):
             first = min(o.available_from_month for o in options)
@@ -90,7 +99,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
             early = any(ctx.demand[(w.name, t)] > 0 for t in ctx.periods if ctx.start_month[t] < first)
             if first > 0 and early and scenario.objective == "min_cost":  # demand before the first delivery
                 out.append(
-                    Explanation(
+                    Explanation.relaxed(
                         w.name,
                         "lead_time",
                         f"{w.name}: nothing bought arrives before month {first:g} (purchase lead time {lead:g} "
@@ -102,13 +111,12 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
             if budget is not None and budget.capex_usd is not None and budget.capex_usd < cheapest:
                 node = min(options, key=lambda o: o.capex_usd_per_unit)
                 out.append(
-                    Explanation(
+                    Explanation.relaxed(
                         w.name,
                         "budget",
                         f"{w.name}: the capex budget ${budget.capex_usd:,.0f} is below one node "
                         f"(${cheapest:,.0f}: {node.gpu} at {node.site})",
-                        f"raise {budget.line('capex_usd')} to {math.ceil(cheapest - 1e-6):,} or "
-                        f"{rent_relaxation(ctx, w.name)}",
+                        capex_relaxation(ctx, w.name, f"raise {budget.line('capex_usd')} to {math.ceil(cheapest - 1e-6):,}"),
                     )
                 )
         replica = cheapest_replica(ctx, w.name)

@@ -3,6 +3,8 @@ for a reason none of its configurations can run, and for requests longer than it
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from planner.candidates import workload_sites
@@ -68,50 +70,65 @@ def _sites_of_kind(ctx: BuildContext, kind: str) -> str:
 
 
 ADD_RENT = "add rent to procurement"
-"""The change that lets a buy-only scenario rent (supply_relaxation, bridge_relaxation)."""
+"""The change that lets a buy-only scenario rent (supply_relaxation, bridge_relaxation, capex_relaxation)."""
 BUY_ONLY_OPTION_RENTS = " (renting instead: the rent_only and hybrid options)"
 """What compare's buy_only option says in place of ADD_RENT: rent is left out of that option by construction."""
 
 
-def supply_relaxation(ctx: BuildContext, workload: str, buy_only: bool) -> str:
-    """Relaxation of a workload with no supply option at its sites, naming the sites that would have one."""
+@dataclass(frozen=True)
+class Relaxation:
+    """A relaxation as a plan states it (``text``: a change to the scenario) and as ``planner compare``'s buy_only
+    option states it (``buy_only_option_text``). That option leaves rent out by construction whatever the
+    scenario's procurement says, so "add rent to procurement" is no change there but another option, named as
+    one; both wordings are written here, side by side, from the same parts."""
+
+    text: str
+    buy_only_option_text: str
+
+
+def supply_relaxation(ctx: BuildContext, workload: str, buy_only: bool) -> Relaxation:
+    """Relaxation of a workload with no supply option at its sites, naming the sites that would have one:
+    "add rent to procurement, add a datacenter site (dc1) to chat.sites or add inventory" (buy-only), in
+    compare's buy_only option "add a datacenter site (dc1) to chat.sites or add inventory (renting instead: the
+    rent_only and hybrid options)"."""
     datacenters = _sites_of_kind(ctx, "datacenter")
     where = f" ({datacenters}) to {workload}.sites" if datacenters else ""
-    return f"{ADD_RENT + ', ' if buy_only else ''}add a datacenter site{where} or add inventory"
+    keep = f"add a datacenter site{where} or add inventory"
+    if not buy_only:
+        return Relaxation(keep, keep)
+    return Relaxation(f"{ADD_RENT}, {keep}", keep + BUY_ONLY_OPTION_RENTS)
+
+
+def _rent_at(ctx: BuildContext, workload: str) -> tuple[str, bool]:
+    """(where a workload whose only supply is bought could rent: "at us_east" at a cloud site of its own, else
+    "at a cloud site added to chat.sites (us_east, …)"; whether the scenario's procurement already rents)."""
+    w = next(x for x in ctx.scenario.workloads if x.name == workload)
+    own = [site.id for site in workload_sites(w, ctx.sites) if site.kind == "cloud"]
+    clouds = _sites_of_kind(ctx, "cloud")
+    where = f"at {', '.join(own)}" if own else f"at a cloud site added to {workload}.sites ({clouds})"
+    return where, "rent" in ctx.scenario.procurement
 
 
 def rent_relaxation(ctx: BuildContext, workload: str) -> str:
     """How a workload whose only supply is bought could rent: at a cloud site of its own or one added to its
     sites, with rent added to procurement where it is not ("add rent to procurement and rent at us_east")."""
-    w = next(x for x in ctx.scenario.workloads if x.name == workload)
-    own = [site.id for site in workload_sites(w, ctx.sites) if site.kind == "cloud"]
-    clouds = _sites_of_kind(ctx, "cloud")
-    where = f"at {', '.join(own)}" if own else f"at a cloud site added to {workload}.sites ({clouds})"
-    rent = "rent" if "rent" in ctx.scenario.procurement else f"{ADD_RENT} and rent"
-    return f"{rent} {where}"
+    where, rents = _rent_at(ctx, workload)
+    return f"rent {where}" if rents else f"{ADD_RENT} and rent {where}"
 
 
-def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> str:
+def bridge_relaxation(ctx: BuildContext, workload: str, first_month: float) -> Relaxation:
     """Relaxation of a workload whose only supply is bought and arrives at ``first_month``: rent until then
-    (:func:`rent_relaxation`), or own GPUs."""
-    return f"{rent_relaxation(ctx, workload)} until month {first_month:g}, or add inventory"
+    (:func:`rent_relaxation`), or own GPUs; in compare's buy_only option "add inventory, or rent at us_east until
+    month 2 (the hybrid option)"."""
+    where, rents = _rent_at(ctx, workload)
+    text = f"{rent_relaxation(ctx, workload)} until month {first_month:g}, or add inventory"
+    return Relaxation(text, text if rents else f"add inventory, or rent {where} until month {first_month:g} (the hybrid option)")
 
 
-def buy_only_option_relaxation(relaxation: str) -> str:
-    """The relaxation of ``planner compare``'s buy_only option, which leaves rent out by construction
-    whatever the scenario's procurement says: "add rent to procurement" is no change to the scenario there
-    but another option, so it is named as one. "add rent to procurement, add a datacenter site (dc1) to
-    chat.sites or add inventory" → "add a datacenter site (dc1) to chat.sites or add inventory (renting
-    instead: the rent_only and hybrid options)"; "add rent to procurement and rent at us_east until month 2, or
-    add inventory" → "add inventory, or rent at us_east until month 2 (the hybrid option)"; "raise
-    budget.capex_usd to N or add rent to procurement and rent at us_east" → "raise budget.capex_usd to N (or
-    rent at us_east: the rent_only and hybrid options)"."""
-    if relaxation.startswith(f"{ADD_RENT}, "):
-        return relaxation.removeprefix(f"{ADD_RENT}, ") + BUY_ONLY_OPTION_RENTS
-    if relaxation.startswith(f"{ADD_RENT} and rent "):
-        bridge, _, other = relaxation.removeprefix(f"{ADD_RENT} and ").rpartition(", or ")
-        return f"{other}, or {bridge} (the hybrid option)"
-    head, found, rent = relaxation.partition(f" or {ADD_RENT} and ")
-    if found:
-        return f"{head} (or {rent}: the rent_only and hybrid options)"
-    return relaxation
+def capex_relaxation(ctx: BuildContext, workload: str, raise_capex: str) -> Relaxation:
+    """Relaxation of a capex budget below one node of every purchase a workload has: ``raise_capex`` ("raise
+    budget.capex_usd to N") or rent (:func:`rent_relaxation`); in compare's buy_only option "raise
+    budget.capex_usd to N (or rent at us_east: the rent_only and hybrid options)"."""
+    where, rents = _rent_at(ctx, workload)
+    text = f"{raise_capex} or {rent_relaxation(ctx, workload)}"
+    return Relaxation(text, text if rents else f"{raise_capex} (or rent {where}: the rent_only and hybrid options)")

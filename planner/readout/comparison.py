@@ -23,6 +23,17 @@ class Comparison:
     flip_points: list[dict[str, Any]]
     recommendation_reason: str = ""
     """Why the recommendation: the saving over the runner-up, or why buying is not possible."""
+    picked: str | None = None
+    """The option whose plan the recommendation reads: the recommendation itself, or for ``owned_only`` (the
+    plan rents and buys nothing: planner.compare_recommend.OWNED_ONLY) the option the cost rule chose; None:
+    the recommendation's."""
+
+    @property
+    def recommended_option(self) -> str | None:
+        """The option whose plan is the recommended one (an options key; None when no option is feasible)."""
+        if self.picked is not None:
+            return self.picked
+        return self.recommendation if self.recommendation in self.options else None
 
     @property
     def feasible(self) -> dict[str, PlanResult]:

@@ -87,9 +87,12 @@ def served_output_mtok(result: PlanResult) -> float:
 def comparison_text(comparison: Comparison) -> str:
     """The recommendation in words: the cheapest option and what each other costs more or less; max_throughput:
     the option serving the most and what each other serves ("costs $-8,545 more" read "costs the same")."""
-    rec = comparison.recommendation
+    rec = comparison.recommended_option
     if rec is None:
         return "No option is feasible: see the Options sheet and the Plan sheet for the reasons."
+    if rec != comparison.recommendation:  # owned_only: no option's name, the owned GPUs serve the demand
+        reason = comparison.recommendation_reason
+        return f"{comparison.recommendation}: {reason}. The sheets from {PLAN_SUMMARY_TITLE} on are the {rec} plan."
     best = comparison.options[rec]
     served = best.served_scale is not None  # scales as three_digits_text writes them: 10,000×, not 1e+04×
     what = f"serves the most within the budget: {three_digits_text(best.served_scale or 0)}× the stated demand for" if served else "is the cheapest option:"
@@ -116,7 +119,7 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
     for k, (name, result) in enumerate(comparison.options.items()):
         r = k + 2
         row_of[name] = r
-        recommended = "yes" if name == comparison.recommendation else ""
+        recommended = "yes" if name == comparison.recommended_option else ""
         if name not in cash["flow_col"] or result.ledger is None:
             # each cause with its smallest relaxation, as the terminal prints it (the fix was left out)
             causes = [e.message + (f" — {e.relaxation}" if e.relaxation else "") for e in result.infeasibility]
@@ -281,13 +284,13 @@ def _summary_sheet(
     ws["A1"].font = Font(bold=True, size=14)
     append_row(ws, 3, ["Item", "Value"])
     style_header(ws, 3, 2)
-    rec = comparison.recommendation
+    rec = comparison.recommended_option  # the option whose plan it is (owned_only: the one its cost rule chose)
     rows: list[tuple[str, Any, str | None]] = [
         ("Scenario", scenario.name, None),
         ("Recommendation", comparison_text(comparison), None),
         # the reason the terminal and the JSON give (why buying is impossible, or that owned GPUs serve it all)
         (REASON_LABEL, comparison.recommendation_reason or "—", None),
-        ("Recommended option", rec or "none", None),
+        ("Recommended option", comparison.recommendation or "none", None),
         ("Horizon (months)", horizon, INT_FORMAT),
         (
             "Cost of capital (per year)",
@@ -355,12 +358,9 @@ def build_compare_workbook(comparison: Comparison) -> Any:
     """The openpyxl Workbook of a :class:`planner.readout.comparison.Comparison`."""
     from openpyxl.styles import Font
 
-    rec = comparison.recommendation
-    plan_result = (
-        comparison.options[rec]
-        if rec is not None
-        else comparison.options.get("hybrid", next(iter(comparison.options.values())))
-    )
+    rec = comparison.recommended_option
+    fallback = comparison.options.get("hybrid", next(iter(comparison.options.values())))
+    plan_result = comparison.options[rec] if rec is not None else fallback
     wb = build_workbook(plan_result)
     plan_summary = wb["Summary"]
     plan_summary.title = PLAN_SUMMARY_TITLE

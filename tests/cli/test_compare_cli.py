@@ -49,8 +49,12 @@ def test_an_inventory_only_plan_says_there_is_nothing_to_rent_or_buy(tmp_path: P
     res = runner.invoke(app, ["compare", str(ROOT / "examples/pd_card8/scenario.yaml"), "--json-out", str(target)])
     assert res.exit_code == 0, res.output
     data = json.loads(target.read_text())
-    assert data["recommendation"] == "rent_only"
-    assert data["recommendation_reason"].startswith("nothing to rent or buy: the owned GPUs serve the demand (")
+    assert data["recommendation"] == "owned_only"  # not rent_only: nothing is rented, and it may not rent
+    assert data["recommendation_reason"] == (
+        "nothing to rent or buy: the owned GPUs serve 1.24× the stated demand for $857 over 1 month (every option"
+        " plans them alone)"
+    )
+    assert "◀" not in res.stdout and "recommendation: owned_only — nothing to rent or buy" in res.stdout
     assert all(o["capex_usd"] == 0 and o["status"] == "optimal" for o in data["options"])
     assert len({o["total_cost_usd"] for o in data["options"]}) == 1  # running costs of the same inventory
 

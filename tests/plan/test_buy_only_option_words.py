@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from planner.catalog import Catalog
 from planner.compare import compare
-from planner.optimize.relaxations import buy_only_option_relaxation
 from planner.plan import plan
 from planner.scenario import Budget, Scenario, load_scenario
 
@@ -42,9 +39,10 @@ def test_capex_budget_below_one_node_says_how_to_rent(catalog: Catalog) -> None:
     cheapest = min(catalog.gpu(g).purchase.usd_per_node for g in ("h100_sxm", "h200_sxm"))  # type: ignore[union-attr]
     (cause,) = [e for e in result.infeasibility if e.requirement == "budget"]
     assert cause.relaxation == f"raise budget.capex_usd to {cheapest:,.0f} or add rent to procurement and rent at us_east"
-    assert buy_only_option_relaxation(cause.relaxation) == (
+    assert cause.buy_only_option_relaxation == (
         f"raise budget.capex_usd to {cheapest:,.0f} (or rent at us_east: the rent_only and hybrid options)"
     )
+    assert "buy_only_option_relaxation" not in cause.to_json()  # compare's words, not the plan's JSON
 
 
 def test_capex_budget_with_rent_allowed_names_a_cloud_site(catalog: Catalog) -> None:
@@ -56,19 +54,20 @@ def test_capex_budget_with_rent_allowed_names_a_cloud_site(catalog: Catalog) -> 
     assert cause.relaxation.endswith(" or rent at a cloud site added to chat.sites (us_east, us_west, eu_west, ap_northeast)")
 
 
-@pytest.mark.parametrize(
-    ("stated", "in_compare"),
-    [
-        (
-            "add rent to procurement, add a datacenter site (dc1) to chat.sites or add inventory",
-            "add a datacenter site (dc1) to chat.sites or add inventory (renting instead: the rent_only and hybrid options)",
-        ),
-        (
-            "add rent to procurement and rent at us_east until month 2, or add inventory",
-            "add inventory, or rent at us_east until month 2 (the hybrid option)",
-        ),
-        ("raise chat.slo.tpot_ms to 3.2", "raise chat.slo.tpot_ms to 3.2"),
-    ],
-)
-def test_buy_only_option_words(stated: str, in_compare: str) -> None:
-    assert buy_only_option_relaxation(stated) == in_compare
+def test_lead_time_bridge_in_the_buy_only_option_is_the_hybrid_option(catalog: Catalog) -> None:
+    """Buy-only: nothing bought arrives before its lead time; the plan says "add rent to procurement and rent at
+    us_east until month N, or add inventory", compare's buy_only option the hybrid option that does."""
+    result = plan(catalog, _buy_vs_rent(catalog, procurement=["buy"]), with_alternatives=False)
+    (cause,) = [e for e in result.infeasibility if e.requirement == "lead_time"]
+    first = cause.message.split("before month ")[1].split(" ")[0]
+    assert cause.relaxation == f"add rent to procurement and rent at us_east until month {first}, or add inventory"
+    assert cause.buy_only_option_relaxation == f"add inventory, or rent at us_east until month {first} (the hybrid option)"
+
+
+def test_rent_allowed_keeps_the_plan_words(catalog: Catalog) -> None:
+    """Where the scenario already rents, the buy_only option's words are the plan's (no procurement change)."""
+    stated = _buy_vs_rent(catalog, procurement=["rent", "buy"], objective="max_throughput", budget=Budget(capex_usd=1000))
+    dc_only = [w.model_copy(update={"sites": ["dc1"]}) for w in stated.workloads]
+    result = plan(catalog, stated.model_copy(update={"workloads": dc_only}), with_alternatives=False)
+    (cause,) = [e for e in result.infeasibility if e.requirement == "budget"]
+    assert cause.buy_only_option_relaxation == cause.relaxation
