@@ -17,7 +17,7 @@ from planner.readout.budget import budget_use
 from planner.readout.ledger import CostLedger
 from planner.readout.pd import pd_summary
 from planner.readout.types import Deployment, ScheduleEntry, SupplyLine, as_json
-from planner.readout.warnings import unused_inventory
+from planner.readout.warnings import plan_warnings
 from planner.scenario import Scenario
 
 
@@ -117,7 +117,7 @@ class PlanResult:
             "served_from_month": self.served_from_month,
             "served_requests_per_s": self.served_requests_per_s(),
             "budget_used": _budget_used(self),
-            "warnings": unused_inventory(self.scenario),
+            "warnings": plan_warnings(self.scenario, self.supply),
             "deployments": [as_json(d) for d in self.deployments],
             "disaggregation": [g.to_json() for g in pd_summary(self.deployments)],
             "supply": [as_json(s) for s in self.supply],
