@@ -46,3 +46,23 @@ def test_aws_h100_quotes_are_on_demand_only(catalog: Catalog) -> None:
     has no AWS 1-year reserved price."""
     rows = sorted((p.kind, p.usd_per_gpu_hour) for p in catalog.rental_prices("h100_sxm") if p.provider == "aws")
     assert rows == [("on_demand", 3.9), ("on_demand", 12.29)]
+
+
+def test_each_estimate_is_its_stated_product_to_two_significant_digits(catalog: Catalog) -> None:
+    """A market_estimate row's source states its arithmetic, "F × B = X": the figure is X to 2 significant
+    digits, and X is F × B. The H20 estimate read "≈ 0.4 × the H100 price 3.49 → 1.5" (0.4 × 3.49 = 1.396 → 1.4)."""
+    import re
+
+    checked = {}
+    for price in catalog.prices:
+        if price.provider != "market_estimate":
+            continue
+        match = re.search(r"(\d+(?:\.\d+)?) × (\d+(?:\.\d+)?) = (\d+(?:\.\d+)?)", price.source)
+        assert match, (price.gpu, price.kind, price.source)  # every estimate states its product
+        factor, base, product = (float(g) for g in match.groups())
+        assert factor * base == pytest.approx(product, abs=5e-4), (price.gpu, price.kind)
+        assert price.usd_per_gpu_hour == float(f"{product:.2g}"), (price.gpu, price.kind)
+        checked[(price.gpu, price.kind)] = price.usd_per_gpu_hour
+    assert checked[("h20", "on_demand")] == 1.4
+    assert checked[("h100_sxm", "reserved_1y")] == 2.4 and checked[("a100_pcie_80gb", "on_demand")] == 2.2
+    assert len(checked) == 22  # 4 GPUs without a quote + 3 kinds × 6 main GPUs
