@@ -237,13 +237,31 @@ def _shape_hint(kind: str, value: object, loc: tuple[Any, ...], named: bool = Fa
     return ""
 
 
-def _whole_hint(value: object) -> str:
+def _whole_hint(value: object, metadata: list[Any] | None = None) -> str:
     """' — write 1000' for a whole number written as a float (``1e3``, ``500.0``); ' — write 4096 or 4097' for a
-    fraction (``4096.5``)."""
+    fraction (``4096.5``); where the field's bounds (annotated_types ``metadata``) exclude that whole number, the
+    bounds instead (' — must be in [1, 1e+07]'), so the hint does not lead to the next refusal."""
     if isinstance(value, float) and abs(value) < 1e15 and math.isfinite(value):
         low = math.floor(value)
+        bounds = _bounds_text(metadata or [])
+        if bounds and not any(_within(metadata or [], float(n)) for n in {low, math.ceil(value)}):
+            return f" — {bounds}"
         return f" — write {low}" if value == low else f" — write {low} or {low + 1}"
     return ""
+
+
+def _within(metadata: list[Any], value: float) -> bool:
+    """Whether ``value`` meets every annotated_types bound in ``metadata``."""
+    for m in metadata:
+        if isinstance(m, annotated_types.Gt) and not value > float(m.gt):  # type: ignore[arg-type]
+            return False
+        if isinstance(m, annotated_types.Ge) and not value >= float(m.ge):  # type: ignore[arg-type]
+            return False
+        if isinstance(m, annotated_types.Lt) and not value < float(m.lt):  # type: ignore[arg-type]
+            return False
+        if isinstance(m, annotated_types.Le) and not value <= float(m.le):  # type: ignore[arg-type]
+            return False
+    return True
 
 
 def _id_hint(value: object, loc: tuple[Any, ...], ids: IdTable | None) -> str:
@@ -288,7 +306,10 @@ def _message(
         return f"ids are lowercase letters, digits and single underscores{got}{_id_hint(value, loc, ids)}"
     if kind in _TYPE_WORDS:
         hint = _text_hint(value) if kind == "string_type" else number_hint(value, loc)
-        hint = ((_whole_hint(value) or hint) if _TYPE_WORDS[kind] == "a whole number" else hint) or _shape_hint(kind, value, loc, _named(model, loc))
+        if _TYPE_WORDS[kind] == "a whole number":
+            resolved = _resolve(model, loc) if model is not None else None
+            hint = _whole_hint(value, resolved[1] if resolved else None) or hint
+        hint = hint or _shape_hint(kind, value, loc, _named(model, loc))
         return f"expected {_TYPE_WORDS[kind]}{got or _kind_of(value)}{hint}"
     if kind == "too_short" and isinstance(value, list | dict) and not value:
         optional = model is not None and _is_optional(model, loc)

@@ -673,6 +673,12 @@ TRAINING_CASES = [
         ("hardware.max_gpus", "must be in [1, 1e+07]"),
         put("hardware.max_gpus", 10**20),
     ),
+    # a whole number written as a float and out of range: the hint named 1000000000000, which the range refused next
+    _train(
+        "train-max-gpus-huge-float",
+        ("hardware.max_gpus: expected a whole number (got 1e+12) — must be in [1, 1e+07]",),
+        put("hardware.max_gpus", 1.0e12),
+    ),
     # a global batch of 10^9 sequences ran divisors() over 10^9 numbers (the command hung); 10^10 is refused
     _train(
         "train-global-batch-1e10",
