@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from planner.errors import closest_id, did_you_mean, id_spelling, suggest_id
+from planner.field_bounds import bounds_text, within_bounds
 from planner.inputs import number_hint
 
 _ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
@@ -98,27 +99,6 @@ def _resolve(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[Any, list[An
         if bare in (int, float):
             return bare, metadata + extra
     return annotation, metadata
-
-
-def _bounds_text(metadata: list[Any]) -> str | None:
-    """'in (0, 1e+06]', '≥ 1', ... from annotated_types constraints."""
-    lo = hi = None
-    for m in metadata:
-        if isinstance(m, annotated_types.Gt):
-            lo = f"({m.gt:g}"
-        elif isinstance(m, annotated_types.Ge):
-            lo = f"[{m.ge:g}"
-        elif isinstance(m, annotated_types.Lt):
-            hi = f"{m.lt:g})"
-        elif isinstance(m, annotated_types.Le):
-            hi = f"{m.le:g}]"
-    if lo and hi:
-        return f"must be in {lo}, {hi}"
-    if lo:
-        return f"must be {'>' if lo[0] == '(' else '≥'} {lo[1:]}"
-    if hi:
-        return f"must be {'<' if hi[-1] == ')' else '≤'} {hi[:-1]}"
-    return None
 
 
 def _model_fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -243,25 +223,11 @@ def _whole_hint(value: object, metadata: list[Any] | None = None) -> str:
     bounds instead (' — must be in [1, 1e+07]'), so the hint does not lead to the next refusal."""
     if isinstance(value, float) and abs(value) < 1e15 and math.isfinite(value):
         low = math.floor(value)
-        bounds = _bounds_text(metadata or [])
-        if bounds and not any(_within(metadata or [], float(n)) for n in {low, math.ceil(value)}):
+        bounds = bounds_text(metadata or [])
+        if bounds and not any(within_bounds(metadata or [], float(n)) for n in {low, math.ceil(value)}):
             return f" — {bounds}"
         return f" — write {low}" if value == low else f" — write {low} or {low + 1}"
     return ""
-
-
-def _within(metadata: list[Any], value: float) -> bool:
-    """Whether ``value`` meets every annotated_types bound in ``metadata``."""
-    for m in metadata:
-        if isinstance(m, annotated_types.Gt) and not value > float(m.gt):  # type: ignore[arg-type]
-            return False
-        if isinstance(m, annotated_types.Ge) and not value >= float(m.ge):  # type: ignore[arg-type]
-            return False
-        if isinstance(m, annotated_types.Lt) and not value < float(m.lt):  # type: ignore[arg-type]
-            return False
-        if isinstance(m, annotated_types.Le) and not value <= float(m.le):  # type: ignore[arg-type]
-            return False
-    return True
 
 
 def _id_hint(value: object, loc: tuple[Any, ...], ids: IdTable | None) -> str:
@@ -293,7 +259,7 @@ def _message(
         )
     if kind in _RANGE_TYPES and model is not None:
         resolved = _resolve(model, loc)
-        bounds = _bounds_text(resolved[1]) if resolved else None
+        bounds = bounds_text(resolved[1]) if resolved else None
         if bounds:
             return f"{bounds}{got}{_percent_hint(loc, value)}"
     if kind == "missing" and model is not None:
