@@ -19,7 +19,7 @@ from planner.candidate_optimizations import deployment_load_optimizations
 from planner.candidates import network_s, slo_percentiles
 from planner.catalog.loader import Catalog
 from planner.errors import AuditError
-from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
+from planner.performance.load import bare_tpot_s, capacity_at_slo, replica_batch_limit, serve_at_load
 from planner.performance.optimizations import (
     LoadOptimizations,
     optimized_max_batch,
@@ -173,7 +173,8 @@ def at_served_load(
     workspace = scenario.workspace_gib * BYTES_PER_GIB
     context = float(w.input_tokens + w.output_tokens)
     fit = float(optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=workspace))
-    limit = max(min(fit, float(scenario.max_batch)), 1.0)
+    limit = replica_batch_limit(terms, fit=fit, max_batch=float(scenario.max_batch))
+    deployment = replace(deployment, batch_limit=int(limit))
     net = network_s(w, sites[deployment.site])
     per_replica = deployment.read_load_per_replica_requests_per_s()
     if deployment.role != "colocated":

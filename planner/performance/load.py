@@ -124,6 +124,14 @@ def _new_tokens_and_rounds(input_tokens: Num, output_tokens: Num, opt: LoadOptim
     return p_tok - opt.cached_tokens, g_tok / per_round, per_round
 
 
+def replica_batch_limit(terms: DeploymentTerms, *, fit: float, max_batch: float) -> float:
+    """The most sequences one replica runs, sequences: max(min(``fit``, ``max_batch``, the engine's
+    ``max_running_sequences``), 1) — ``fit`` the memory fit with the deployment's optimizations
+    (planner.performance.optimizations.optimized_max_batch), ``max_batch`` the scenario's ``max_batch`` (predict's
+    ``--max-batch``). A plan's deployment and ``planner predict --requests-per-s`` report it as ``batch_limit``."""
+    return max(min(float(fit), float(max_batch), float(terms.max_running_sequences)), 1.0)
+
+
 def serve_at_load(
     terms: DeploymentTerms,
     *,

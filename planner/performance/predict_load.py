@@ -16,7 +16,7 @@ from planner.errors import InfeasiblePlan, InputError
 from planner.ledgers.edge_cloud import request_network_s
 from planner.limits import MAX_RTT_MS, MAX_UPLINK_MBIT_PER_S, MIN_EFFICIENCY_FRAC
 from planner.performance import moe
-from planner.performance.load import bare_tpot_s, capacity_at_slo, serve_at_load
+from planner.performance.load import bare_tpot_s, capacity_at_slo, replica_batch_limit, serve_at_load
 from planner.performance.optimizations import LoadOptimizations
 from planner.performance.pools import (
     decode_at_load,
@@ -190,7 +190,7 @@ def at_load(
     request's percentiles (None: means). ``opt``: the request's optimizations (:func:`load_optimizations`);
     ``max_batch``: the memory fit with them (planner.performance.optimizations.optimized_max_batch, the
     prediction's ``max_batch``, as the plan's candidate table and audit compute it), sequences."""
-    limit = max(min(max_batch, float(request.batch_limit), float(terms.max_running_sequences)), 1.0)
+    limit = replica_batch_limit(terms, fit=max_batch, max_batch=float(request.batch_limit))
     network = network_s(request, site)
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
     lam = float(request.requests_per_s or 0.0)

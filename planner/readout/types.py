@@ -80,6 +80,10 @@ class Deployment:
     ÷ replicas of the block; without an hourly profile the period's served load ÷ its replicas)."""
     capacity_at_slo_requests_per_s: float = 0.0
     """Largest load one replica sustains within both SLOs (before the max_utilization_frac headroom)."""
+    batch_limit: int = 0
+    """The most sequences one replica runs: min(the memory fit with its optimizations, the scenario's max_batch,
+    the engine's max_running_sequences) (planner.performance.load.replica_batch_limit), as its predict command
+    prints it (``at_load.batch_limit``); 0: not read at load (planner.audit.at_served_load sets it)."""
     optimizations: list[dict[str, Any]] = field(default_factory=list)
     """[{name, on, why}]: prefix cache / speculative decoding (when stated), KV quantization, chunked prefill."""
     ep: int = 1
