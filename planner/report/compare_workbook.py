@@ -119,7 +119,7 @@ def _options_sheet(ws: Any, tables: Tables, comparison: Comparison, cash: dict[s
     for k, (name, result) in enumerate(comparison.options.items()):
         r = k + 2
         row_of[name] = r
-        recommended = "yes" if name == comparison.recommended_option else ""
+        recommended = "yes" if name == comparison.recommendation else ""  # as the terminal's ◀: none for owned_only
         if name not in cash["flow_col"] or result.ledger is None:
             # each cause with its smallest relaxation, as the terminal prints it (the fix was left out)
             causes = [e.message + (f" — {e.relaxation}" if e.relaxation else "") for e in result.infeasibility]

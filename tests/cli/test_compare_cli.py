@@ -59,6 +59,27 @@ def test_an_inventory_only_plan_says_there_is_nothing_to_rent_or_buy(tmp_path: P
     assert len({o["total_cost_usd"] for o in data["options"]}) == 1  # running costs of the same inventory
 
 
+def test_an_inventory_only_workbook_marks_no_option_as_the_terminal(tmp_path: Path) -> None:
+    """owned_only names no option: the Options sheet's Recommended column marks none (it marked rent_only, the
+    option whose plan the sheets show, where the terminal marks no row), and the Summary says owned_only."""
+    from openpyxl import load_workbook
+
+    target = tmp_path / "compare.xlsx"
+    res = runner.invoke(
+        app, ["compare", str(ROOT / "examples/pd_card8/scenario.yaml"), "--no-flip-points", "-o", str(target)]
+    )
+    assert res.exit_code == 0, res.output
+    wb = load_workbook(target)
+    options = wb["Options"]
+    header = [c.value for c in options[1]]
+    marks = {
+        row[0]: row[header.index("Recommended")] for row in options.iter_rows(min_row=2, max_row=4, values_only=True)
+    }
+    assert set(marks) == {"buy_only", "rent_only", "hybrid"} and not any(marks.values())
+    summary = {row[0]: row[1] for row in wb["Summary"].iter_rows(min_row=4, max_col=2, values_only=True)}
+    assert summary["Recommended option"] == "owned_only"
+
+
 def test_no_feasible_option_exits_3_with_the_causes(tmp_path: Path) -> None:
     res = runner.invoke(app, ["compare", str(_cloud_only(tmp_path, tpot_ms=1)), "--json"])
     assert res.exit_code == 3  # and --json prints the infeasible answer, as plan's does
