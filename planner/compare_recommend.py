@@ -10,7 +10,7 @@ from planner.catalog.loader import Catalog
 from planner.costs import buy_allowed
 from planner.readout.result import PlanResult
 from planner.scenario import Scenario, merged_sites
-from planner.units import three_digits_text
+from planner.units import months_text, three_digits_text
 
 PREFERENCE = ("rent_only", "buy_only", "hybrid")
 """Among options of equal cost, the simpler one is recommended."""
@@ -113,13 +113,12 @@ def owned_reason(options: dict[str, PlanResult], picked: str) -> str:
     best = options[picked]
     scale = best.served_scale
     what = "the demand" if scale is None else f"{three_digits_text(scale)}× the stated demand"
-    months = best.scenario.horizon_months
     alone = [n for n in PREFERENCE if n in options and owned_only(options[n])]
     others = [n for n in PREFERENCE if n in options and n not in alone]
     which = "every option plans them alone" if not others else f"{' and '.join(alone)} plan them alone"
     return (
-        f"nothing to rent or buy: the owned GPUs serve {what} for ${best.total_cost_usd:,.0f} over {months:g} "
-        f"month{'s' if months != 1 else ''} ({which})"
+        f"nothing to rent or buy: the owned GPUs serve {what} for ${best.total_cost_usd:,.0f} over "
+        f"{months_text(best.scenario.horizon_months)} ({which})"
     )
 
 

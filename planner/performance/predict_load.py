@@ -182,15 +182,16 @@ def network_s(request: PredictRequest, site: Site | None) -> float:
 
 def at_load(
     catalog: Catalog, request: PredictRequest, terms: DeploymentTerms, *, site: Site | None, gpu: Accelerator,
-    opt: LoadOptimizations | None, max_batch: float,
+    opt: LoadOptimizations | None, fit: float,
 ) -> dict[str, float | bool | None]:
     """serve_at_load of one replica at the request's offered load (the candidate table's function): batch limit
-    min(``max_batch``, ``batch_limit``, the engine's ``max_running_sequences``), the network time of ``site`` and
-    the request's ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT (:func:`network_s`), TTFT / TPOT at the
-    request's percentiles (None: means). ``opt``: the request's optimizations (:func:`load_optimizations`);
-    ``max_batch``: the memory fit with them (planner.performance.optimizations.optimized_max_batch, the
-    prediction's ``max_batch``, as the plan's candidate table and audit compute it), sequences."""
-    limit = replica_batch_limit(terms, fit=max_batch, max_batch=float(request.batch_limit))
+    planner.performance.load.replica_batch_limit (``fit``, ``batch_limit``, the engine's ``max_running_sequences``),
+    the network time of ``site`` and the request's ``--rtt-ms`` / ``--uplink-mbit-per-s`` in TTFT
+    (:func:`network_s`), TTFT / TPOT at the request's percentiles (None: means). ``opt``: the request's
+    optimizations (:func:`load_optimizations`); ``fit``: the memory fit with them
+    (planner.performance.optimizations.optimized_max_batch, the prediction's ``max_batch``, as the plan's
+    candidate table and audit compute it), sequences."""
+    limit = replica_batch_limit(terms, fit=fit, max_batch=float(request.batch_limit))
     network = network_s(request, site)
     p_tok, g_tok = float(request.input_tokens), float(request.output_tokens)
     lam = float(request.requests_per_s or 0.0)

@@ -314,6 +314,6 @@ def predict(catalog: Catalog, request: PredictRequest) -> Prediction:
         engine_terms={k: float(v) for k, v in engine_fields(engine, ideal=request.ideal).items()},
         moe=explain_terms(terms, tokens=batch) or None,
         load=None if request.requests_per_s is None else at_load(
-            catalog, request, terms, site=site, gpu=gpu, opt=opt, max_batch=float(fit)
+            catalog, request, terms, site=site, gpu=gpu, opt=opt, fit=float(fit)
         ),
     )

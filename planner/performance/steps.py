@@ -145,8 +145,9 @@ def _tp_allreduce_startup_s(terms: DeploymentTerms, message_bytes: Num) -> Num:
 def host_s(terms: DeploymentTerms, batch: Num) -> Num:
     """Fixed time of one step with ``batch`` running sequences outside its operator groups, s: the engine's host
     time (:func:`engine_host_time_s`) + the MoE layers' routing kernels (moe.routing_kernels_s, 0 for dense
-    models). Every step function (decode, prefill, the chunked mixed step) adds it once."""
-    return engine_host_time_s(terms, batch) + moe.routing_kernels_s(terms)
+    models), through :func:`host_parts` / :func:`host_at` as a step table at many loads computes it. Every step
+    function (decode, prefill, the chunked mixed step) adds it once."""
+    return host_at(host_parts(terms), batch)
 
 
 def host_parts(terms: DeploymentTerms, step_overhead_s: Num = 0.0) -> tuple[Num, Num, Num, Num, Num]:
