@@ -59,10 +59,12 @@ MIN_LIFT = 1e-4
 MAX_NODES = 2000
 """Branch-and-bound nodes of one workload's MILP (its proven bound is used when it stops there)."""
 
-MIN_REPLICA_COLUMNS = 2500
-"""Replica-count columns (n_rep) below which no row is added: on smaller problems the rows did not pay
-(10-workload full-catalog bench, 2,145 integer columns, exact solve from its optimum: 5.5 s CPU without
-them, 8.8 s with; 20 workloads, 4,244: 13.5 s without, 4.6 s with)."""
+MIN_REPLICA_COLUMNS = 2000
+"""Replica-count columns (n_rep) below which no row is added: on smaller problems the rows do not pay.
+Build + solve CPU seconds without / with them (2026-12-05, `make bench` instances): 1-month scenario with buy
+options (2,101 columns) 2.50 / 1.95; 10 workloads (2,187) 9.6 / 7.6; 12-month buy scenario the same plan and
+gap. At 1,095 (the 5-workload bench plan) they save in the plan's solve what they cost its GPU-type
+alternatives (7.3 / 7.4 s with alternatives); the examples (at most 168) get slower (buy_vs_rent 2.5 / 3.5)."""
 
 POOL_ROLES: tuple[Role, ...] = ("prefill", "decode")
 
