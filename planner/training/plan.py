@@ -24,6 +24,7 @@ from planner.training.search import (
     site_limit,
 )
 from planner.training.terms import GpuTerms, ModelTerms, gpu_terms, model_terms
+from planner.units import days_decimals
 
 
 def run_settings(scenario: TrainingScenario) -> RunSettings:
@@ -63,12 +64,9 @@ def _days(seconds: float) -> str:
 
 
 def _finish_days(days: float, deadline_days: float) -> str:
-    """A completion time in days: two significant digits below a day, one decimal above, and the decimals that
-    set it apart from a deadline it misses ("0.12 days" against 0.1, not "0.1 days")."""
-    decimals = max(1, 1 - math.floor(math.log10(days))) if days > 0 else 1
-    while decimals < 6 and days > deadline_days and round(days, decimals) <= deadline_days:
-        decimals += 1
-    return f"{days:,.{decimals}f} days"
+    """A completion time in days, with the decimals (:func:`planner.units.days_decimals`) that set it apart from
+    the deadline ("0.12 days" against 0.1, not "0.1 days")."""
+    return f"{days:,.{days_decimals((days, deadline_days))}f} days"
 
 
 def _layout_words(ev: Evaluation) -> str:
