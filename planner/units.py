@@ -70,15 +70,16 @@ def months_text(months: int) -> str:
     return f"{months} month{'' if months == 1 else 's'}"
 
 
-def days_decimals(days_values: Iterable[float], *, most: int = 6) -> int:
-    """Decimals to print a set of durations in days with: one at a day or more, two significant digits of the
-    smallest below a day (0.064), and more until values that differ print differently (0.232 and 0.238 days of
-    two options, a 0.12-day run against a 0.1-day deadline — not "0.2" twice, or "0.1" for a missed 0.1), at
-    most ``most``."""
+def days_decimals(days_values: Iterable[float], *, apart_from: Iterable[float] = (), most: int = 6) -> int:
+    """Decimals to print durations in days with: one at a day or more, two significant digits of the smallest
+    below a day (0.064), and more until values that differ print differently, among themselves and from
+    ``apart_from`` (0.232 and 0.238 days of two options; a 0.12-day run against a 0.1-day deadline — not "0.2"
+    twice, or "0.1" for a missed 0.1), at most ``most``."""
     values = sorted({d for d in days_values if math.isfinite(d) and d > 0})
     if not values:
         return 1
     decimals = min(most, max(1, 1 - math.floor(math.log10(values[0]))))
-    while decimals < most and len({f"{d:.{decimals}f}" for d in values}) < len(values):
+    shown = sorted(set(values) | {d for d in apart_from if math.isfinite(d)})
+    while decimals < most and len({f"{d:.{decimals}f}" for d in shown}) < len(shown):
         decimals += 1
     return decimals

@@ -66,7 +66,7 @@ def _days(seconds: float) -> str:
 def _finish_days(days: float, deadline_days: float) -> str:
     """A completion time in days, with the decimals (:func:`planner.units.days_decimals`) that set it apart from
     the deadline ("0.12 days" against 0.1, not "0.1 days")."""
-    return f"{days:,.{days_decimals((days, deadline_days))}f} days"
+    return f"{days:,.{days_decimals((days,), apart_from=(deadline_days,))}f} days"
 
 
 def _layout_words(ev: Evaluation) -> str:

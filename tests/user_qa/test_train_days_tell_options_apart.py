@@ -57,3 +57,10 @@ def test_earliest_finish_options_print_the_days_they_were_chosen_by(tmp_path: Pa
 )
 def test_days_decimals(days: list[float], decimals: int) -> None:
     assert days_decimals(days) == decimals
+
+
+def test_days_decimals_apart_from_a_deadline() -> None:
+    assert days_decimals([0.1211], apart_from=[0.1]) == 2  # 0.12 against 0.10
+    assert days_decimals([0.2375], apart_from=[0.1]) == 2  # already apart
+    assert days_decimals([0.0327], apart_from=[1e-300]) == 3  # a tiny deadline adds no digits: 0.033
+    assert days_decimals([14.74], apart_from=[14.7]) == 2
