@@ -128,8 +128,8 @@ def _compute_reason(
     limit: int,
     delay_days: float,
 ) -> str:
-    """Why no run of ``gpu`` meets the deadline, with the change that makes one: "needs ≥ N gpu …; the sites
-    allow M — raise hardware.max_gpus to N" where a layout of N GPUs (:func:`_fewest_in_time`) finishes in
+    """Why no run of ``gpu`` meets the deadline, with the change that makes one: "needs ≥ N gpu …; the allowed
+    sites offer M … — raise it to at least N" where a layout of N GPUs (:func:`_fewest_in_time`) finishes in
     time, else the batch that caps the useful GPU count. T = deadline − setup − delivery; ``within``: the
     fastest layout per GPU count up to ``limit``."""
     fastest = min(within.values(), key=lambda e: (e.days, e.layout.gpus))
