@@ -14,9 +14,18 @@ TIMING_FIELDS = ("solve_seconds", "total_seconds")
 """Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
+def count_text(count: float) -> str:
+    """A GPU or replica count as a reader writes it: whole numbers grouped (``9,870,840``, ``1``, not ``1.0`` or
+    ``:g``'s ``9.87084e+06``), a fraction of a shared GPU with up to two decimals (``0.5``, ``2.25``)."""
+    if float(count).is_integer():
+        return f"{count:,.0f}"
+    return f"{count:,.2f}".rstrip("0").rstrip(".")
+
+
 def format_gpus(gpus_by_type: dict[str, float], sep: str = "×") -> str:
-    """``2×b200 0.5×l40s``: GPUs per type as counts (1, not 1.0), the one text the table and workbook show."""
-    return " ".join(f"{n:g}{sep}{g}" for g, n in gpus_by_type.items())
+    """``2×b200 0.5×l40s``: GPUs per type as counts (:func:`count_text`), the one text the table and workbook
+    show."""
+    return " ".join(f"{count_text(n)}{sep}{g}" for g, n in gpus_by_type.items())
 
 
 def format_value(value: Any) -> str:
@@ -54,7 +63,7 @@ class Choice:
         at = f" at {self.site}" if self.site else ""
         pool = "" if self.role == "colocated" else f" ({self.role} pool)"
         share = "" if self.gpu_share_frac >= 1 else f" ({self.gpu_share_frac:g} GPU each)"
-        return f"{self.replicas}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}{share}"
+        return f"{count_text(self.replicas)}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}{share}"
 
 
 @dataclass(frozen=True)
