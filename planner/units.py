@@ -65,6 +65,14 @@ def three_digits_text(value: float) -> str:
     return f"{value:.3g}"
 
 
+def count_text(count: float) -> str:
+    """A GPU or replica count as a reader writes it: whole numbers grouped (``9,870,840``, ``1``, not ``1.0`` or
+    ``:g``'s ``9.87084e+06``), a fraction of a shared GPU with up to two decimals (``0.5``, ``2.25``)."""
+    if float(count).is_integer():
+        return f"{count:,.0f}"
+    return f"{count:,.2f}".rstrip("0").rstrip(".")
+
+
 def months_text(months: int) -> str:
     """A number of months in words: "1 month", "36 months" (a horizon, the months a budget line counts)."""
     return f"{months} month{'' if months == 1 else 's'}"

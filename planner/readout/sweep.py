@@ -10,21 +10,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from planner.units import count_text
+
 TIMING_FIELDS = ("solve_seconds", "total_seconds")
 """Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
-def count_text(count: float) -> str:
-    """A GPU or replica count as a reader writes it: whole numbers grouped (``9,870,840``, ``1``, not ``1.0`` or
-    ``:g``'s ``9.87084e+06``), a fraction of a shared GPU with up to two decimals (``0.5``, ``2.25``)."""
-    if float(count).is_integer():
-        return f"{count:,.0f}"
-    return f"{count:,.2f}".rstrip("0").rstrip(".")
-
-
 def format_gpus(gpus_by_type: dict[str, float], sep: str = "×") -> str:
-    """``2×b200 0.5×l40s``: GPUs per type as counts (:func:`count_text`), the one text the table and workbook
-    show."""
+    """``2×b200 0.5×l40s``: GPUs per type as counts (:func:`planner.units.count_text`), the one text the table
+    and workbook show."""
     return " ".join(f"{count_text(n)}{sep}{g}" for g, n in gpus_by_type.items())
 
 

@@ -1,7 +1,9 @@
-"""A sweep's GPU and replica counts as a reader writes them. `planner sweep examples/chat_70b_cloud/scenario.yaml
---vary hardware.gpus=l4 --vary workloads.chat.requests_per_s=1000000` showed "GPUs serving 9.87084e+06×l4"
-(`:g` turns 9,870,840 into exponent notation and drops its last digits) in the table and the workbook's Sweep
-sheet, and "chat: 1233855× l4 TP8xPP1 int4 at us_east" (no grouping, unlike every other count printed)."""
+"""GPU and replica counts as a reader writes them, in one function (planner.units.count_text).
+`planner sweep examples/chat_70b_cloud/scenario.yaml --vary hardware.gpus=l4 --vary
+workloads.chat.requests_per_s=1000000` showed "GPUs serving 9.87084e+06×l4" (`:g` turns 9,870,840 into
+exponent notation and drops its last digits) in the table and the workbook's Sweep sheet, and "chat: 1233855×
+l4 TP8xPP1 int4 at us_east"; `planner plan` of that variant printed 9,870,840 GPUs in its deployments table but
+"9870840" in its "what to rent" table and "1233855×36" replicas per period."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from planner.cli.main import app
-from planner.readout.sweep import Choice, count_text, format_gpus
+from planner.readout.sweep import Choice, format_gpus
+from planner.units import count_text
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat_70b_cloud" / "scenario.yaml"
 
@@ -43,3 +47,18 @@ def test_a_million_gpu_sweep_row_reads_in_full(tmp_path: Path) -> None:
     cells = [str(c) for row in sheet.iter_rows(values_only=True) for c in row if c is not None]
     assert "9,870,840×l4" in cells
     assert "chat: 1,233,855× l4 TP8xPP1 int4 at us_east" in cells
+
+
+def test_a_million_gpu_plan_prints_one_count_everywhere(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    data["workloads"][0]["requests_per_s"] = 1_000_000
+    data["hardware"]["gpus"] = ["l4"]
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    res = CliRunner().invoke(app, ["plan", str(path), "--no-alternatives"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    rows = [" ".join(line.strip("│ ").split()) for line in res.stdout.splitlines() if "│" in line]
+    deployment = next(r for r in rows if r.startswith("chat │"))
+    assert "│ 1,233,855 │ 9,870,840 │" in deployment and deployment.endswith("│ 1,233,855×36")
+    rented = next(r for r in rows if r.startswith("l4 │ us_east │ rent_on_demand"))
+    assert rented.startswith("l4 │ us_east │ rent_on_demand │ 9,870,840 │ all │")
