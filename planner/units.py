@@ -5,6 +5,9 @@ Every quantity in the planner carries its unit in its name; convert only through
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 BYTES_PER_KB = 1e3
 BYTES_PER_MB = 1e6
 BYTES_PER_GB = 1e9
@@ -62,6 +65,29 @@ def three_digits_text(value: float) -> str:
     return f"{value:.3g}"
 
 
+def count_text(count: float) -> str:
+    """A GPU or replica count as a reader writes it: whole numbers grouped (``9,870,840``, ``1``, not ``1.0`` or
+    ``:g``'s ``9.87084e+06``), a fraction of a shared GPU with up to two decimals (``0.5``, ``2.25``)."""
+    if float(count).is_integer():
+        return f"{count:,.0f}"
+    return f"{count:,.2f}".rstrip("0").rstrip(".")
+
+
 def months_text(months: int) -> str:
     """A number of months in words: "1 month", "36 months" (a horizon, the months a budget line counts)."""
     return f"{months} month{'' if months == 1 else 's'}"
+
+
+def days_decimals(days_values: Iterable[float], *, apart_from: Iterable[float] = (), most: int = 6) -> int:
+    """Decimals to print durations in days with: one at a day or more, two significant digits of the smallest
+    below a day (0.064), and more until values that differ print differently, among themselves and from
+    ``apart_from`` (0.232 and 0.238 days of two options; a 0.12-day run against a 0.1-day deadline — not "0.2"
+    twice, or "0.1" for a missed 0.1), at most ``most``."""
+    values = sorted({d for d in days_values if math.isfinite(d) and d > 0})
+    if not values:
+        return 1
+    decimals = min(most, max(1, 1 - math.floor(math.log10(values[0]))))
+    shown = sorted(set(values) | {d for d in apart_from if math.isfinite(d)})
+    while decimals < most and len({f"{d:.{decimals}f}" for d in shown}) < len(shown):
+        decimals += 1
+    return decimals

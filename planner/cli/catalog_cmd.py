@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, fail, run_guarded, show, text
+from planner.cli.common import JsonFlag, JsonOut, check_output_path, emit, fail, note, run_guarded, show, text
 
 catalog_app = typer.Typer(
     help="List or show catalog records (gpus, models, formats, sites, interconnects, prices).",
@@ -76,7 +76,7 @@ def show_records(kind: str, record_id: str | None, as_json: bool, json_out: Path
         t.add_column("field")
         t.add_column("value")
         for key, value in payload.items():
-            t.add_row(key, text(json.dumps(value) if isinstance(value, dict | list) else value))
+            t.add_row(key, text(json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value))
         show(t)
         return
     table = _records(catalog, kind)
@@ -163,6 +163,11 @@ def catalog_prices(
         fail(error)
     rows = price_rows(catalog, gpu)
     if emit(rows, as_json, json_out):
+        return
+    if gpu is not None and not rows:  # an edge device or a card no provider rents: say so, not an empty table
+        accelerator = catalog.accelerators[gpu]
+        bought = f"; `planner catalog gpus {gpu}` shows its purchase price" if accelerator.purchase else ""
+        note(f"{gpu}: no provider rents it (no quote in catalogs/prices.yaml; {accelerator.placement} placement){bought}")
         return
     t = Table(title=f"rental prices, USD per GPU-hour ({len(rows)} rows)")
     for c in ("gpu", "provider", "regions", "GPUs per instance", *RENTAL_KINDS, "as of"):

@@ -29,7 +29,7 @@ from planner.cli.progress import working
 from planner.cli.sharing_view import gpus_cell, sharing_lines
 from planner.errors import InfeasiblePlan, InputError
 from planner.limits import MAX_USD
-from planner.units import three_digits_text
+from planner.units import count_text, three_digits_text
 
 ScenarioArg = Annotated[Path, typer.Argument(help="Scenario YAML file.")]
 OutputXlsx = Annotated[
@@ -276,7 +276,7 @@ def _print_rentals(data: dict[str, Any]) -> None:
             text(s["gpu"]),
             text(s["site"]),
             text(s["kind"]),
-            str(s["gpus"]),
+            count_text(s["gpus"]),
             months,
             f"{s['cost_usd_per_month']:,.0f}",
             text(s["source"]),
@@ -296,7 +296,7 @@ def _print_orders(data: dict[str, Any]) -> None:
             str(s["purchase_month"]),
             text(s["gpu"]),
             text(s["site"]),
-            str(s["gpus"]),
+            count_text(s["gpus"]),
             f"{s['available_from_month']:g}",
             f"{s['capex_usd']:,.0f}",
             f"{s['residual_usd']:,.0f}",

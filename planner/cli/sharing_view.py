@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.units import count_text
+
 
 def gpus_cell(d: dict[str, Any]) -> str:
     """GPUs of a deployment: ``0.5`` for one replica on half a GPU (the lines of :func:`sharing_lines` say
     with whom); whole counts with thousands separators ("314,040": ':g' wrote 1,234,567 GPUs as "1.23457e+06")."""
-    gpus = float(d["gpus"])
-    return f"{int(gpus):,}" if gpus.is_integer() else f"{gpus:g}"
+    return count_text(float(d["gpus"]))
 
 
 def sharing_lines(data: dict[str, Any]) -> list[str]:

@@ -31,6 +31,7 @@ from planner.cli.common import (
 from planner.errors import InfeasiblePlan, InputError
 from planner.limits import MAX_TOKENS
 from planner.training.limits import MAX_DIMENSION, MAX_GLOBAL_BATCH_SEQUENCES, MAX_LAYERS, MAX_TRAINING_TOKENS
+from planner.units import days_decimals
 
 NOTE_WIDTH = 60
 """Characters of the plan table's note column (longer notes wrap, as the README's prose columns)."""
@@ -73,9 +74,11 @@ def _print_plan(data: dict[str, Any], source: Path, seq_len_tokens: int | None =
     run = "" if seq_len_tokens is None else (
         f" ({data['model']}, {tokens_text(data['training_tokens'])} tokens in {seq_len_tokens:,}-token sequences)"
     )
+    # days with the decimals that tell the options apart (earliest_finish chooses by them: 0.232 vs 0.238 days)
+    decimals = days_decimals([data["days"], *(o["days"] for o in data["alternatives"])])
     title = (
-        f"{text(data['scenario'])}{text(run)}: {data['gpus']} × {data['gpu']} ({data['procurement']}, {data['site']}) — "
-        f"{data['days']:.1f} days, {usd(data['total_cost_usd'])}"
+        f"{text(data['scenario'])}{text(run)}: {data['gpus']:,} × {data['gpu']} ({data['procurement']}, "
+        f"{data['site']}) — {data['days']:,.{decimals}f} days, {usd(data['total_cost_usd'])}"
     )
     t = Table(title=title)
     t.add_column("quantity")
@@ -114,7 +117,7 @@ def _print_plan(data: dict[str, Any], source: Path, seq_len_tokens: int | None =
         alt.add_column(col, justify="right")
     for o in data["alternatives"]:
         alt.add_row(
-            o["gpu"], str(o["gpus"]), f"{o['tp']}×{o['pp']}×{o['dp']}", f"{o['days']:.1f}",
+            o["gpu"], f"{o['gpus']:,}", f"{o['tp']}×{o['pp']}×{o['dp']}", f"{o['days']:,.{decimals}f}",
             f"{o['total_cost_usd']:,.0f}", f"{o['mfu']:.1%}",
         )  # fmt: skip
     show(alt)

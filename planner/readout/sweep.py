@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from planner.units import count_text
+
 TIMING_FIELDS = ("solve_seconds", "total_seconds")
 """Row fields that depend on machine speed (left out when two sweeps are compared)."""
 
 
 def format_gpus(gpus_by_type: dict[str, float], sep: str = "×") -> str:
-    """``2×b200 0.5×l40s``: GPUs per type as counts (1, not 1.0), the one text the table and workbook show."""
-    return " ".join(f"{n:g}{sep}{g}" for g, n in gpus_by_type.items())
+    """``2×b200 0.5×l40s``: GPUs per type as counts (:func:`planner.units.count_text`), the one text the table
+    and workbook show."""
+    return " ".join(f"{count_text(n)}{sep}{g}" for g, n in gpus_by_type.items())
 
 
 def format_value(value: Any) -> str:
@@ -54,7 +57,7 @@ class Choice:
         at = f" at {self.site}" if self.site else ""
         pool = "" if self.role == "colocated" else f" ({self.role} pool)"
         share = "" if self.gpu_share_frac >= 1 else f" ({self.gpu_share_frac:g} GPU each)"
-        return f"{self.replicas}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}{share}"
+        return f"{count_text(self.replicas)}× {self.gpu} TP{self.tp}xPP{self.pp}{ep} {self.quantization}{at}{pool}{share}"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from planner.units import count_text
 from planner.units import months_text as months_text  # re-exported: the reports' and CLI's import
 
 USD_FORMAT = '"$"#,##0.00'
@@ -50,14 +51,16 @@ def sanitize_defined_name(name: str) -> str:
 
 
 def period_runs_text(values: Sequence[int]) -> str:
-    """Replicas per period, equal neighbours merged: [4, 1, 1, 1] → "4 1×3" (the terminal's column)."""
+    """Replicas per period, equal neighbours merged: [4, 1, 1, 1] → "4 1×3" (the terminal's column), counts
+    grouped: [1233855] × 36 → "1,233,855×36"."""
     out: list[str] = []
     k = 0
     while k < len(values):
         n = 1
         while k + n < len(values) and values[k + n] == values[k]:
             n += 1
-        out.append(str(values[k]) if n == 1 else f"{values[k]}×{n}")
+        count = count_text(values[k])
+        out.append(count if n == 1 else f"{count}×{n}")
         k += n
     return " ".join(out)
 

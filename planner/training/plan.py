@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from planner.catalog.loader import Catalog
 from planner.costs import rent_quotes_by_size
-from planner.ledgers.training import cards_for_compute
+from planner.limits import MAX_COUNT
 from planner.readout.training import TrainingPlan
 from planner.training.layout import SECONDS_PER_DAY, Evaluation, RunSettings, layout_problem
 from planner.training.pricing import cost_lines
@@ -23,6 +24,7 @@ from planner.training.search import (
     site_limit,
 )
 from planner.training.terms import GpuTerms, ModelTerms, gpu_terms, model_terms
+from planner.units import days_decimals
 
 
 def run_settings(scenario: TrainingScenario) -> RunSettings:
@@ -61,44 +63,108 @@ def _days(seconds: float) -> str:
     return f"{days:g} {'day' if f'{days:g}' == '1' else 'days'}"
 
 
+def _finish_days(days: float, deadline_days: float) -> str:
+    """A completion time in days, with the decimals (:func:`planner.units.days_decimals`) that set it apart from
+    the deadline ("0.12 days" against 0.1, not "0.1 days")."""
+    return f"{days:,.{days_decimals((days,), apart_from=(deadline_days,))}f} days"
+
+
+def _layout_words(ev: Evaluation) -> str:
+    """'TP2×PP1×DP1024' of an evaluated layout."""
+    return f"TP{ev.layout.tp}×PP{ev.layout.pp}×DP{ev.layout.dp}"
+
+
+def _fewest_in_time(
+    scenario: TrainingScenario,
+    model: ModelTerms,
+    gpu: GpuTerms,
+    delay_days: float,
+    within: dict[int, Evaluation],
+    limit: int,
+) -> tuple[Evaluation | None, Evaluation]:
+    """Beyond the ``limit`` GPUs that ``within`` (the fastest layout per count up to it) covers, up to MAX_COUNT
+    (hardware.max_gpus and the sites' limits set aside): the fastest layout of the fewest GPUs that completes
+    by the deadline (None when no GPU count does: the batch, the degrees and failures cap the useful count),
+    and the fastest layout seen.
+
+    Notes
+    -----
+    in time ⇔ delay_days + days(fastest layout of n GPUs) ≤ deadline_days; the count named is the least such n,
+    so "raise hardware.max_gpus to n" is a change that plans (card 4's ⌈F·(1 + L)/(Π·η·T)⌉ at one MFU is a
+    lower bound only: a layout of that count may not exist, or runs at a lower MFU). Counts are tried in
+    ascending order and the search stops at the first in time.
+    """
+    run = run_settings(scenario)
+    fastest = min(within.values(), key=lambda e: (e.days, e.layout.gpus))
+    in_time = [n for n in sorted(within) if delay_days + within[n].days <= scenario.deadline_days + 1e-9]
+    if in_time:  # a count within the limit is fast enough (no site supplies it)
+        return within[in_time[0]], fastest
+    beyond = sorted(
+        (
+            layout
+            for layout in enumerate_layouts(
+                gpu.gpu_id, scenario.hardware, global_batch_seqs=run.global_batch_seqs, max_gpus=MAX_COUNT
+            )
+            if layout.gpus > limit
+        ),
+        key=lambda layout: layout.gpus,
+    )
+    for count, group in itertools.groupby(beyond, key=lambda layout: layout.gpus):
+        ev = fastest_by_count(group, model, gpu, run)[0].get(count)
+        if ev is None:
+            continue
+        if delay_days + ev.days <= scenario.deadline_days + 1e-9:
+            return ev, fastest
+        if ev.days < fastest.days:
+            fastest = ev
+    return None, fastest
+
+
 def _compute_reason(
     scenario: TrainingScenario,
     model: ModelTerms,
     gpu: GpuTerms,
-    fastest: Evaluation,
+    within: dict[int, Evaluation],
     limit: int,
     delay_days: float,
 ) -> str:
-    """ "needs ≥ N gpu at X % MFU; the sites allow M" from card 4's ceil(F·(1 + L)/(Π·η·T)), T = deadline −
-    setup − delivery."""
+    """Why no run of ``gpu`` meets the deadline, with the change that makes one: "needs ≥ N gpu …; the allowed
+    sites offer M … — raise it to at least N" where a layout of N GPUs (:func:`_fewest_in_time`) finishes in
+    time, else the batch that caps the useful GPU count. T = deadline − setup − delivery; ``within``: the
+    fastest layout per GPU count up to ``limit``."""
+    fastest = min(within.values(), key=lambda e: (e.days, e.layout.gpus))
     available_s = (scenario.deadline_days - scenario.setup_days - delay_days) * SECONDS_PER_DAY
-    train_flop = model.train_flop_per_token * scenario.training_tokens * (1.0 + fastest.failure_overhead_frac)
     if available_s <= 0:
         return (
             f"{gpu.gpu_id}: delivery ({delay_days:g} days) and setup ({scenario.setup_days:g} days) leave no time "
             f"before the {scenario.deadline_days:g}-day deadline"
         )
     after = f" (after {delay_days:g} days of delivery)" if delay_days > 0 else ""
-    needed = cards_for_compute(
-        train_flop, peak_tflops=gpu.peak_tflops, mfu_frac=fastest.mfu, available_s=available_s
-    )
-    count = (
-        f"{needed:,}" if needed < 1e12 else f"{float(needed):.3g}"
-    )  # a 1e-300-day deadline: not 300 digits
-    if needed <= limit:  # the GPUs are there, the layouts cannot use them: name the batch, not max_gpus
+    goal = f"{scenario.training_tokens:.3g} tokens in {_days(available_s)}{after}"
+    deadline = scenario.deadline_days
+    enough, overall = _fewest_in_time(scenario, model, gpu, delay_days, within, limit)
+    if enough is None:  # no GPU count finishes: the global batch (DP divides it) and the degrees cap them
         return (
-            f"{gpu.gpu_id}: no layout finishes {scenario.training_tokens:.3g} tokens in {_days(available_s)}{after}: "
-            f"the fastest uses {fastest.layout.gpus} GPUs ({fastest.days + delay_days:,.1f} days) and "
-            f"more run no faster with a global batch of {scenario.global_batch_seqs:,} sequences (DP divides it), "
-            f"though {count} at {fastest.mfu:.0%} MFU would do — raise global_batch_tokens or deadline_days"
+            f"{gpu.gpu_id}: no layout finishes {goal}: the fastest uses {overall.layout.gpus:,} GPUs "
+            f"({_layout_words(overall)}, {_finish_days(overall.days + delay_days, deadline)}) and more run no "
+            f"faster with a global batch of {scenario.global_batch_seqs:,} sequences (DP divides it) and "
+            f"hardware.tp {sorted(set(scenario.hardware.tp))} × hardware.pp {sorted(set(scenario.hardware.pp))} "
+            "— raise global_batch_tokens or deadline_days"
         )
-    cap = f"the allowed sites offer {limit}"
+    count = enough.layout.gpus
+    shown = f"(fastest: {fastest.layout.gpus:,} GPUs, {_finish_days(fastest.days + delay_days, deadline)})"
+    if count <= limit:  # a layout that fits the limit finishes in time, but no allowed site supplies it
+        return (
+            f"{gpu.gpu_id}: {count:,} GPUs ({_layout_words(enough)}) would train {goal}, but no allowed site "
+            f"supplies {count:,} {gpu.gpu_id} with procurement {', '.join(scenario.procurement)} (its instance "
+            f"sizes or capacity) {shown}"
+        )
+    cap = f"the allowed sites offer {limit:,}"
     if limit == scenario.hardware.max_gpus:  # name the limit that binds: the scenario's own cap
-        cap += f" within hardware.max_gpus {limit} — raise it to at least {count}"
+        cap += f" within hardware.max_gpus {limit:,} — raise it to at least {count:,}"
     return (
-        f"{gpu.gpu_id}: needs ≥ {count} {gpu.gpu_id} at {fastest.mfu:.0%} MFU to train {scenario.training_tokens:.3g} "
-        f"tokens in {_days(available_s)}{after}; {cap} "
-        f"(fastest: {fastest.layout.gpus} GPUs, {fastest.days + delay_days:,.1f} days)"
+        f"{gpu.gpu_id}: needs ≥ {count:,} {gpu.gpu_id} to train {goal} ({_layout_words(enough)} at "
+        f"{enough.mfu:.0%} MFU: {_finish_days(enough.days + delay_days, deadline)}); {cap} {shown}"
     )
 
 
@@ -243,9 +309,8 @@ def _reason(
         return _instance_reason(catalog, scenario, gpu, min(best))
     in_time = [o for o in options if o.finish_days <= scenario.deadline_days + 1e-9]
     if not in_time:
-        fastest = min(best.values(), key=lambda e: e.days)
         delay = min((o.start_delay_days for o in options), default=0.0)
-        return _compute_reason(scenario, model, gpu, fastest, limit, delay)
+        return _compute_reason(scenario, model, gpu, best, limit, delay)
     cheapest = min(o.total_cost_usd for o in in_time)
     cost, budget = over_budget_usd(cheapest, scenario.budget_usd or 0.0)
     return f"{gpu.gpu_id}: the cheapest run that meets the deadline costs ${cost}; the budget is ${budget}"

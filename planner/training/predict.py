@@ -8,7 +8,13 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Model
 from planner.errors import InputError, did_you_mean
-from planner.training.layout import Layout, RunSettings, evaluate_layout, layout_problem
+from planner.training.layout import (
+    INTERLEAVED_VIRTUAL_STAGES,
+    Layout,
+    RunSettings,
+    evaluate_layout,
+    layout_problem,
+)
 from planner.training.scenario import (
     DEFAULT_CHECKPOINT_WRITE_GB_PER_S,
     DEFAULT_GPU_MTBF_HOURS,
@@ -18,7 +24,8 @@ from planner.training.scenario import (
     Schedule,
     architecture_model,
 )
-from planner.training.terms import gpu_terms, model_terms
+from planner.training.search import divisors
+from planner.training.terms import GpuTerms, ModelTerms, gpu_terms, model_terms
 
 
 @dataclass(frozen=True)
@@ -50,12 +57,55 @@ def _model(catalog: Catalog, model: str | Architecture) -> Model:
     return catalog.model(model)
 
 
+def _listed(values: list[int], most: int = 8) -> str:
+    """'1, 2, 4, 8' (the first ``most`` and '…' after them)."""
+    return ", ".join(map(str, values[:most])) + (", …" if len(values) > most else "")
+
+
+def degree_problem(req: PredictTrainRequest, model: ModelTerms, gpu: GpuTerms) -> str | None:
+    """Why ``--tp`` / ``--pp`` can run no layout of the model at all, with the degrees that can (None when both
+    can). Checked before ``--gpus``, whose fix would otherwise keep a degree no layout runs.
+
+    Notes
+    -----
+    TP must divide the attention heads and stay in one scale-up domain (a node, or an NVL72-class domain);
+    PP·v must divide the layers, v = 2 model chunks per stage for the interleaved schedule (PP > 1), else 1
+    (:func:`planner.training.layout.layout_problem` checks the same of a whole layout).
+    """
+    local = max(gpu.gpus_per_node, gpu.local_domain_gpus)
+    tps = [d for d in divisors(model.heads) if d <= local]
+    name = "the inline architecture" if isinstance(req.model, Architecture) else model.model_id
+    if req.tp not in tps:
+        why = (
+            f"does not divide the {model.heads} attention heads of {name}"
+            if model.heads % req.tp
+            else f"spans more than the {local} GPUs of one {gpu.gpu_id} scale-up domain"
+        )
+        return f"--tp {req.tp}: {why} — use one of {_listed(tps)}"
+
+    def chunks(pp: int) -> int:
+        return INTERLEAVED_VIRTUAL_STAGES if req.schedule == "interleaved" and pp > 1 else 1
+
+    if model.layers % (req.pp * chunks(req.pp)):
+        pps = [d for d in divisors(model.layers) if model.layers % (d * chunks(d)) == 0]
+        split = (
+            f"{req.pp} stages × {chunks(req.pp)} chunks each (--schedule interleaved) do not divide"
+            if chunks(req.pp) > 1
+            else "does not divide"
+        )
+        return f"--pp {req.pp}: {split} the {model.layers} layers of {name} — use one of {_listed(pps)}"
+    return None
+
+
 def predict_train(catalog: Catalog, req: PredictTrainRequest) -> dict[str, Any]:
     """Memory, iteration time, MFU, tokens/s and the time breakdown of ``req`` (InputError when impossible)."""
     if req.gpu not in catalog.accelerators:
         raise InputError(f"--gpu: unknown gpu '{req.gpu}'{did_you_mean(req.gpu, catalog.accelerators)}")
     model = model_terms(_model(catalog, req.model), seq_len=req.seq_len)
     gpu = gpu_terms(catalog, req.gpu, precision=req.precision)
+    degrees = degree_problem(req, model, gpu)
+    if degrees is not None:
+        raise InputError(degrees)
     group = req.tp * req.pp
     if req.dp is None and req.gpus % group:  # the default DP = N/(TP·PP) is no whole number
         raise InputError(

@@ -791,7 +791,9 @@ INFEASIBLE_CASES += [
         "train-pp-64", ("infeasible", "PP64×v1 does not divide 36 layers", "pp: [1, 2, 3, 4]"),
         put("hardware.pp", [64]), exit_code=3,
     ),
-    _train(  # a 1e-300-day deadline: the GPU count was printed with 300 digits
-        "train-deadline-tiny", ("infeasible", "e+302 h100_sxm at", "raise it to at least 1."), put("deadline_days", 1e-300), exit_code=3,
+    _train(  # a 1e-300-day deadline: the GPU count was printed with 300 digits, then as 'raise it to at least
+        # 1.2e+302' (card 4's count; no GPU count finishes in time: the fastest layout takes 0.033 days)
+        "train-deadline-tiny", ("infeasible", "no layout finishes 1e+11 tokens in 1e-300 days: the fastest uses 16,384 GPUs (TP8×PP2×DP1024, 0.033 days)"),
+        put("deadline_days", 1e-300), exit_code=3,
     ),
 ]  # fmt: skip

@@ -35,14 +35,15 @@ def test_h100_count_for_100b_tokens_in_30_days(catalog: Catalog) -> None:
 
 
 def test_planner_explains_the_h100_count_when_the_cluster_is_too_small(catalog: Catalog) -> None:
-    """With the book's 40 % and at most 4 H100 the plan is infeasible and says it needs ≥ 6 (the fastest
-    4-GPU layout needs selective recomputation to fit, whose extra attention forward leaves 38 % MFU)."""
+    """With the book's 40 % and at most 4 H100 the plan is infeasible and says it needs ≥ 6, card 4's count:
+    the fewest GPUs of a layout that finishes in time, DP6 (selective recomputation to fit, whose extra
+    attention forward leaves 38 % MFU)."""
     plan = plan_training(
         catalog, scenario(catalog, mfu_frac=0.40, hardware={"gpus": ["h100_sxm"], "max_gpus": 4})
     )
     assert plan.status == "infeasible"
     (reason,) = plan.reasons
-    assert "needs ≥ 6 h100_sxm at 38% MFU" in reason
+    assert "needs ≥ 6 h100_sxm to train 1e+11 tokens in 30 days (TP1×PP1×DP6 at 38% MFU: 26.9 days)" in reason
     assert "offer 4" in reason
 
 

@@ -1,6 +1,7 @@
 """`planner predict-train --gpus 8 --tp 3` (no --dp): DP defaults to --gpus / (tp × pp), which is no whole
 number, and the error showed the floored default as if the user had given it: "--gpus 8: must equal tp × pp ×
-dp = 3 × 1 × 2" (planner/training/predict.py)."""
+dp = 3 × 1 × 2" (planner/training/predict.py). TP3 itself, which divides none of Qwen3-8B's 32 heads, is now
+named first (tests/user_qa/test_predict_train_layout_fixes.py); --gpus 6 --tp 4 keeps this case."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ BASE = ["predict-train", "--model", "qwen3_8b", "--gpu", "h100_sxm"]
     ("args", "line"),
     [
         (
-            ["--gpus", "8", "--tp", "3"],
-            "error: --gpus 8: not a multiple of tp × pp = 3 × 1 = 3 (DP defaults to --gpus / (tp × pp)) — give "
-            "--gpus a multiple of 3, e.g. 6, or other --tp/--pp",
+            ["--gpus", "6", "--tp", "4"],
+            "error: --gpus 6: not a multiple of tp × pp = 4 × 1 = 4 (DP defaults to --gpus / (tp × pp)) — give "
+            "--gpus a multiple of 4, e.g. 4, or other --tp/--pp",
         ),
         (
             ["--gpus", "2", "--tp", "2", "--pp", "2"],

@@ -54,3 +54,41 @@ def test_inline_architecture_names_the_missing_option() -> None:
         "error: --model: give a catalog model id, or all of --layers --hidden-size --ffn-size --heads "
         "(missing --ffn-size)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        # said '--gpus 8: not a multiple of tp × pp = 3 … give --gpus a multiple of 3, e.g. 6', and --gpus 6
+        # then said 'layout: TP3 does not divide 32 heads — choose other … values' with none named
+        (["--tp", "3"], "error: --tp 3: does not divide the 32 attention heads of qwen3_8b — use one of 1, 2, 4, 8"),
+        (["--gpus", "6", "--tp", "3"],
+         "error: --tp 3: does not divide the 32 attention heads of qwen3_8b — use one of 1, 2, 4, 8"),
+        (["--gpus", "16", "--tp", "16"],
+         "error: --tp 16: spans more than the 8 GPUs of one h100_sxm scale-up domain — use one of 1, 2, 4, 8"),
+        (["--pp", "8"],
+         "error: --pp 8: does not divide the 36 layers of qwen3_8b — use one of 1, 2, 3, 4, 6, 9, 12, 18, …"),
+        (["--pp", "4", "--schedule", "interleaved"],
+         "error: --pp 4: 4 stages × 2 chunks each (--schedule interleaved) do not divide the 36 layers of "
+         "qwen3_8b — use one of 1, 2, 3, 6, 9, 18"),
+    ],
+)  # fmt: skip
+def test_a_degree_no_layout_runs_is_named_with_the_degrees_that_do(args: list[str], line: str) -> None:
+    res = CliRunner().invoke(app, [*BASE, *args, "--json"])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert " ".join(res.stderr.split()) == line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--gpus", "4", "--tp", "4"],
+        ["--tp", "8"],
+        ["--gpus", "9", "--pp", "9"],
+        ["--gpus", "6", "--pp", "6", "--schedule", "interleaved"],
+    ],
+)
+def test_the_named_degrees_run(args: list[str]) -> None:
+    res = CliRunner().invoke(app, [*BASE, *args, "--json"])
+    assert res.exit_code in (0, 3), res.output  # 3: a valid layout that does not fit memory
+    assert "does not divide" not in res.output
