@@ -27,8 +27,10 @@ layers and attention are serially dependent operator groups, each bound by its o
 times add; the all-reduce start-up 2(t − 1)·α is the in-node NCCL small-message latency (``tp_latency`` in the
 breakdown; planner/ledgers/communication.py allreduce_startup_s). Prefill of P tokens:
 
-    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)), M_W/(t·β·η_m)) + max(F_attn(P)/(t·Π_a·η_p(P)), KV_write)
-                + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp
+    T_prefill = T_overhead + max(F_lin(P)/(t·Π·η_p(P)) + F_head/(t·Π·η_d), M_W/(t·β·η_m))
+                + max(F_attn(P)/(t·Π_a·η_p(P)), KV_write)
+                + 2L·T_allreduce(P·d·2 B, t) + (p − 1)·T_pp      (F_head: the LM head's one row per prompt,
+                                                                 a decode-like GEMM at η_d: steps.lm_head_s)
 
 References: cards 1 (step bounds), 2 (bytes and FLOPs), 5 (roofline), 6 (ring/tree all-reduce), 8 (TP ledger).
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from planner.catalog import Catalog, default_catalog
@@ -85,6 +85,9 @@ def test_doubling_bandwidth_halves_an_ideal_memory_bound_step() -> None:
 @SETTINGS
 @given(case=st.sampled_from(CASES), engine=st.sampled_from(ENGINES), ideal=st.booleans(),
        prompts=st.lists(st.integers(1, 30000), min_size=2, max_size=6))
+# found by Hypothesis: the LM head's one row per prompt charged at the prompt's GEMM efficiency made 2 tokens
+# faster than 1 (11.446 vs 11.466 ms); steps.lm_head_s charges it as the decode-like GEMM it is
+@example(case=("llama_3_1_70b", "h100_sxm", 4, "fp8"), engine="vllm", ideal=False, prompts=[1, 2])
 def test_a_longer_prompt_never_has_a_faster_ttft(
     case: tuple[str, str, int, str], engine: str, ideal: bool, prompts: list[int]
 ) -> None:
