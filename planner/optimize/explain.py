@@ -122,7 +122,7 @@ def explain_supply(ctx: BuildContext) -> list[Explanation]:
         replica = cheapest_replica(ctx, w.name)
         if budget is not None and budget.opex_usd_per_month is not None and replica is not None:
             monthly, what = replica
-            if budget.opex_usd_per_month < monthly:
+            if budget.opex_usd_per_month < monthly * (1 - 1e-9):  # the advice below, met, is not "below"
                 out.append(
                     Explanation(
                         w.name,

@@ -28,6 +28,7 @@ from constraints.budget_max import capex_usd, opex_usd_per_month
 from constraints.gpu_supply import replica_footprints
 from constraints.site_capacity import unit_power_kw
 from planner.problem.context import BuildContext
+from planner.problem.roles import cands_with_role, pd_groups
 from planner.problem.supply import SupplyKind, SupplyOption
 from planner.scenario_economics import Budget
 
@@ -163,24 +164,43 @@ def budget_raises(ctx: BuildContext, budget: Budget, cost_usd: float) -> tuple[s
 
 
 def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | None:
-    """(USD per month, what) of the cheapest single replica of ``workload``: over its candidates k and the supply
-    options o at k's GPU type and site, ⌈f_k / unit_o⌉ units × o's monthly price (f_k the GPUs a replica holds,
-    as in constraints/gpu_supply.py; a shared fraction of a GPU still takes one whole unit); None without any.
-    Less than this per month serves none of its demand."""
-    footprint, gpu_of, site_of = replica_footprints(ctx), ctx.column("gpu"), ctx.column("site")
+    """(USD per month, what) of the cheapest deployment of ``workload`` that serves on its own: one co-located
+    replica, or one prefill-pool replica plus one decode-pool replica of a PD group (a pool serves nothing
+    alone); None without any. Less than this per month serves none of its demand."""
+    footprint = replica_footprints(ctx)
     best: tuple[float, str] | None = None
-    for k in ctx.cands_of_workload(workload):
-        gpu, site, held = str(gpu_of[k]), str(site_of[k]), footprint[k]
-        for o in ctx.supply:
-            if (o.gpu, o.site) != (gpu, site):
-                continue
-            units = max(1, math.ceil(held / o.unit_gpus - 1e-9))
-            usd = units * o.usd_per_unit_month
-            noun = {"rent": "instance", "buy": "node"}.get(o.procurement.value, "GPU")
-            count = "one" if units == 1 else f"{units:g}"
-            what = f"{held:g} × {gpu} at {site} in {count} {o.unit_gpus}-GPU {noun}{'s' if units != 1 else ''}, {o.kind.value}"
-            if best is None or (usd, what) < best:
-                best = (usd, what)
+    for k in cands_with_role(ctx.cands, workload, "colocated"):
+        best = _cheaper(best, _replica_usd_per_month(ctx, k, footprint[k]))
+    for pools in pd_groups(ctx.cands, workload).values():
+        prefill = min(filter(None, (_replica_usd_per_month(ctx, k, footprint[k]) for k in pools["prefill"])), default=None)
+        decode = min(filter(None, (_replica_usd_per_month(ctx, k, footprint[k]) for k in pools["decode"])), default=None)
+        if prefill is not None and decode is not None:
+            pair = (prefill[0] + decode[0], f"{prefill[1]} for prefill + {decode[1]} for decode")
+            best = _cheaper(best, pair)
+    return best
+
+
+def _cheaper(best: tuple[float, str] | None, other: tuple[float, str] | None) -> tuple[float, str] | None:
+    """The cheaper of two (USD per month, what); ties by the words, so the answer does not depend on order."""
+    if other is None:
+        return best
+    return other if best is None or other < best else best
+
+
+def _replica_usd_per_month(ctx: BuildContext, cand: int, held: float) -> tuple[float, str] | None:
+    """(USD per month, what) of one replica of ``cand``, which holds ``held`` GPUs (f_k, as in
+    constraints/gpu_supply.py), on the cheapest supply option at its GPU type and site: ⌈f_k / unit_o⌉ units ×
+    o's monthly price (a shared fraction of a GPU still takes one whole unit); None where none supplies it."""
+    gpu, site = str(ctx.column("gpu")[cand]), str(ctx.column("site")[cand])
+    best: tuple[float, str] | None = None
+    for o in ctx.supply:
+        if (o.gpu, o.site) != (gpu, site):
+            continue
+        units = max(1, math.ceil(held / o.unit_gpus - 1e-9))
+        noun = {"rent": "instance", "buy": "node"}.get(o.procurement.value, "GPU")
+        count = "one" if units == 1 else f"{units:g}"
+        what = f"{held:g} × {gpu} at {site} in {count} {o.unit_gpus}-GPU {noun}{'s' if units != 1 else ''}, {o.kind.value}"
+        best = _cheaper(best, (units * o.usd_per_unit_month, what))
     return best
 
 
