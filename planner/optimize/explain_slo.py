@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from planner.candidates import CandidateTable
+from planner.candidates import CandidateTable, gpus_at_site
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
 from planner.optimize.explain import Explanation
@@ -128,6 +128,35 @@ def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
     )
 
 
+def _unoffered(
+    catalog: Catalog, scenario: Scenario, table: CandidateTable, w: Workload, rows: pd.DataFrame
+) -> Explanation | None:
+    """``w``'s cause when none of its GPU types can be had at any of its sites (not offered there, no price for
+    its procurement, no device or inventory: planner.candidates.gpus_at_site), whatever format or layout; None
+    when some (GPU, site) pair is usable. A row's own reason names its configuration's fault first ("fp8 is not
+    supported natively on apple_m3_ultra"), which no other format or degree would have cured."""
+    if rows.empty:
+        return None
+    gpus = sorted({str(g) for g in rows["gpu"]})
+    sites = sorted({str(s) for s in rows["site"]})
+    accelerators = [catalog.accelerators[g] for g in gpus]
+    why: list[str] = []
+    for site in sites:
+        reasons = gpus_at_site(catalog, scenario, table.sites[site], accelerators)
+        if any(not r for r in reasons.values()):
+            return None
+        why += [reasons[g] for g in gpus]
+    return Explanation(
+        workload=w.name,
+        requirement="sites",
+        message=f"{w.name}: none of its GPU types can be had at its sites: {'; '.join(dict.fromkeys(why))}",
+        relaxation=(
+            f"add a site that offers {' or '.join(gpus)} to {w.name}.sites, or a GPU type offered at "
+            f"{' or '.join(sites)} to hardware.gpus"
+        ),
+    )
+
+
 def explain_workload_candidates(
     catalog: Catalog, table: CandidateTable, scenario: Scenario
 ) -> list[Explanation]:
@@ -140,6 +169,10 @@ def explain_workload_candidates(
             lost_sites = _site_redundancy(w, rows)
             if lost_sites is not None:
                 out.append(lost_sites)
+            continue
+        unoffered = _unoffered(catalog, scenario, table, w, rows)
+        if unoffered is not None:
+            out.append(unoffered)
             continue
         rows = _explained_rows(rows)
         fits = rows[rows["max_batch"] >= 1]
