@@ -78,6 +78,7 @@ def test_the_served_line_groups_thousands(tmp_path: Path) -> None:
     scale, total = line.split("× the stated demand = ")
     assert scale.strip() in ("served: 10,000.000", "served: 9,999.999"), line
     assert total.split(" req/s")[0].replace(",", "").replace(".", "").isdigit() and "," in total, line
+    assert total.startswith("50,000 req/s"), line  # not 49,999.99 under a scale of 10,000.000 (helper-79)
 
 
 def test_the_scenarios_own_budget_lines_still_hold(tmp_path: Path) -> None:
