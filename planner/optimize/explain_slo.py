@@ -14,7 +14,7 @@ from planner.candidates import CandidateTable, gpus_at_site
 from planner.catalog.loader import Catalog
 from planner.context_window import REASON_START
 from planner.optimize.explain import Explanation
-from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation
+from planner.optimize.relaxations import cannot_run_relaxation, context_relaxation, reason_relaxation
 from planner.scenario import Scenario, Workload
 from planner.scenario_base import Slo
 
@@ -128,33 +128,22 @@ def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
     )
 
 
-def _unoffered(
-    catalog: Catalog, scenario: Scenario, table: CandidateTable, w: Workload, rows: pd.DataFrame
-) -> Explanation | None:
-    """``w``'s cause when none of its GPU types can be had at any of its sites (not offered there, no price for
-    its procurement, no device or inventory: planner.candidates.gpus_at_site), whatever format or layout; None
-    when some (GPU, site) pair is usable. A row's own reason names its configuration's fault first ("fp8 is not
-    supported natively on apple_m3_ultra"), which no other format or degree would have cured."""
+def _unoffered(catalog: Catalog, scenario: Scenario, table: CandidateTable, rows: pd.DataFrame) -> str | None:
+    """Why none of the GPU types of ``rows`` (one workload's candidates) can be had at any of their sites (not
+    offered there, no price for its procurement, no device or inventory: planner.candidates.gpus_at_site), each
+    site's reason once; None when some (GPU, site) pair is usable. A row's own reason names its configuration's
+    fault first ("fp8 is not supported natively on apple_m3_ultra"), which no other format or degree cures."""
     if rows.empty:
         return None
     gpus = sorted({str(g) for g in rows["gpu"]})
-    sites = sorted({str(s) for s in rows["site"]})
     accelerators = [catalog.accelerators[g] for g in gpus]
     why: list[str] = []
-    for site in sites:
+    for site in sorted({str(s) for s in rows["site"]}):
         reasons = gpus_at_site(catalog, scenario, table.sites[site], accelerators)
         if any(not r for r in reasons.values()):
             return None
         why += [reasons[g] for g in gpus]
-    return Explanation(
-        workload=w.name,
-        requirement="sites",
-        message=f"{w.name}: none of its GPU types can be had at its sites: {'; '.join(dict.fromkeys(why))}",
-        relaxation=(
-            f"add a site that offers {' or '.join(gpus)} to {w.name}.sites, or a GPU type offered at "
-            f"{' or '.join(sites)} to hardware.gpus"
-        ),
-    )
+    return "; ".join(dict.fromkeys(why))
 
 
 def explain_workload_candidates(
@@ -170,9 +159,16 @@ def explain_workload_candidates(
             if lost_sites is not None:
                 out.append(lost_sites)
             continue
-        unoffered = _unoffered(catalog, scenario, table, w, rows)
+        unoffered = _unoffered(catalog, scenario, table, rows)
         if unoffered is not None:
-            out.append(unoffered)
+            out.append(
+                Explanation(
+                    workload=w.name,
+                    requirement="sites",
+                    message=f"{w.name}: no allowed (model, format, GPU, TP, PP, site) fits in memory or can run: {unoffered}",
+                    relaxation=reason_relaxation(unoffered, w.name) or f"allow another GPU type or site for {w.name}",
+                )
+            )
             continue
         rows = _explained_rows(rows)
         fits = rows[rows["max_batch"] >= 1]

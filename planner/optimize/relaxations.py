@@ -37,10 +37,15 @@ def cannot_run_relaxation(rows: pd.DataFrame, miss: str, workload: str) -> str:
     does not split the attention heads, which larger TP does not cure)."""
     if rows["reason"].astype(str).str.startswith("does not fit").any():
         return "allow larger TP/PP degrees, a 4-bit format or GPUs with more memory"
+    return reason_relaxation(miss, workload) or "allow a TP/PP degree or GPU that the reason above permits"
+
+
+def reason_relaxation(miss: str, workload: str) -> str | None:
+    """The relaxation of :data:`CANNOT_RUN_RELAXATIONS` whose phrase the reason ``miss`` contains (None: none)."""
     for phrase, relaxation in CANNOT_RUN_RELAXATIONS:
         if phrase in miss:
             return relaxation.format(w=workload)
-    return "allow a TP/PP degree or GPU that the reason above permits"
+    return None
 
 
 def context_relaxation(catalog: Catalog, w: Workload) -> str:
