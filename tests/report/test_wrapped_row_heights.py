@@ -58,3 +58,47 @@ def test_a_sweep_row_is_as_tall_as_its_binding_constraints_wrap() -> None:
     assert cell.value == ", ".join(BINDING)
     assert cell.alignment.wrap_text
     assert ws.row_dimensions[4].height == 4 * POINTS_PER_LINE
+
+
+def test_an_infeasible_variant_prints_its_whole_cause() -> None:
+    """`planner sweep examples/buy_vs_rent/scenario.yaml --vary procurement=buy,rent -o sweep.xlsx`: the buy
+    variant's cause, 114 characters in the 60-character "error or infeasibility" column, was not wrapped and
+    printed as "chat: nothing bought arrives before month 2 (purchase lead time 2 month"."""
+    path = "procurement"
+    cause = (
+        "chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its demand before month 2 "
+        "cannot be served"
+    )
+    row = SweepRow.from_json(
+        {
+            "index": 0,
+            "key": f"{path}=buy",
+            "values": {path: ["buy"]},
+            "status": "infeasible",
+            "gap": None,
+            "total_cost_usd": None,
+            "capex_usd": None,
+            "opex_usd_per_month": None,
+            "cost_usd_per_million_output_tokens": None,
+            "gpus_by_type": {},
+            "choices": [],
+            "binding_constraints": [],
+            "error": cause,
+            "solve_seconds": 0.04,
+        }
+    )
+    ws = build_sweep_workbook(
+        SweepResult("buy-vs-rent-70b", [path], "grid", "local processes (1)", [row], 1.0)
+    )["Sweep"]
+    headers = [c.value for c in ws[3]]
+    col = headers.index("error or infeasibility") + 1
+    cell = ws.cell(row=4, column=col)
+    assert cell.value == cause
+    assert cell.alignment.wrap_text
+    width = ws.column_dimensions[cell.column_letter].width
+    assert width == 60
+    assert (
+        ws.row_dimensions[4].height
+        == wrapped_lines(cause, int(width) - 5) * POINTS_PER_LINE
+        == 3 * POINTS_PER_LINE
+    )
