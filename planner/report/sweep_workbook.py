@@ -62,8 +62,14 @@ CHART_ROWS = 16
 """Sheet rows a per-key chart (7.5 cm high) covers."""
 MIN_PATH_WIDTH, MAX_PATH_WIDTH = 10, 40
 """Characters of a varied key's column: its dotted path on one line (``economics.rent_price_scale``)."""
-WRAPPED_WIDTHS = {"GPU / TP / quant per workload": 60, "binding constraints": 50}
-"""Characters of the row columns whose long text wraps (each deployment of a variant is listed)."""
+WRAPPED_WIDTHS = {
+    "GPU / TP / quant per workload": 60,
+    "binding constraints": 50,
+    "error or infeasibility": 60,
+}
+"""Characters of the row columns whose long text wraps (each deployment of a variant is listed; an
+infeasibility's cause is a sentence: unwrapped, buy_vs_rent's procurement=buy variant printed "chat: nothing
+bought arrives before month 2 (purchase lead time 2 month" and lost the rest at the column's edge)."""
 
 
 def _cell_value(value: Any) -> Any:

@@ -142,6 +142,32 @@ def _print_layout(ws: Any, width_chars: int, freeze: str | None) -> None:
         ws.print_title_cols = f"A:{get_column_letter(first_unfrozen - 1)}"
 
 
+def wrapped_lines(text: str, chars_per_line: int) -> int:
+    """Lines ``text`` takes wrapped at spaces (and at its line breaks) in ``chars_per_line`` characters.
+
+    Greedy, as a spreadsheet wraps: a word goes on the line if the line's characters + 1 + its characters
+    fit, else it starts the next line; a word longer than a line takes ⌈characters / chars_per_line⌉ lines.
+    Dividing the text's length by the line's (the count this replaced) left too few lines where long words
+    end lines early: a sweep's binding constraints, 130 characters in a 50-character column
+    ("demand_coverage:chat/0–11, gpu_supply:bought/h100_sxm/dc1/1–11, …"), print on 4 lines, not 3, and the
+    4th was cut off under the next row."""
+    per_line = max(1, chars_per_line)
+    count = 0
+    for paragraph in text.split("\n"):
+        used = 0  # characters on the current line (0: none yet)
+        count += 1
+        for word in paragraph.split(" "):
+            if used and used + 1 + len(word) <= per_line:
+                used += 1 + len(word)
+                continue
+            if used:
+                count += 1
+            extra = max(0, -(-len(word) // per_line) - 1)  # a word longer than a line wraps inside itself
+            count += extra
+            used = len(word) - extra * per_line
+    return count
+
+
 def _fit_wrapped_rows(ws: Any, widths: dict[int, int]) -> None:
     """Give rows with wrapped text (headers, notes) the height of their longest cell's lines, unless a
     height was set already (spreadsheets do not grow rows written by openpyxl on their own)."""
@@ -152,7 +178,7 @@ def _fit_wrapped_rows(ws: Any, widths: dict[int, int]) -> None:
                 continue
             # Words wrap whole: count a line as a few characters shorter than the column.
             per_line = max(1, widths.get(cell.column, MIN_COLUMN_WIDTH) - 5)
-            lines[cell.row] = max(lines.get(cell.row, 1), -(-len(str(cell.value)) // per_line))
+            lines[cell.row] = max(lines.get(cell.row, 1), wrapped_lines(str(cell.value), per_line))
     for row_i, n in lines.items():
         if n > 1 and ws.row_dimensions[row_i].height is None:
             ws.row_dimensions[row_i].height = POINTS_PER_LINE * n
