@@ -61,10 +61,12 @@ MAX_NODES = 2000
 
 MIN_REPLICA_COLUMNS = 2000
 """Replica-count columns (n_rep) below which no row is added: on smaller problems the rows do not pay.
-Build + solve CPU seconds without / with them (2026-12-05, `make bench` instances): 1-month scenario with buy
-options (2,101 columns) 2.50 / 1.95; 10 workloads (2,187) 9.6 / 7.6; 12-month buy scenario the same plan and
-gap. At 1,095 (the 5-workload bench plan) they save in the plan's solve what they cost its GPU-type
-alternatives (7.3 / 7.4 s with alternatives); the examples (at most 168) get slower (buy_vs_rent 2.5 / 3.5)."""
+`make bench` solve seconds without / with them (2026-12-05, quiet 2-core machine): the 1-month scenario with
+buy options (2,101 columns) 2.22 / 1.67, and 2.32 / 1.95 on the code before the prefill LM-head change, which
+moved its capacities by ~1e-6; 10 workloads (2,187) is path-dependent: 9.2 / 7.1 before that change, 8.8 /
+10.5 after it; the 12-month buy scenario keeps its plan and gap. At 1,095 (the 5-workload bench plan) they save
+in the plan's solve what they cost its GPU-type alternatives; the examples (at most 168 columns) get slower
+(buy_vs_rent 2.5 / 3.5 s CPU)."""
 
 POOL_ROLES: tuple[Role, ...] = ("prefill", "decode")
 
