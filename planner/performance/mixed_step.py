@@ -18,6 +18,7 @@ from planner.performance.steps import (
     exposed_comm_s,
     host_at,
     host_parts,
+    lm_head_s,
     micro_batch,
     tp_allreduce,
     weights_read_bytes,
@@ -176,10 +177,10 @@ class MixedStep:
         chunk_rows = np.maximum(np.minimum(self.prompt, terms.chunk_tokens - decode_batch), 1.0)
         eta_pre = eff.prefill_compute_efficiency_frac(e, np.maximum(c_pre, chunk_rows), t)
         lin_dec = rows_dec * self.dense_head_flop / self.tp_pp / (peak * eta_dec)
-        # the prompts' LM-head rows (one per prompt) are a decode-like GEMM (steps.lm_head_s), not chunk rows
-        lin_pre = c_pre * self.dense_flop / self.tp_pp / (peak * eta_pre) + prompts * terms.lm_head_flop_per_token / (
-            self.tp_pp * peak * eta_dec
-        )
+        # the prompts' LM-head rows (one per prompt) are a decode-like GEMM, not chunk rows; per stage: / p
+        lin_pre = c_pre * self.dense_flop / self.tp_pp / (peak * eta_pre) + lm_head_s(
+            terms, prompts * terms.lm_head_flop_per_token
+        ) / p
         rows = rows_dec + c_pre
         routed = moe.routing(terms, rows, self.spread)
         lin_experts = moe.expert_gemm_s(
