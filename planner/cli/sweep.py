@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner.cli.common import emit, err, finite_float, run_guarded, show, wrote
+from planner.cli.common import emit, err, finite_float, run_guarded, show, warn, wrote
 from planner.units import three_digits_text
 
 if TYPE_CHECKING:
@@ -103,6 +103,9 @@ def _print_table(result: SweepResult) -> None:
             f"{r.solve_seconds:.2f}",
         )
     show(t)
+    for r in result.rows:  # as `planner plan` warns (planner.readout.warnings)
+        for warning in r.warnings:
+            warn(f"variant {r.index}: {warning}")
 
 
 def _run(

@@ -89,6 +89,9 @@ class SweepRow:
     """max_throughput: the common served fraction of the stated demand (the plan's answer); None for min cost."""
     served_requests_per_s: float | None = None
     """max_throughput: the requests/s the plan serves, all workloads (served_scale × the stated demand)."""
+    warnings: list[str] = field(default_factory=list)
+    """The plan's warnings (planner.readout.warnings.plan_warnings: unused inventory, a fleet larger than any
+    known site), as ``planner plan`` prints them; a resume file written before this field reads as none."""
 
     def to_json(self) -> dict[str, Any]:
         """The row as a JSON object (choices as records)."""

@@ -44,6 +44,7 @@ ROW_HEADERS = (
     "GPU / TP / quant per workload",
     "binding constraints",
     "error or infeasibility",
+    "warnings",
     "solve (s)",
 )
 ROW_FORMATS = (
@@ -66,6 +67,7 @@ WRAPPED_WIDTHS = {
     "GPU / TP / quant per workload": 60,
     "binding constraints": 50,
     "error or infeasibility": 60,
+    "warnings": 60,
 }
 """Characters of the row columns whose long text wraps (each deployment of a variant is listed; an
 infeasibility's cause is a sentence: unwrapped, buy_vs_rent's procurement=buy variant printed "chat: nothing
@@ -97,6 +99,7 @@ def _row(r: SweepRow, paths: list[str]) -> list[Any]:
         "; ".join(f"{c.workload}: {c.label}" for c in r.choices),
         ", ".join(r.binding_constraints[:6]) + (" ..." if len(r.binding_constraints) > 6 else ""),
         r.error or "",
+        "; ".join(r.warnings),
         round(r.solve_seconds, 3),
     ]
 
@@ -184,7 +187,7 @@ def build_sweep_workbook(result: SweepResult) -> Any:
     paths = list(result.paths)
     served = any(r.served_scale is not None for r in result.rows)
     headers = [ROW_HEADERS[0], *paths, *ROW_HEADERS[1:], *(SERVED_HEADERS if served else ())]
-    formats = [ROW_FORMATS[0], *([None] * len(paths)), *ROW_FORMATS[1:], *([None] * 5)]
+    formats = [ROW_FORMATS[0], *([None] * len(paths)), *ROW_FORMATS[1:], *([None] * (len(ROW_HEADERS) - len(ROW_FORMATS)))]
     formats += [NUMBER_FORMAT, NUMBER_FORMAT] if served else []
     body = [_row(r, paths) + (_served(r) if served else []) for r in result.rows]
     last = header_table(ws, tables, 3, headers, body, formats, "sweep_rows")

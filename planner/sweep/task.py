@@ -97,6 +97,7 @@ def row_from_plan(variant: Variant, data: dict[str, Any]) -> SweepRow:
         total_seconds=float(data["total_seconds"]),
         served_scale=data["served_scale"],
         served_requests_per_s=None if data["served_scale"] is None else data["served_requests_per_s"]["total"],
+        warnings=list(data.get("warnings", [])),
     )
 
 
