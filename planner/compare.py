@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from planner.catalog.loader import Catalog
-from planner.compare_breakeven import fleet_breakeven, rented_at_once
+from planner.compare_breakeven import fleet_breakeven, rented_at_once, reserved_in_plan
 from planner.compare_recommend import OWNED_ONLY, recommend, settle
 from planner.compare_recommend import PREFERENCE as PREFERENCE  # re-exported: the compare API
 from planner.compare_recommend import TIE_REL as TIE_REL
@@ -378,6 +378,8 @@ def _compare(
                 catalog, [(g, sites[s], max(int(n), 1)) for (g, s), n in sorted(held.items())],
                 scenario.rent_providers, horizon_months=scenario.horizon_months,
             )
+            if breakeven_flip is not None:  # the whole fleet reserved; the plan may reserve part of it
+                breakeven_flip["sentence"] += reserved_in_plan(rent.supply)
     flips: list[dict[str, Any]] = []
     if blocker is not None:
         flips.append(

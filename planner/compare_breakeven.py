@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from planner.catalog.loader import Catalog
@@ -9,7 +10,7 @@ from planner.catalog.schema import Site
 from planner.costs import RentQuote, rent_quote, rent_quotes_by_size
 from planner.ledgers.economics import term_tail_months
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
-from planner.readout.types import ScheduleEntry
+from planner.readout.types import ScheduleEntry, SupplyLine
 
 RESERVED_TERM_MONTHS = 12
 """Term of the reserved_1y quote the breakeven compares (planner.problem.supply.SupplyKind.term_months)."""
@@ -151,3 +152,18 @@ def _crossover(
         return None, {**flip, "sentence": f"reserving the rent_only plan's GPUs never pays at these quotes: {prices}"}
     sentence = f"reserving the rent_only plan's GPUs wins over on-demand if utilization stays above {ratio:.0%} ({prices})"
     return ratio, {**flip, "sentence": sentence}
+
+
+def reserved_in_plan(supply: Sequence[SupplyLine]) -> str:
+    """What the rent-only plan itself reserves, for the breakeven's sentence: "; the rent_only plan reserves
+    8 × b200 at us_east for months 0–11, where a term pays" ('' when it reserves nothing). The crossover prices
+    the whole fleet reserved over the horizon; a plan that reserves part of it for one term (and rents the
+    rest, or the months after, on demand) read as contradicted by "never pays" without it."""
+    parts = []
+    for line in supply:
+        if line.rental_kind != "reserved_1y":
+            continue
+        months = [m for m, units in enumerate(line.units_per_month) if units > 0]
+        span = f"month {months[0]}" if len(months) == 1 else f"months {months[0]}–{months[-1]}" if months else ""
+        parts.append(f"{line.gpus} × {line.gpu} at {line.site}" + (f" for {span}" if span else ""))
+    return f"; the rent_only plan reserves {', '.join(parts)}, where a term pays" if parts else ""
