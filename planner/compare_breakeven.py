@@ -11,6 +11,7 @@ from planner.costs import RentQuote, rent_quote, rent_quotes_by_size
 from planner.ledgers.economics import term_tail_months
 from planner.ledgers.edge_cloud import breakeven_utilization_frac
 from planner.readout.types import ScheduleEntry, SupplyLine
+from planner.report.formatting import months_runs_text
 
 RESERVED_TERM_MONTHS = 12
 """Term of the reserved_1y quote the breakeven compares (planner.problem.supply.SupplyKind.term_months)."""
@@ -164,6 +165,5 @@ def reserved_in_plan(supply: Sequence[SupplyLine]) -> str:
         if line.rental_kind != "reserved_1y":
             continue
         months = [m for m, units in enumerate(line.units_per_month) if units > 0]
-        span = f"month {months[0]}" if len(months) == 1 else f"months {months[0]}–{months[-1]}" if months else ""
-        parts.append(f"{line.gpus} × {line.gpu} at {line.site}" + (f" for {span}" if span else ""))
+        parts.append(f"{line.gpus} × {line.gpu} at {line.site}" + (f" for {months_runs_text(months)}" if months else ""))
     return f"; the rent_only plan reserves {', '.join(parts)}, where a term pays" if parts else ""

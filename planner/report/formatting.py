@@ -87,6 +87,11 @@ def binding_rows(binding: list[dict[str, Any]], schedule: Sequence[Any] = ()) ->
     return out
 
 
+def months_runs_text(months: list[int]) -> str:
+    """'month 3', or 'months 0–11, 18' for several (:func:`number_runs_text`)."""
+    return f"month {months[0]}" if len(months) == 1 else f"months {number_runs_text(months)}"
+
+
 def number_runs_text(values: list[int]) -> str:
     """[0, 1, 2, 5, 7, 8] → '0–2, 5, 7–8'."""
     runs: list[str] = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.readout.gpu_use import BEFORE_FIRST_USE, CAUSES, LOWER_DEMAND, WHOLE_UNITS, GpuUse, gpu_use
-from planner.report.formatting import number_runs_text
+from planner.report.formatting import months_runs_text
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
@@ -33,16 +33,12 @@ def _count(value: float) -> str:
     return f"{gpus_text(value)} GPU{'' if gpus_text(value) == '1' else 's'}"
 
 
-def _months(months: list[int]) -> str:
-    return f"month {months[0]}" if len(months) == 1 else f"months {number_runs_text(months)}"
-
-
 def gpu_use_sentence(use: GpuUse, horizon_months: int, redundancy: str = "") -> str:
     """One GPU type's paid and running GPUs and the idle GPU-months by cause, in words."""
     paid_at, run_at = use.busiest_months(use.paid_per_month), use.busiest_months(use.running_per_month)
     head = (
-        f"{use.gpu}: at most {_count(use.paid_busiest)} paid at once ({_months(paid_at)}), "
-        f"at most {_count(use.running_busiest)} running replicas ({_months(run_at) if run_at else 'no month'})."
+        f"{use.gpu}: at most {_count(use.paid_busiest)} paid at once ({months_runs_text(paid_at)}), "
+        f"at most {_count(use.running_busiest)} running replicas ({months_runs_text(run_at) if run_at else 'no month'})."
     )
     idle = use.paid_gpu_months - use.running_gpu_months
     spare = use.spare_gpu_months
@@ -55,13 +51,13 @@ def gpu_use_sentence(use: GpuUse, horizon_months: int, redundancy: str = "") -> 
     if spare >= 0.005:
         spare_at = [m for m, v in enumerate(use.spare_per_month) if v >= 0.005]
         body += (
-            f", of which about {gpus_text(spare)} are spare replicas beyond the load ({_months(spare_at)}): "
+            f", of which about {gpus_text(spare)} are spare replicas beyond the load ({months_runs_text(spare_at)}): "
             f"redundancy{redundancy} keeps the SLO with a failure domain down"
         )
     body += "."
     if idle >= 0.005:
         parts = [
-            f"{gpus_text(use.idle_gpu_months[c])} {CAUSE_WORDS[c]} ({_months(use.idle_months[c])})"
+            f"{gpus_text(use.idle_gpu_months[c])} {CAUSE_WORDS[c]} ({months_runs_text(use.idle_months[c])})"
             for c in CAUSES
             if use.idle_gpu_months.get(c, 0.0) >= 0.005
         ]
