@@ -295,16 +295,14 @@ def prefill_step(
     attn_flop = terms.attention_flop_per_pair_per_layer * (
         terms.full_attention_layers * pairs + terms.window_layers * windowed
     )
-    head_flop = batch * terms.lm_head_flop_per_token
-    flop = tokens * terms.linear_flop_per_token + head_flop + attn_flop
+    linear_flop, head_flop = tokens * terms.linear_flop_per_token, batch * terms.lm_head_flop_per_token
+    flop = linear_flop + head_flop + attn_flop
     mfu = eff.prefill_compute_efficiency_frac(e, tokens, t)
     peak = terms.peak_tflops * FLOP_PER_TFLOP * mfu
     routed = moe.routing(terms, tokens)
     attention_s = attn_flop / t / (terms.attention_peak_tflops * FLOP_PER_TFLOP * mfu)
     head_s = lm_head_s(terms, head_flop)
-    gemm_s = (
-        (flop - attn_flop - head_flop) / t - moe.expert_flop_per_gpu(terms, tokens) * p
-    ) / peak + head_s + moe.expert_gemm_s(
+    gemm_s = (linear_flop / t - moe.expert_flop_per_gpu(terms, tokens) * p) / peak + head_s + moe.expert_gemm_s(
         terms, tokens, peak_flop_per_s=terms.peak_tflops * FLOP_PER_TFLOP / p, eta_max=e.prefill_mfu_frac, routed=routed
     )
     peak_bw = terms.bandwidth_gb_per_s * BYTES_PER_GB
