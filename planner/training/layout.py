@@ -51,8 +51,13 @@ class Layout:
 
     @property
     def virtual_stages(self) -> int:
-        """Model chunks per stage v (2 for interleaved, else 1)."""
-        return INTERLEAVED_VIRTUAL_STAGES if self.schedule == "interleaved" and self.pp > 1 else 1
+        """Model chunks per stage v (:func:`virtual_stages`)."""
+        return virtual_stages(self.schedule, self.pp)
+
+
+def virtual_stages(schedule: Schedule, pp: int) -> int:
+    """Model chunks per pipeline stage v: 2 for the interleaved schedule over more than one stage, else 1."""
+    return INTERLEAVED_VIRTUAL_STAGES if schedule == "interleaved" and pp > 1 else 1
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,7 @@ def layout_problem(layout: Layout, model: ModelTerms, gpu: GpuTerms, global_batc
         return f"PP{layout.pp}×v{layout.virtual_stages} does not divide {model.layers} layers"
     if global_batch_seqs % (layout.dp * layout.micro_batch):
         return f"{global_batch_seqs} sequences do not split into DP{layout.dp} × micro-batch {layout.micro_batch}"
-    local_gpus = max(gpu.gpus_per_node, gpu.local_domain_gpus)  # a node, or an NVL72-class domain
+    local_gpus = gpu.scale_up_gpus
     if layout.tp > local_gpus:
         return f"TP{layout.tp} spans more than the {local_gpus} GPUs of one {gpu.gpu_id} scale-up domain"
     if layout.gpus > local_gpus and gpu.scale_out is None:

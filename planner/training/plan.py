@@ -255,8 +255,7 @@ def _no_layout_reason(scenario: TrainingScenario, model: ModelTerms, gpu: GpuTer
         problem = layout_problem(layout, model, gpu, seqs)
         if problem is not None and problem not in problems:
             problems.append(problem)
-    local = max(gpu.gpus_per_node, gpu.local_domain_gpus)
-    tps = [d for d in divisors(model.heads) if d <= local][:4]
+    tps = [d for d in divisors(model.heads) if d <= gpu.scale_up_gpus][:4]
     pps = [d for d in divisors(model.layers) if d <= 8][:4]
     micro = [d for d in divisors(seqs) if d <= 4][:3]
     shown = "; ".join(problems[:3]) + (f"; … ({len(problems)} reasons)" if len(problems) > 3 else "")

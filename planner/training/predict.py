@@ -8,13 +8,7 @@ from typing import Any
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Model
 from planner.errors import InputError, did_you_mean
-from planner.training.layout import (
-    INTERLEAVED_VIRTUAL_STAGES,
-    Layout,
-    RunSettings,
-    evaluate_layout,
-    layout_problem,
-)
+from planner.training.layout import Layout, RunSettings, evaluate_layout, layout_problem, virtual_stages
 from planner.training.scenario import (
     DEFAULT_CHECKPOINT_WRITE_GB_PER_S,
     DEFAULT_GPU_MTBF_HOURS,
@@ -72,7 +66,7 @@ def degree_problem(req: PredictTrainRequest, model: ModelTerms, gpu: GpuTerms) -
     PP·v must divide the layers, v = 2 model chunks per stage for the interleaved schedule (PP > 1), else 1
     (:func:`planner.training.layout.layout_problem` checks the same of a whole layout).
     """
-    local = max(gpu.gpus_per_node, gpu.local_domain_gpus)
+    local = gpu.scale_up_gpus
     tps = [d for d in divisors(model.heads) if d <= local]
     name = "the inline architecture" if isinstance(req.model, Architecture) else model.model_id
     if req.tp not in tps:
@@ -83,14 +77,12 @@ def degree_problem(req: PredictTrainRequest, model: ModelTerms, gpu: GpuTerms) -
         )
         return f"--tp {req.tp}: {why} — use one of {_listed(tps)}"
 
-    def chunks(pp: int) -> int:
-        return INTERLEAVED_VIRTUAL_STAGES if req.schedule == "interleaved" and pp > 1 else 1
-
-    if model.layers % (req.pp * chunks(req.pp)):
-        pps = [d for d in divisors(model.layers) if model.layers % (d * chunks(d)) == 0]
+    chunks = virtual_stages(req.schedule, req.pp)
+    if model.layers % (req.pp * chunks):
+        pps = [d for d in divisors(model.layers) if model.layers % (d * virtual_stages(req.schedule, d)) == 0]
         split = (
-            f"{req.pp} stages × {chunks(req.pp)} chunks each (--schedule interleaved) do not divide"
-            if chunks(req.pp) > 1
+            f"{req.pp} stages × {chunks} chunks each (--schedule interleaved) do not divide"
+            if chunks > 1
             else "does not divide"
         )
         return f"--pp {req.pp}: {split} the {model.layers} layers of {name} — use one of {_listed(pps)}"

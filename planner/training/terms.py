@@ -108,6 +108,11 @@ class GpuTerms:
     scale_out: Link | None
     kernel_efficiency_frac: float
 
+    @property
+    def scale_up_gpus(self) -> int:
+        """GPUs a tensor-parallel group may span: a node, or an NVL72-class scale-up domain."""
+        return max(self.gpus_per_node, self.local_domain_gpus)
+
 
 def _link(link: Interconnect) -> Link:
     return Link(link.id, link.gb_per_s_per_direction, link.latency_us)
