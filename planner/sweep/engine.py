@@ -192,10 +192,8 @@ def run_variants(
             break
         try:
             with engine.session(context) as (executor, shared):
-                futures: dict[Future[SweepRow], Variant] = {
-                    executor.submit(solve_variant, shared, v): v for v in todo
-                }
-                lost = _gather(engine, executor, futures, rows, on_row, lost_errors)
+                futures, unsent = _submit(executor, shared, todo, lost_errors)
+                lost = unsent + _gather(engine, executor, futures, rows, on_row, lost_errors)
         except NoWorkers as exc:
             for variant in sorted(todo, key=lambda v: v.index):
                 row = error_row(variant, exc, 0.0)
@@ -209,6 +207,21 @@ def run_variants(
                 rows.append(row)
                 on_row(row)
     return rows
+
+
+def _submit(
+    executor: Executor, shared: Any, todo: list[Variant], lost_errors: tuple[type[BaseException], ...]
+) -> tuple[dict[Future[SweepRow], Variant], list[Variant]]:
+    """Submit ``todo`` (futures → variant) and the variants not sent: a local pool whose worker died while
+    the tasks were being submitted refuses the rest (BrokenProcessPool from ``submit``), and those are lost
+    with it, to be retried like the ones it took down — not an exception out of the sweep."""
+    futures: dict[Future[SweepRow], Variant] = {}
+    for i, variant in enumerate(todo):
+        try:
+            futures[executor.submit(solve_variant, shared, variant)] = variant
+        except lost_errors:
+            return futures, todo[i:]
+    return futures, []
 
 
 def _gather(

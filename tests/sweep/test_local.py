@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -146,6 +147,47 @@ def test_tasks_lost_with_their_worker_are_retried(catalog: Catalog, local_result
     gave_up = run_sweep(catalog, sweep, DyingFirst(), retries=0)
     assert [r.status for r in gave_up.rows] == ["error", "error"]
     assert all("worker lost 1 times" in (r.error or "") for r in gave_up.rows)
+
+
+class BreaksOnSecondSubmit(Executor):
+    """A local pool whose worker dies after the first task is submitted: ``submit`` of the next raises
+    BrokenProcessPool, as a real pool does when its worker dies while the sweep is still submitting."""
+
+    def __init__(self, pool: Executor) -> None:
+        self.pool, self.submitted = pool, 0
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.submitted += 1
+        if self.submitted > 1:
+            raise BrokenProcessPool("a child process terminated abruptly")
+        return self.pool.submit(fn, *args, **kwargs)
+
+
+@dataclass
+class BreakingWhileSubmitting:
+    """An engine whose first pool breaks between two submissions (the race a loaded machine hit in
+    test_tasks_lost_with_their_worker_are_retried: BrokenProcessPool came out of run_sweep)."""
+
+    workers: int = 1
+    sessions: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "breaking-while-submitting"
+
+    @contextmanager
+    def session(self, context: SweepContext) -> Iterator[tuple[Executor, SweepContext | None]]:
+        self.sessions.append("session")
+        with LocalEngine(self.workers).session(context) as (pool, shared):
+            yield (BreaksOnSecondSubmit(pool) if len(self.sessions) == 1 else pool), shared
+
+
+def test_a_pool_that_breaks_while_tasks_are_submitted_retries_the_unsent(catalog: Catalog) -> None:
+    sweep = chat_sweep(catalog, ["economics.rent_price_scale=0.5,1", "workloads.chat.slo.tpot_ms=50"])
+    engine = BreakingWhileSubmitting()
+    result = run_sweep(catalog, sweep, engine)
+    assert len(engine.sessions) == 2
+    assert [r.status for r in result.rows] == ["optimal", "optimal"]
 
 
 def test_resume_solves_only_the_missing_variants(
