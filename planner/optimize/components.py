@@ -271,4 +271,5 @@ def solve_parts(
         return PartsOutcome("infeasible", math.inf, seconds)
     if not has_all:
         return PartsOutcome("no_plan", -math.inf, seconds)
-    return PartsOutcome("optimal" if optimal else "feasible", bound, seconds)
+    constant = float(ctx.prob.objective.constant or 0.0)  # left out of the parts' models (highs_model)
+    return PartsOutcome("optimal" if optimal else "feasible", bound + constant, seconds)

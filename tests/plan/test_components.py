@@ -157,3 +157,21 @@ def test_a_poor_first_plan_still_ends_at_the_optimum(catalog: Catalog) -> None:
     assert objectives[0] == pytest.approx(objectives[1], rel=1e-6)
     assert objectives[0] == pytest.approx(812_758.44, abs=1.0)  # the hybrid optimum, 3.1 % below the start
     assert round(sum(v.varValue or 0.0 for v in started.variables["bought"].values())) >= 1
+
+
+def test_the_parts_bound_counts_the_objective_constant(catalog: Catalog) -> None:
+    """The parts' models leave the objective's constant out (components.highs_model); the bound of the whole
+    adds it back, so it compares with the objective PuLP reads (which holds it)."""
+    bounds, objectives = [], []
+    for constant in (0.0, 1_000.0):
+        ctx = _context(catalog, ["rent"])
+        build_problem(ctx)
+        ctx.prob.objective.constant = constant
+        split = parts(ctx)
+        assert split is not None
+        outcome = solve_parts(ctx, split, time_limit_s=None, max_nodes=1)
+        bounds.append(outcome.bound)
+        objectives.append(float(pulp.value(ctx.prob.objective)))
+    assert bounds[1] - bounds[0] == pytest.approx(1_000.0, abs=1e-6)
+    assert objectives[1] - objectives[0] == pytest.approx(1_000.0, abs=1e-6)
+    assert bounds[1] <= objectives[1] * (1 + 1e-9)
