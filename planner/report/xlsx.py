@@ -311,7 +311,6 @@ def define_name(wb: Any, name: str, sheet: str, cell: str) -> None:
     wb.defined_names[name] = DefinedName(name, attr_text=f"{sheet}!${col}${row}")
 
 
-
 def define_named_formula(wb: Any, name: str, formula: str) -> None:
     """Workbook-level defined name ``name`` for ``formula`` (no leading '='), e.g. "MAX('Costs'!$X$2:$X$37)"."""
     from openpyxl.workbook.defined_name import DefinedName

@@ -67,8 +67,13 @@ def test_a_disaggregated_plans_pools_read_apart_from_its_colocated_replicas(cata
         "1× mi300x TP2xPP1 fp8 at us_east (decode pool)",
     ]
     # a co-located replica and a pool of the same shape read apart
-    shape = {"workload": "chat", "model": "llama_3_1_70b", "gpu": "mi300x", "tp": 1, "pp": 1, "quantization": "fp8"}
-    same = [Choice(**shape, replicas=4, site="us_east", role=role).label for role in ("colocated", "prefill")]
+    same = [
+        Choice(
+            workload="chat", model="llama_3_1_70b", gpu="mi300x", tp=1, pp=1, quantization="fp8", replicas=4,
+            site="us_east", role=role,
+        ).label
+        for role in ("colocated", "prefill")
+    ]
     assert same == ["4× mi300x TP1xPP1 fp8 at us_east", "4× mi300x TP1xPP1 fp8 at us_east (prefill pool)"]
     # a resume file written before role, EP and site were recorded still reads, as co-located
     old = {k: v for k, v in row.choices[2].__dict__.items() if k not in ("ep", "site", "role")}
@@ -205,7 +210,8 @@ def test_resume_solves_only_the_missing_variants(
     assert second.resumed == 2
     assert seen == ["economics.rent_price_scale=2; workloads.chat.slo.tpot_ms=30"]
     assert [r.comparable() for r in second.rows[:2]] == [r.comparable() for r in first.rows]
-    assert second.rows[2].total_cost_usd == pytest.approx(2 * second.rows[1].total_cost_usd)
+    dearer, base = second.rows[2].total_cost_usd, second.rows[1].total_cost_usd
+    assert dearer is not None and base is not None and dearer == pytest.approx(2 * base)
     assert len(log.read_text().splitlines()) == 4
 
 
