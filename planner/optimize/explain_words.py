@@ -19,6 +19,7 @@ spending on each budget line (:func:`budget_raises`) is the raise that admits it
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,15 +169,21 @@ def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | No
     replica, or one prefill-pool replica plus one decode-pool replica of a PD group (a pool serves nothing
     alone); None without any. Less than this per month serves none of its demand."""
     footprint = replica_footprints(ctx)
-    best: tuple[float, str] | None = None
-    for k in cands_with_role(ctx.cands, workload, "colocated"):
-        best = _cheaper(best, _replica_usd_per_month(ctx, k, footprint[k]))
+    best = _cheapest_of(ctx, cands_with_role(ctx.cands, workload, "colocated"), footprint)
     for pools in pd_groups(ctx.cands, workload).values():
-        prefill = min(filter(None, (_replica_usd_per_month(ctx, k, footprint[k]) for k in pools["prefill"])), default=None)
-        decode = min(filter(None, (_replica_usd_per_month(ctx, k, footprint[k]) for k in pools["decode"])), default=None)
+        prefill = _cheapest_of(ctx, pools["prefill"], footprint)
+        decode = _cheapest_of(ctx, pools["decode"], footprint)
         if prefill is not None and decode is not None:
             pair = (prefill[0] + decode[0], f"{prefill[1]} for prefill + {decode[1]} for decode")
             best = _cheaper(best, pair)
+    return best
+
+
+def _cheapest_of(ctx: BuildContext, cands: Iterable[int], footprint: Mapping[int, float]) -> tuple[float, str] | None:
+    """The cheapest (USD per month, what) of one replica among ``cands`` (:func:`_replica_usd_per_month`)."""
+    best: tuple[float, str] | None = None
+    for k in cands:
+        best = _cheaper(best, _replica_usd_per_month(ctx, k, footprint[k]))
     return best
 
 
