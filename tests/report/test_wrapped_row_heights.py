@@ -8,6 +8,8 @@ high, so "gpu_supply:h100_sxm/us_east/0, 10–11" was cut off under the next row
 
 from __future__ import annotations
 
+from typing import Any
+
 from planner.readout.sweep import SweepResult, SweepRow
 from planner.report.sweep_workbook import build_sweep_workbook
 from planner.report.xlsx import POINTS_PER_LINE, wrapped_lines
@@ -18,6 +20,15 @@ BINDING = [
     "gpu_supply:h100_sxm/dc1/6–11",
     "gpu_supply:h100_sxm/us_east/0, 10–11",
 ]
+
+
+def _sweep_cell(path: str, row: SweepRow, header: str) -> tuple[Any, Any]:
+    """The Sweep sheet of a one-variant sweep varying ``path``, and the cell of its column ``header``."""
+    ws = build_sweep_workbook(
+        SweepResult("buy-vs-rent-70b", [path], "grid", "local processes (1)", [row], 1.0)
+    )["Sweep"]
+    headers = [c.value for c in ws[3]]
+    return ws, ws.cell(row=4, column=headers.index(header) + 1)
 
 
 def test_wrapped_lines_wraps_whole_words() -> None:
@@ -50,11 +61,7 @@ def test_a_sweep_row_is_as_tall_as_its_binding_constraints_wrap() -> None:
             "solve_seconds": 0.5,
         }
     )
-    ws = build_sweep_workbook(
-        SweepResult("buy-vs-rent-70b", [path], "grid", "local processes (1)", [row], 1.0)
-    )["Sweep"]
-    headers = [c.value for c in ws[3]]
-    cell = ws.cell(row=4, column=headers.index("binding constraints") + 1)
+    ws, cell = _sweep_cell(path, row, "binding constraints")
     assert cell.value == ", ".join(BINDING)
     assert cell.alignment.wrap_text
     assert ws.row_dimensions[4].height == 4 * POINTS_PER_LINE
@@ -87,12 +94,7 @@ def test_an_infeasible_variant_prints_its_whole_cause() -> None:
             "solve_seconds": 0.04,
         }
     )
-    ws = build_sweep_workbook(
-        SweepResult("buy-vs-rent-70b", [path], "grid", "local processes (1)", [row], 1.0)
-    )["Sweep"]
-    headers = [c.value for c in ws[3]]
-    col = headers.index("error or infeasibility") + 1
-    cell = ws.cell(row=4, column=col)
+    ws, cell = _sweep_cell(path, row, "error or infeasibility")
     assert cell.value == cause
     assert cell.alignment.wrap_text
     width = ws.column_dimensions[cell.column_letter].width

@@ -5,9 +5,10 @@ within hardware.max_gpus 1024 — raise it to at least 149' although 1,024 ≥ 1
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from planner.cli.main import app
 
@@ -25,10 +26,15 @@ SCENARIO = {
 }
 
 
-def test_batch_bound_deadline_names_the_batch(tmp_path: Path) -> None:
+def _train(tmp_path: Path, scenario: dict[str, Any]) -> Result:
+    """`planner train` on ``scenario`` written to a file."""
     path = tmp_path / "train.yaml"
-    path.write_text(yaml.safe_dump(SCENARIO), encoding="utf-8")
-    result = runner.invoke(app, ["train", str(path)])
+    path.write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    return runner.invoke(app, ["train", str(path)])
+
+
+def test_batch_bound_deadline_names_the_batch(tmp_path: Path) -> None:
+    result = _train(tmp_path, SCENARIO)
     assert result.exit_code == 3
     out = result.output
     assert "raise it to at least" not in out and "hardware.max_gpus" not in out
@@ -43,9 +49,7 @@ def test_gpu_bound_deadline_still_names_max_gpus(tmp_path: Path) -> None:
     batch reaches in time."""
     data = {**SCENARIO, "seq_len_tokens": 4096, "global_batch_sequences": 1024, "training_tokens": 1e13,
             "deadline_days": 5, "hardware": {"gpus": ["h100_sxm"], "max_gpus": 512}}  # fmt: skip
-    path = tmp_path / "train.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    result = runner.invoke(app, ["train", str(path)])
+    result = _train(tmp_path, data)
     assert result.exit_code == 3
     assert "needs ≥ 4,096 h100_sxm to train 1e+13 tokens in 5 days (TP4×PP1×DP1024 at 35% MFU: 4.6 days)" in result.output
     assert "within hardware.max_gpus 512 — raise it to at least 4,096 (fastest: 512 GPUs, 23.8 days)" in result.output
@@ -56,9 +60,7 @@ def test_a_deadline_no_gpu_count_meets_names_the_batch_not_max_gpus(tmp_path: Pa
     one MFU), but the fastest layout of a 1,024-sequence batch on any number of GPUs takes 3.3 days."""
     data = {**SCENARIO, "seq_len_tokens": 4096, "global_batch_sequences": 1024, "training_tokens": 1e13,
             "deadline_days": 1, "hardware": {"gpus": ["h100_sxm"], "max_gpus": 512}}  # fmt: skip
-    path = tmp_path / "train.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    result = runner.invoke(app, ["train", str(path)])
+    result = _train(tmp_path, data)
     assert result.exit_code == 3
     assert "no layout finishes 1e+13 tokens in 1 day: the fastest uses 16,384 GPUs (TP8×PP2×DP1024, 3.3 days)" in result.output
     assert "raise it to at least" not in result.output
