@@ -20,7 +20,7 @@ from __future__ import annotations
 import pulp
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import cands_with_role, pd_groups
+from planner.problem.roles import cands_with_role
 from planner.problem.supply import first_supply_month
 
 
@@ -30,7 +30,7 @@ def add_demand_coverage(ctx: BuildContext) -> None:
     from_month = first_supply_month(ctx.supply)
     for w in ctx.scenario.workloads:
         cands = cands_with_role(ctx.cands, w.name, "colocated")
-        groups = list(pd_groups(ctx.cands, w.name))
+        groups = list(ctx.pd_groups(w.name))
         for t in ctx.periods:
             served = pulp.lpSum(ctx.variables["flow"][(int(k), t)] for k in cands) + pulp.lpSum(
                 ctx.variables["pd_flow"][(w.name, g, t)] for g in groups

@@ -22,16 +22,16 @@ from __future__ import annotations
 import pulp
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import kv_handoff_gb, pd_groups
+from planner.problem.roles import kv_handoff_gb
 
 
 def add_pd_flow(ctx: BuildContext) -> None:
     """Add rows (1)–(4) for every PD group of every workload."""
     flow, pd_flow = ctx.variables["flow"], ctx.variables["pd_flow"]
     for w in ctx.scenario.workloads:
-        for group, pools in pd_groups(ctx.cands, w.name).items():
+        for group, pools in ctx.pd_groups(w.name).items():
             members = pools["prefill"] + pools["decode"]
-            v_gb = kv_handoff_gb(ctx.cands, members)
+            v_gb = kv_handoff_gb(ctx.column("kv_bytes_per_request"), members)
             for t in ctx.periods:
                 pdf = pd_flow[(w.name, group, t)]
                 for role, cands in pools.items():

@@ -80,7 +80,7 @@ from typing import Any
 import pulp
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import Role, cands_with_role, pd_groups, serving_cands
+from planner.problem.roles import Role, cands_with_role, serving_cands
 from planner.problem.spare import (
     least_lost_per_request,
     least_lost_requests_per_s,
@@ -104,7 +104,7 @@ def add_redundancy(ctx: BuildContext) -> None:
         colocated = cands_with_role(ctx.cands, w.name, "colocated")
         groups = {
             g: pools
-            for g, pools in pd_groups(ctx.cands, w.name).items()
+            for g, pools in ctx.pd_groups(w.name).items()
             if pools["prefill"] and pools["decode"]
         }
         served = {t: pulp.lpSum(flow[(k, t)] for k in serving_cands(ctx.cands, w.name)) for t in ctx.periods}

@@ -47,7 +47,7 @@ import pulp
 
 from constraints.gpu_supply import replica_footprints
 from planner.problem.context import BuildContext
-from planner.problem.roles import Role, cands_with_role, pd_groups
+from planner.problem.roles import Role, cands_with_role
 from planner.problem.supply import SupplyKind, first_supply_month
 
 BOUND_TOL = 1e-7
@@ -175,7 +175,7 @@ def solve_workload(
         return None
     keep = set(cands)
     families: dict[int, tuple[str, int]] = {k: ("colocated", 0) for k in cands_with_role(ctx.cands, workload, "colocated") if k in keep}
-    groups_of = list(pd_groups(ctx.cands, workload).values())
+    groups_of = list(ctx.pd_groups(workload).values())
     for g, pools in enumerate(groups_of):
         for role in POOL_ROLES:
             families.update({k: (role, g) for k in pools[role] if k in keep})

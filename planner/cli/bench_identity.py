@@ -1,6 +1,7 @@
 """Same answers before and after a speed change: ``python -m planner.cli.bench_identity OUT_DIR``.
 
-Writes the JSON of ``planner plan`` (with alternatives) of every example and of
+Writes the JSON of ``planner plan`` (with alternatives) of every example and of the 5-workload bench scenario
+(planner.cli.bench.bench_scenario: the alternatives run in forked workers there), and of
 ``planner compare examples/buy_vs_rent``, without timing fields, one file each, and prints each run's wall
 and CPU seconds. Run it on two checkouts (``PYTHONPATH=<checkout>``) and ``diff -r`` the two folders: a
 speed change must leave them byte-identical.
@@ -29,6 +30,7 @@ def without_timing(data: Any) -> Any:
 def write_outputs(out: Path) -> list[str]:
     """Write the plan and compare JSON of the examples into ``out``; one timing line per run."""
     from planner.catalog import default_catalog
+    from planner.cli.bench import bench_scenario
     from planner.compare import compare
     from planner.errors import PlannerError
     from planner.plan import plan
@@ -50,6 +52,7 @@ def write_outputs(out: Path) -> list[str]:
         except PlannerError:  # not an inference scenario (examples/train_8b)
             continue
         run(f"plan_{path.parent.name}", lambda s=scenario: plan(catalog, s, with_alternatives=True))
+    run("plan_bench_5_workloads", lambda: plan(catalog, bench_scenario(), with_alternatives=True))  # type: ignore[arg-type]
     buy_vs_rent = load_scenario(EXAMPLES / "buy_vs_rent" / "scenario.yaml", catalog)
     run("compare_buy_vs_rent", lambda: compare(catalog, buy_vs_rent))
     return lines

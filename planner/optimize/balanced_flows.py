@@ -42,7 +42,6 @@ from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
 from planner.problem.context import BuildContext
-from planner.problem.roles import pd_groups
 
 HELD_CONTINUOUS = ("scale",)
 """Continuous variable families held besides those of the objective (max_throughput's served fraction)."""
@@ -69,7 +68,7 @@ def stage_scales(ctx: BuildContext, cap: dict[tuple[int, int], float]) -> dict[t
     bottleneck stage's utilization, and the pools of each stage still share their stage's flow by capacity."""
     scales: dict[tuple[int, int], float] = {}
     for w in ctx.scenario.workloads:
-        for pools in pd_groups(ctx.cands, w.name).values():
+        for pools in ctx.pd_groups(w.name).values():
             for t in ctx.periods:
                 stage = {role: sum(cap.get((k, t), 0.0) for k in pools[role]) for role in ("prefill", "decode")}
                 narrow = min(stage.values())

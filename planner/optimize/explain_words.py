@@ -29,7 +29,7 @@ from constraints.budget_max import capex_usd, opex_usd_per_month
 from constraints.gpu_supply import replica_footprints
 from constraints.site_capacity import unit_power_kw
 from planner.problem.context import BuildContext
-from planner.problem.roles import cands_with_role, pd_groups
+from planner.problem.roles import cands_with_role
 from planner.problem.supply import SupplyKind, SupplyOption
 from planner.scenario_economics import Budget
 
@@ -170,7 +170,7 @@ def cheapest_replica(ctx: BuildContext, workload: str) -> tuple[float, str] | No
     alone); None without any. Less than this per month serves none of its demand."""
     footprint = replica_footprints(ctx)
     best = _cheapest_of(ctx, cands_with_role(ctx.cands, workload, "colocated"), footprint)
-    for pools in pd_groups(ctx.cands, workload).values():
+    for pools in ctx.pd_groups(workload).values():
         prefill = _cheapest_of(ctx, pools["prefill"], footprint)
         decode = _cheapest_of(ctx, pools["decode"], footprint)
         if prefill is not None and decode is not None:

@@ -47,7 +47,7 @@ from constraints.gpu_supply import replica_footprints
 from constraints.workload_cost_floor import allowed_points, forbidden_keys, gpu_prices_usd
 from planner.optimize.components import columns, highs_model
 from planner.problem.context import BuildContext
-from planner.problem.roles import cands_with_role, pd_groups
+from planner.problem.roles import cands_with_role
 from planner.problem.supply import first_supply_month
 
 KEEP_RATIO = 3.0
@@ -92,7 +92,7 @@ def _pd_options(
     """Step 1 for the PD groups of ``workload``: each prefill pool's best with its group's cheapest decode
     pool's, and each decode pool's best with the cheapest prefill pool's (a disaggregated request passes both)."""
     options: list[Option] = []
-    for pools in pd_groups(ctx.cands, workload).values():
+    for pools in ctx.pd_groups(workload).values():
         prefill = _pool_bests(ctx, pools["prefill"], t, prices, footprint, forbidden)
         decode = _pool_bests(ctx, pools["decode"], t, prices, footprint, forbidden)
         if prefill and decode:

@@ -57,8 +57,7 @@ from planner.optimize.restricted_view import (
 )
 from planner.optimize.solver import EXACT_RESTARTS, FEASIBLE_SOLUTION, Solution
 from planner.problem.context import BuildContext
-from planner.problem.cost_terms import tie_break_weights_usd
-from planner.problem.roles import pd_groups
+from planner.problem.cost_terms import rank_within, tie_break_rank, tie_break_weights_usd
 from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
@@ -113,6 +112,7 @@ class PlanModel:
             for v, c in term.items():
                 objective[index[v.name]] -= float(c)
         self.cost = objective  # the prices alone: the tie-break is the restriction's own
+        self.rank = tie_break_rank(ctx.cands, ctx.points)  # the plan's; each restriction's is drawn from it
         self.objective_order = np.full(len(cols), len(cols), dtype=np.int64)
         for n, v in enumerate(ctx.prob.objective):
             self.objective_order[index[v.name]] = n
@@ -190,7 +190,7 @@ class PlanModel:
         if self.sol is not None and self.plan_only[column] == value:  # the plan is the restriction's optimum
             return Outcome("optimal", self.sol.cost_usd, self.plan_used, 0.0)
         keep = (self.owner[column] == value) | (self.owner[column] == "")
-        groups = {(w.name, g) for w in ctx.scenario.workloads for g in pd_groups(view.cands, w.name)}
+        groups = {(w.name, g) for w in ctx.scenario.workloads for g in view.pd_groups(w.name)}
         for i, group in self.pd_group.items():
             keep[i] = group in groups
         rows = rewritten_rows(self.rows, view, self.index, keep)
@@ -211,7 +211,8 @@ class PlanModel:
         col_id = np.full(len(self.col_lower), -1, dtype=np.int64)
         col_id[cols] = np.arange(len(cols))
         cost = self.cost[cols].copy()
-        weights = tie_break_weights_usd(view.cands, view.points, view.periods, view.months)
+        rank = rank_within(self.rank, view.cands.index)  # a GPU type's or site's candidates: whole swap classes
+        weights = tie_break_weights_usd(view.cands, view.points, view.periods, view.months, rank)
         for i, key in self.rep.items():
             if col_id[i] >= 0:
                 cost[col_id[i]] += weights[key]

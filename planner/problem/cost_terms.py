@@ -139,14 +139,23 @@ def tie_break_rank(cands: Any, points: Any) -> dict[int, int]:
     return {int(c): int(r) for c, r in zip(by_latency.index.tolist(), slots, strict=True)}
 
 
+def rank_within(rank: dict[int, int], ids: Any) -> dict[int, int]:
+    """:func:`tie_break_rank` of the sub-table of candidates ``ids``, from ``rank`` of the whole table, for a
+    sub-table made of whole :data:`SWAP_CLASS` classes with their points (one GPU type's or site's candidates:
+    both columns are in every class). Why the same ranks: the sub-table's (GPUs, tier, id) order is the whole
+    table's restricted to it (a per-candidate sort key), so each class keeps its members and the order of its
+    slots, and hands them out by the same latencies; ranks become positions among the sub-table's."""
+    return {k: r for r, k in enumerate(sorted((int(k) for k in ids), key=rank.__getitem__))}
+
+
 def tie_break_weights_usd(
-    cands: Any, points: Any, periods: list[int], months: dict[int, float]
+    cands: Any, points: Any, periods: list[int], months: dict[int, float], rank: dict[int, int] | None = None
 ) -> dict[tuple[int, int, int], float]:
     """(cand, point, slice) → USD per replica of the tie-break: TIE_BREAK_USD × months_t × (1 + rank / #candidates),
     rank ∈ [0, #candidates) of :func:`tie_break_rank`: a replica costs 1e-3 to 2e-3 USD per month of the slice
     whatever its rank. ``cands``: a candidate table; ``points``: their operating points (with a ``point`` id
-    column)."""
-    rank = tie_break_rank(cands, points)
+    column); ``rank``: :func:`tie_break_rank` of ``cands`` when already known (:func:`rank_within`)."""
+    rank = tie_break_rank(cands, points) if rank is None else rank
     n = max(1, len(rank))
     return {
         (int(c), int(j), t): TIE_BREAK_USD * months[t] * (1 + rank[int(c)] / n)

@@ -64,11 +64,11 @@ def pd_groups(cands: pd.DataFrame, workload: str) -> dict[str, dict[Role, list[i
     return out
 
 
-def kv_handoff_gb(cands: pd.DataFrame, ids: list[int]) -> float:
+def kv_handoff_gb(kv_bytes_per_request: dict[int, float], ids: list[int]) -> float:
     """V_KV of a PD group: KV handed from prefill to decode per request, GB (the same for every member: one
-    model and KV format and the workload's prompt; the largest if not)."""
-    at = cands.index.get_indexer(ids)  # positions: numpy indexing, not a .loc frame per group
-    return float(cands["kv_bytes_per_request"].to_numpy()[at].max()) / BYTES_PER_GB
+    model and KV format and the workload's prompt; the largest if not). ``kv_bytes_per_request``: candidate id →
+    its ``kv_bytes_per_request`` (BuildContext.column)."""
+    return float(max(kv_bytes_per_request[k] for k in ids)) / BYTES_PER_GB
 
 
 class RoleFields(NamedTuple):

@@ -7,7 +7,7 @@ which must leave room for the spare replicas).
 from __future__ import annotations
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import cands_with_role, pd_groups
+from planner.problem.roles import cands_with_role
 
 
 def lost_per_replica_frac(ctx: BuildContext, cand: int, domain: str) -> float:
@@ -90,7 +90,7 @@ def lost_per_served_request(ctx: BuildContext, workload: str, t: int) -> dict[in
     demand = ctx.demand[(workload, t)]
     lost = _least_lost_by_cand(ctx, workload, w.redundancy.failure_domain)
     out = {k: lost[k] / demand for k in cands_with_role(ctx.cands, workload, "colocated") if k in lost}
-    for pools in pd_groups(ctx.cands, workload).values():
+    for pools in ctx.pd_groups(workload).values():
         group = [lost[k] for k in pools["prefill"] + pools["decode"] if k in lost]
         out.update({k: min(group) / demand for k in pools["prefill"] if k in lost})
     return dict(sorted(out.items()))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from planner.problem.context import BuildContext
-from planner.problem.roles import kv_link_rates, kv_link_requests_per_s, pd_groups
+from planner.problem.roles import kv_link_rates, kv_link_requests_per_s
 from planner.problem.spare import spare_requests_per_s
 from planner.problem.supply import SupplyKind
 
@@ -66,7 +66,7 @@ def create_variables(ctx: BuildContext) -> None:
         for t in ctx.periods:
             ctx.var("flow", (int(cand), t), low=0)
     for w in ctx.scenario.workloads:
-        for group in pd_groups(ctx.cands, w.name):
+        for group in ctx.pd_groups(w.name):
             for t in ctx.periods:
                 ctx.var("pd_flow", (w.name, group, t), low=0)
     for i, opt in enumerate(ctx.supply):

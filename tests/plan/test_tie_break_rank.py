@@ -12,9 +12,11 @@ import pytest
 
 from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
+from planner.problem.context import build_context
 from planner.problem.cost_terms import (
     TIE_BREAK_USD,
     capacity_point_latency_ms,
+    rank_within,
     tie_break_rank,
     tie_break_weights_usd,
 )
@@ -138,3 +140,20 @@ def test_a_real_table_ranks_a_permutation_within_classes(catalog: Catalog) -> No
     tp2pp2 = int(keyed.loc[("fp8", "h100_sxm", 2, 2, "us_east"), "cand"])
     tp4pp1 = int(keyed.loc[("fp8", "h100_sxm", 4, 1, "us_east"), "cand"])
     assert old[tp2pp2] < old[tp4pp1] and rank[tp4pp1] < rank[tp2pp2]
+
+
+@pytest.mark.parametrize("example", ["mixed_fleet", "pd_card8", "chat_p99_redundant", "small_models_shared"])
+def test_a_gpu_types_or_sites_rank_is_drawn_from_the_whole_tables(catalog: Catalog, example: str) -> None:
+    """rank_within: the ranks of one GPU type's (site's) candidates, as its own table ranks them, are the order of
+    their ranks in the whole table (the restricted models' tie-break, planner.optimize.restricted_model)."""
+    scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
+    ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
+    whole = tie_break_rank(ctx.cands, ctx.points)
+    checked = 0
+    for column in ("gpu", "site"):
+        for value in sorted(set(ctx.cands[column])):
+            cands = ctx.cands[ctx.cands[column] == value]
+            points = ctx.points[ctx.points["cand"].isin(cands.index)]
+            assert rank_within(whole, cands.index) == tie_break_rank(cands, points)
+            checked += 1
+    assert checked >= 3
