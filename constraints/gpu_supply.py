@@ -55,7 +55,11 @@ def replica_footprints(ctx: BuildContext) -> dict[int, float]:
     holds its rack footprint (planner.ledgers.racks.replica_footprint_gpus)."""
     node_of = {str(g): ctx.gpu(str(g)).gpus_per_node for g in ctx.cands["gpu"].unique()}
     gpu_of = ctx.column("gpu")
-    return {
-        k: float(n) if float(n) < 1 else float(replica_footprint_gpus(int(n), node_gpus=node_of[str(gpu_of[k])]))
-        for k, n in ctx.column("gpus").items()
-    }
+    footprint: dict[tuple[int, int], float] = {}  # (replica GPUs, node GPUs) → f: a handful of shapes
+
+    def of(n: int, node: int) -> float:
+        if (n, node) not in footprint:
+            footprint[(n, node)] = float(replica_footprint_gpus(n, node_gpus=node))
+        return footprint[(n, node)]
+
+    return {k: float(n) if float(n) < 1 else of(int(n), node_of[str(gpu_of[k])]) for k, n in ctx.column("gpus").items()}
