@@ -36,16 +36,18 @@ from planner.candidate_rows import Curves, network_column, points_frame
 from planner.candidate_terms import TermsMemo
 from planner.candidates_colocated import colocated_curves_of, colocated_points, distinct_pairs
 from planner.candidates_pd import (
+    PD_ROLES,
     Pending,
     add_pd_rows,
     pd_operating_points,
 )
 from planner.candidates_shared import shared_configs
+from planner.candidates_split import SCHEDULE_ROWS, estimated_rows, merged, schedules_hold, two_parts
 from planner.catalog.loader import Catalog
 from planner.catalog.schema import Accelerator, Site
 from planner.context_window import context_window_problem
 from planner.costs import rent_quote
-from planner.forked import Background
+from planner.forked import Background, workers_for
 from planner.format_policy import allowed_formats, weight_quality_tier
 from planner.gc_pause import gc_paused
 from planner.ledgers.edge_cloud import request_network_s
@@ -222,7 +224,54 @@ def _evaluate(scenario: Scenario, configs: list[_Config]) -> dict[str, Any]:
 @gc_paused
 def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     """Enumerate and evaluate every candidate of ``scenario`` (see the module docstring); the cyclic garbage
-    collector waits until it is done (planner/gc_pause.py)."""
+    collector waits until it is done (planner/gc_pause.py). A large scenario of several workloads is evaluated
+    in two parts on two cores (planner.candidates_split: the same table)."""
+    parts = two_parts(_estimated_rows(catalog, scenario)) if workers_for(2) > 1 else None
+    table = None if parts is None else _in_two_parts(catalog, scenario, parts)
+    return table if table is not None else _evaluated(catalog, scenario)[0]
+
+
+def _estimated_rows(catalog: Catalog, scenario: Scenario) -> list[int]:
+    """Per workload, its (configuration, site) rows before any is evaluated (planner.candidates_split)."""
+    sites = merged_sites(catalog, scenario)
+    gpus = len(scenario.hardware.gpus or catalog.accelerators)
+    hw = scenario.hardware
+    configurations = [
+        sum(
+            len(allowed_formats(catalog, w, m)) * len(w.kv_dtypes) * gpus * len(moe_layouts(catalog.models[m], hw.tp, hw.ep))
+            * len(hw.pp)
+            for m in w.models
+        )
+        for w in scenario.workloads
+    ]
+    return estimated_rows(configurations, [len(workload_sites(w, sites)) for w in scenario.workloads])
+
+
+def _in_two_parts(catalog: Catalog, scenario: Scenario, parts: tuple[list[int], list[int]]) -> CandidateTable | None:
+    """The table of ``scenario`` from the tables of its workloads ``parts`` (planner.candidates_split), the
+    second evaluated in a forked child; None when the bisections' schedule does not hold for the whole table."""
+    mine, theirs = (scenario.model_copy(update={"workloads": [scenario.workloads[i] for i in p]}) for p in parts)
+
+    def frames(sub: Scenario) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+        table, rows = _evaluated(catalog, sub, fork_curves=False, schedule_floor=SCHEDULE_ROWS)
+        return table.candidates, table.points, rows
+
+    with Background(lambda: frames(theirs)) as child:
+        own = frames(mine)
+        other = child.result()
+    if not schedules_hold([own[2], other[2]]):
+        return None
+    candidates, points = merged(scenario, [own[:2], other[:2]])
+    return CandidateTable(candidates=candidates, points=points, sites=merged_sites(catalog, scenario))
+
+
+def _evaluated(
+    catalog: Catalog, scenario: Scenario, *, fork_curves: bool = True, schedule_floor: int = 0
+) -> tuple[CandidateTable, dict[str, int]]:
+    """The candidate table of ``scenario`` evaluated at once, and the rows of each of its bisection tables
+    (co-located, prefill, decode). ``fork_curves``: the co-located curves may be computed in a forked child
+    (:data:`FORK_MIN_ROWS`); ``schedule_floor``: the bisections take the schedule of a table of at least that
+    many rows (planner.candidates_split)."""
     sites = merged_sites(catalog, scenario)
     gpu_ids = scenario.hardware.gpus or list(catalog.accelerators)
     gpus = [catalog.accelerators[g] for g in gpu_ids]
@@ -270,28 +319,31 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
     net = network_column(pending, network_s)[:, None] if pending else np.zeros((0, 1))
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending], dtype=np.int64)  # each row's configuration
     first, where = distinct_pairs(pending, net)
-    with _curves(pending, net, first, pd_pending, scenario, ev, idx) as curves:
-        point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table)
+    rows = {"colocated": len(pending), **{role: sum(table.role[p[0]] == role for p in pd_pending) for role in PD_ROLES}}
+    schedule = {key: max(n, schedule_floor) for key, n in rows.items()}
+    forked = fork_curves and len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
+    with _curves(pending, net, first, scenario, ev, idx, schedule["colocated"], forked) as curves:
+        point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table, schedule)
         if pending:
             point_rows.insert(0, colocated_points(pending, net, where, scenario, ev, idx, table, curves.result()))
     candidates = table.frame()
     points = points_frame(point_rows)
-    return CandidateTable(candidates=candidates, points=points, sites=sites)
+    return CandidateTable(candidates=candidates, points=points, sites=sites), rows
 
 
 def _curves(
     pending: list[Pending],
     net: np.ndarray,
     first: np.ndarray,
-    pd_pending: list[Pending],
     scenario: Scenario,
     ev: dict[str, Any],
     idx: np.ndarray,
+    schedule_size: int,
+    forked: bool,
 ) -> Background[Curves]:
     """The co-located rows' curves (planner.candidates_colocated), computed on the other core while this
-    process computes the prefill/decode pools' (planner.forked.Background; here without pools to overlap)."""
-    parallel = len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
-    return Background(lambda: colocated_curves_of(pending, net, first, scenario, ev, idx), fork=parallel)
+    process computes the prefill/decode pools' when ``forked`` (planner.forked.Background), else here."""
+    return Background(lambda: colocated_curves_of(pending, net, first, scenario, ev, idx, schedule_size), fork=forked)
 
 
 def _pool_points(
@@ -301,17 +353,19 @@ def _pool_points(
     ev: dict[str, Any],
     index_of: dict[int, int],
     table: CandidateRows,
+    schedule: dict[str, int],
 ) -> list[dict[str, np.ndarray]]:
-    """The operating points of the prefill-only and decode-only rows (planner.candidates_pd), pool by pool."""
+    """The operating points of the prefill-only and decode-only rows (planner.candidates_pd), pool by pool
+    (``schedule``: each pool's bisection-table size)."""
     point_rows = []
-    for role in ("prefill", "decode"):
+    for role in PD_ROLES:
         pool = [p for p in pd_pending if table.role[p[0]] == role]
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = network_column(pool, network_s)
             point_rows.append(pd_operating_points(
                 catalog, pool, scenario, terms=take_terms(ev["terms"], idx), fit_batch=ev["fit_batch"][idx], net_s=net,
-                table=table, role=role,
+                table=table, role=role, schedule_size=schedule[role],
             ))
     return point_rows
 

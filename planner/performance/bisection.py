@@ -56,10 +56,16 @@ def largest_ok_load(ok: Callable[[Num], Num], hi: Num, *, schedule_size: int | N
         _DECIDING.reset(deciding)
 
 
+def multisection_bits(size: int) -> int:
+    """Bits of the bracket :func:`largest_ok_load` resolves per round for a table of ``size`` rows
+    (:data:`MULTISECTION_BITS`)."""
+    return next(b for limit, b in MULTISECTION_BITS if size <= limit)
+
+
 def _bisect(ok: Callable[[Num], Num], hi: Any, size: int) -> Any:
     """:func:`largest_ok_load` with the multisection schedule of a table of ``size`` rows."""
     lo = np.zeros_like(hi)
-    bits = next(b for limit, b in MULTISECTION_BITS if size <= limit)
+    bits = multisection_bits(size)
     left = BISECTION_ITERATIONS
     while left > 0:
         # the first round is a plain halving: ok may broadcast λ against wider terms, which fixes the shape
