@@ -24,6 +24,7 @@ LOAD_FRACTIONS, each with TTFT/TPOT/batch/memory at that load.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypedDict
 
 import numpy as np
@@ -72,10 +73,11 @@ class CandidateTable:
     points: pd.DataFrame
     sites: dict[str, Site]
 
-    @property
+    @cached_property
     def feasible(self) -> pd.DataFrame:
-        """Rows of ``candidates`` with at least one SLO-feasible operating point."""
-        return self.candidates[self.candidates["feasible"]]
+        """Rows of ``candidates`` with at least one SLO-feasible operating point (selected once: the table is
+        never changed; callers read the frame and never change it)."""
+        return self.candidates[self.candidates["feasible"].to_numpy(dtype=bool)]
 
 
 def workload_sites(workload: Workload, sites: dict[str, Site]) -> list[Site]:

@@ -37,6 +37,7 @@ import importlib
 import math
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -94,9 +95,8 @@ class PlanModel:
         self.early: dict[tuple[str, str], Outcome | None] = {}
         """Restrictions solved before ``sol`` was known (planner.optimize.early_alternatives): (column,
         value) → :meth:`solve`'s answer there, which is the answer here unless ``sol`` answers it."""
-        feasible = table.candidates["feasible"].to_numpy(dtype=bool)
         # GPU types and sites with an SLO-feasible candidate in the table
-        self.feasible = {c: {str(v) for v in table.candidates[c].to_numpy()[feasible]} for c in COLUMNS}
+        self.feasible = {c: {str(v) for v in table.feasible[c].unique()} for c in COLUMNS}
         cols, index = columns(ctx)
         self.index = index
         rows = RowSet.of(list(ctx.row_constraints.values()), index, [family_rank(f) for f, _k in ctx.rows.values()])
@@ -112,7 +112,6 @@ class PlanModel:
             for v, c in term.items():
                 objective[index[v.name]] -= float(c)
         self.cost = objective  # the prices alone: the tie-break is the restriction's own
-        self.rank = tie_break_rank(ctx.cands, ctx.points)  # the plan's; each restriction's is drawn from it
         self.objective_order = np.full(len(cols), len(cols), dtype=np.int64)
         for n, v in enumerate(ctx.prob.objective):
             self.objective_order[index[v.name]] = n
@@ -149,6 +148,12 @@ class PlanModel:
         # the one GPU type (site) the plan deploys on (None: several or none)
         self.plan_only = {c: next(iter(v)) if len(v) == 1 else None for c, v in used.items()}
         self.plan_used = frozenset((k, j) for i, (k, j, _t) in self.rep.items() if round(values[i]))
+
+    @cached_property
+    def rank(self) -> dict[int, int]:
+        """The plan's tie-break ranks (planner.problem.cost_terms.tie_break_rank); each restriction's are drawn
+        from them (rank_within). Computed at the first restriction solved here."""
+        return tie_break_rank(self.ctx.cands, self.ctx.points)
 
     @staticmethod
     def of(ctx: BuildContext, sol: Solution, table: CandidateTable) -> PlanModel | None:
