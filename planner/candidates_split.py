@@ -74,10 +74,19 @@ def merged(scenario: Scenario, parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -
         return parts[0]
     frame = pd.concat([c for _p, c in cand_parts], ignore_index=True)
     position = np.concatenate([np.arange(len(c)) for _p, c in cand_parts])
-    pooled = (frame["role"].to_numpy() != "colocated").astype(np.int64)
-    segment = np.array([0 if f >= 1.0 else segment_of[f] for f in frame["share_frac"].tolist()], dtype=np.int64)
-    workload = np.array([workload_of[w] for w in frame["workload"].tolist()], dtype=np.int64)
-    order = np.lexsort((position, workload, segment, pooled))
+    role = frame["role"].to_numpy()
+    block = np.zeros(len(frame), dtype=np.int64)  # POINT_BLOCKS of each candidate
+    for name, number in POINT_BLOCKS.items():
+        block[role == name] = number
+    share = frame["share_frac"].to_numpy(dtype=float)
+    segment = np.zeros(len(frame), dtype=np.int64)  # 0: whole GPUs
+    for frac, number in segment_of.items():
+        segment[share == frac] = number
+    names = frame["workload"].to_numpy()
+    workload = np.zeros(len(frame), dtype=np.int64)  # each row's workload's position in the scenario
+    for name, number in workload_of.items():
+        workload[names == name] = number
+    order = np.lexsort((position, workload, segment, block > 0))
     new_id = np.empty(len(order), dtype=np.int64)
     new_id[order] = np.arange(len(order))
     columns = max((c.columns for _p, c in cand_parts), key=len)  # a part without pool rows lacks their columns
@@ -93,8 +102,7 @@ def merged(scenario: Scenario, parts: list[tuple[pd.DataFrame, pd.DataFrame]]) -
     if not renumbered:
         return candidates, parts[0][1]
     points = pd.concat(renumbered, ignore_index=True)
-    role = candidates["role"].to_numpy()[points["cand"].to_numpy()]
-    block = np.array([POINT_BLOCKS[str(r)] for r in role], dtype=np.int64)
+    cand = points["cand"].to_numpy()
     at = np.arange(len(points))
-    points = points.take(np.lexsort((at, points["cand"].to_numpy(), block))).reset_index(drop=True)
+    points = points.take(np.lexsort((at, cand, block[order][cand]))).reset_index(drop=True)
     return candidates, points

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from planner.audit import audit_plan
+from planner.audit import audit_deployment, audit_plan
 from planner.candidates import build_candidates
 from planner.catalog import Catalog
 from planner.cli.main import app
@@ -252,3 +252,16 @@ def test_examples_match_golden_plans(catalog: Catalog, name: str) -> None:
     assert data["total_cost_usd"] == pytest.approx(golden["total_cost_usd"], rel=1e-6)
     # equal-cost alternatives may differ in TP split between solver builds; the GPU types may not
     assert {d["gpu"] for d in data["deployments"]} == {s.split(":")[3] for s in golden["deployments"]}
+
+
+@pytest.mark.parametrize("example", ["mixed_fleet", "moe_ep", "small_models_shared", "chat_p99_redundant", "pd_card8"])
+def test_the_plans_audit_records_are_each_deployments_own(catalog: Catalog, example: str) -> None:
+    """audit_plan bisects the plain co-located deployments' capacities together (planner.audit._capacities); each
+    record is the one auditing that deployment alone gives, to the last bit (the others: pools, percentiles,
+    optimizations, are audited one by one either way)."""
+    scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
+    result = plan(catalog, scenario, with_alternatives=False)
+    table = build_candidates(catalog, scenario)
+    together = audit_plan(catalog, scenario, result.deployments, table.sites)
+    alone = [audit_deployment(catalog, scenario, d, table.sites) for d in result.deployments]
+    assert together == alone and len(alone) >= 1
