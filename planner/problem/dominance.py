@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from planner.catalog.loader import Catalog
@@ -67,6 +68,12 @@ def prune_dominated_sites(
     limits, edge sites and data centers are always kept, and so is every site of a workload whose SLO must
     hold with a site down (``redundancy.failure_domain: site``): that forces its traffic apart (it was left
     with one site and no plan).
+
+    k2 dominates k (same deployment, both at unlimited cloud sites) when cap2 ≥ cap, k2's quotes are no higher
+    than k's for every kind and instance size, and k2 is strictly better somewhere or wins the tie (a lower
+    quote, more capacity, else the lower id). That is a strict partial order (transitive: prices and
+    capacities compare component-wise, the tie by id), so the candidates kept are its maximal ones — every
+    dominated one is dominated by a maximal one — and all pairs of a deployment's copies are compared at once.
     """
     spread = {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.sites_down}
 
@@ -87,40 +94,51 @@ def prune_dominated_sites(
     key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
     if "role" in cands.columns:
         key_cols.append("role")
-    found: dict[tuple[Any, ...], list[tuple[int, str, float]]] = defaultdict(list)
-    price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
-    # (gpu, site2, site) → (site2's quotes no higher than site's for every kind and size, some quote differs)
-    compared: dict[tuple[str, str, str], tuple[bool, bool]] = {}
     if "share_frac" not in cands:  # tables built without GPU sharing
         cands = cands.assign(share_frac=1.0)
-    names = [*key_cols, "site", "best_capacity_requests_per_s"]
-    rows_of = zip(cands.index.tolist(), *(_values(cands[c]) for c in names), strict=True)
-    for k, *key, site, cap in rows_of:  # column lists: no per-cell pandas boxing
-        if unlimited(str(site)) and str(key[0]) not in spread:
-            found[tuple(key)].append((int(k), str(site), float(cap)))
-    drop: set[int] = set()
-    for group, found_rows in found.items():
-        if len(found_rows) < 2:
+    site_of = cands["site"].to_numpy()
+    open_sites = [str(s) for s in pd.unique(site_of) if unlimited(str(s))]
+    rows = np.isin(site_of, open_sites) & ~np.isin(cands["workload"].to_numpy(), sorted(spread))
+    at = np.flatnonzero(rows)
+    if len(at) < 2:
+        return cands
+    group = cands.iloc[at].groupby(key_cols, sort=False, dropna=False).ngroup().to_numpy()
+    k_of, g_of = cands.index.to_numpy()[at].astype(np.int64), cands["gpu"].to_numpy()[at]
+    cap_of, s_of = cands["best_capacity_requests_per_s"].to_numpy(dtype=float)[at], site_of[at]
+    # every ordered pair (k, k2) of one deployment's copies
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    member_size = sizes[group[order]]
+    first = np.repeat(order, member_size)  # each row, as often as its group has members
+    offset = np.arange(len(first)) - np.repeat(np.cumsum(member_size) - member_size, member_size)
+    second = order[starts[group[first]] + offset]
+    pair = first != second
+    first, second = first[pair], second[pair]
+    # per (GPU, site of k2, site of k): k2's quotes no higher than k's for every kind and size, and some differs
+    # (rows at one site have the same quotes)
+    gpu_code, gpus = pd.factorize(g_of)
+    site_code, site_names = pd.factorize(s_of)
+    n_sites = len(site_names)
+    triple = (gpu_code[first] * n_sites + site_code[second]) * n_sites + site_code[first]
+    distinct, where = np.unique(triple, return_inverse=True)
+    quotes: dict[tuple[str, str], tuple[float, ...]] = {}
+    le_of, differs_of = np.ones(len(distinct), dtype=bool), np.zeros(len(distinct), dtype=bool)
+    for i, code in enumerate(distinct.tolist()):
+        gpu, rest = divmod(code, n_sites * n_sites)
+        site2, site = divmod(rest, n_sites)
+        if site2 == site:
             continue
-        gpu, one_site = str(group[4]), len({site for _k, site, _c in found_rows}) == 1
-        for _k, site, _c in found_rows:  # rows at one site have the same prices: none looked up
-            if not one_site and (gpu, site) not in price_cache:
-                price_cache[(gpu, site)] = prices(gpu, site)
-        for k, site, cap in found_rows:
-            for k2, site2, cap2 in found_rows:
-                if k2 == k or k2 in drop or cap2 < cap:
-                    continue
-                if site2 == site:  # the same quotes: no dearer, and differing only by capacity or id
-                    le, differs = True, False
-                else:
-                    if (gpu, site2, site) not in compared:
-                        p2, p1 = price_cache[(gpu, site2)], price_cache[(gpu, site)]
-                        compared[(gpu, site2, site)] = (all(a <= b for a, b in zip(p2, p1, strict=True)), p2 != p1)
-                    le, differs = compared[(gpu, site2, site)]
-                if le and (differs or cap2 > cap or k2 < k):
-                    drop.add(k)
-                    break
-    return cands.drop(index=sorted(drop))
+        for s in (site, site2):
+            if (gpus[gpu], site_names[s]) not in quotes:
+                quotes[(gpus[gpu], site_names[s])] = prices(str(gpus[gpu]), str(site_names[s]))
+        p2, p1 = quotes[(gpus[gpu], site_names[site2])], quotes[(gpus[gpu], site_names[site])]
+        le_of[i], differs_of[i] = all(a <= b for a, b in zip(p2, p1, strict=True)), p2 != p1
+    le, differs = le_of[where], differs_of[where]
+    cap, cap2 = cap_of[first], cap_of[second]
+    dominates = (cap2 >= cap) & le & (differs | (cap2 > cap) | (k_of[second] < k_of[first]))
+    drop = np.unique(k_of[first[dominates]])
+    return cands.drop(index=drop.tolist())
 
 
 def prune_dominated_points(points: pd.DataFrame) -> pd.DataFrame:
