@@ -79,6 +79,10 @@ class CandidateTable:
         never changed; callers read the frame and never change it)."""
         return self.candidates[self.candidates["feasible"].to_numpy(dtype=bool)]
 
+    def rows_with(self, column: str, value: str) -> pd.DataFrame:
+        """Rows of ``candidates`` whose ``column`` is ``value`` (numpy: a string column's own == is slower)."""
+        return self.candidates[self.candidates[column].to_numpy() == value]
+
 
 def workload_sites(workload: Workload, sites: dict[str, Site]) -> list[Site]:
     """Sites a workload may use: the listed ones, else every cloud site."""

@@ -68,13 +68,6 @@ def _worst_latency_ms(ctx: BuildContext, sol: Solution) -> tuple[float | None, f
     return tpot_ms, ttft_ms
 
 
-def _rows_of(table: CandidateTable, column: str, value: str) -> pd.DataFrame:
-    """The candidate rows whose ``column`` is ``value`` (numpy: a string column's own == is several times slower
-    on a full-catalog table)."""
-    cands = table.candidates
-    return cands[cands[column].to_numpy() == value]
-
-
 def _no_candidate_reason(
     scenario: Scenario, rows: Any, column: str = "", value: str = "", among: list[str] | None = None
 ) -> str:
@@ -114,7 +107,7 @@ def alternative(
     is only feasible there, it is the solver's first incumbent. ``decompose``: solved by the large-problem
     method (planner.optimize.decompose), as the plan was. ``kept``: the restriction's kept candidates
     (planner.problem.context.kept_candidates), when already known."""
-    rows = _rows_of(table, column, value)
+    rows = table.rows_with(column, value)
     if not rows["feasible"].any():
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows, column, value)), None
     others = {str(v) for v in table.feasible[column].unique()} - {value}  # unique(): no per-row boxing
@@ -205,7 +198,7 @@ def _on_plan_model(
     and its solver seconds; None where it must be rebuilt (:func:`alternative`). A site alternative is
     only asked when its kept candidates are the plan's at the site (:func:`alternatives`)."""
     if value not in model.feasible[column]:
-        rows = _rows_of(table, column, value)
+        rows = table.rows_with(column, value)
         return Alternative(column, value, "infeasible", _no_candidate_reason(scenario, rows, column, value)), 0.0
     out = model.solve(column, value, time_limit_s=time_limit_s, max_nodes=ALTERNATIVE_MAX_NODES)
     if out is None:
