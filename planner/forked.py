@@ -151,9 +151,10 @@ def fork_map(
     """``[fn(i) for i in range(n_tasks)]``, run in :func:`workers_for` forked children (serially in this
     process when that is 1). ``order``: the order tasks are handed out (default ``range(n_tasks)``; put the
     expensive ones first). Results are in task order. A task whose child died or raised is run here.
-    ``meanwhile``: other work of this process, called once: here, as soon as every task has been handed out
-    (the children then need nothing from this process until they are done, and its core would idle while the
-    last ones finish), or after the tasks when they run serially."""
+    ``meanwhile``: other work of this process, called once: here, as soon as no more tasks are left than
+    workers (each child then needs at most one more task from this process, and its core would idle while they
+    work: with the expensive tasks first, the running ones outlast it), or after the tasks when they run
+    serially."""
     workers = workers_for(n_tasks)
     if workers <= 1:
         out = [fn(i) for i in range(n_tasks)]
@@ -179,7 +180,7 @@ def fork_map(
         finally:
             gc.unfreeze()
         while busy:
-            if meanwhile is not None and not queue:  # every task handed out: this process's own work now
+            if meanwhile is not None and len(queue) <= workers:  # the last round is queued: this process's work now
                 pending, meanwhile = meanwhile, None
                 pending()
             for ready in wait(list(busy)):

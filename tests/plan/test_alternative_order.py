@@ -60,7 +60,8 @@ def test_sites_needing_a_search_are_handed_out_first() -> None:
 @pytest.mark.skipif(not forked.can_fork(), reason="needs fork() (Linux)")
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_fork_map_calls_meanwhile_once(workers: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The caller's own work runs once, forked or serial, after every task was handed out; results unchanged."""
+    """The caller's own work runs once, forked (once no more tasks are left than workers) or serial; results
+    unchanged."""
     monkeypatch.setitem(forked._STATE, "forbidden", False)
     monkeypatch.setenv(forked.WORKERS_ENV, workers)
     calls: list[int] = []

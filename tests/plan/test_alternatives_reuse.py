@@ -197,3 +197,36 @@ def test_infeasible_site_alternative_names_the_lead_time(catalog: Catalog) -> No
         "chat: nothing bought arrives before month 2 (purchase lead time 2 months), so its demand before month 2"
         " cannot be served — rent at us_east until month 2, or add inventory"
     )
+
+
+@pytest.mark.parametrize("example", ["mixed_fleet", "chat_70b_cloud"])
+def test_the_deployed_candidates_check_answers_as_the_whole_restriction(
+    catalog: Catalog, example: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """carry checks the carried plan first on the restriction built on the candidates it deploys
+    (restricted_optimum.SMALL_CHECK_RATIO); where that proves it an optimum, the check on the whole restriction
+    does too, with the same cost and the same deployed replicas; elsewhere both give the same answer."""
+    import planner.optimize.restricted_optimum as ro
+    from planner.optimize.alternatives import _worst_latency_ms
+
+    scenario = load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog)
+    table = candidates_for(catalog, scenario)
+    sol, ctx = solve(build_context(catalog, scenario, table), "highs", None)
+    sites = sorted({str(s) for s in table.feasible["site"]})
+    proven = 0
+    for site in sites:
+        sub = build_context(catalog, scenario, table, exclude={"site": set(sites) - {site}})
+        small = ro.carry(ctx, sol, sub, site=site)
+        with monkeypatch.context() as m:
+            m.setattr(ro, "SMALL_CHECK_RATIO", 10**9)  # the whole restriction only
+            whole = ro.carry(ctx, sol, sub, site=site)
+        assert (small.optimum is None) == (whole.optimum is None), site
+        assert small.start == whole.start, site
+        if small.optimum is not None and whole.optimum is not None:
+            (a, a_ctx), (b, b_ctx) = small.optimum, whole.optimum
+            assert len(a_ctx.cands) < len(b_ctx.cands), site  # answered on the deployed candidates alone
+            assert a.cost_usd == pytest.approx(b.cost_usd, rel=1e-12)
+            used = [{k: n for k, n in s.values["n_rep"].items() if n} for s in (a, b)]
+            assert used[0] == used[1] and _worst_latency_ms(a_ctx, a) == _worst_latency_ms(b_ctx, b)
+            proven += 1
+    assert proven >= 1
