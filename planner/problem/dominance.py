@@ -57,6 +57,35 @@ def _replaces(gpus: float, cap: float, other_gpus: float, other_cap: float) -> b
     return int(other_gpus) % int(gpus) == 0 and cap * (int(other_gpus) // int(gpus)) >= other_cap
 
 
+def spread_workloads(scenario: Scenario) -> set[str]:
+    """Workloads whose SLO must hold with a site down (their copies at every site are kept)."""
+    return {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.sites_down}
+
+
+def unlimited_site(site: Site) -> bool:
+    """A cloud site without GPU or power limits (the only sites whose copies may be dropped)."""
+    return site.kind == "cloud" and site.max_gpus is None and site.max_power_kw is None
+
+
+def rent_quotes(catalog: Catalog, scenario: Scenario, gpu_id: str, site: Site) -> tuple[float, ...]:
+    """USD per GPU-hour of ``gpu_id`` at ``site`` for every rental kind and instance size (inf: no quote): a cheap
+    1-GPU quote is not a node's."""
+    gpu = catalog.accelerators[gpu_id]
+    out = []
+    for kind in scenario.rental_kinds:
+        for size in instance_sizes(gpu):
+            quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers, instance_gpus=size)
+            out.append(quote.usd_per_gpu_hour if quote else float("inf"))
+    return tuple(out)
+
+
+def copy_key(cands: pd.DataFrame) -> list[str]:
+    """The columns that make candidates at different sites copies of one deployment."""
+    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "share_frac"]
+    key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
+    return key_cols + (["role"] if "role" in cands.columns else [])
+
+
 def prune_dominated_sites(
     cands: pd.DataFrame, catalog: Catalog, scenario: Scenario, sites: dict[str, Site]
 ) -> pd.DataFrame:
@@ -75,29 +104,12 @@ def prune_dominated_sites(
     capacities compare component-wise, the tie by id), so the candidates kept are its maximal ones — every
     dominated one is dominated by a maximal one — and all pairs of a deployment's copies are compared at once.
     """
-    spread = {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.sites_down}
-
-    def unlimited(site_id: str) -> bool:
-        site = sites[site_id]
-        return site.kind == "cloud" and site.max_gpus is None and site.max_power_kw is None
-
-    def prices(gpu_id: str, site_id: str) -> tuple[float, ...]:
-        gpu, site = catalog.accelerators[gpu_id], sites[site_id]
-        out = []
-        for kind in scenario.rental_kinds:
-            for size in instance_sizes(gpu):  # every instance size: a cheap 1-GPU quote is not a node's
-                quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers, instance_gpus=size)
-                out.append(quote.usd_per_gpu_hour if quote else float("inf"))
-        return tuple(out)
-
-    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "share_frac"]
-    key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
-    if "role" in cands.columns:
-        key_cols.append("role")
+    spread = spread_workloads(scenario)
+    key_cols = copy_key(cands)
     if "share_frac" not in cands:  # tables built without GPU sharing
         cands = cands.assign(share_frac=1.0)
     site_of = cands["site"].to_numpy()
-    open_sites = [str(s) for s in pd.unique(site_of) if unlimited(str(s))]
+    open_sites = [str(s) for s in pd.unique(site_of) if unlimited_site(sites[str(s)])]
     rows = np.isin(site_of, open_sites) & ~np.isin(cands["workload"].to_numpy(), sorted(spread))
     at = np.flatnonzero(rows)
     if len(at) < 2:
@@ -131,7 +143,7 @@ def prune_dominated_sites(
             continue
         for s in (site, site2):
             if (gpus[gpu], site_names[s]) not in quotes:
-                quotes[(gpus[gpu], site_names[s])] = prices(str(gpus[gpu]), str(site_names[s]))
+                quotes[(gpus[gpu], site_names[s])] = rent_quotes(catalog, scenario, gpus[gpu], sites[site_names[s]])
         p2, p1 = quotes[(gpus[gpu], site_names[site2])], quotes[(gpus[gpu], site_names[site])]
         le_of[i], differs_of[i] = all(a <= b for a, b in zip(p2, p1, strict=True)), p2 != p1
     le, differs = le_of[where], differs_of[where]

@@ -15,8 +15,14 @@ from planner.candidate_cache import candidates_for
 from planner.catalog import Catalog
 from planner.catalog.schema import Site
 from planner.cli.bench import bench_scenario
-from planner.costs import instance_sizes, rent_quote
-from planner.problem.dominance import _values, prune_dominated_sites
+from planner.problem.dominance import (
+    _values,
+    copy_key,
+    prune_dominated_sites,
+    rent_quotes,
+    spread_workloads,
+    unlimited_site,
+)
 from planner.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,34 +31,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def _one_by_one(
     cands: pd.DataFrame, catalog: Catalog, scenario: Scenario, sites: dict[str, Site]
 ) -> pd.DataFrame:
-    """The rule one pair at a time, in table order: drop a candidate at an unlimited cloud site when the same deployment at another unlimited cloud site
-    is no more expensive for every rental kind and serves at least as much.
-
-    Without site limits nothing forces traffic apart, and pooling GPUs at one site never needs more whole
-    nodes than splitting them, so the dominated copy cannot lower the optimum. Sites with GPU or power
-    limits, edge sites and data centers are always kept, and so is every site of a workload whose SLO must
-    hold with a site down (``redundancy.failure_domain: site``): that forces its traffic apart (it was left
-    with one site and no plan).
-    """
-    spread = {w.name for w in scenario.workloads if w.redundancy is not None and w.redundancy.sites_down}
+    """prune_dominated_sites's rule as first written: each copy compared with the others one pair at a time, in
+    table order, skipping copies already dropped."""
+    spread = spread_workloads(scenario)
+    key_cols = copy_key(cands)
 
     def unlimited(site_id: str) -> bool:
-        site = sites[site_id]
-        return site.kind == "cloud" and site.max_gpus is None and site.max_power_kw is None
+        return unlimited_site(sites[site_id])
 
     def prices(gpu_id: str, site_id: str) -> tuple[float, ...]:
-        gpu, site = catalog.accelerators[gpu_id], sites[site_id]
-        out = []
-        for kind in scenario.rental_kinds:
-            for size in instance_sizes(gpu):  # every instance size: a cheap 1-GPU quote is not a node's
-                quote = rent_quote(catalog, gpu, site, kind, scenario.rent_providers, instance_gpus=size)
-                out.append(quote.usd_per_gpu_hour if quote else float("inf"))
-        return tuple(out)
+        return rent_quotes(catalog, scenario, gpu_id, sites[site_id])
 
-    key_cols = ["workload", "model", "quantization", "kv_dtype", "gpu", "tp", "pp", "share_frac"]
-    key_cols += ["ep"] if "ep" in cands else []  # expert-parallel layouts are their own configuration
-    if "role" in cands.columns:
-        key_cols.append("role")
     found: dict[tuple[Any, ...], list[tuple[int, str, float]]] = defaultdict(list)
     price_cache: dict[tuple[str, str], tuple[float, ...]] = {}
     # (gpu, site2, site) → (site2's quotes no higher than site's for every kind and size, some quote differs)
