@@ -238,19 +238,24 @@ def build_candidates(catalog: Catalog, scenario: Scenario) -> CandidateTable:
 
 
 def _estimated_rows(catalog: Catalog, scenario: Scenario) -> list[int]:
-    """Per workload, its (configuration, site) rows before any is evaluated (planner.candidates_split)."""
+    """Per workload, its (configuration, site) rows on the GPU types usable at each of its sites, before any
+    is evaluated (planner.candidates_split)."""
     sites = merged_sites(catalog, scenario)
-    gpus = len(scenario.hardware.gpus or catalog.accelerators)
+    gpus = [catalog.accelerators[g] for g in scenario.hardware.gpus or catalog.accelerators]
+    usable: dict[str, int] = {}  # site → GPU types usable there
     hw = scenario.hardware
-    configurations = [
-        sum(
-            len(allowed_formats(catalog, w, m)) * len(w.kv_dtypes) * gpus * len(moe_layouts(catalog.models[m], hw.tp, hw.ep))
+    configurations, pairs = [], []
+    for w in scenario.workloads:
+        configurations.append(sum(
+            len(allowed_formats(catalog, w, m)) * len(w.kv_dtypes) * len(moe_layouts(catalog.models[m], hw.tp, hw.ep))
             * len(hw.pp)
             for m in w.models
-        )
-        for w in scenario.workloads
-    ]
-    return estimated_rows(configurations, [len(workload_sites(w, sites)) for w in scenario.workloads])
+        ))
+        for site in workload_sites(w, sites):
+            if site.id not in usable:
+                usable[site.id] = sum(not why for why in gpus_at_site(catalog, scenario, site, gpus).values())
+        pairs.append(sum(usable[site.id] for site in workload_sites(w, sites)))
+    return estimated_rows(configurations, pairs)
 
 
 def _in_two_parts(catalog: Catalog, scenario: Scenario, parts: tuple[list[int], list[int]]) -> CandidateTable | None:

@@ -31,16 +31,19 @@ SCHEDULE_ROWS = int(MULTISECTION_BITS[-2][0]) + 1
 
 SPLIT_MIN_ROWS = 20_000
 """Estimated (configuration, site) rows (:func:`estimated_rows`) from which a scenario is evaluated in two
-parts: the 5-workload bench has 50,160 (evaluated in 0.93 instead of 1.36 s wall on 2 cores); the examples
-have at most 5,000, where a fork and a merge cost more than they save and the schedule would rarely hold."""
+parts: the 5-workload bench has 26,208 (its table: 1.43 → 1.27 s wall on 2 cores), 20 workloads 104,832; the
+examples at most 720, where a fork and a merge cost more than they save. Set so that the whole table's
+prefill and decode pools are large enough for the parts' schedule too (the bench's: 9,396 rows each): where
+one is not, the parts' work is dropped and the scenario evaluated at once."""
 
 POINT_BLOCKS = {"colocated": 0, "prefill": 1, "decode": 2}
 """Blocks of the points table, in order (planner.candidates.build_candidates)."""
 
 
-def estimated_rows(configurations: list[int], sites: list[int]) -> list[int]:
-    """Per workload: its configurations (models × formats × KV formats × GPUs × layouts × PP) × its sites."""
-    return [c * s for c, s in zip(configurations, sites, strict=True)]
+def estimated_rows(configurations: list[int], pairs: list[int]) -> list[int]:
+    """Per workload: its configurations per GPU type (models × formats × KV formats × layouts × PP) × its
+    (GPU type, site) pairs where the GPU type is usable."""
+    return [c * p for c, p in zip(configurations, pairs, strict=True)]
 
 
 def two_parts(rows: list[int]) -> tuple[list[int], list[int]] | None:

@@ -30,7 +30,7 @@ def test_the_bench_table_in_two_parts_is_the_table_at_once(catalog: Catalog) -> 
     """The 5-workload bench (prefill/decode rows, GPU shares, 4 sites): the forked split build_candidates takes."""
     scenario = bench_scenario()
     parts = two_parts(_estimated_rows(catalog, scenario))
-    assert parts == ([1, 2], [0, 3, 4])  # assistant + code, chat + rag + batch: 22,176 estimated rows each
+    assert parts == ([1, 2], [0, 3, 4])  # assistant + code, chat + rag + batch: 13,104 estimated rows each
     split = _in_two_parts(catalog, scenario, parts)
     assert split is not None
     whole = _evaluated(catalog, scenario)[0]
