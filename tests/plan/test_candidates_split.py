@@ -66,3 +66,28 @@ def test_the_parts_schedule_must_hold_for_the_whole_table() -> None:
     assert schedules_hold([{"colocated": big, "prefill": 3000, "decode": 3000}, {"colocated": 10, "prefill": 1097, "decode": 1097}])
     assert not schedules_hold([{"colocated": big, "prefill": 2000}, {"colocated": big, "prefill": 2000}])
     assert schedules_hold([{"colocated": big, "prefill": 0}, {"colocated": 1, "prefill": 0}])
+
+
+def test_a_split_whose_schedule_fails_is_evaluated_at_once(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mixed_fleet split in two (SPLIT_MIN_ROWS lowered): its tables are smaller than SCHEDULE_ROWS, so the parts'
+    schedule is not the whole table's; build_candidates drops them and gives the table of one evaluation."""
+    import planner.candidates as candidates
+    import planner.candidates_split as split
+
+    scenario = load_scenario(ROOT / "examples" / "mixed_fleet" / "scenario.yaml", catalog)
+    monkeypatch.setattr(split, "SPLIT_MIN_ROWS", 1)
+    parts = two_parts(_estimated_rows(catalog, scenario))
+    assert parts is not None
+    assert _in_two_parts(catalog, scenario, parts) is None
+    calls: list[int] = []  # workloads of each evaluation in this process (a forked part's is in its child)
+    evaluated = candidates._evaluated
+
+    def counted(catalog: Catalog, scenario: Scenario, **kwargs: object) -> object:
+        calls.append(len(scenario.workloads))
+        return evaluated(catalog, scenario, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(candidates, "_evaluated", counted)
+    table = candidates.build_candidates(catalog, scenario)
+    whole = evaluated(catalog, scenario)[0]
+    _same((table.candidates, table.points), (whole.candidates, whole.points))
+    assert calls[-1] == 3 and len(calls) >= 2  # a part, then the whole table
