@@ -79,7 +79,8 @@ def test_a_split_whose_schedule_fails_is_evaluated_at_once(catalog: Catalog, mon
     parts = two_parts(_estimated_rows(catalog, scenario))
     assert parts is not None
     assert _in_two_parts(catalog, scenario, parts) is None
-    calls: list[int] = []  # workloads of each evaluation in this process (a forked part's is in its child)
+    calls: list[int] = []  # workloads of each evaluation in this process (a forked part's is in its child;
+    # where none can be forked, as in a test worker's thread, both parts are evaluated here)
     evaluated = candidates._evaluated
 
     def counted(catalog: Catalog, scenario: Scenario, **kwargs: object) -> object:
@@ -87,6 +88,7 @@ def test_a_split_whose_schedule_fails_is_evaluated_at_once(catalog: Catalog, mon
         return evaluated(catalog, scenario, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(candidates, "_evaluated", counted)
+    monkeypatch.setattr(candidates, "workers_for", lambda _n: 2)  # split even where no child can be forked
     table = candidates.build_candidates(catalog, scenario)
     whole = evaluated(catalog, scenario)[0]
     _same((table.candidates, table.points), (whole.candidates, whole.points))
