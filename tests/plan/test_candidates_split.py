@@ -90,7 +90,7 @@ def test_a_split_whose_schedule_fails_is_evaluated_at_once(catalog: Catalog, mon
     assert parts is not None
     assert _in_two_parts(catalog, scenario, parts) is None
     calls: list[int] = []  # workloads of each evaluation in this process (a forked part's is in its child;
-    # where none can be forked, as in a test worker's thread, both parts are evaluated here)
+    # where none can be forked, both parts are evaluated here)
     evaluated = candidates._evaluated
 
     def counted(catalog: Catalog, scenario: Scenario, **kwargs: object) -> object:
