@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
+from planner import forked
 from planner.catalog import Catalog, default_catalog
 
 # property tests are judged by their values, never by their time: under load (CI's 2 cores, up to 4 pytest
@@ -27,6 +28,15 @@ def _session_yaml_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         os.environ.pop("PLANNER_CACHE_DIR", None)
     else:
         os.environ["PLANNER_CACHE_DIR"] = before
+
+
+@pytest.fixture(autouse=True)
+def _forking_as_at_start(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with forking allowed (planner.forked): a sweep task run in this process forbids it for
+    the rest of the process (sweep tasks never nest pools), which would otherwise decide, by the test files a
+    pytest-xdist worker happens to run first, whether later tests exercise their forked paths."""
+    monkeypatch.setitem(forked._STATE, "forbidden", False)
+    yield
 
 
 @pytest.fixture(scope="session")

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from planner import forked
 from planner.candidates import _estimated_rows, _evaluated, _in_two_parts
 from planner.candidates_split import SCHEDULE_ROWS, merged, schedules_hold, two_parts
 from planner.catalog import Catalog
@@ -17,14 +15,6 @@ from planner.cli.bench import bench_scenario
 from planner.scenario import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _forking_allowed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A sweep test run before these in the same test worker forbids forking for good (sweep tasks never fork):
-    allowed again here, so the child of the two-part evaluation is forked where the platform can."""
-    monkeypatch.setitem(forked._STATE, "forbidden", False)
-    yield
 
 
 def _same(a: tuple[pd.DataFrame, pd.DataFrame], b: tuple[pd.DataFrame, pd.DataFrame]) -> None:
