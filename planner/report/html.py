@@ -39,7 +39,7 @@ from planner.report.workbook_summary import (
     WARNING_LABEL,
     recommendation_text,
 )
-from planner.report.workbook_tables import slo_statistic
+from planner.report.workbook_tables import ALT_COST_HEADER, ALT_DELTA_HEADER, slo_statistic
 
 if TYPE_CHECKING:
     from planner.readout import PlanResult
@@ -213,7 +213,7 @@ def build_html(result: PlanResult) -> str:
         for a in data["alternatives"]
     ]
     if alternatives:
-        headers = ["Kind", "Option", "Status", "Total cost (USD)", "Cost delta (USD)"]
+        headers = ["Kind", "Option", "Status", ALT_COST_HEADER, ALT_DELTA_HEADER]
         headers += ["Max TPOT at capacity (ms)", "Max TTFT at capacity (ms)"]
         headers += ["Served (x stated demand)"] if served else []
         parts += ["<h2>Alternatives</h2>", table([*headers, "Why it lost"], alternatives)]

@@ -23,6 +23,7 @@ from planner.report.workbook_costs import CostsLayout, write_assumptions, write_
 from planner.report.workbook_idle import write_idle
 from planner.report.workbook_summary import write_summary
 from planner.report.workbook_tables import (
+    ALT_COST_HEADER,
     ALT_HEADERS,
     ALT_TPOT_HEADER,
     write_alternatives,
@@ -145,10 +146,10 @@ def _frontier_chart(ws: Any, last_row: int) -> None:
     from openpyxl.worksheet.pagebreak import Break
 
     tpot_col = ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
-    cost_col = ALT_HEADERS.index("Total cost (USD)") + 1
+    cost_col = ALT_HEADERS.index(ALT_COST_HEADER) + 1
     chart = ScatterChart()
     chart.title = "Alternatives: total cost vs TPOT"
-    chart.x_axis.title, chart.y_axis.title = ALT_TPOT_HEADER, "Total cost (USD)"
+    chart.x_axis.title, chart.y_axis.title = ALT_TPOT_HEADER, ALT_COST_HEADER
     plotted = [
         r for r in range(2, last_row + 1) if isinstance(ws.cell(row=r, column=cost_col).value, int | float)
     ]

@@ -116,12 +116,17 @@ LOST_BECAUSE_WIDTH = 70
 ALT_TPOT_HEADER = "Max TPOT at capacity (ms)"
 """An alternative's worst TPOT over its replicas at their planned capacity (their operating points: the
 Deployments and SLOs sheets show TPOT at the load each replica serves, at most this)."""
+ALT_COST_HEADER = "Total cost (USD, present value)"
+"""An alternative's cost over the horizon, as the plan's total on the Summary (at present value when the scenario
+has a cost of capital)."""
+ALT_DELTA_HEADER = "Cost delta (USD, present value)"
+"""An alternative's total less the plan's (the Summary's total cost)."""
 ALT_HEADERS = [
     "Kind",
     "Option",
     "Status",
-    "Total cost (USD)",
-    "Cost delta (USD)",
+    ALT_COST_HEADER,
+    ALT_DELTA_HEADER,
     "Cost (USD/month)",
     ALT_TPOT_HEADER,
     "Max TTFT at capacity (ms)",

@@ -9,7 +9,7 @@ from openpyxl import Workbook
 
 from planner.report.chart_labels import cluster_ranks, clusters, label_offsets_pt, label_positions
 from planner.report.workbook import _frontier_chart
-from planner.report.workbook_tables import ALT_HEADERS, ALT_TPOT_HEADER
+from planner.report.workbook_tables import ALT_COST_HEADER, ALT_HEADERS, ALT_TPOT_HEADER
 
 BUY_VS_RENT = [("gpu", "h100_sxm", 824_379.0, 25.23), ("gpu", "h200_sxm", 1_017_750.0, 28.89)]
 BUY_VS_RENT += [("site", "dc1", None, None), ("site", "us_east", 846_720.0, 25.23)]
@@ -44,7 +44,7 @@ def test_workbook_chart_labels_each_point_and_separates_the_pair() -> None:
     ws = Workbook().active
     for c, header in enumerate(ALT_HEADERS, start=1):
         ws.cell(row=1, column=c, value=header)
-    cost_col, tpot_col = ALT_HEADERS.index("Total cost (USD)") + 1, ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
+    cost_col, tpot_col = ALT_HEADERS.index(ALT_COST_HEADER) + 1, ALT_HEADERS.index(ALT_TPOT_HEADER) + 1
     for r, (kind, option, cost, tpot) in enumerate(BUY_VS_RENT, start=2):
         ws.cell(row=r, column=1, value=kind)
         ws.cell(row=r, column=2, value=option)

@@ -24,7 +24,7 @@ from planner.report import workbook as wbmod
 from planner.report.cost_streams import cost_streams
 from planner.report.workbook_costs import CASH, CUMULATIVE, SUPPLY_HEADERS, units_header
 from planner.report.workbook_summary import BUSIEST_OPEX_LABEL, OPEX_LABEL, PER_MTOK_LABEL, TOTAL_LABEL
-from planner.report.workbook_tables import ALT_HEADERS, DEPLOY_HEADERS
+from planner.report.workbook_tables import ALT_DELTA_HEADER, ALT_HEADERS, DEPLOY_HEADERS
 from planner.scenario import parse_scenario
 from tests.report.conftest import EXAMPLE_NAMES, ROOT
 from tests.report.workbook_io import (
@@ -249,7 +249,7 @@ def test_recomputed_alternatives_carry_tpot(
     data = plans[name].to_json()
     alt = recomputed[name]["Alternatives"]
     tpot = ALT_HEADERS.index("Max TPOT at capacity (ms)") + 1
-    delta = ALT_HEADERS.index("Cost delta (USD)") + 1
+    delta = ALT_HEADERS.index(ALT_DELTA_HEADER) + 1
     assert data["alternatives"]
     for r, a in enumerate(data["alternatives"], start=2):
         if a["max_tpot_ms"] is None:
