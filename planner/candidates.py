@@ -251,10 +251,11 @@ def _estimated_rows(catalog: Catalog, scenario: Scenario) -> list[int]:
             * len(hw.pp)
             for m in w.models
         ))
-        for site in workload_sites(w, sites):
+        mine = workload_sites(w, sites)
+        for site in mine:
             if site.id not in usable:
                 usable[site.id] = sum(not why for why in gpus_at_site(catalog, scenario, site, gpus).values())
-        pairs.append(sum(usable[site.id] for site in workload_sites(w, sites)))
+        pairs.append(sum(usable[site.id] for site in mine))
     return estimated_rows(configurations, pairs)
 
 
@@ -330,11 +331,12 @@ def _evaluated(
     net = network_column(pending, network_s)[:, None] if pending else np.zeros((0, 1))
     idx = np.array([index_of[id(cfg)] for _, cfg, _ in pending], dtype=np.int64)  # each row's configuration
     first, where = distinct_pairs(pending, net)
-    rows = {"colocated": len(pending), **{role: sum(table.role[p[0]] == role for p in pd_pending) for role in PD_ROLES}}
+    pools = {role: [p for p in pd_pending if table.role[p[0]] == role] for role in PD_ROLES}
+    rows = {"colocated": len(pending), **{role: len(pool) for role, pool in pools.items()}}
     schedule = {key: max(n, schedule_floor) for key, n in rows.items()}
     forked = fork_curves and len(pending) >= FORK_MIN_ROWS and bool(pd_pending)
     with _curves(pending, net, first, scenario, ev, idx, schedule["colocated"], forked) as curves:
-        point_rows = _pool_points(catalog, scenario, pd_pending, ev, index_of, table, schedule)
+        point_rows = _pool_points(catalog, scenario, pools, ev, index_of, table, schedule)
         if pending:
             point_rows.insert(0, colocated_points(pending, net, where, scenario, ev, idx, table, curves.result()))
     candidates = table.frame()
@@ -360,17 +362,16 @@ def _curves(
 def _pool_points(
     catalog: Catalog,
     scenario: Scenario,
-    pd_pending: list[Pending],
+    pools: dict[str, list[Pending]],
     ev: dict[str, Any],
     index_of: dict[int, int],
     table: CandidateRows,
     schedule: dict[str, int],
 ) -> list[dict[str, np.ndarray]]:
     """The operating points of the prefill-only and decode-only rows (planner.candidates_pd), pool by pool
-    (``schedule``: each pool's bisection-table size)."""
+    (``pools``: each role's rows; ``schedule``: each pool's bisection-table size)."""
     point_rows = []
-    for role in PD_ROLES:
-        pool = [p for p in pd_pending if table.role[p[0]] == role]
+    for role, pool in pools.items():
         if pool:
             idx = np.array([index_of[id(cfg)] for _, cfg, _ in pool])
             net = network_column(pool, network_s)

@@ -41,13 +41,13 @@ def colocated_curves_of(
     scenario: Scenario,
     ev: dict[str, Any],
     idx: np.ndarray,
-    schedule_size: int | None = None,
+    schedule_size: int,
 ) -> Curves:
     """Floors, capacity at the SLO and load-fraction points of every pending co-located row's distinct
     (configuration, network seconds ``net`` (n, 1)) pair — ``first`` their first rows, :func:`distinct_pairs`
     —, ``idx`` each row's configuration in ``ev`` (planner.candidate_rows.colocated_curves; the numeric work
-    of the rows). ``schedule_size``: the rows of the whole table for the bisections' schedule (default:
-    ``pending``'s)."""
+    of the rows). ``schedule_size``: the rows of the whole table for the bisections' schedule (``pending``'s, or
+    more for a part of it: planner.candidates_split)."""
     workloads, w_of = workload_rows(pending)
     in_tok = np.array([w.input_tokens for w in workloads], dtype=float)[w_of][:, None]
     out_tok = np.array([w.output_tokens for w in workloads], dtype=float)[w_of][:, None]
@@ -60,8 +60,7 @@ def colocated_curves_of(
         output_tokens=out_tok[first], max_batch=fit[first], network_s=net[first], slo_ttft_s=slo_ttft[first],
         slo_tpot_s=slo_tpot[first], percentiles={k: column_rows(v, first) for k, v in pct.items()},
         max_utilization_frac=scenario.max_utilization_frac, load_fractions=LOAD_FRACTIONS,
-        workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB,
-        schedule_size=len(pending) if schedule_size is None else schedule_size,
+        workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB, schedule_size=schedule_size,
     )
 
 

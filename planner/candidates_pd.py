@@ -171,13 +171,13 @@ def pd_operating_points(
     net_s: Any,
     table: CandidateRows,
     role: str,
-    schedule_size: int | None = None,
+    schedule_size: int,
 ) -> dict[str, np.ndarray]:
     """Capacity at the SLO and the load-fraction points (columns) of PD rows of ONE role (the caller groups them); fills
     the rows like planner.candidates._operating_points. Each distinct row (:func:`_pool_key`) is solved once,
     and its capacity and points only where one sequence fits (planner/candidate_rows.py). ``schedule_size``: the
-    rows of the role's whole table for the bisections' schedule (default: ``pending``'s)."""
-    schedule = len(pending) if schedule_size is None else schedule_size
+    rows of the role's whole table for the bisections' schedule (``pending``'s, or more for a part of it:
+    planner.candidates_split)."""
     prefill = role == "prefill"
     first, where = distinct_rows(
         [_pool_key(cfg, float(x), prefill) for (_, cfg, _), x in zip(pending, np.ravel(net_s), strict=True)]
@@ -206,7 +206,7 @@ def pd_operating_points(
     if prefill:
         cap = prefill_capacity_at_slo(
             t_fit, input_tokens=in_fit, max_batch=lim_fit, network_s=net[rows], handoff_s=hand[rows],
-            slo_ttft_s=slo_ttft[rows], schedule_size=schedule,
+            slo_ttft_s=slo_ttft[rows], schedule_size=schedule_size,
         )
         cap = link_capped_requests_per_s(cap, kv_bytes=kv[rows], replica_link_gb_per_s=replica_link[rows])
         at = prefill_at_load(
@@ -225,7 +225,7 @@ def pd_operating_points(
         out_fit = out_tok[rows]
         cap = decode_capacity_at_slo(
             t_fit, input_tokens=in_fit, output_tokens=out_fit, max_batch=lim_fit, slo_tpot_s=slo_tpot[rows],
-            schedule_size=schedule,
+            schedule_size=schedule_size,
         )
         cap = link_capped_requests_per_s(cap, kv_bytes=kv[rows], replica_link_gb_per_s=replica_link[rows])
         at = decode_at_load(

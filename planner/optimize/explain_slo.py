@@ -111,10 +111,15 @@ def _sync_limited(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows["reason"].astype(str).str.startswith("sync ratio")]
 
 
+def _sites_down(w: Workload) -> int:
+    """Sites the workload's SLO must survive losing (its ``redundancy`` rule; 0 without one)."""
+    return 0 if w.redundancy is None else w.redundancy.sites_down
+
+
 def _site_redundancy(w: Workload, rows: pd.DataFrame) -> Explanation | None:
     """A workload that must keep its SLO with ``spare_replicas`` sites down but can run at no more sites than
     that (nothing would be left to serve it); None otherwise."""
-    down = 0 if w.redundancy is None else w.redundancy.sites_down
+    down = _sites_down(w)
     if not down:
         return None
     sites = sorted({str(s) for s in rows.loc[rows["feasible"], "site"]})
@@ -161,7 +166,7 @@ def explain_workload_candidates(
         served = served & (cands["role"].to_numpy() == "colocated")
     for w in scenario.workloads:
         mine = workload == w.name
-        if (mine & served).any() and (w.redundancy is None or not w.redundancy.sites_down):
+        if (mine & served).any() and not _sites_down(w):
             continue  # servable co-located (_servable) and no sites to lose (_site_redundancy): nothing to say
         rows = cands[mine]
         if _servable(rows):
