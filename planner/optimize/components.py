@@ -11,8 +11,10 @@ slices, every slice is its own part. Branch-and-bound on the whole problem multi
 trees (a 12-slice rent-only buy_vs_rent: 3.9 s as one MILP, well under 0.1 s by parts); by parts they
 add up.
 
-A part stopped by a limit (time, nodes) keeps its best plan; the sum of the parts' dual bounds is the
-proven bound of the whole. Each part is solved with the options of
+A part of at least planner.optimize.flow_projection.MIN_INTEGER_COLUMNS integer columns is handed to HiGHS
+without its flows (:func:`solver_model`: the projection onto the replica counts, PD flows and supply, exact;
+the flows are lifted from the answer). A part stopped by a limit (time, nodes) keeps its best plan; the sum
+of the parts' dual bounds is the proven bound of the whole. Each part is solved with the options of
 :func:`planner.optimize.solver.make_solver` (one thread, fixed seed, relative gap), so the answer does not
 depend on machine load. Only HiGHS (through highspy): other solvers solve the whole problem.
 """
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 import pulp
 
+from planner.optimize.flow_projection import MIN_INTEGER_COLUMNS, FlowProjection, flow_projection
 from planner.problem.context import BuildContext
 from planner.search_progress import watching
 
@@ -48,9 +51,12 @@ these searches for a plan (feasibility jump, root reduced-cost fixing, RINS and 
 prove the bound. HiGHS CPU, same optimum (HiGHS 1.16): 5-workload bench plan 0.82 → 0.37 s, its eu_west
 alternative 0.81 → 0.38 s, 1-month scenario with buy options 1.51 → 1.21 s; `make bench` solve of 10
 workloads 10.6 → 6.4 s. The 11 examples' plans are the same; a first plan 3 % above the optimum still ends
-at the optimum (tests/plan/test_components.py). HiGHS's own heuristics still run in parts without one. On 20
-workloads (first plan $48,974, optimum $48,528) neither setting improves the first plan within 40 s: the gap
-under the bench's 20 s cap is 3.78 % with them, 3.81 % without."""
+at the optimum (tests/plan/test_components.py). HiGHS's own heuristics still run in parts without one, and
+in parts with replica columns held at zero by the first plan's cost (planner.optimize.floor_pruning: large
+many-workload problems, where the first plan is a bin packing the restriction did not get right): there they
+find the optimum the first plan missed on the pruned model, and the search proves it sooner (measured
+2026-12-05, `make bench` solve, flows projected: 20 workloads, first plan $48,960, optimum $48,528,
+13.6-14.1 → 9.7-10.1 s; 10 workloads, whose first plan is its optimum, 1.4 → 2.1-2.2 s)."""
 
 
 @dataclass
@@ -156,8 +162,13 @@ class RowBlock:
 
     def add(self, expr: Any, rhs: float, entries: list[tuple[int, float]]) -> None:
         """One row of PuLP row ``expr``'s sense with right side ``rhs`` on the (column, coefficient) ``entries``."""
-        self.lower.append(rhs if expr.sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -math.inf)
-        self.upper.append(rhs if expr.sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else math.inf)
+        lower = rhs if expr.sense in (pulp.LpConstraintGE, pulp.LpConstraintEQ) else -math.inf
+        self.add_range(lower, rhs if expr.sense in (pulp.LpConstraintLE, pulp.LpConstraintEQ) else math.inf, entries)
+
+    def add_range(self, lower: float, upper: float, entries: list[tuple[int, float]]) -> None:
+        """One row ``lower ≤ Σ coefficient · column ≤ upper`` on the (column, coefficient) ``entries``."""
+        self.lower.append(lower)
+        self.upper.append(upper)
         self.starts.append(len(self.idx))
         for column, coefficient in entries:
             self.idx.append(column)
@@ -177,15 +188,21 @@ class RowBlock:
             )
 
 
-def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int]) -> Any:
+def highs_model(
+    ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int], projection: FlowProjection | None = None
+) -> Any:
     """A highspy model of one part (``part``: positions in ``cols``, :func:`columns`): its columns, the rows
-    on them and its objective terms (minimized; the objective's constant is left out)."""
+    on them and its objective terms (minimized; the objective's constant is left out). With ``projection``
+    (planner.optimize.flow_projection), the part's flows projected out: the model's columns are then
+    ``projection.kept(part)``."""
     highspy = _highspy()
-    local = {i: n for n, i in enumerate(part)}
+    member = set(part)
+    kept = part if projection is None else projection.kept(part)
+    local = {i: n for n, i in enumerate(kept)}
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    n = len(part)
-    h.addVars(n, np.array([column_bound(cols[i], True) for i in part]), np.array([column_bound(cols[i], False) for i in part]))
+    n = len(kept)
+    h.addVars(n, np.array([column_bound(cols[i], True) for i in kept]), np.array([column_bound(cols[i], False) for i in kept]))
     costs = np.zeros(n)
     for v, c in ctx.prob.objective.items():
         j = local.get(index[v.name])
@@ -194,13 +211,19 @@ def highs_model(ctx: BuildContext, cols: list[Any], index: dict[str, int], part:
     h.changeColsCost(n, np.arange(n, dtype=np.int32), costs)
     integrality = [
         highspy.HighsVarType.kInteger if cols[i].cat == pulp.LpInteger else highspy.HighsVarType.kContinuous
-        for i in part
+        for i in kept
     ]
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.array(integrality))
     rows = RowBlock()
-    for expr in ctx.row_constraints.values():
+    for name, expr in ctx.row_constraints.items():
         items = list(expr.items())
-        if local.get(index[items[0][0].name]) is None:
+        if index[items[0][0].name] not in member:
+            continue
+        if projection is not None and name in projection.dropped:
+            continue
+        if projection is not None and name in projection.relaxed:
+            rhs, entries = projection.relaxed[name]
+            rows.add_range(rhs, math.inf, [(local[i], a) for i, a in entries])
             continue
         rows.add(expr, -float(expr.constant), [(local[index[v.name]], float(c)) for v, c in items])
     rows.add_to(h)
@@ -216,12 +239,15 @@ def solve_parts(
     max_nodes: int | None = None,
     restarts: bool = True,
     start: dict[str, float] | None = None,
+    held: set[str] | None = None,
 ) -> PartsOutcome:
     """Solve each part of the built ``ctx`` (``split`` from :func:`parts`, or :func:`whole`) with HiGHS and set
     every variable of ``ctx`` to its part's solution (variables in no row and not in the objective: 0).
     ``restarts``: HiGHS's ``mip_allow_restart``; ``start``: a feasible plan (PuLP variable name → value,
     unlisted: 0) handed to each part as its first incumbent (its plan searches then off:
-    :data:`HEURISTICS_OFF_WITH_A_START`). The bound adds back the objective's constant."""
+    :data:`HEURISTICS_OFF_WITH_A_START`, unless ``held`` holds some); ``held``: names of replica columns held at
+    0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap as ``start`` uses them). The bound
+    adds back the objective's constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
     began = time.perf_counter()
@@ -231,8 +257,13 @@ def solve_parts(
     bound, optimal, has_all = 0.0, True, True
     status = {"infeasible": False}
     dollars = ctx.scenario.objective == "min_cost"
+    projection = projection_for(ctx, cols, index, split)
     for number, part in enumerate(split, start=1):
-        h = highs_model(ctx, cols, index, part)
+        model = solver_model(ctx, cols, index, part, projection)
+        h = model.h
+        if held:
+            at_zero = np.array([n for n, i in enumerate(model.kept) if cols[i].name in held], dtype=np.int32)
+            h.changeColsBounds(len(at_zero), at_zero, np.zeros(len(at_zero)), np.zeros(len(at_zero)))
 
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
@@ -244,9 +275,9 @@ def solve_parts(
             h.setOptionValue("mip_max_nodes", max_nodes)
         if start:
             first = highspy.HighsSolution()
-            first.col_value = [start.get(cols[i].name, 0.0) for i in part]
+            first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]
             h.setSolution(first)
-            for name in HEURISTICS_OFF_WITH_A_START:
+            for name in () if held else HEURISTICS_OFF_WITH_A_START:
                 h.setOptionValue(name, False)
         with watching(h, f"part {number} of {len(split)}: " if len(split) > 1 else "") if dollars else nullcontext():
             h.run()
@@ -262,9 +293,9 @@ def solve_parts(
         if info.primal_solution_status != 2:  # kSolutionStatusFeasible
             has_all = False
             break
-        values = h.getSolution().col_value
-        for j, i in enumerate(part):
-            cols[i].varValue = float(values[j])
+        values = model.values(len(cols))
+        for i in part:
+            cols[i].varValue = float(values[i])
         done = model_status == highspy.HighsModelStatus.kOptimal
         optimal = optimal and done
         part_bound = float(info.objective_function_value) if done else float(info.mip_dual_bound)
@@ -276,3 +307,47 @@ def solve_parts(
         return PartsOutcome("no_plan", -math.inf, seconds)
     constant = float(ctx.prob.objective.constant or 0.0)  # left out of the parts' models (highs_model)
     return PartsOutcome("optimal" if optimal else "feasible", bound + constant, seconds)
+
+
+def _integer_columns(cols: list[Any], part: list[int]) -> int:
+    return sum(cols[i].cat == pulp.LpInteger for i in part)
+
+
+def projection_for(
+    ctx: BuildContext, cols: list[Any], index: dict[str, int], split: list[list[int]]
+) -> FlowProjection | None:
+    """The flow projection of ``ctx`` when some part of ``split`` is large enough to be handed projected
+    (planner.optimize.flow_projection.MIN_INTEGER_COLUMNS) and its flows allow it."""
+    if all(_integer_columns(cols, part) < MIN_INTEGER_COLUMNS for part in split):
+        return None
+    return flow_projection(ctx, cols, index)
+
+
+@dataclass
+class SolverModel:
+    """A highspy model of one part (:func:`solver_model`) and how its solution maps back to every column."""
+
+    h: Any
+    kept: list[int]
+    """The part's columns in the model, in model order (positions in :func:`columns`)."""
+    part: list[int]
+    projection: FlowProjection | None
+
+    def values(self, n_columns: int) -> np.ndarray:
+        """The model's solution by column position (``n_columns`` of them; 0 off the part), the projected
+        flows lifted (planner.optimize.flow_projection)."""
+        values = np.zeros(n_columns)
+        values[self.kept] = self.h.getSolution().col_value
+        if self.projection is not None:
+            self.projection.lift(values, set(self.part))
+        return values
+
+
+def solver_model(
+    ctx: BuildContext, cols: list[Any], index: dict[str, int], part: list[int], projection: FlowProjection | None
+) -> SolverModel:
+    """The model HiGHS is handed for ``part``: projected (``projection``, planner.optimize.flow_projection)
+    when the part has at least MIN_INTEGER_COLUMNS integer columns, else as built."""
+    projected = projection if projection is not None and _integer_columns(cols, part) >= MIN_INTEGER_COLUMNS else None
+    kept = part if projected is None else projected.kept(part)
+    return SolverModel(highs_model(ctx, cols, index, part, projected), kept, part, projected)

@@ -18,6 +18,7 @@ from constraints import names_with
 from planner.errors import SolverError
 from planner.optimize.build import TIE_BREAK, build_problem
 from planner.optimize.components import columns, parts, solve_parts, whole
+from planner.optimize.floor_pruning import held_at_zero
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS, restricted_start
 from planner.optimize.quiet import quiet_stdout as quiet_stdout  # re-exported (decompose, tests)
 from planner.problem.context import BuildContext
@@ -224,8 +225,10 @@ def solve_context(
             named = restricted_start(ctx, time_limit_s=time_limit_s)
     left_s = None if time_limit_s is None else max(1e-3, time_limit_s - (time.perf_counter() - start))
     if split is not None:  # independent parts (e.g. the slices of a rent-only plan) one by one, or the whole
+        held = None if named is None else held_at_zero(ctx, _plan_usd(ctx, named))
         return _solve_split(
-            ctx, split, time_limit_s=left_s, max_nodes=max_nodes, build_s=start - built, start=named, began=start
+            ctx, split, time_limit_s=left_s, max_nodes=max_nodes, build_s=start - built, start=named, began=start,
+            held=held,
         )
     made = make_solver(solver, time_limit_s=left_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=named)
     status, has_solution, optimal = solve_status(ctx.prob, made)
@@ -250,15 +253,23 @@ def _largest_part_integers(ctx: BuildContext, split: list[list[int]]) -> int:
     return max((sum(integer[i] for i in part) for part in split), default=0)
 
 
+def _plan_usd(ctx: BuildContext, plan: dict[str, float]) -> float:
+    """The objective of the built ``ctx`` at ``plan`` (PuLP variable name → value, unlisted: 0)."""
+    return float(ctx.prob.objective.constant or 0.0) + sum(
+        float(c) * plan.get(v.name, 0.0) for v, c in ctx.prob.objective.items()
+    )
+
+
 def _solve_split(
     ctx: BuildContext, split: list[list[int]], *, time_limit_s: float | None, max_nodes: int | None, build_s: float,
-    start: dict[str, float] | None, began: float,
+    start: dict[str, float] | None, began: float, held: set[str] | None = None,
 ) -> Solution:
     """:func:`solve_context` for a problem of independent parts, or of one (planner.optimize.components). Its
     ``solve_seconds`` run from ``began`` (perf_counter), before the first plan's search, as for one problem."""
     with quiet_stdout():
         outcome = solve_parts(
-            ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=start
+            ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=start,
+            held=held,
         )
     elapsed = time.perf_counter() - began
     if outcome.status == "infeasible":
