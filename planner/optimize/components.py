@@ -240,13 +240,15 @@ def solve_parts(
     restarts: bool = True,
     start: dict[str, float] | None = None,
     held: set[str] | None = None,
+    heuristic_effort: float | None = None,
 ) -> PartsOutcome:
     """Solve each part of the built ``ctx`` (``split`` from :func:`parts`, or :func:`whole`) with HiGHS and set
     every variable of ``ctx`` to its part's solution (variables in no row and not in the objective: 0).
     ``restarts``: HiGHS's ``mip_allow_restart``; ``start``: a feasible plan (PuLP variable name → value,
     unlisted: 0) handed to each part as its first incumbent (its plan searches then off:
-    :data:`HEURISTICS_OFF_WITH_A_START`, unless ``held`` holds some); ``held``: names of replica columns held at
-    0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap as ``start`` uses them). The bound
+    :data:`HEURISTICS_OFF_WITH_A_START`, unless ``held`` holds some or ``heuristic_effort`` is given); ``held``:
+    names of replica columns held at 0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap
+    as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05). The bound
     adds back the objective's constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
@@ -273,11 +275,13 @@ def solve_parts(
             h.setOptionValue("time_limit", max(1e-3, time_limit_s - (time.perf_counter() - began)))
         if max_nodes is not None:
             h.setOptionValue("mip_max_nodes", max_nodes)
+        if heuristic_effort is not None:
+            h.setOptionValue("mip_heuristic_effort", heuristic_effort)
         if start:
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]
             h.setSolution(first)
-            for name in () if held else HEURISTICS_OFF_WITH_A_START:
+            for name in () if held or heuristic_effort is not None else HEURISTICS_OFF_WITH_A_START:
                 h.setOptionValue(name, False)
         with watching(h, f"part {number} of {len(split)}: " if len(split) > 1 else "") if dollars else nullcontext():
             h.run()

