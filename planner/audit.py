@@ -77,7 +77,7 @@ class _Inputs:
     terms: perf.DeploymentTerms
     opt: LoadOptimizations | None
     limit: float
-    """Its batch limit: the memory fit within the scenario's max_batch, at least 1."""
+    """Its batch limit (planner.performance.load.replica_batch_limit), as the plan's deployment reports it."""
     network_s: float
 
 
@@ -88,7 +88,8 @@ def _inputs(catalog: Catalog, scenario: Scenario, deployment: Deployment, sites:
     fit = float(
         optimized_max_batch(terms, opt, context_tokens=context, workspace_bytes=scenario.workspace_gib * BYTES_PER_GIB)
     )
-    return _Inputs(w, terms, opt, max(min(fit, float(scenario.max_batch)), 1.0), network_s(w, sites[deployment.site]))
+    limit = replica_batch_limit(terms, fit=fit, max_batch=float(scenario.max_batch))
+    return _Inputs(w, terms, opt, limit, network_s(w, sites[deployment.site]))
 
 
 def _capacities(inputs: list[_Inputs]) -> list[float]:
