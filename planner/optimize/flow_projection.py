@@ -112,7 +112,7 @@ def flow_projection(ctx: BuildContext, cols: list[Any], index: dict[str, int]) -
     free = flows | pds
     if any(index.get(v.name) in free and float(c) != 0.0 for v, c in ctx.prob.objective.items()):
         return None
-    if any(cols[i].lowBound != 0 or cols[i].upBound is not None for i in free):
+    if any(cols[i].lowBound != 0 or not _unbounded_above(cols[i].upBound) for i in free):
         return None
     out = FlowProjection(flows=flows)
     rows_of: dict[int, int] = {}  # flow or PD flow column → demand and pool rows it appears in
@@ -151,6 +151,11 @@ def flow_projection(ctx: BuildContext, cols: list[Any], index: dict[str, int]) -
         out.capacity[i] = []  # serves nothing
     out.relaxed = {name: (rhs, _substituted(entries, out)) for name, (rhs, entries) in out.relaxed.items()}
     return out
+
+
+def _unbounded_above(bound: float | None) -> bool:
+    """No upper bound: None on PuLP 3, +inf on PuLP 4."""
+    return bound is None or bound == math.inf
 
 
 def _row_kind(
