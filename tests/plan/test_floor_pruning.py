@@ -82,6 +82,12 @@ def _context(catalog: Catalog, example: str, **update: object) -> BuildContext:
     return build_context(catalog, scenario, candidates_for(catalog, scenario))
 
 
+@pytest.fixture
+def floors_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workload cost floors built on every problem (examples are below their size threshold)."""
+    monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
+
+
 def _optimum(catalog: Catalog, example: str) -> tuple[BuildContext, float]:
     ctx = _context(catalog, example)
     assert solve_context(ctx).status == "optimal"
@@ -89,10 +95,8 @@ def _optimum(catalog: Catalog, example: str) -> tuple[BuildContext, float]:
 
 
 @pytest.mark.parametrize("example", HELD_EXAMPLES)
-def test_a_held_column_forced_in_costs_more_than_the_first_plan(
-    catalog: Catalog, example: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
+@pytest.mark.usefixtures("floors_everywhere")
+def test_a_held_column_forced_in_costs_more_than_the_first_plan(catalog: Catalog, example: str) -> None:
     ctx, best = _optimum(catalog, example)
     assert any(family == "workload_cost_floor" for family, _key in ctx.rows.values())
     first_plan_usd = best * FIRST_PLAN_ABOVE
@@ -100,9 +104,9 @@ def test_a_held_column_forced_in_costs_more_than_the_first_plan(
     assert held, "the floors hold some column at the first plan's cost"
     assert not held & {name for name, value in snapshot(ctx).items() if value > 0.5 and name.startswith("n_rep")}
     by_name = {v.name: key for key, v in ctx.variables["n_rep"].items()}
-    # the held columns nearest to the first plan's cost first: an over-eager bound holds those wrongly
-    nearest = sorted(held, key=lambda n: (_forced_floor(ctx, by_name[n]), n))[:CHECKED]
-    for name in nearest:
+    # the cheapest held replicas first: the plans forcing them in cost least
+    cheapest = sorted(held, key=lambda n: (_weight(ctx, by_name[n]), n))[:CHECKED]
+    for name in cheapest:
         key = by_name[name]
 
         def forced(built: BuildContext, key: tuple[int, int, int] = key) -> None:
@@ -113,8 +117,8 @@ def test_a_held_column_forced_in_costs_more_than_the_first_plan(
         assert sol.status == "infeasible" or objective_usd(again) > first_plan_usd, name
 
 
-def _forced_floor(ctx: BuildContext, key: tuple[int, int, int]) -> float:
-    """The least weighted cost of a plan of one replica at ``key`` alone (its floor-row weight): a sort key."""
+def _weight(ctx: BuildContext, key: tuple[int, int, int]) -> float:
+    """The floor-row weight c of the replica column ``key`` (0 off the rows)."""
     for name, (family, _key) in ctx.rows.items():
         if family == "workload_cost_floor":
             for v, c in ctx.row_constraints[name].items():
@@ -124,11 +128,11 @@ def _forced_floor(ctx: BuildContext, key: tuple[int, int, int]) -> float:
 
 
 @pytest.mark.parametrize("example", HELD_EXAMPLES)
+@pytest.mark.usefixtures("floors_everywhere")
 def test_the_exact_solve_keeps_its_optimum_with_columns_held(
     catalog: Catalog, example: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The solve handed the optimum as its first plan holds columns and still ends at that cost."""
-    monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
     solved, best = _optimum(catalog, example)
     first = {(f, k): float(v.varValue or 0.0) for f, t in solved.variables.items() for k, v in t.items()}
     counted: list[int] = []
@@ -146,10 +150,8 @@ def test_the_exact_solve_keeps_its_optimum_with_columns_held(
     assert objective_usd(again) == pytest.approx(best, rel=1e-6)
 
 
-def test_nothing_is_held_where_buying_may_cost_less_than_the_floors(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(floor, "MIN_REPLICA_COLUMNS", 0)
+@pytest.mark.usefixtures("floors_everywhere")
+def test_nothing_is_held_where_buying_may_cost_less_than_the_floors(catalog: Catalog) -> None:
     ctx, best = _optimum(catalog, "buy_vs_rent")
     assert any(family == "workload_cost_floor" for family, _key in ctx.rows.values())
     assert held_at_zero(ctx, best) == set()
