@@ -32,9 +32,9 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
 
 Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), one thread each, fixed seed: the same
 input gives the same plan under any machine load. HiGHS gets each problem as the exact solve hands it
-(:func:`_solve`: flows projected out; 24-month bench economics 58.7 → 32.4 s, same plan). ``--time-limit`` is an outer wall-clock cap on top.
-Period problems run on :data:`PERIOD_WORKERS` threads. "optimal" only when the cost meets the bound, else
-"feasible" with gap = (cost − bound) / cost."""
+(:func:`_solve`: flows projected out; 24-month bench economics 58.0 → 31.9 s at the same cost).
+``--time-limit`` is an outer wall-clock cap on top. Period problems run on :data:`PERIOD_WORKERS` threads.
+"optimal" only when the cost meets the bound, else "feasible" with gap = (cost − bound) / cost."""
 
 from __future__ import annotations
 
