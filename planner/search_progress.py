@@ -28,8 +28,9 @@ _REPORTER: ContextVar[Callable[[str], None] | None] = ContextVar("search_reporte
 
 
 @contextlib.contextmanager
-def reporting(report: Callable[[str], None]) -> Iterator[None]:
-    """Searches run inside this block pass their progress lines to ``report``."""
+def reporting(report: Callable[[str], None] | None) -> Iterator[None]:
+    """Searches run inside this block pass their progress lines to ``report`` (None: they stay silent, as the
+    sub-problems of planner.optimize.decompose do: their costs are not the plan's)."""
     token = _REPORTER.set(report)
     try:
         yield

@@ -57,13 +57,7 @@ from planner.optimize.build import (
     set_upper_bound,
 )
 from planner.optimize.components import solve_parts, whole
-from planner.optimize.held import (
-    held_commitments,
-    hold,
-    keeps_held,
-    purchase_plans,
-    set_purchases,
-)
+from planner.optimize.held import held_commitments, hold, keeps_held, purchase_plans, set_purchases
 from planner.optimize.selection import flowing, most_capacity_per_gpu, shortlist
 from planner.optimize.solver import (
     Solution,
@@ -81,6 +75,7 @@ from planner.optimize.solver import (
 from planner.problem.context import BuildContext
 from planner.problem.supply import Procurement, SupplyKind
 from planner.problem.variables import create_variables
+from planner.search_progress import reporting
 
 LARGE_INTEGER_VARIABLES = 5000
 """Integer variables (replica counts + supply units) above which :func:`solve_large` is used."""
@@ -148,10 +143,11 @@ def _solve(
     the problem as the exact solve hands it (components.solve_parts: build order, flows projected out)."""
     split = whole(ctx) if solver == "highs" else None
     if split is not None:
-        outcome = solve_parts(
-            ctx, split, time_limit_s=time_left_s(deadline), max_nodes=max_nodes, start=start,
-            heuristic_effort=HEURISTIC_EFFORT,
-        )
+        with reporting(None):  # a sub-problem's best and bound are not the plan's
+            outcome = solve_parts(
+                ctx, split, time_limit_s=time_left_s(deadline), max_nodes=max_nodes, start=start,
+                heuristic_effort=HEURISTIC_EFFORT,
+            )
         if outcome.status == "infeasible":
             return False, False, math.inf
         return outcome.status in ("optimal", "feasible"), outcome.status == "optimal", outcome.bound

@@ -51,3 +51,29 @@ def test_a_watched_search_finds_the_same_plan(catalog: Catalog, monkeypatch: pyt
 def test_no_reporter_no_callback(catalog: Catalog) -> None:
     """Outside :func:`reporting` nothing is reported (a sweep's worker or a library call stays silent)."""
     assert search_progress._REPORTER.get() is None
+
+
+def test_the_large_paths_sub_problems_stay_silent(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """planner.optimize.decompose solves its period, seed and shortlist problems through the same HiGHS path as
+    the exact solve, but their best plan and bound are not the plan's: none is reported. The same problem
+    solved as the exact solve is reported."""
+    from planner.candidate_cache import candidates_for
+    from planner.optimize import decompose
+    from planner.optimize.build import build_problem
+    from planner.optimize.components import solve_parts, whole
+    from planner.problem.context import build_context
+
+    monkeypatch.setattr(search_progress, "REPORT_EVERY_S", 0.0)
+    scenario = load_scenario(ROOT / "examples/buy_vs_rent/scenario.yaml", catalog)
+    lines: list[str] = []
+    for reported in (False, True):
+        ctx = build_context(catalog, scenario, candidates_for(catalog, scenario))
+        build_problem(ctx)
+        with reporting(lines.append):
+            if reported:
+                split = whole(ctx)
+                assert split is not None
+                solve_parts(ctx, split, time_limit_s=None)
+            else:
+                assert decompose._solve(ctx, "highs", 10**6, None)[0]
+        assert bool(lines) == reported
