@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import math
 import time
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -264,8 +265,7 @@ def solve_parts(
         model = solver_model(ctx, cols, index, part, projection)
         h = model.h
         if held:
-            at_zero = np.array([n for n, i in enumerate(model.kept) if cols[i].name in held], dtype=np.int32)
-            h.changeColsBounds(len(at_zero), at_zero, np.zeros(len(at_zero)), np.zeros(len(at_zero)))
+            model.hold_at_zero(i for i in model.kept if cols[i].name in held)
 
         h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
@@ -313,7 +313,8 @@ def solve_parts(
     return PartsOutcome("optimal" if optimal else "feasible", bound + constant, seconds)
 
 
-def _integer_columns(cols: list[Any], part: list[int]) -> int:
+def integer_columns(cols: list[Any], part: list[int]) -> int:
+    """Integer columns among the positions ``part`` of ``cols`` (:func:`columns`)."""
     return sum(cols[i].cat == pulp.LpInteger for i in part)
 
 
@@ -322,7 +323,7 @@ def projection_for(
 ) -> FlowProjection | None:
     """The flow projection of ``ctx`` when some part of ``split`` is large enough to be handed projected
     (planner.optimize.flow_projection.MIN_INTEGER_COLUMNS) and its flows allow it."""
-    if all(_integer_columns(cols, part) < MIN_INTEGER_COLUMNS for part in split):
+    if all(integer_columns(cols, part) < MIN_INTEGER_COLUMNS for part in split):
         return None
     return flow_projection(ctx, cols, index)
 
@@ -336,6 +337,13 @@ class SolverModel:
     """The part's columns in the model, in model order (positions in :func:`columns`)."""
     part: list[int]
     projection: FlowProjection | None
+
+    def hold_at_zero(self, columns: Iterable[int]) -> None:
+        """Bound the model's columns among ``columns`` (positions in :func:`columns`; others ignored) to 0."""
+        local = {i: n for n, i in enumerate(self.kept)}
+        at = np.array([local[i] for i in columns if i in local], dtype=np.int32)
+        if len(at):
+            self.h.changeColsBounds(len(at), at, np.zeros(len(at)), np.zeros(len(at)))
 
     def values(self, n_columns: int) -> np.ndarray:
         """The model's solution by column position (``n_columns`` of them; 0 off the part), the projected
@@ -352,6 +360,6 @@ def solver_model(
 ) -> SolverModel:
     """The model HiGHS is handed for ``part``: projected (``projection``, planner.optimize.flow_projection)
     when the part has at least MIN_INTEGER_COLUMNS integer columns, else as built."""
-    projected = projection if projection is not None and _integer_columns(cols, part) >= MIN_INTEGER_COLUMNS else None
+    projected = projection if projection is not None and integer_columns(cols, part) >= MIN_INTEGER_COLUMNS else None
     kept = part if projected is None else projected.kept(part)
     return SolverModel(highs_model(ctx, cols, index, part, projected), kept, part, projected)

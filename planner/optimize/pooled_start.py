@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pulp
 
 from constraints.gpu_supply import replica_footprints
@@ -140,18 +139,15 @@ def pooled_start(ctx: BuildContext, *, time_limit_s: float | None = None) -> dic
     cols, index = columns(ctx)
     everything = list(range(len(cols)))
     model = solver_model(ctx, cols, index, everything, projection_for(ctx, cols, index, [everything]))
-    h, local = model.h, {i: n for n, i in enumerate(model.kept)}
+    h = model.h
     for name, value in (("threads", 1), ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", False)):
         h.setOptionValue(name, value)
     h.setOptionValue("mip_max_nodes", MAX_NODES)
     if time_limit_s is not None:
         h.setOptionValue("time_limit", max(1e-3, time_limit_s))
-    drop = np.array(
-        [local[index[v.name]] for (k, _j, _t), v in ctx.variables["n_rep"].items() if k not in keep and v.name in index],
-        dtype=np.int32,
+    model.hold_at_zero(
+        index[v.name] for (k, _j, _t), v in ctx.variables["n_rep"].items() if k not in keep and v.name in index
     )
-    if len(drop):
-        h.changeColsBounds(len(drop), drop, np.zeros(len(drop)), np.zeros(len(drop)))
     h.run()
     if h.getInfo().primal_solution_status != 2:  # kSolutionStatusFeasible
         return None

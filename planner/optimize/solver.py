@@ -17,7 +17,7 @@ import pulp
 from constraints import names_with
 from planner.errors import SolverError
 from planner.optimize.build import TIE_BREAK, build_problem
-from planner.optimize.components import columns, parts, solve_parts, whole
+from planner.optimize.components import columns, integer_columns, parts, solve_parts, whole
 from planner.optimize.floor_pruning import held_at_zero
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS, restricted_start
 from planner.optimize.quiet import quiet_stdout as quiet_stdout  # re-exported (decompose, tests)
@@ -249,8 +249,7 @@ def _largest_part_integers(ctx: BuildContext, split: list[list[int]]) -> int:
     (the slices of a rent-only plan) is quick without a first plan; one with a large part (the slices after
     a purchase arrives) is not (buy_vs_rent: HiGHS 1.46 → 1.0 s with one)."""
     cols, _ = columns(ctx)
-    integer = [v.cat == pulp.LpInteger for v in cols]
-    return max((sum(integer[i] for i in part) for part in split), default=0)
+    return max((integer_columns(cols, part) for part in split), default=0)
 
 
 def _plan_usd(ctx: BuildContext, plan: dict[str, float]) -> float:
