@@ -242,6 +242,7 @@ def solve_parts(
     start: dict[str, float] | None = None,
     held: set[str] | None = None,
     heuristic_effort: float | None = None,
+    reliable_branchings: int | None = None,
 ) -> PartsOutcome:
     """Solve each part of the built ``ctx`` (``split`` from :func:`parts`, or :func:`whole`) with HiGHS and set
     every variable of ``ctx`` to its part's solution (variables in no row and not in the objective: 0).
@@ -249,8 +250,9 @@ def solve_parts(
     unlisted: 0) handed to each part as its first incumbent (its plan searches then off:
     :data:`HEURISTICS_OFF_WITH_A_START`, unless ``held`` holds some or ``heuristic_effort`` is given); ``held``:
     names of replica columns held at 0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap
-    as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05). The bound
-    adds back the objective's constant."""
+    as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05);
+    ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8). The bound adds back the objective's
+    constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
     began = time.perf_counter()
@@ -277,6 +279,8 @@ def solve_parts(
             h.setOptionValue("mip_max_nodes", max_nodes)
         if heuristic_effort is not None:
             h.setOptionValue("mip_heuristic_effort", heuristic_effort)
+        if reliable_branchings is not None:
+            h.setOptionValue("mip_pscost_minreliable", reliable_branchings)
         if start:
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]
