@@ -73,9 +73,15 @@ def _unit_text(s: Any) -> str:
     return f" in {s.unit_gpus}-GPU {'instances' if s.procurement == 'rent' else 'nodes'}"
 
 
+MAX_LISTED_DEPLOYMENTS = 10
+"""Deployments the recommendation names one by one; a plan of more is summed up per GPU type (the 20-workload
+bench plan's 30 deployments made a 3,000-character Summary cell) and Deployments lists each."""
+
+
 def recommendation_text(result: PlanResult) -> str:
     """The plan in words: what to rent or buy, which deployment (and engine, with the workload's settings)
-    serves each workload, and its money."""
+    serves each workload — or, past :data:`MAX_LISTED_DEPLOYMENTS`, how many serve on each GPU type — and its
+    money."""
     ledger = result.ledger
     if ledger is None or not result.feasible:
         return "No feasible plan: see the infeasibility rows below."
@@ -85,8 +91,33 @@ def recommendation_text(result: PlanResult) -> str:
         + (f" (ordered in month {s.purchase_month})" if s.purchase_month is not None else "")
         for s in result.supply
     )
+    per_mtok = ledger.cost_usd_per_million_output_tokens
+    return (
+        f"Supply: {supply or 'none'}. Serve {_served_text(result)}. Total {_money(ledger.total_usd)} over "
+        f"{months_text(ledger.horizon_months)}: capex {_money(ledger.capex_usd)}, opex "
+        f"{_money(ledger.opex_usd_per_month)}/month"
+        + (f", resale credit {_money(ledger.residual_value_usd)}" if ledger.residual_value_usd else "")
+        + (f"; {_money(per_mtok)} per million output tokens." if per_mtok is not None else ".")
+    )
+
+
+def _served_text(result: PlanResult) -> str:
+    """Each workload's deployments ("chat: llama_3_1_70b fp8 TP1xPP1 on mi325x at us_east with vllm (cloud, 1
+    replica)"), or for a plan of more than :data:`MAX_LISTED_DEPLOYMENTS` their count per GPU type ("20
+    workloads with 30 deployments: 12 on gb200, ..., each listed under Deployments")."""
+    deployments = result.deployments
+    if len(deployments) > MAX_LISTED_DEPLOYMENTS:
+        per_gpu: dict[str, int] = {}
+        for d in deployments:
+            per_gpu[d.gpu] = per_gpu.get(d.gpu, 0) + 1
+        gpus = ", ".join(f"{n} on {gpu}" for gpu, n in sorted(per_gpu.items(), key=lambda item: (-item[1], item[0])))
+        workloads = len({d.workload for d in deployments})
+        return (
+            f"{workloads} workload{'s' if workloads != 1 else ''} with {len(deployments)} deployments: {gpus} "
+            "(each listed under Deployments)"
+        )
     served: dict[str, list[str]] = {}
-    for d in result.deployments:
+    for d in deployments:
         most = max(d.replicas_per_period, default=d.replicas)
         steady = len({r for r in d.replicas_per_period if r}) <= 1
         count = f"{most} replica{'s' if most != 1 else ''}" if steady else f"up to {most} replicas"
@@ -96,15 +127,7 @@ def recommendation_text(result: PlanResult) -> str:
             f"{d.model} {d.quantization} TP{d.tp}xPP{d.pp}{f'xEP{d.ep}' if d.ep > 1 else ''} on {d.gpu} at {d.site}"
             f" with {d.engine} ({d.placement}, {count})"
         )
-    uses = "; ".join(f"{w}: {', '.join(sorted(set(v)))}" for w, v in served.items())
-    per_mtok = ledger.cost_usd_per_million_output_tokens
-    return (
-        f"Supply: {supply or 'none'}. Serve {uses}. Total {_money(ledger.total_usd)} over "
-        f"{months_text(ledger.horizon_months)}: capex {_money(ledger.capex_usd)}, opex "
-        f"{_money(ledger.opex_usd_per_month)}/month"
-        + (f", resale credit {_money(ledger.residual_value_usd)}" if ledger.residual_value_usd else "")
-        + (f"; {_money(per_mtok)} per million output tokens." if per_mtok is not None else ".")
-    )
+    return "; ".join(f"{w}: {', '.join(sorted(set(v)))}" for w, v in served.items())
 
 
 BUDGET_LINES = (

@@ -123,6 +123,25 @@ def test_recommendation_says_how_the_gpus_come() -> None:
     )
 
 
+def test_a_plan_of_many_deployments_is_summed_up_per_gpu_type() -> None:
+    """The 20-workload bench plan's 30 deployments, each named, made a 3,000-character Recommendation cell.
+    Past MAX_LISTED_DEPLOYMENTS the recommendation counts them per GPU type (most first) and leaves the
+    list to Deployments; the supply and the money stay; up to the limit each is named as before."""
+    from planner.report.workbook_summary import MAX_LISTED_DEPLOYMENTS, recommendation_text
+
+    base = syn.DEPLOYMENTS[0]
+    many = [
+        dataclasses.replace(base, workload=f"w{i}", gpu="mi300x" if i % 3 else "h100_sxm")
+        for i in range(MAX_LISTED_DEPLOYMENTS + 2)
+    ]
+    text = recommendation_text(syn.plan_result(deployments=many))
+    assert " Serve 12 workloads with 12 deployments: 8 on mi300x, 4 on h100_sxm (each listed under Deployments). " in text
+    assert text.startswith("Supply: rent (on_demand) 16x mi300x at us_east") and " Total $" in text
+    assert " TP" not in text and "w3:" not in text
+    listed = recommendation_text(syn.plan_result(deployments=many[:MAX_LISTED_DEPLOYMENTS]))
+    assert "w3: " in listed and "deployments:" not in listed
+
+
 def test_hour_weighted_gpus_paid_say_so() -> None:
     """With hourly rentals billed for the hours they run, the Summary's GPUs paid are a day's mean: one B200
     rented 13 h a day read "0.54" under "GPUs paid, busiest month" while the terminal and the Supply sheet say
