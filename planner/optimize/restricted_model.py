@@ -56,7 +56,7 @@ from planner.optimize.restricted_view import (
     rewritten_rows,
     view_of,
 )
-from planner.optimize.solver import EXACT_RESTARTS, FEASIBLE_SOLUTION, Solution
+from planner.optimize.solver import EXACT_RELIABLE_BRANCHINGS, EXACT_RESTARTS, FEASIBLE_SOLUTION, Solution
 from planner.problem.context import BuildContext
 from planner.problem.cost_terms import rank_within, tie_break_rank, tie_break_weights_usd
 from planner.problem.spare import spare_requests_per_s
@@ -243,7 +243,7 @@ class PlanModel:
         h.passModel(lp)
         for name, value in (
             ("threads", 1), ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", EXACT_RESTARTS),
-            ("mip_max_nodes", max_nodes),
+            ("mip_max_nodes", max_nodes), ("mip_pscost_minreliable", EXACT_RELIABLE_BRANCHINGS),
         ):
             h.setOptionValue(name, value)
         if time_limit_s is not None:
