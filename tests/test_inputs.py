@@ -132,12 +132,15 @@ def test_plots_dir_checks(tmp_path: Path) -> None:
 
 _INTERRUPTED_WRITER = textwrap.dedent(
     """
-    import os, sys, time
+    import os, signal, sys, time
     from pathlib import Path
     from planner.cli.guard import sigterm_raises
     from planner.report.files import atomic_write
 
     target, sig = Path(sys.argv[1]), int(sys.argv[2])
+    # Ctrl-C as at a terminal: a test run started in the background by a non-interactive shell inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def writer(tmp):
         tmp.write_text("partial")
