@@ -24,7 +24,7 @@ is smaller.
 Why: HiGHS's reduced-cost fixing reads the relaxation, where every replica column is priced at zero against
 the floors (the floor rows' multipliers charge each GPU exactly π), so it fixes nothing until its bound has
 risen. The floors' integer optimum per workload knows more: on the 20-workload full-catalog instance the
-first plan ($48,960; floors $47,110) holds 2,039 of its 4,344 replica columns at zero.
+first plan ($48,960; floors $47,110) holds 1,803 of its 4,344 replica columns at zero.
 """
 
 from __future__ import annotations

@@ -171,7 +171,8 @@ def _row_kind(
         ok = expr.sense == pulp.LpConstraintLE and on_flows == [1.0] and not on_pds and constant == 0.0
         return "capacity" if ok else None
     if family in FORBIDDING:
-        ok = expr.sense == pulp.LpConstraintLE and len(entries) == 1 and on_flows[0] > 0 and constant == 0.0
+        ok = expr.sense == pulp.LpConstraintLE and len(entries) == len(on_flows) == 1 and on_flows[0] > 0
+        ok = ok and constant == 0.0
         return "forbid" if ok else None
     if family == "demand_coverage":
         ok = expr.sense == pulp.LpConstraintEQ and len(on_flows) + len(on_pds) == len(entries)

@@ -4,6 +4,7 @@ the SLO margins and the GPUs per type."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from planner.readout.budget import budget_use
@@ -107,9 +108,7 @@ def _served_text(result: PlanResult) -> str:
     workloads with 30 deployments: 12 on gb200, ..., each listed under Deployments")."""
     deployments = result.deployments
     if len(deployments) > MAX_LISTED_DEPLOYMENTS:
-        per_gpu: dict[str, int] = {}
-        for d in deployments:
-            per_gpu[d.gpu] = per_gpu.get(d.gpu, 0) + 1
+        per_gpu = Counter(d.gpu for d in deployments)
         gpus = ", ".join(f"{n} on {gpu}" for gpu, n in sorted(per_gpu.items(), key=lambda item: (-item[1], item[0])))
         workloads = len({d.workload for d in deployments})
         return (

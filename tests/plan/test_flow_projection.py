@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pulp
@@ -163,3 +164,13 @@ def test_the_large_paths_solves_keep_their_optimum(catalog: Catalog, monkeypatch
     as_built = _built(catalog, "buy_vs_rent")
     assert solve_built(as_built, "highs", time_limit_s=None)[1]
     assert objective_usd(ctx) == pytest.approx(objective_usd(as_built), rel=1e-6)
+
+
+def test_a_forbidding_row_on_a_pd_flow_is_an_unknown_form() -> None:
+    """placement_rtt and quantization_policy hold co-located or pool flows at zero; a row of theirs on a PD
+    flow is a form the projection does not know, so it declines (it raised IndexError before)."""
+    from planner.optimize.flow_projection import _row_kind
+
+    row = SimpleNamespace(sense=pulp.LpConstraintLE, constant=0.0)  # x ≤ 0: all _row_kind reads of the row
+    assert _row_kind(("placement_rtt", (0, 0)), row, [(7, 1.0)], flows=set(), pds={7}) is None
+    assert _row_kind(("placement_rtt", (0, 0)), row, [(3, 1.0)], flows={3}, pds=set()) == "forbid"
