@@ -46,6 +46,7 @@ import numpy as np
 import pulp
 
 from constraints.gpu_supply import replica_footprints
+from planner.highs_threads import new_highs
 from planner.problem.context import BuildContext
 from planner.problem.roles import Role, cands_with_role
 from planner.problem.supply import SupplyKind, first_supply_month
@@ -99,9 +100,8 @@ def workload_milp(
     ``n_cost``, capacity ``n_cap`` (req/s), bound ``n_up`` and candidate ``n_cand`` (one per operating point);
     ``cands`` the candidates, ``colocated`` those serving on their own, ``groups`` (prefill, decode) pools."""
     highspy = importlib.import_module("highspy")
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    for name, value in (("threads", 1), ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_max_nodes", MAX_NODES)):
+    h = new_highs()
+    for name, value in (("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_max_nodes", MAX_NODES)):
         h.setOptionValue(name, value)
     n, m, g = len(n_cost), len(cands), len(groups)
     inf = highspy.kHighsInf

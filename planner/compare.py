@@ -307,9 +307,8 @@ def find_flip_points(
 ) -> list[dict[str, Any]]:
     """Rent price, purchase price and demand flip points (factor None and a sentence when none in range).
 
-    The three searches are independent and run side by side (each solve is single-threaded and
-    deterministic, so the answers do not depend on it); the base solves both price searches start from
-    are made first, once."""
+    The three searches are independent and run side by side (each solve is deterministic, so the answers
+    do not depend on it); the base solves both price searches start from are made first, once."""
     now = _now(recommendation)
     owned = recommendation == OWNED_ONLY  # buying nothing, as renting only: the decision searched is rent_only's
     decision = None if recommendation is None else "rent_only" if owned or recommendation == "rent_only" else "buy"

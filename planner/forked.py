@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar
 
+from planner.highs_threads import release_before_fork
+
 T = TypeVar("T")
 
 WORKERS_ENV = "PLANNER_WORKERS"
@@ -110,7 +112,9 @@ def _fork(fn: Callable[[int], Any], inherited: list[Connection]) -> tuple[int, C
     with warnings.catch_warnings():
         # Python >= 3.12 warns that fork() with other threads alive may deadlock the child. The other
         # threads here are OpenBLAS's (numpy; fork-safe through pthread_atfork) and the CLI spinner's
-        # (planner.cli.progress: it holds no lock the child takes, and the child never prints).
+        # (planner.cli.progress: it holds no lock the child takes, and the child never prints). HiGHS's
+        # workers are ended first: a child's solve would wait on them forever (planner.highs_threads).
+        release_before_fork()
         warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # the child: never returns

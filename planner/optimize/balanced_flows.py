@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pulp
 
+from planner.highs_threads import new_highs
 from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
@@ -119,9 +120,7 @@ def _split_model(ctx: BuildContext, free: dict[str, tuple[Any, float]], highspy:
             held = sum(float(c) * _held_value(v) for v, c in expr.items() if v.name not in position)
             rows.add(expr, -float(expr.constant) - held, mine)
     n = len(free)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = new_highs()
     h.addVars(
         n,
         np.array([column_bound(v, True) for v, _ in free.values()]),

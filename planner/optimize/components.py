@@ -15,8 +15,8 @@ A part of at least planner.optimize.flow_projection.MIN_INTEGER_COLUMNS integer 
 without its flows (:func:`solver_model`: the projection onto the replica counts, PD flows and supply, exact;
 the flows are lifted from the answer). A part stopped by a limit (time, nodes) keeps its best plan; the sum
 of the parts' dual bounds is the proven bound of the whole. Each part is solved with the options of
-:func:`planner.optimize.solver.make_solver` (one thread, fixed seed, relative gap), so the answer does not
-depend on machine load. Only HiGHS (through highspy): other solvers solve the whole problem.
+:func:`planner.optimize.solver.make_solver` (HiGHS's fixed thread count of planner.highs_threads, fixed
+seed, relative gap), so the answer does not depend on machine load. Only HiGHS (through highspy): other solvers solve the whole problem.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pulp
 
+from planner.highs_threads import new_highs
 from planner.optimize.flow_projection import MIN_INTEGER_COLUMNS, FlowProjection, flow_projection
 from planner.problem.context import BuildContext
 from planner.search_progress import watching
@@ -200,8 +201,7 @@ def highs_model(
     member = set(part)
     kept = part if projection is None else projection.kept(part)
     local = {i: n for n, i in enumerate(kept)}
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     n = len(kept)
     h.addVars(n, np.array([column_bound(cols[i], True) for i in kept]), np.array([column_bound(cols[i], False) for i in kept]))
     costs = np.zeros(n)
@@ -269,7 +269,6 @@ def solve_parts(
         if held:
             model.hold_at_zero(i for i in model.kept if cols[i].name in held)
 
-        h.setOptionValue("threads", 1)
         h.setOptionValue("random_seed", 1)
         h.setOptionValue("mip_rel_gap", gap_rel)
         h.setOptionValue("mip_allow_restart", restarts)

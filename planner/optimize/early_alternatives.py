@@ -1,6 +1,5 @@
 """GPU-type alternatives solved while the plan is: the plan's built model restricted to each GPU type
-(planner.optimize.restricted_model) in a forked child (planner.forked.Background), on the core the plan's
-single-threaded solve leaves idle.
+(planner.optimize.restricted_model) in a forked child (planner.forked.Background), beside the plan's solve.
 
 A restriction of the built model does not depend on the plan's solution except where the plan answers it
 without a solve (a plan that deploys only GPU type X is R_X's optimum): the child solves every GPU type's

@@ -24,7 +24,8 @@ GPUs and serves less, so the restriction loses little, and it drops the near-cop
 TP × PP shapes) among which the exact search wanders. Every plan of the restriction is a plan of the full
 problem (it only tightens bounds), so its best plan is a valid first incumbent for the exact solve
 (planner.optimize.solver.WarmHiGHS), which proves or improves it: the optimum and the proven bound stay
-the full problem's. Deterministic: one thread, fixed seed, node limits (no wall clock).
+the full problem's. Deterministic: a fixed thread count (planner.highs_threads), fixed seed, node limits (no wall
+clock).
 
 Step 2 keeps PD pairs only where they may beat serving co-located. The bench's scaling instances (5 and
 20 workloads, 12 months) keep none of their 573 / 2,280 / 1,092 PD candidates that way; keeping those within
@@ -140,7 +141,7 @@ def pooled_start(ctx: BuildContext, *, time_limit_s: float | None = None) -> dic
     everything = list(range(len(cols)))
     model = solver_model(ctx, cols, index, everything, projection_for(ctx, cols, index, [everything]))
     h = model.h
-    for name, value in (("threads", 1), ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", False)):
+    for name, value in (("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", False)):
         h.setOptionValue(name, value)
     h.setOptionValue("mip_max_nodes", MAX_NODES)
     if time_limit_s is not None:

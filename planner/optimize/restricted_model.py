@@ -44,6 +44,7 @@ import numpy as np
 import pulp
 
 from planner.candidates import CandidateTable
+from planner.highs_threads import new_highs
 from planner.optimize.build import TIE_BREAK
 from planner.optimize.components import MIN_PARTS, columns, whole
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS
@@ -238,11 +239,10 @@ class PlanModel:
     def _run(self, lp: Any, cols: Any, time_limit_s: float | None, max_nodes: int) -> Outcome:
         """Solve the restriction's model ``lp`` (columns ``cols``) with the exact solves' options."""
         highspy = importlib.import_module("highspy")
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs()
         h.passModel(lp)
         for name, value in (
-            ("threads", 1), ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", EXACT_RESTARTS),
+            ("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_allow_restart", EXACT_RESTARTS),
             ("mip_max_nodes", max_nodes), ("mip_pscost_minreliable", EXACT_RELIABLE_BRANCHINGS),
         ):
             h.setOptionValue(name, value)

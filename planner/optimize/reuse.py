@@ -4,7 +4,7 @@
 again for its flip points; inside :func:`shared_solves` the second ask gets the first answer. A problem
 is the same when the catalog object, the scenario, the candidates and operating points kept, the solver
 and its limits and the stage flags (``scale_floor``, ``max_scale``, ``elastic``) are: :func:`~planner.optimize.solve`
-is deterministic (one thread, fixed seed, node limits), so the answer is the one a new solve gives.
+is deterministic (a fixed thread count, fixed seed, node limits), so the answer is the one a new solve gives.
 Outside :func:`shared_solves` nothing is kept.
 """
 

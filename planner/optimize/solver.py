@@ -16,6 +16,7 @@ import pulp
 
 from constraints import names_with
 from planner.errors import SolverError
+from planner.highs_threads import SEARCH_THREADS
 from planner.optimize.build import TIE_BREAK, build_problem
 from planner.optimize.components import columns, integer_columns, parts, solve_parts, whole
 from planner.optimize.floor_pruning import held_at_zero
@@ -87,8 +88,8 @@ def make_solver(
     is HiGHS's ``mip_heuristic_effort``, default 0.05; ``max_nodes`` its deterministic branch-and-bound
     node limit), or the CBC binary (bundled on PuLP 3, cbcbox on 4; ``start`` and ``heuristic_effort``
     are ignored, ``max_nodes`` is CBC's ``maxNodes``; ``restarts`` False turns HiGHS's root restarts off, see
-    :data:`EXACT_RESTARTS`). One thread and a fixed seed: without a time limit
-    the same problem gives the same answer on any machine load."""
+    :data:`EXACT_RESTARTS`). A fixed thread count (HiGHS: planner.highs_threads; CBC: one) and a fixed seed:
+    without a time limit the same problem gives the same answer on any machine and load."""
     if name == "highs":
         options: dict[str, Any] = {} if heuristic_effort is None else {"mip_heuristic_effort": heuristic_effort}
         if max_nodes is not None:
@@ -96,7 +97,7 @@ def make_solver(
         if not restarts:
             options["mip_allow_restart"] = False
         solver = WarmHiGHS(
-            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=1, **options
+            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=SEARCH_THREADS, **options
         )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")

@@ -1,0 +1,116 @@
+"""HiGHS's threads (planner.highs_threads): a forked child solves after its parent has, the answer of the
+concurrent MIP search does not depend on the cores it runs on, and every solve of a plan asks for the same
+thread count (a solve asking for another one fails: HiGHS keeps one scheduler per process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.catalog import Catalog
+from planner.highs_threads import SEARCH_THREADS
+from planner.plan import plan
+from planner.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KNAPSACK = """
+import hashlib, json, os, sys
+import numpy as np
+from planner.highs_threads import new_highs
+
+def solve():
+    # a multi-knapsack that HiGHS branches on (tens of nodes): both concurrent searches take part
+    rng = np.random.default_rng(7)
+    n, m = 40, 6
+    h = new_highs()
+    h.setOptionValue("random_seed", 1)
+    h.addVars(n, np.zeros(n), np.ones(n))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
+    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.ones(n, dtype=np.uint8))
+    for row in rng.integers(5, 40, (m, n)).astype(float):
+        h.addRow(-np.inf, float(row.sum() / 3), n, np.arange(n, dtype=np.int32), row)
+    h.run()
+    x = [round(v) for v in h.getSolution().col_value]
+    return os.getpid(), h.getInfo().objective_function_value, h.getInfo().mip_node_count, x
+"""
+
+FORK = KNAPSACK + """
+import planner.forked as forked
+from planner.forked import Background
+if sys.argv[1:] == ["no-release"]:
+    forked.release_before_fork = lambda: None
+first = solve()
+with Background(solve) as child:
+    other = child.result()
+print(json.dumps({"me": os.getpid(), "parent": first, "child": other}))
+"""
+
+PINNED = KNAPSACK + """
+if sys.argv[1:] == ["one-core"]:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+print(json.dumps(solve()[1:]))
+"""
+
+
+def _run(code: str, *args: str, timeout_s: float = 60) -> str:
+    """The last line ``code`` prints (highspy prints its banner first); a run past ``timeout_s`` is killed
+    with its children (a hung child spins) and raises TimeoutExpired."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PLANNER_WORKERS": "2"}  # Background forks on any machine
+    with subprocess.Popen(
+        [sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    assert proc.returncode == 0, err
+    return out.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() only")
+def test_a_forked_child_solves_after_its_parent_has() -> None:
+    """The parent solves (its HiGHS workers start), then a forked child solves the same MIP: it answers,
+    the same answer. Without the release before the fork the child waits forever on a worker thread that
+    did not come with it (checked: the second run times out)."""
+    out = json.loads(_run(FORK))
+    assert out["parent"][0] == out["me"] and out["child"][0] != out["me"]  # the child did solve it
+    assert out["child"][1:] == out["parent"][1:]
+    assert out["parent"][2] > 1  # branched: the searches ran
+    with pytest.raises(subprocess.TimeoutExpired):
+        _run(FORK, "no-release", timeout_s=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity: Linux only")
+def test_the_concurrent_search_gives_one_answer_on_one_core_and_on_all() -> None:
+    """The same objective, node count and solution pinned to one core as on every core of this machine."""
+    assert _run(PINNED, "one-core") == _run(PINNED)
+
+
+def test_every_solve_of_a_plan_asks_for_the_same_threads(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two plans with their alternatives: every model HiGHS runs asks for SEARCH_THREADS."""
+    highspy = pytest.importorskip("highspy")
+    asked: list[Any] = []
+    run = highspy.Highs.run
+
+    def recording(h: Any) -> Any:
+        got = h.getOptionValue("threads")
+        asked.append(got[1] if isinstance(got, tuple) else got)
+        return run(h)
+
+    monkeypatch.setattr(highspy.Highs, "run", recording)
+    monkeypatch.setenv("PLANNER_WORKERS", "1")  # the alternatives solved here, where they are recorded
+    for example in ("buy_vs_rent", "mixed_fleet"):
+        plan(catalog, load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog), with_alternatives=True)
+    assert len(asked) >= 20  # the plans, their first plans and the GPU-type and site alternatives
+    assert set(asked) == {SEARCH_THREADS}
