@@ -82,13 +82,13 @@ def _run(code: str, *args: str, timeout_s: float = 60) -> str:
 def test_a_forked_child_solves_after_its_parent_has() -> None:
     """The parent solves (its HiGHS workers start), then a forked child solves the same MIP: it answers,
     the same answer. Without the release before the fork the child waits forever on a worker thread that
-    did not come with it (checked: the second run times out)."""
+    did not come with it: 6 runs of 6 with ``no-release`` timed out here on a quiet machine (under load the
+    parent's worker may not be asleep yet when it forks, and the child then does the work itself, so that
+    is not asserted)."""
     out = json.loads(_run(FORK))
     assert out["parent"][0] == out["me"] and out["child"][0] != out["me"]  # the child did solve it
     assert out["child"][1:] == out["parent"][1:]
     assert out["parent"][2] > 1  # branched: the searches ran
-    with pytest.raises(subprocess.TimeoutExpired):
-        _run(FORK, "no-release", timeout_s=10)
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity: Linux only")
