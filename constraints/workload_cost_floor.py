@@ -46,7 +46,7 @@ import numpy as np
 import pulp
 
 from constraints.gpu_supply import replica_footprints
-from planner.highs_threads import new_highs
+from planner.highs_threads import new_highs, run_highs
 from planner.problem.context import BuildContext
 from planner.problem.roles import Role, cands_with_role
 from planner.problem.supply import SupplyKind, first_supply_month
@@ -124,7 +124,7 @@ def workload_milp(
         len(rows), np.array([r[0] for r in rows]), np.full(len(rows), inf), int(sum(len(r[1]) for r in rows)),
         starts, np.array([c for r in rows for c in r[1]], dtype=np.int32), np.array([v for r in rows for v in r[2]]),
     )
-    h.run()
+    run_highs(h)
     if h.getModelStatus() == highspy.HighsModelStatus.kInfeasible:
         return math.inf, None
     info = h.getInfo()

@@ -17,7 +17,7 @@ import pulp
 
 from planner.candidate_cache import candidates_for
 from planner.catalog.loader import Catalog
-from planner.highs_threads import SEARCH_THREADS
+from planner.highs_threads import ONE_SEARCH_THREADS
 from planner.optimize.build import build_problem
 from planner.optimize.decompose import is_large
 from planner.optimize.solver import (
@@ -54,7 +54,7 @@ def buying_surely_cheaper(
         msg=False,
         gapRel=QUICK_GAP_REL,
         random_seed=1,
-        threads=SEARCH_THREADS,
+        threads=ONE_SEARCH_THREADS,
         objective_bound=target_usd,  # only plans below the target count ...
         mip_max_improving_sols=1,  # ... and the first one answers
     )

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Generic, TypeVar
 
-from planner.highs_threads import release_before_fork
+from planner.highs_threads import no_solver_workers
 
 T = TypeVar("T")
 
@@ -112,11 +112,11 @@ def _fork(fn: Callable[[int], Any], inherited: list[Connection]) -> tuple[int, C
     with warnings.catch_warnings():
         # Python >= 3.12 warns that fork() with other threads alive may deadlock the child. The other
         # threads here are OpenBLAS's (numpy; fork-safe through pthread_atfork) and the CLI spinner's
-        # (planner.cli.progress: it holds no lock the child takes, and the child never prints). HiGHS's
-        # workers are ended first: a child's solve would wait on them forever (planner.highs_threads).
-        release_before_fork()
+        # (planner.cli.progress: it holds no lock the child takes, and the child never prints); no HiGHS
+        # worker thread exists while no concurrent solve runs (a child's solve would wait on it forever).
         warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
-        pid = os.fork()
+        with no_solver_workers():
+            pid = os.fork()
     if pid == 0:  # the child: never returns
         code = 0
         try:

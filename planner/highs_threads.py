@@ -1,44 +1,111 @@
-"""HiGHS's threads: one count for every HiGHS solve of the process, and their release before a fork.
+"""HiGHS's threads: one tree search for every solve but the exact ones, which search concurrently, and how
+the two share one process.
 
-HiGHS (1.16) solves a MIP as :data:`SEARCH_THREADS` concurrent tree searches that share plans, cuts and
-bounds at deterministic points: the answer depends on that number, not on the machine's cores, its load or
-the threads' timing (measured on the 20-workload bench model: the same plan pinned to one core, under a
-competing busy loop, and with HiGHS's ``mip_search_simulate_concurrency``, which runs the searches one after
-the other). On two cores the two searches run side by side: 20-workload bench solve 10.2 → 6.6-7.4 s, 10
-workloads 2.3 → 1.5 s, 15 workloads 5.5 → 4.3 s (the same optimum; ties may fall elsewhere). On one core
-they take turns, at about the one search's time.
+HiGHS (1.16) solves a MIP with ``threads`` = 2 as two concurrent tree searches that share plans, cuts and
+bounds at deterministic points: the answer depends on the thread count, not on the machine's cores, its
+load or the threads' timing (measured on the 20-workload bench model: the same plan pinned to one core,
+under a competing busy loop, and with HiGHS's ``mip_search_simulate_concurrency``, which runs the searches
+one after the other). The exact solves use it (:func:`search_concurrently`): on two cores the searches run
+side by side, 20-workload bench solve 10.95-11.15 → 7.27-7.64 s (fresh processes, side by side), 10
+workloads 2.3 → 1.5 s, 15 workloads 5.5 → 4.3 s (the same optima; ties may fall elsewhere); on one core
+they take turns, at about the one search's time. Every other solve keeps one thread
+(:data:`ONE_SEARCH_THREADS`) and so its one-thread answer: the node-limited ones (first plans, the large
+path's period problems, the workload floors) gain nothing from a second search, and the large path solves
+its periods on two Python threads, where a second HiGHS thread per solve only competes (24-month economics
+plan 31.8 → 37.4 s with two threads and one search each, the same plan).
 
-The worker threads belong to one scheduler per process, made by the first solve with that solve's count; a
-solve asking for another count fails. So every HiGHS model of the planner is made by :func:`new_highs`
-and every PuLP HiGHS solver gets ``threads=SEARCH_THREADS``.
-
-A forked child inherits the scheduler but not its worker threads: a solve there waits forever for a worker
-that does not exist (measured). :func:`release_before_fork` ends the workers first (HiGHS's
-``resetGlobalScheduler``, which waits for them); the next solve, in the parent or the child, starts its own.
+HiGHS keeps one scheduler of worker threads per process, made by the first solve with that solve's thread
+count; a solve asking for another count fails, and a Python thread keeps a handle on the scheduler it last
+used. So every solve runs through :func:`run_highs`: a solve of one count waits while solves of another are
+in flight, a concurrent solve starts its own scheduler and the last one in flight ends it
+(``resetGlobalScheduler``, which waits for the workers), and each thread drops its handle after its solve
+(``resetThreadScheduler``; without it a thread pool mixing the two counts fails). Outside a concurrent solve
+no worker thread exists, which a fork needs: a forked child inherits the scheduler but not its workers, and
+a solve there can wait forever on one (measured). :func:`no_solver_workers` holds concurrent solves off while
+:mod:`planner.forked` forks.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-SEARCH_THREADS = 2
-"""HiGHS ``threads`` of every solve: its MIP searches run this many concurrent tree searches."""
+ONE_SEARCH_THREADS = 1
+"""HiGHS ``threads`` of every solve but the exact ones: one tree search."""
+
+CONCURRENT_THREADS = 2
+"""HiGHS ``threads`` of the exact solves: two concurrent tree searches."""
+
+_STATE = threading.Condition()
+_IN_FLIGHT: dict[int, int] = {}
+"""HiGHS runs in flight in this process, by their thread count (under ``_STATE``)."""
+
+
+def _fresh_state() -> None:
+    """A forked child starts with no run in flight and a lock nobody holds."""
+    global _STATE
+    _STATE = threading.Condition()
+    _IN_FLIGHT.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_state)
 
 
 def new_highs() -> Any:
-    """A silent ``highspy.Highs`` with :data:`SEARCH_THREADS` threads (highspy imported on first use: it is
-    optional, CBC solves without it)."""
+    """A silent ``highspy.Highs`` with one thread (highspy imported on first use: it is optional, CBC
+    solves without it)."""
     h = importlib.import_module("highspy").Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", SEARCH_THREADS)
+    h.setOptionValue("threads", ONE_SEARCH_THREADS)
     return h
 
 
-def release_before_fork() -> None:
-    """End HiGHS's worker threads, waiting for them, so that a forked child can solve (no-op before highspy
-    is imported: there is no scheduler then). Call it from the thread that forks, with no solve running."""
-    highspy = sys.modules.get("highspy")
-    if highspy is not None:
-        highspy.Highs.resetGlobalScheduler(True)
+def search_concurrently(h: Any) -> None:
+    """Let the model ``h`` solve its MIP as :data:`CONCURRENT_THREADS` concurrent tree searches."""
+    h.setOptionValue("threads", CONCURRENT_THREADS)
+
+
+def _threads(h: Any) -> int:
+    got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
+    return int(got[1] if isinstance(got, tuple) else got)
+
+
+def _highspy() -> Any:
+    return importlib.import_module("highspy")
+
+
+def _end_workers() -> None:
+    _highspy().Highs.resetGlobalScheduler(True)
+
+
+def run_highs(h: Any) -> Any:
+    """``h.run()`` once no solve of another thread count is in flight (module docstring); its status."""
+    threads = _threads(h)
+    with _STATE:
+        _STATE.wait_for(lambda: not any(n for count, n in _IN_FLIGHT.items() if count != threads))
+        if threads > 1 and not _IN_FLIGHT.get(threads):
+            _end_workers()  # the one-thread scheduler gives way to this count's
+        _IN_FLIGHT[threads] = _IN_FLIGHT.get(threads, 0) + 1
+    try:
+        return h.run()
+    finally:
+        _highspy().Highs.resetThreadScheduler(False)  # this thread's handle on the scheduler
+        with _STATE:
+            _IN_FLIGHT[threads] -= 1
+            if threads > 1 and not _IN_FLIGHT[threads]:
+                _end_workers()
+            _STATE.notify_all()
+
+
+@contextmanager
+def no_solver_workers() -> Iterator[None]:
+    """While inside: no concurrent solve is in flight in this process, so no HiGHS worker thread exists
+    (for a fork)."""
+    with _STATE:
+        _STATE.wait_for(lambda: not any(n for count, n in _IN_FLIGHT.items() if count > 1))
+        yield

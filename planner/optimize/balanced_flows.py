@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.highs_threads import new_highs
+from planner.highs_threads import new_highs, run_highs
 from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
@@ -156,7 +156,7 @@ def balanced_flows(ctx: BuildContext, sol: Solution) -> Solution:
     highspy = importlib.import_module("highspy")
     h = _split_model(ctx, free, highspy)
     with quiet_stdout():
-        h.run()
+        run_highs(h)
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return sol
     before = snapshot(ctx)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.highs_threads import new_highs
+from planner.highs_threads import new_highs, run_highs, search_concurrently
 from planner.optimize.flow_projection import MIN_INTEGER_COLUMNS, FlowProjection, flow_projection
 from planner.problem.context import BuildContext
 from planner.search_progress import watching
@@ -243,6 +243,7 @@ def solve_parts(
     held: set[str] | None = None,
     heuristic_effort: float | None = None,
     reliable_branchings: int | None = None,
+    concurrent: bool = False,
 ) -> PartsOutcome:
     """Solve each part of the built ``ctx`` (``split`` from :func:`parts`, or :func:`whole`) with HiGHS and set
     every variable of ``ctx`` to its part's solution (variables in no row and not in the objective: 0).
@@ -251,7 +252,8 @@ def solve_parts(
     :data:`HEURISTICS_OFF_WITH_A_START`, unless ``held`` holds some or ``heuristic_effort`` is given); ``held``:
     names of replica columns held at 0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap
     as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05);
-    ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8). The bound adds back the objective's
+    ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8); ``concurrent``: HiGHS's concurrent
+    tree searches (planner.highs_threads.search_concurrently; else one). The bound adds back the objective's
     constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
@@ -280,6 +282,8 @@ def solve_parts(
             h.setOptionValue("mip_heuristic_effort", heuristic_effort)
         if reliable_branchings is not None:
             h.setOptionValue("mip_pscost_minreliable", reliable_branchings)
+        if concurrent:
+            search_concurrently(h)
         if start:
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]
@@ -287,7 +291,7 @@ def solve_parts(
             for name in () if held or heuristic_effort is not None else HEURISTICS_OFF_WITH_A_START:
                 h.setOptionValue(name, False)
         with watching(h, f"part {number} of {len(split)}: " if len(split) > 1 else "") if dollars else nullcontext():
-            h.run()
+            run_highs(h)
         model_status = h.getModelStatus()
         info = h.getInfo()
         if model_status in (

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pulp
 
+from planner.highs_threads import run_highs
 from planner.optimize.components import columns, highs_model
 from planner.optimize.pooled_start import pooled_start
 from planner.problem.context import BuildContext
@@ -83,7 +84,7 @@ def restricted_start(
     h = highs_model(ctx, cols, index, list(range(len(cols))))
     _configure(h, time_limit_s=time_limit_s)
     h.setOptionValue("solve_relaxation", True)
-    h.run()
+    run_highs(h)
     lp = h.getSolution()
     if not lp.value_valid or not lp.dual_valid:
         return None
@@ -98,7 +99,7 @@ def restricted_start(
     h.changeColsBounds(len(drop), drop, lower, lower)  # the same model, now the restricted MILP
     h.setOptionValue("solve_relaxation", False)
     h.setOptionValue("mip_max_nodes", max_nodes)
-    h.run()
+    run_highs(h)
     if h.getInfo().primal_solution_status != 2:  # kSolutionStatusFeasible
         return None
     values = h.getSolution().col_value

@@ -47,6 +47,7 @@ import pulp
 
 from constraints.gpu_supply import replica_footprints
 from constraints.workload_cost_floor import allowed_points, forbidden_keys, gpu_prices_usd
+from planner.highs_threads import run_highs
 from planner.optimize.components import columns, projection_for, solver_model
 from planner.problem.context import BuildContext
 from planner.problem.roles import cands_with_role
@@ -149,7 +150,7 @@ def pooled_start(ctx: BuildContext, *, time_limit_s: float | None = None) -> dic
     model.hold_at_zero(
         index[v.name] for (k, _j, _t), v in ctx.variables["n_rep"].items() if k not in keep and v.name in index
     )
-    h.run()
+    run_highs(h)
     if h.getInfo().primal_solution_status != 2:  # kSolutionStatusFeasible
         return None
     values = model.values(len(cols))

@@ -44,7 +44,7 @@ import numpy as np
 import pulp
 
 from planner.candidates import CandidateTable
-from planner.highs_threads import new_highs
+from planner.highs_threads import new_highs, run_highs
 from planner.optimize.build import TIE_BREAK
 from planner.optimize.components import MIN_PARTS, columns, whole
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS
@@ -250,7 +250,7 @@ class PlanModel:
             h.setOptionValue("time_limit", max(1e-3, time_limit_s))
         began = time.perf_counter()
         with quiet_stdout():
-            h.run()
+            run_highs(h)
         seconds = time.perf_counter() - began
         status = h.getModelStatus()
         if status in (

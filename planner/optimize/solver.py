@@ -16,7 +16,7 @@ import pulp
 
 from constraints import names_with
 from planner.errors import SolverError
-from planner.highs_threads import SEARCH_THREADS
+from planner.highs_threads import ONE_SEARCH_THREADS, run_highs
 from planner.optimize.build import TIE_BREAK, build_problem
 from planner.optimize.components import columns, integer_columns, parts, solve_parts, whole
 from planner.optimize.floor_pruning import held_at_zero
@@ -42,7 +42,7 @@ class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc]
             cols = lp.exported_variables() if PULP_V4 else lp.variables()
             index = list(range(len(cols))) if PULP_V4 else [v.index for v in cols]
             lp.solverModel.setSolution(len(cols), index, [self.start.get(v.name, 0.0) for v in cols])
-        lp.solverModel.run()
+        run_highs(lp.solverModel)
 
     def findSolutionValues(self, lp: pulp.LpProblem) -> Any:  # noqa: N802 (pulp's name)
         """PuLP's reading, plus HiGHS's work-limit stops (node / solution limit), which PuLP 3.3 has no
@@ -97,7 +97,8 @@ def make_solver(
         if not restarts:
             options["mip_allow_restart"] = False
         solver = WarmHiGHS(
-            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=SEARCH_THREADS, **options
+            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1,
+            threads=ONE_SEARCH_THREADS, **options
         )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")
@@ -274,7 +275,7 @@ def _solve_split(
     with quiet_stdout():
         outcome = solve_parts(
             ctx, split, time_limit_s=time_limit_s, max_nodes=max_nodes, restarts=EXACT_RESTARTS, start=start,
-            held=held, reliable_branchings=EXACT_RELIABLE_BRANCHINGS,
+            held=held, reliable_branchings=EXACT_RELIABLE_BRANCHINGS, concurrent=True,
         )
     elapsed = time.perf_counter() - began
     if outcome.status == "infeasible":

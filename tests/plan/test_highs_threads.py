@@ -1,6 +1,7 @@
-"""HiGHS's threads (planner.highs_threads): a forked child solves after its parent has, the answer of the
-concurrent MIP search does not depend on the cores it runs on, and every solve of a plan asks for the same
-thread count (a solve asking for another one fails: HiGHS keeps one scheduler per process)."""
+"""HiGHS's threads (planner.highs_threads): the concurrent search's answer does not depend on the cores it
+runs on, one-thread and concurrent solves run side by side from several threads of one process (HiGHS keeps
+one scheduler per process and fails a solve asking for another thread count), a forked child solves after
+its parent's concurrent solve, and a plan's exact solves are the concurrent ones."""
 
 from __future__ import annotations
 
@@ -9,44 +10,50 @@ import os
 import signal
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from planner.catalog import Catalog
-from planner.highs_threads import SEARCH_THREADS
+from planner.highs_threads import (
+    CONCURRENT_THREADS,
+    ONE_SEARCH_THREADS,
+    new_highs,
+    run_highs,
+    search_concurrently,
+)
 from planner.plan import plan
 from planner.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
 KNAPSACK = """
-import hashlib, json, os, sys
+import json, os, sys
 import numpy as np
-from planner.highs_threads import new_highs
+from planner.highs_threads import new_highs, run_highs, search_concurrently
 
 def solve():
     # a multi-knapsack that HiGHS branches on (tens of nodes): both concurrent searches take part
     rng = np.random.default_rng(7)
     n, m = 40, 6
     h = new_highs()
+    search_concurrently(h)
     h.setOptionValue("random_seed", 1)
     h.addVars(n, np.zeros(n), np.ones(n))
     h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.ones(n, dtype=np.uint8))
     for row in rng.integers(5, 40, (m, n)).astype(float):
         h.addRow(-np.inf, float(row.sum() / 3), n, np.arange(n, dtype=np.int32), row)
-    h.run()
+    run_highs(h)
     x = [round(v) for v in h.getSolution().col_value]
     return os.getpid(), h.getInfo().objective_function_value, h.getInfo().mip_node_count, x
 """
 
 FORK = KNAPSACK + """
-import planner.forked as forked
 from planner.forked import Background
-if sys.argv[1:] == ["no-release"]:
-    forked.release_before_fork = lambda: None
 first = solve()
 with Background(solve) as child:
     other = child.result()
@@ -80,11 +87,10 @@ def _run(code: str, *args: str, timeout_s: float = 60) -> str:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() only")
 def test_a_forked_child_solves_after_its_parent_has() -> None:
-    """The parent solves (its HiGHS workers start), then a forked child solves the same MIP: it answers,
-    the same answer. Without the release before the fork the child waits forever on a worker thread that
-    did not come with it: 6 runs of 6 with ``no-release`` timed out here on a quiet machine (under load the
-    parent's worker may not be asleep yet when it forks, and the child then does the work itself, so that
-    is not asserted)."""
+    """The parent solves concurrently (HiGHS's worker starts), then a forked child solves the same MIP: it
+    answers, the same answer. With the worker left alive the child waits forever on a thread that did not
+    come with it (6 runs of 6 on a quiet machine; under load the worker may still be awake at the fork and
+    the child then does the work itself)."""
     out = json.loads(_run(FORK))
     assert out["parent"][0] == out["me"] and out["child"][0] != out["me"]  # the child did solve it
     assert out["child"][1:] == out["parent"][1:]
@@ -97,14 +103,43 @@ def test_the_concurrent_search_gives_one_answer_on_one_core_and_on_all() -> None
     assert _run(PINNED, "one-core") == _run(PINNED)
 
 
+def _knapsack(concurrent: bool, seed: int) -> tuple[float, int]:
+    rng = np.random.default_rng(seed)
+    n, m = 40, 6
+    h = new_highs()
+    if concurrent:
+        search_concurrently(h)
+    h.setOptionValue("random_seed", 1)
+    h.addVars(n, np.zeros(n), np.ones(n))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
+    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.ones(n, dtype=np.uint8))
+    for row in rng.integers(5, 40, (m, n)).astype(float):
+        h.addRow(-np.inf, float(row.sum() / 3), n, np.arange(n, dtype=np.int32), row)
+    status = run_highs(h)
+    assert str(status).endswith("kOk"), status  # a solve whose thread count the scheduler refuses: kError
+    return h.getInfo().objective_function_value, h.getInfo().mip_node_count
+
+
+def test_one_thread_and_concurrent_solves_run_side_by_side() -> None:
+    """Twelve solves, one-thread and concurrent alternately, from four threads at once (as compare's flip
+    searches and the large path's period problems run): each succeeds with the answer it has alone."""
+    pytest.importorskip("highspy")
+    jobs = [(i % 2 == 1, 7 + i % 3) for i in range(12)]
+    alone = [_knapsack(*job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda job: _knapsack(*job), jobs))
+    assert together == alone
+
+
 def test_every_solve_of_a_plan_asks_for_the_same_threads(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two plans with their alternatives: every model HiGHS runs asks for SEARCH_THREADS."""
+    """Two plans with their alternatives: the exact solves search concurrently, the others (first plans,
+    GPU-type restrictions, flows) with one thread."""
     highspy = pytest.importorskip("highspy")
-    asked: list[Any] = []
+    asked: list[int] = []
     run = highspy.Highs.run
 
     def recording(h: Any) -> Any:
-        got = h.getOptionValue("threads")
+        got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
         asked.append(got[1] if isinstance(got, tuple) else got)
         return run(h)
 
@@ -113,4 +148,5 @@ def test_every_solve_of_a_plan_asks_for_the_same_threads(catalog: Catalog, monke
     for example in ("buy_vs_rent", "mixed_fleet"):
         plan(catalog, load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog), with_alternatives=True)
     assert len(asked) >= 20  # the plans, their first plans and the GPU-type and site alternatives
-    assert set(asked) == {SEARCH_THREADS}
+    assert set(asked) == {ONE_SEARCH_THREADS, CONCURRENT_THREADS}
+    assert asked.count(CONCURRENT_THREADS) >= 2  # the plans' exact solves (and the site alternatives')
