@@ -88,8 +88,7 @@ def make_solver(
     is HiGHS's ``mip_heuristic_effort``, default 0.05; ``max_nodes`` its deterministic branch-and-bound
     node limit), or the CBC binary (bundled on PuLP 3, cbcbox on 4; ``start`` and ``heuristic_effort``
     are ignored, ``max_nodes`` is CBC's ``maxNodes``; ``restarts`` False turns HiGHS's root restarts off, see
-    :data:`EXACT_RESTARTS`). A fixed thread count (HiGHS: planner.highs_threads; CBC: one) and a fixed seed:
-    without a time limit the same problem gives the same answer on any machine and load."""
+    :data:`EXACT_RESTARTS`). One thread and a fixed seed: without a time limit the same answer under any load."""
     if name == "highs":
         options: dict[str, Any] = {} if heuristic_effort is None else {"mip_heuristic_effort": heuristic_effort}
         if max_nodes is not None:
@@ -97,8 +96,8 @@ def make_solver(
         if not restarts:
             options["mip_allow_restart"] = False
         solver = WarmHiGHS(
-            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1,
-            threads=ONE_SEARCH_THREADS, **options
+            start=start, msg=False, timeLimit=time_limit_s, gapRel=gap_rel, random_seed=1, threads=ONE_SEARCH_THREADS,
+            **options
         )
         if not solver.available():
             raise SolverError("HiGHS (highspy) is not installed; install highspy or use --solver cbc")
