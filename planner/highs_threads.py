@@ -6,9 +6,9 @@ bounds at deterministic points: the answer depends on the thread count, not on t
 load or the threads' timing (measured on the 20-workload bench model: the same plan pinned to one core,
 under a competing busy loop, and with HiGHS's ``mip_search_simulate_concurrency``, which runs the searches
 one after the other). The exact solves use it (:func:`search_concurrently`): on two cores the searches run
-side by side, 20-workload bench solve 10.95-11.15 → 7.27-7.64 s (fresh processes, side by side), 10
-workloads 2.3 → 1.5 s, 15 workloads 5.5 → 4.3 s (the same optima; ties may fall elsewhere); on one core
-they take turns, at about the one search's time. Every other solve keeps one thread
+side by side: bench solve seconds, fresh processes side by side, 20 workloads 10.95-11.15 → 7.27-7.64, 15
+workloads 6.75-7.52 → 4.89-4.91, 10 workloads 3.12-3.50 → 1.78-1.82 (the same optima; ties may fall
+elsewhere); on one core they take turns, at about the one search's time. Every other solve keeps one thread
 (:data:`ONE_SEARCH_THREADS`) and so its one-thread answer: the node-limited ones (first plans, the large
 path's period problems, the workload floors) gain nothing from a second search, and the large path solves
 its periods on two Python threads, where a second HiGHS thread per solve only competes (24-month economics
