@@ -15,8 +15,9 @@ A part of at least planner.optimize.flow_projection.MIN_INTEGER_COLUMNS integer 
 without its flows (:func:`solver_model`: the projection onto the replica counts, PD flows and supply, exact;
 the flows are lifted from the answer). A part stopped by a limit (time, nodes) keeps its best plan; the sum
 of the parts' dual bounds is the proven bound of the whole. Each part is solved with the options of
-:func:`planner.optimize.solver.make_solver` (HiGHS's fixed thread count of planner.highs_threads, fixed
-seed, relative gap), so the answer does not depend on machine load. Only HiGHS (through highspy): other solvers solve the whole problem.
+:func:`planner.optimize.solver.make_solver` (a fixed thread count, planner.highs_threads; fixed seed;
+relative gap), so the answer does not depend on machine load. Only HiGHS (through highspy): other solvers
+solve the whole problem.
 """
 
 from __future__ import annotations

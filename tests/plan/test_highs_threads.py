@@ -30,26 +30,31 @@ from planner.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
-KNAPSACK = """
-import json, os, sys
-import numpy as np
-from planner.highs_threads import new_highs, run_highs, search_concurrently
 
-def solve():
-    # a multi-knapsack that HiGHS branches on (tens of nodes): both concurrent searches take part
-    rng = np.random.default_rng(7)
+
+def knapsack(concurrent: bool = True, seed: int = 7) -> tuple[int, float, int, list[int]]:
+    """A multi-knapsack that HiGHS branches on (tens of nodes, so both concurrent searches take part), solved
+    through run_highs: (this process's id, objective, nodes, solution)."""
+    rng = np.random.default_rng(seed)
     n, m = 40, 6
     h = new_highs()
-    search_concurrently(h)
+    if concurrent:
+        search_concurrently(h)
     h.setOptionValue("random_seed", 1)
     h.addVars(n, np.zeros(n), np.ones(n))
     h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
     h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.ones(n, dtype=np.uint8))
     for row in rng.integers(5, 40, (m, n)).astype(float):
         h.addRow(-np.inf, float(row.sum() / 3), n, np.arange(n, dtype=np.int32), row)
-    run_highs(h)
+    status = run_highs(h)
+    assert str(status).endswith("kOk"), status  # a solve whose thread count the scheduler refuses: kError
     x = [round(v) for v in h.getSolution().col_value]
     return os.getpid(), h.getInfo().objective_function_value, h.getInfo().mip_node_count, x
+
+
+KNAPSACK = """
+import json, os, sys
+from tests.plan.test_highs_threads import knapsack as solve
 """
 
 FORK = KNAPSACK + """
@@ -103,31 +108,14 @@ def test_the_concurrent_search_gives_one_answer_on_one_core_and_on_all() -> None
     assert _run(PINNED, "one-core") == _run(PINNED)
 
 
-def _knapsack(concurrent: bool, seed: int) -> tuple[float, int]:
-    rng = np.random.default_rng(seed)
-    n, m = 40, 6
-    h = new_highs()
-    if concurrent:
-        search_concurrently(h)
-    h.setOptionValue("random_seed", 1)
-    h.addVars(n, np.zeros(n), np.ones(n))
-    h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
-    h.changeColsIntegrality(n, np.arange(n, dtype=np.int32), np.ones(n, dtype=np.uint8))
-    for row in rng.integers(5, 40, (m, n)).astype(float):
-        h.addRow(-np.inf, float(row.sum() / 3), n, np.arange(n, dtype=np.int32), row)
-    status = run_highs(h)
-    assert str(status).endswith("kOk"), status  # a solve whose thread count the scheduler refuses: kError
-    return h.getInfo().objective_function_value, h.getInfo().mip_node_count
-
-
 def test_one_thread_and_concurrent_solves_run_side_by_side() -> None:
     """Twelve solves, one-thread and concurrent alternately, from four threads at once (as compare's flip
     searches and the large path's period problems run): each succeeds with the answer it has alone."""
     pytest.importorskip("highspy")
     jobs = [(i % 2 == 1, 7 + i % 3) for i in range(12)]
-    alone = [_knapsack(*job) for job in jobs]
+    alone = [knapsack(*job)[1:] for job in jobs]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        together = list(pool.map(lambda job: _knapsack(*job), jobs))
+        together = list(pool.map(lambda job: knapsack(*job)[1:], jobs))
     assert together == alone
 
 
