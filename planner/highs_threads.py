@@ -1,18 +1,20 @@
-"""HiGHS's threads: one tree search for every solve but the exact ones, which search concurrently, and how
-the two share one process.
+"""HiGHS's threads: one tree search for every solve but the exact solves of large problems, which search
+concurrently, and how the two share one process.
 
 HiGHS (1.16) solves a MIP with ``threads`` = 2 as two concurrent tree searches that share plans, cuts and
 bounds at deterministic points: the answer depends on the thread count, not on the machine's cores, its
 load or the threads' timing (measured on the 20-workload bench model: the same plan pinned to one core,
 under a competing busy loop, and with HiGHS's ``mip_search_simulate_concurrency``, which runs the searches
-one after the other). The exact solves use it (:func:`search_concurrently`): on two cores the searches run
-side by side: bench solve seconds, fresh processes side by side, 20 workloads 10.95-11.15 → 7.27-7.64, 15
-workloads 6.75-7.52 → 4.89-4.91, 10 workloads 3.12-3.50 → 1.78-1.82 (the same optima; ties may fall
-elsewhere); on one core they take turns, at about the one search's time. Every other solve keeps one thread
-(:data:`ONE_SEARCH_THREADS`) and so its one-thread answer: the node-limited ones (first plans, the large
-path's period problems, the workload floors) gain nothing from a second search, and the large path solves
-its periods on two Python threads, where a second HiGHS thread per solve only competes (24-month economics
-plan 31.8 → 37.4 s with two threads and one search each, the same plan).
+one after the other). The exact solves of large problems use it (:func:`search_concurrently`, from
+:data:`CONCURRENT_MIN_INTEGER_COLUMNS` integer columns). On two cores the searches run side by side; bench
+solve seconds, fresh processes side by side: 20 workloads 10.95-11.15 → 7.27-7.64, 15 workloads 6.75-7.52
+→ 4.89-4.91, 10 workloads 3.12-3.50 → 1.78-1.82 (the same optima; ties may fall elsewhere). On one core
+they take turns, at about the one search's time. Every other solve keeps one thread
+(:data:`ONE_SEARCH_THREADS`) and so its one-thread answer: small exact solves (every example), and the
+node-limited ones (first plans, the large path's period problems, the workload floors), which gain nothing
+from a second search; the large path solves its periods on two Python threads, where a second HiGHS thread
+per solve only competes (24-month economics plan 31.8 → 37.4 s with two threads and one search each, the
+same plan).
 
 HiGHS keeps one scheduler of worker threads per process, made by the first solve with that solve's thread
 count; a solve asking for another count fails, and a Python thread keeps a handle on the scheduler it last
@@ -38,7 +40,13 @@ ONE_SEARCH_THREADS = 1
 """HiGHS ``threads`` of every solve but the exact ones: one tree search."""
 
 CONCURRENT_THREADS = 2
-"""HiGHS ``threads`` of the exact solves: two concurrent tree searches."""
+"""HiGHS ``threads`` of the exact solves of large problems: two concurrent tree searches."""
+
+CONCURRENT_MIN_INTEGER_COLUMNS = 2000
+"""Integer columns of an exact solve's model from which it searches concurrently. Below, the solve takes
+under a second and a second search only burns CPU (the 5-workload bench, 1,077 integer columns: 0.40 s either
+way; chat_70b_cloud planned 30 times: 3.8-5.1 → 6.2-7.2 CPU s, and a sweep's workers share the cores); the
+10-workload bench (2,145) gains 3.1-3.5 → 1.8 s."""
 
 _STATE = threading.Condition()
 _IN_FLIGHT: dict[int, int] = {}
@@ -65,9 +73,11 @@ def new_highs() -> Any:
     return h
 
 
-def search_concurrently(h: Any) -> None:
-    """Let the model ``h`` solve its MIP as :data:`CONCURRENT_THREADS` concurrent tree searches."""
-    h.setOptionValue("threads", CONCURRENT_THREADS)
+def search_concurrently(h: Any, integer_columns: int) -> None:
+    """Let the model ``h`` of ``integer_columns`` integer columns solve its MIP as :data:`CONCURRENT_THREADS`
+    concurrent tree searches if it has at least :data:`CONCURRENT_MIN_INTEGER_COLUMNS`."""
+    if integer_columns >= CONCURRENT_MIN_INTEGER_COLUMNS:
+        h.setOptionValue("threads", CONCURRENT_THREADS)
 
 
 def _threads(h: Any) -> int:

@@ -254,7 +254,7 @@ def solve_parts(
     names of replica columns held at 0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap
     as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05);
     ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8); ``concurrent``: HiGHS's concurrent
-    tree searches (planner.highs_threads.search_concurrently; else one). The bound adds back the objective's
+    tree searches on a large part (planner.highs_threads.search_concurrently; else one). The bound adds back the objective's
     constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
@@ -284,7 +284,7 @@ def solve_parts(
         if reliable_branchings is not None:
             h.setOptionValue("mip_pscost_minreliable", reliable_branchings)
         if concurrent:
-            search_concurrently(h)
+            search_concurrently(h, integer_columns(cols, part))
         if start:
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]

@@ -1,7 +1,7 @@
 """HiGHS's threads (planner.highs_threads): the concurrent search's answer does not depend on the cores it
 runs on, one-thread and concurrent solves run side by side from several threads of one process (HiGHS keeps
 one scheduler per process and fails a solve asking for another thread count), a forked child solves after
-its parent's concurrent solve, and a plan's exact solves are the concurrent ones."""
+its parent's concurrent solve, and a large plan's exact solves are the concurrent ones."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from planner import highs_threads
 from planner.catalog import Catalog
 from planner.highs_threads import (
+    CONCURRENT_MIN_INTEGER_COLUMNS,
     CONCURRENT_THREADS,
     ONE_SEARCH_THREADS,
     new_highs,
@@ -39,7 +41,7 @@ def knapsack(concurrent: bool = True, seed: int = 7) -> tuple[int, float, int, l
     n, m = 40, 6
     h = new_highs()
     if concurrent:
-        search_concurrently(h)
+        h.setOptionValue("threads", CONCURRENT_THREADS)
     h.setOptionValue("random_seed", 1)
     h.addVars(n, np.zeros(n), np.ones(n))
     h.changeColsCost(n, np.arange(n, dtype=np.int32), -rng.integers(10, 60, n).astype(float))
@@ -119,16 +121,34 @@ def test_one_thread_and_concurrent_solves_run_side_by_side() -> None:
     assert together == alone
 
 
-def test_every_solve_of_a_plan_asks_for_the_same_threads(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two plans with their alternatives: the exact solves search concurrently, the others (first plans,
-    GPU-type restrictions, flows) with one thread."""
+def test_only_large_models_search_concurrently() -> None:
+    """search_concurrently asks for two threads from CONCURRENT_MIN_INTEGER_COLUMNS integer columns on."""
+    pytest.importorskip("highspy")
+    small, large = new_highs(), new_highs()
+    search_concurrently(small, CONCURRENT_MIN_INTEGER_COLUMNS - 1)
+    search_concurrently(large, CONCURRENT_MIN_INTEGER_COLUMNS)
+    assert [_threads(small), _threads(large)] == [ONE_SEARCH_THREADS, CONCURRENT_THREADS]
+
+
+def _threads(h: Any) -> int:
+    got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
+    return int(got[1] if isinstance(got, tuple) else got)
+
+
+@pytest.mark.parametrize("concurrent_from", [CONCURRENT_MIN_INTEGER_COLUMNS, 0])
+def test_the_exact_solves_of_a_plan_search_concurrently_when_large(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, concurrent_from: int
+) -> None:
+    """Two plans with their alternatives: the examples are small, so every solve keeps one thread (and the
+    answer it had); counted as large, their exact solves (the plans' and the site alternatives') search
+    concurrently and the others (first plans, GPU-type restrictions, flows) keep one thread."""
     highspy = pytest.importorskip("highspy")
+    monkeypatch.setattr(highs_threads, "CONCURRENT_MIN_INTEGER_COLUMNS", concurrent_from)
     asked: list[int] = []
     run = highspy.Highs.run
 
     def recording(h: Any) -> Any:
-        got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
-        asked.append(got[1] if isinstance(got, tuple) else got)
+        asked.append(_threads(h))
         return run(h)
 
     monkeypatch.setattr(highspy.Highs, "run", recording)
@@ -136,5 +156,8 @@ def test_every_solve_of_a_plan_asks_for_the_same_threads(catalog: Catalog, monke
     for example in ("buy_vs_rent", "mixed_fleet"):
         plan(catalog, load_scenario(ROOT / "examples" / example / "scenario.yaml", catalog), with_alternatives=True)
     assert len(asked) >= 20  # the plans, their first plans and the GPU-type and site alternatives
-    assert set(asked) == {ONE_SEARCH_THREADS, CONCURRENT_THREADS}
-    assert asked.count(CONCURRENT_THREADS) >= 2  # the plans' exact solves (and the site alternatives')
+    if concurrent_from:
+        assert set(asked) == {ONE_SEARCH_THREADS}
+    else:
+        assert set(asked) == {ONE_SEARCH_THREADS, CONCURRENT_THREADS}
+        assert asked.count(CONCURRENT_THREADS) >= 2
