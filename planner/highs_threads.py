@@ -9,7 +9,7 @@ one after the other). The exact solves of large problems use it (:func:`search_c
 :data:`CONCURRENT_MIN_INTEGER_COLUMNS` integer columns). On two cores the searches run side by side; bench
 solve seconds, fresh processes side by side: 20 workloads 10.95-11.15 → 7.27-7.64, 15 workloads 6.75-7.52
 → 4.89-4.91, 10 workloads 3.12-3.50 → 1.78-1.82 (the same optima; ties may fall elsewhere). On one core
-they take turns, at about the one search's time. Every other solve keeps one thread
+they take turns and still gained there (20 workloads pinned to one core: 11.44 → 8.11 s). Every other solve keeps one thread
 (:data:`ONE_SEARCH_THREADS`) and so its one-thread answer: small exact solves (every example), and the
 node-limited ones (first plans, the large path's period problems, the workload floors), which gain nothing
 from a second search; the large path solves its periods on two Python threads, where a second HiGHS thread
