@@ -67,7 +67,7 @@ if hasattr(os, "register_at_fork"):
 def new_highs() -> Any:
     """A silent ``highspy.Highs`` with one thread (highspy imported on first use: it is optional, CBC
     solves without it)."""
-    h = importlib.import_module("highspy").Highs()
+    h = _highspy().Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", ONE_SEARCH_THREADS)
     return h
@@ -80,9 +80,10 @@ def search_concurrently(h: Any, integer_columns: int) -> None:
         h.setOptionValue("threads", CONCURRENT_THREADS)
 
 
-def _threads(h: Any) -> int:
-    got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
-    return int(got[1] if isinstance(got, tuple) else got)
+def option_value(h: Any, name: str) -> Any:
+    """HiGHS option ``name`` of the model ``h`` (highspy returns (status, value) or the value alone)."""
+    got = h.getOptionValue(name)
+    return got[1] if isinstance(got, tuple) else got
 
 
 def _highspy() -> Any:
@@ -95,7 +96,7 @@ def _end_workers() -> None:
 
 def run_highs(h: Any) -> Any:
     """``h.run()`` once no solve of another thread count is in flight (module docstring); its status."""
-    threads = _threads(h)
+    threads = int(option_value(h, "threads"))
     with _STATE:
         _STATE.wait_for(lambda: not any(n for count, n in _IN_FLIGHT.items() if count != threads))
         if threads > 1 and not _IN_FLIGHT.get(threads):

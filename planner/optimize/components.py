@@ -15,9 +15,9 @@ A part of at least planner.optimize.flow_projection.MIN_INTEGER_COLUMNS integer 
 without its flows (:func:`solver_model`: the projection onto the replica counts, PD flows and supply, exact;
 the flows are lifted from the answer). A part stopped by a limit (time, nodes) keeps its best plan; the sum
 of the parts' dual bounds is the proven bound of the whole. Each part is solved with the options of
-:func:`planner.optimize.solver.make_solver` (a fixed thread count, planner.highs_threads; fixed seed;
-relative gap), so the answer does not depend on machine load. Only HiGHS (through highspy): other solvers
-solve the whole problem.
+:func:`planner.optimize.solver.make_solver` (fixed seed, relative gap, one thread; the exact solve of a large
+part searches on two, planner.highs_threads), so the answer does not depend on machine load. Only HiGHS
+(through highspy): other solvers solve the whole problem.
 """
 
 from __future__ import annotations
@@ -254,8 +254,8 @@ def solve_parts(
     names of replica columns held at 0 in the parts' models (planner.optimize.floor_pruning: no plan as cheap
     as ``start`` uses them); ``heuristic_effort``: HiGHS's ``mip_heuristic_effort`` (default 0.05);
     ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8); ``concurrent``: HiGHS's concurrent
-    tree searches on a large part (planner.highs_threads.search_concurrently; else one). The bound adds back the objective's
-    constant."""
+    tree searches on a large part (planner.highs_threads.search_concurrently; else one). The bound adds back
+    the objective's constant."""
     highspy = _highspy()
     cols, index = columns(ctx)
     began = time.perf_counter()
@@ -284,7 +284,7 @@ def solve_parts(
         if reliable_branchings is not None:
             h.setOptionValue("mip_pscost_minreliable", reliable_branchings)
         if concurrent:
-            search_concurrently(h, integer_columns(cols, part))
+            search_concurrently(h, model.integer_columns)
         if start:
             first = highspy.HighsSolution()
             first.col_value = [start.get(cols[i].name, 0.0) for i in model.kept]
@@ -345,6 +345,8 @@ class SolverModel:
     """The part's columns in the model, in model order (positions in :func:`columns`)."""
     part: list[int]
     projection: FlowProjection | None
+    integer_columns: int
+    """The part's integer columns (:func:`integer_columns`), which decide its projection and its search."""
 
     def hold_at_zero(self, columns: Iterable[int]) -> None:
         """Bound the model's columns among ``columns`` (positions in :func:`columns`; others ignored) to 0."""
@@ -368,6 +370,7 @@ def solver_model(
 ) -> SolverModel:
     """The model HiGHS is handed for ``part``: projected (``projection``, planner.optimize.flow_projection)
     when the part has at least MIN_INTEGER_COLUMNS integer columns, else as built."""
-    projected = projection if projection is not None and integer_columns(cols, part) >= MIN_INTEGER_COLUMNS else None
+    n_integer = integer_columns(cols, part)
+    projected = projection if projection is not None and n_integer >= MIN_INTEGER_COLUMNS else None
     kept = part if projected is None else projected.kept(part)
-    return SolverModel(highs_model(ctx, cols, index, part, projected), kept, part, projected)
+    return SolverModel(highs_model(ctx, cols, index, part, projected), kept, part, projected, n_integer)

@@ -30,9 +30,10 @@ cut separation and finds poor incumbents, because the LP relaxation buys fractio
    held) decides the purchases instead, and failing that the whole-horizon shortlist MILP is solved
    (:func:`_incumbent`), purchases free.
 
-Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), with a fixed thread count
-(planner.highs_threads) and seed: the same input gives the same plan under any machine load. HiGHS gets each problem as the exact solve hands it
-(:func:`_solve`: flows projected out; 24-month bench economics 58.0 → 31.9 s at the same cost).
+Every solve is limited by branch-and-bound nodes (``*_MAX_NODES``), with one thread (planner.highs_threads)
+and a fixed seed: the same input gives the same plan under any machine load. HiGHS gets each problem as the
+exact solve hands it (:func:`_solve`: flows projected out; 24-month bench economics 58.0 → 31.9 s at the
+same cost).
 ``--time-limit`` is an outer wall-clock cap on top. Period problems run on :data:`PERIOD_WORKERS` threads.
 "optimal" only when the cost meets the bound, else "feasible" with gap = (cost − bound) / cost."""
 

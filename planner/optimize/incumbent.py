@@ -15,8 +15,8 @@ Every plan of the restriction is a plan of the full problem (it only tightens bo
 a valid first incumbent, handed to the exact solve (planner.optimize.solver.WarmHiGHS); the exact solve
 then proves or improves it: the optimum and the proven bound are the full problem's, only the search is
 shorter. Columns the relaxation prices far above the rest are the ones the restriction drops, which is why
-its plan is usually near-optimal. Deterministic: a fixed thread count (planner.highs_threads), fixed seed, a node
-limit (no wall clock).
+its plan is usually near-optimal. Deterministic: one thread (planner.highs_threads), fixed seed, a node limit
+(no wall clock).
 """
 
 from __future__ import annotations

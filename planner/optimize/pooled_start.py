@@ -24,8 +24,7 @@ GPUs and serves less, so the restriction loses little, and it drops the near-cop
 TP × PP shapes) among which the exact search wanders. Every plan of the restriction is a plan of the full
 problem (it only tightens bounds), so its best plan is a valid first incumbent for the exact solve
 (planner.optimize.solver.WarmHiGHS), which proves or improves it: the optimum and the proven bound stay
-the full problem's. Deterministic: a fixed thread count (planner.highs_threads), fixed seed, node limits (no wall
-clock).
+the full problem's. Deterministic: one thread (planner.highs_threads), fixed seed, node limits (no wall clock).
 
 Step 2 keeps PD pairs only where they may beat serving co-located. The bench's scaling instances (5 and
 20 workloads, 12 months) keep none of their 573 / 2,280 / 1,092 PD candidates that way; keeping those within

@@ -184,6 +184,7 @@ def test_the_exact_solve_branches_with_its_reliability_setting(
     mip_pscost_minreliable (HiGHS's own default, 8, took 15-45 % more LP iterations on the 20-workload bench);
     a node-limited solve_parts without it keeps HiGHS's default."""
     import planner.optimize.components as components_module
+    from planner.highs_threads import option_value
     from planner.optimize.solver import EXACT_RELIABLE_BRANCHINGS
 
     models: list[Any] = []
@@ -196,7 +197,7 @@ def test_the_exact_solve_branches_with_its_reliability_setting(
 
     monkeypatch.setattr(components_module, "solver_model", recording)
     assert solve_context(_context(catalog, ["rent", "buy"])).status == "optimal"
-    settings = {_reliability(model.h) for model in models}
+    settings = {option_value(model.h, "mip_pscost_minreliable") for model in models}
     assert len(models) >= 2 and settings == {EXACT_RELIABLE_BRANCHINGS} and EXACT_RELIABLE_BRANCHINGS != 8
     models.clear()
     ctx = _context(catalog, ["rent"])
@@ -204,10 +205,4 @@ def test_the_exact_solve_branches_with_its_reliability_setting(
     split = parts(ctx)
     assert split is not None
     solve_parts(ctx, split, time_limit_s=None, max_nodes=1)
-    assert models and {_reliability(model.h) for model in models} == {8}
-
-
-def _reliability(h: Any) -> int:
-    """HiGHS's mip_pscost_minreliable of ``h`` (highspy returns (status, value) or the value alone)."""
-    read = h.getOptionValue("mip_pscost_minreliable")
-    return int(read[1] if isinstance(read, tuple) else read)
+    assert models and {option_value(model.h, "mip_pscost_minreliable") for model in models} == {8}

@@ -24,6 +24,7 @@ from planner.highs_threads import (
     CONCURRENT_THREADS,
     ONE_SEARCH_THREADS,
     new_highs,
+    option_value,
     run_highs,
     search_concurrently,
 )
@@ -127,12 +128,7 @@ def test_only_large_models_search_concurrently() -> None:
     small, large = new_highs(), new_highs()
     search_concurrently(small, CONCURRENT_MIN_INTEGER_COLUMNS - 1)
     search_concurrently(large, CONCURRENT_MIN_INTEGER_COLUMNS)
-    assert [_threads(small), _threads(large)] == [ONE_SEARCH_THREADS, CONCURRENT_THREADS]
-
-
-def _threads(h: Any) -> int:
-    got = h.getOptionValue("threads")  # highspy returns (status, value) or the value alone
-    return int(got[1] if isinstance(got, tuple) else got)
+    assert [option_value(small, "threads"), option_value(large, "threads")] == [ONE_SEARCH_THREADS, CONCURRENT_THREADS]
 
 
 @pytest.mark.parametrize("concurrent_from", [CONCURRENT_MIN_INTEGER_COLUMNS, 0])
@@ -148,7 +144,7 @@ def test_the_exact_solves_of_a_plan_search_concurrently_when_large(
     run = highspy.Highs.run
 
     def recording(h: Any) -> Any:
-        asked.append(_threads(h))
+        asked.append(option_value(h, "threads"))
         return run(h)
 
     monkeypatch.setattr(highspy.Highs, "run", recording)
