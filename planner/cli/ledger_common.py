@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Annotated
@@ -11,16 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from planner.cli.common import VERBOSITY, json_text
+
 Value = float | int | str | bool | None
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print a JSON object instead of a table.")]
-
-
-def clean(value: Value) -> Value:
-    """JSON has no Infinity/NaN: an unbounded quantity is reported as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 PLAIN_FROM = 1e4
@@ -48,7 +42,7 @@ def shown(value: Value) -> str:
 def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
     """Print ``values`` as a JSON object or as a two-column table."""
     if as_json:
-        typer.echo(json.dumps({key: clean(value) for key, value in values.items()}, indent=2))
+        typer.echo(json_text(dict(values)))  # the one JSON rendering: an unbounded quantity → null
         return
     table = Table(title=title)
     table.add_column("quantity")
@@ -57,8 +51,6 @@ def emit(title: str, values: Mapping[str, Value], as_json: bool) -> None:
         table.add_row(key, shown(value))
     if any(isinstance(v, float) and math.isinf(v) for v in values.values()):
         table.caption = "∞: unbounded (null in --json)"
-    from planner.cli.common import VERBOSITY
-
     if not VERBOSITY.quiet:  # -q: only errors (and the JSON --json asks for)
         Console().print(table)
 

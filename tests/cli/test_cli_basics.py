@@ -413,3 +413,27 @@ def test_json_has_no_negative_zero() -> None:
 
     assert json.loads(json_text({"residual_value_usd": -0.0, "x": [-0.0, 1.5]})) == {"residual_value_usd": 0.0, "x": [0.0, 1.5]}
     assert "-0.0" not in json_text({"residual_value_usd": -0.0})
+
+
+def test_json_floats_carry_no_rounding_noise() -> None:
+    """The figures are sums of products, whose last bits are noise: chat_70b_cloud's plan read
+    245721.5999999995 and its tied alternative 245721.60000000003, a balanced flow 13.999999999991699. The JSON
+    keeps 12 significant digits (planner.cli.common.JSON_SIGNIFICANT_DIGITS), so both read as they are meant."""
+    from planner.cli.common import json_text
+
+    noisy = {"plan": 245721.5999999995, "tie": 245721.60000000003, "flow": 13.999999999991699, "n": 3}
+    assert json.loads(json_text(noisy)) == {"plan": 245721.6, "tie": 245721.6, "flow": 14.0, "n": 3}
+    kept = {"usd": 812758.437696, "flop": 1.2345678901e26, "s": 3.25e-9, "x": [0.1, 2.5]}
+    assert json.loads(json_text(kept)) == kept  # 12 or fewer significant digits come back as they were
+    assert json.loads(json_text({"a": 1 / 3}))["a"] == 0.333333333333
+
+
+def test_ledger_json_is_the_commands_json() -> None:
+    """`planner ledger ... --json` renders through the one JSON convention (json_text): rounded floats."""
+    res = runner.invoke(
+        app, ["ledger", "spec-decode", "--acceptance-frac", "0.7", "--draft-tokens", "4", "--verify-ms", "30", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["ms_per_token"] == pytest.approx(30 / 2.7731, rel=1e-9)
+    assert all(len(repr(v).replace(".", "").replace("-", "").lstrip("0")) <= 12 for v in data.values())
