@@ -155,7 +155,7 @@ class ValidationReport:
             "",
             *_summary_table(self.by_metric(), summarize(self.uncalibrated_rows, key=lambda r: r.metric)),
             "",
-            "## Targets",
+            "## Targets of the first validation (issue 12's stricter targets: the next section but one)",
             "",
             "| Metric | Target median | Measured median | Met |",
             "| --- | ---: | ---: | --- |",
