@@ -35,7 +35,6 @@ demand is served in full (not before the first supply arrives).
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import math
 from collections import defaultdict
@@ -46,7 +45,7 @@ import numpy as np
 import pulp
 
 from constraints.gpu_supply import replica_footprints
-from planner.highs_threads import new_highs, run_highs
+from planner.highs_threads import highspy_module, new_highs, run_highs
 from planner.problem.context import BuildContext
 from planner.problem.roles import Role, cands_with_role
 from planner.problem.supply import SupplyKind, first_supply_month
@@ -99,7 +98,7 @@ def workload_milp(
     when it has no plan) and its best plan's replica counts (None without one). Its columns n: cost
     ``n_cost``, capacity ``n_cap`` (req/s), bound ``n_up`` and candidate ``n_cand`` (one per operating point);
     ``cands`` the candidates, ``colocated`` those serving on their own, ``groups`` (prefill, decode) pools."""
-    highspy = importlib.import_module("highspy")
+    highspy = highspy_module()
     h = new_highs()
     for name, value in (("random_seed", 1), ("mip_rel_gap", 1e-6), ("mip_max_nodes", MAX_NODES)):
         h.setOptionValue(name, value)

@@ -67,7 +67,7 @@ if hasattr(os, "register_at_fork"):
 def new_highs() -> Any:
     """A silent ``highspy.Highs`` with one thread (highspy imported on first use: it is optional, CBC
     solves without it)."""
-    h = _highspy().Highs()
+    h = highspy_module().Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", ONE_SEARCH_THREADS)
     return h
@@ -86,12 +86,14 @@ def option_value(h: Any, name: str) -> Any:
     return got[1] if isinstance(got, tuple) else got
 
 
-def _highspy() -> Any:
+def highspy_module() -> Any:
+    """The highspy module, imported on first use (it is optional: CBC solves without it); every module that
+    builds HiGHS models reads it here."""
     return importlib.import_module("highspy")
 
 
 def _end_workers() -> None:
-    _highspy().Highs.resetGlobalScheduler(True)
+    highspy_module().Highs.resetGlobalScheduler(True)
 
 
 def run_highs(h: Any) -> Any:
@@ -105,7 +107,7 @@ def run_highs(h: Any) -> Any:
     try:
         return h.run()
     finally:
-        _highspy().Highs.resetThreadScheduler(False)  # this thread's handle on the scheduler
+        highspy_module().Highs.resetThreadScheduler(False)  # this thread's handle on the scheduler
         with _STATE:
             _IN_FLIGHT[threads] -= 1
             if threads > 1 and not _IN_FLIGHT[threads]:

@@ -30,7 +30,6 @@ solve to optimality leaves the plan's flows as they were.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import importlib.util
 import math
 from typing import Any
@@ -38,7 +37,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.highs_threads import new_highs, run_highs
+from planner.highs_threads import highspy_module, new_highs, run_highs
 from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
@@ -153,7 +152,7 @@ def balanced_flows(ctx: BuildContext, sol: Solution) -> Solution:
     free = _free_variables(ctx, capacities(ctx, sol))
     if not any(w for _, w in free.values()):
         return sol
-    highspy = importlib.import_module("highspy")
+    highspy = highspy_module()
     h = _split_model(ctx, free, highspy)
     with quiet_stdout():
         run_highs(h)

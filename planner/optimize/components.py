@@ -22,7 +22,6 @@ part searches on two, planner.highs_threads), so the answer does not depend on m
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from collections.abc import Iterable
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 import pulp
 
-from planner.highs_threads import new_highs, run_highs, search_concurrently
+from planner.highs_threads import highspy_module, new_highs, run_highs, search_concurrently
 from planner.optimize.flow_projection import MIN_INTEGER_COLUMNS, FlowProjection, flow_projection
 from planner.problem.context import BuildContext
 from planner.search_progress import watching
@@ -140,11 +139,6 @@ def whole(ctx: BuildContext) -> list[list[int]] | None:
     return [list(range(len(columns(ctx)[0])))]
 
 
-def _highspy() -> Any:
-    """The highspy module, imported on first use (it is optional: CBC solves without it)."""
-    return importlib.import_module("highspy")
-
-
 def column_bound(v: Any, low: bool) -> float:
     """A PuLP variable's lower (``low``) or upper bound as HiGHS takes it (None: ∓inf)."""
     b = v.lowBound if low else v.upBound
@@ -198,7 +192,7 @@ def highs_model(
     on them and its objective terms (minimized; the objective's constant is left out). With ``projection``
     (planner.optimize.flow_projection), the part's flows projected out: the model's columns are then
     ``projection.kept(part)``."""
-    highspy = _highspy()
+    highspy = highspy_module()
     member = set(part)
     kept = part if projection is None else projection.kept(part)
     local = {i: n for n, i in enumerate(kept)}
@@ -256,7 +250,7 @@ def solve_parts(
     ``reliable_branchings``: HiGHS's ``mip_pscost_minreliable`` (default 8); ``concurrent``: HiGHS's concurrent
     tree searches on a large part (planner.highs_threads.search_concurrently; else one). The bound adds back
     the objective's constant."""
-    highspy = _highspy()
+    highspy = highspy_module()
     cols, index = columns(ctx)
     began = time.perf_counter()
     for table in ctx.variables.values():

@@ -33,7 +33,6 @@ planner.optimize.restricted_optimum. Only for a proven-optimal, single-model min
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ import numpy as np
 import pulp
 
 from planner.candidates import CandidateTable
-from planner.highs_threads import new_highs, run_highs
+from planner.highs_threads import highspy_module, new_highs, run_highs
 from planner.optimize.build import TIE_BREAK
 from planner.optimize.components import MIN_PARTS, columns, whole
 from planner.optimize.incumbent import MIN_INTEGER_COLUMNS
@@ -213,7 +212,7 @@ class PlanModel:
     def _lp(self, cols: Any, rows: RowSet, view: BuildContext) -> Any:
         """The HiGHS model of columns ``cols`` (in order) and rows ``rows``; the tie-break ranks ``view``'s
         candidates."""
-        highspy = importlib.import_module("highspy")
+        highspy = highspy_module()
         col_id = np.full(len(self.col_lower), -1, dtype=np.int64)
         col_id[cols] = np.arange(len(cols))
         cost = self.cost[cols].copy()
@@ -238,7 +237,7 @@ class PlanModel:
 
     def _run(self, lp: Any, cols: Any, time_limit_s: float | None, max_nodes: int) -> Outcome:
         """Solve the restriction's model ``lp`` (columns ``cols``) with the exact solves' options."""
-        highspy = importlib.import_module("highspy")
+        highspy = highspy_module()
         h = new_highs()
         h.passModel(lp)
         for name, value in (
