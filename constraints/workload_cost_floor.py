@@ -35,7 +35,6 @@ demand is served in full (not before the first supply arrives).
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ import numpy as np
 import pulp
 
 from constraints.gpu_supply import replica_footprints
-from planner.highs_threads import highspy_module, new_highs, run_highs
+from planner.highs_threads import highspy_installed, highspy_module, new_highs, run_highs
 from planner.problem.context import BuildContext
 from planner.problem.roles import Role, cands_with_role
 from planner.problem.supply import SupplyKind, first_supply_month
@@ -207,7 +206,7 @@ def workload_cost_floors(ctx: BuildContext) -> list[tuple[str, int, WorkloadPlan
     """(workload, slice, its MILP over every allowed candidate) of the rows (1) worth adding."""
     if ctx.scenario.objective != "min_cost" or ctx.elastic or not ctx.supply:
         return []
-    if len(ctx.variables["n_rep"]) < MIN_REPLICA_COLUMNS or importlib.util.find_spec("highspy") is None:
+    if len(ctx.variables["n_rep"]) < MIN_REPLICA_COLUMNS or not highspy_installed():
         return []  # small, or no HiGHS to solve the workload MILPs (CBC alone): no rows
     forbidden = forbidden_keys(ctx)
     footprint = replica_footprints(ctx)

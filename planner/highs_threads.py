@@ -30,6 +30,7 @@ a solve there can wait forever on one (measured). :func:`no_solver_workers` hold
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
@@ -90,6 +91,11 @@ def highspy_module() -> Any:
     """The highspy module, imported on first use (it is optional: CBC solves without it); every module that
     builds HiGHS models reads it here."""
     return importlib.import_module("highspy")
+
+
+def highspy_installed() -> bool:
+    """Whether highspy can be imported (without importing it): the HiGHS-only steps are skipped without it."""
+    return importlib.util.find_spec("highspy") is not None
 
 
 def _end_workers() -> None:

@@ -30,14 +30,13 @@ solve to optimality leaves the plan's flows as they were.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 from typing import Any
 
 import numpy as np
 import pulp
 
-from planner.highs_threads import highspy_module, new_highs, run_highs
+from planner.highs_threads import highspy_installed, highspy_module, new_highs, run_highs
 from planner.optimize.components import RowBlock, column_bound
 from planner.optimize.quiet import quiet_stdout
 from planner.optimize.solver import Solution, read_solution, restore, snapshot
@@ -146,7 +145,7 @@ def balanced_flows(ctx: BuildContext, sol: Solution) -> Solution:
         or not ctx.variables.get("flow")
         or ctx.elastic
         or ctx.prob.sense != pulp.LpMinimize
-        or importlib.util.find_spec("highspy") is None  # CBC alone: the flows stay the MILP's
+        or not highspy_installed()  # CBC alone: the flows stay the MILP's
     ):
         return sol
     free = _free_variables(ctx, capacities(ctx, sol))
