@@ -51,6 +51,13 @@ class AuditError(PlannerError):
     exit_code = 4
 
 
+def inline_text(text: object) -> str:
+    """Text from the user's file as an error message quotes it: as written where it is one line of printable
+    characters, else escaped (``'a\\nb'``) — a key or name holding a newline split the one-line message."""
+    written = str(text)
+    return written if written.isprintable() else repr(written)
+
+
 NEAR_MATCH = 0.8
 """difflib ratio at or above which one of the choices a value begins is named alone."""
 

@@ -149,7 +149,7 @@ def _check_nodes(path: Path, root: yaml.Node, error: type[InputError]) -> int:
                     if key.value in keys:
                         first = keys[key.value].start_mark.line + 1
                         raise error(
-                            f"{path}: {_where(key.start_mark)}: duplicate key '{key.value}' (first at line "
+                            f"{path}: {_where(key.start_mark)}: duplicate key {key.value!r} (first at line "
                             f"{first}) — keep one"
                         )
                     keys[key.value] = key

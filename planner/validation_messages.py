@@ -20,7 +20,7 @@ import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from planner.errors import closest_id, did_you_mean, id_spelling, suggest_id
+from planner.errors import closest_id, did_you_mean, id_spelling, inline_text, suggest_id
 from planner.field_bounds import bounds_text, within_bounds
 from planner.inputs import number_hint
 
@@ -207,9 +207,9 @@ def _shape_hint(kind: str, value: object, loc: tuple[Any, ...], named: bool = Fa
         empty = " — an empty list item: delete the lone '-'" if loc and isinstance(loc[-1], int) else " — write the value after the colon"
         return " — the section is empty: indent its fields under it" if words == "a mapping" else empty
     if named and words == "a list" and isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-        return f" — one entry per item: write `- name: {next(iter(value))}` with its fields indented under it"
+        return f" — one entry per item: write `- name: {inline_text(next(iter(value)))}` with its fields indented under it"
     if named and words == "a mapping" and isinstance(value, str) and loc and isinstance(loc[-1], int):
-        return f" — an entry is `- name: {value}` with its fields indented under it"
+        return f" — an entry is `- name: {inline_text(value)}` with its fields indented under it"
     one = isinstance(value, int | float) and not isinstance(value, bool)
     parts = re.split(r"[,\s]+", value.strip()) if isinstance(value, str) else [f"{value}"] if one else []
     if parts and all(re.fullmatch(r"[\w.]+", p) for p in parts) and (words == "a list" or len(parts) > 1):
@@ -357,7 +357,7 @@ def format_validation_error(
     lines = []
     for loc, e in items:
         shown = loc[:-1] if e["type"] == "invalid_key" else loc  # the key is in the problem, not the path
-        where = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in shown)
+        where = prefix + "".join(f"[{p}]" if isinstance(p, int) else f".{inline_text(p)}" for p in shown)
         problem = _misspelled(model, loc, meant[loc]) if loc in meant else _message(model, e, loc, ids)
         if problem.startswith("@") and ": " in problem:  # a model's check names the field: "@workloads[1].name: ..."
             field, problem = problem[1:].split(": ", 1)

@@ -541,6 +541,35 @@ def test_entries_keyed_by_name_get_the_list_form() -> None:
 
 
 @pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        ({"workloads": ["chat\nbot"]}, "workloads[0]: expected a mapping (got 'chat\\nbot') — an entry is `- name: 'chat\\nbot'` with its fields indented under it"),
+        ({"workloads": {"chat\nbot": {}}}, "workloads: expected a list (got a mapping) — one entry per item: write `- name: 'chat\\nbot'` with its fields indented under it"),
+        ({"horizon\nmonths": 12}, "'horizon\\nmonths': unknown field"),
+    ],
+)  # fmt: skip
+def test_text_holding_a_newline_is_quoted_escaped(change: dict[str, Any], line: str) -> None:
+    """A name or key with a newline was echoed as written (`- name: chat` + newline + `bot`): the one-line
+    refusal became two lines (tests/corpus/test_mutations.py found it; hypothesis reported it as flaky)."""
+    assert _refusal({**starter(), **change}).startswith(f"s.yaml: {line}")
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["predict", "--model", "chat\nbot", "--gpu", "h100_sxm"], "error: --model: unknown model 'chat\\nbot' — "),
+        (["predict", "--model", "\x1b[31mred", "--gpu", "h100_sxm"], "error: --model: unknown model '\\x1b[31mred' — "),
+        (["plan", "a\nb.yaml"], "error: a\\nb.yaml: scenario file not found"),
+        (["predict", "--model", "llama_3_1_8b", "--gpu", "h100_sxm", "--batch", "8\t16"], "error: Invalid value for '--batch': '8\\t16' is not a whole number"),
+    ],
+)  # fmt: skip
+def test_an_option_holding_a_newline_or_escape_code_is_one_error_line(args: list[str], line: str) -> None:
+    """`--model $'chat\\nbot'` printed "unknown model 'chat" and "bot' — ..." on two lines, and an escape code in a
+    value reached the terminal; click's own quoting ('8\\t16') was escaped twice ('8\\\\t16')."""
+    assert _one_line(args).startswith(line)
+
+
+@pytest.mark.parametrize(
     ("written", "meant"),
     [("awq", "int4"), ("AWQ", "int4"), ("Q4_K_M", "int4"), ("w8a8", "int8"), ("fp8_e4m3", "fp8")],
 )

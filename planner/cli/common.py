@@ -47,9 +47,20 @@ def text(value: object) -> str:
     return escape(str(value))
 
 
+def error_text(message: object) -> str:
+    """``message`` as the one line after ``error:``: :func:`text`, with line breaks, tabs and escape codes
+    written as ``\\n``, ``\\t``, ``\\x1b`` (an option value holding a newline split the error in two)."""
+    return text("".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in str(message)))
+
+
+def print_error(message: object) -> None:
+    """``error: message`` as one line on stderr."""
+    err.print(f"[bold red]error:[/] {error_text(message)}", soft_wrap=True)
+
+
 def fail(exc: PlannerError) -> NoReturn:
     """Print ``exc`` as one line on stderr and exit with its code (2 input, 3 infeasible, 4 solver)."""
-    err.print(f"[bold red]error:[/] {text(exc)}", soft_wrap=True)
+    print_error(exc)
     raise typer.Exit(code=exc.exit_code)
 
 

@@ -85,9 +85,9 @@ DebugFlag = Annotated[
 
 
 def _print_error(message: str) -> None:
-    from planner.cli.common import err, text
+    from planner.cli.common import print_error
 
-    err.print(f"[bold red]error:[/] {text(message)}", soft_wrap=True)
+    print_error(message)
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:

@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - older typer uses the click package
 from planner.cli import catalog_cmd, compare_cmd, init_cmd, plan_cmd, predict_cmd, validate_cmd
 from planner.cli import sweep as sweep_cmd
 from planner.cli import train as train_cmd
-from planner.cli.common import VERBOSITY, err, text
+from planner.cli.common import VERBOSITY, err, print_error
 from planner.cli.guard import DebugFlag, GuardedGroup, set_debug
 
 LAZY_COMMANDS: dict[str, typer.Typer] = {}
@@ -69,7 +69,7 @@ def _whole_number_hint(message: str) -> str:
 
     option = re.search(r"for '--([a-z0-9-]+)'", message)  # --input-tokens 4k: a token count's two readings
     hint = option_hint(match.group(1), option.group(1).replace("-", "_") if option else "")
-    return message[: match.start()] + f"{match.group(1)!r} is not a whole number{hint}"
+    return message[: match.start()] + f"'{match.group(1)}' is not a whole number{hint}"  # click quoted it already
 
 
 class OneLineErrors(GuardedGroup):
@@ -130,10 +130,7 @@ class OneLineErrors(GuardedGroup):
             where = (
                 exc.ctx.command_path if isinstance(exc, click_errors.UsageError) and exc.ctx else "planner"
             )
-            err.print(
-                f"[bold red]error:[/] {text(_whole_number_hint(exc.format_message()))} (see '{where} --help')",
-                soft_wrap=True,
-            )
+            print_error(f"{_whole_number_hint(exc.format_message())} (see '{where} --help')")
             sys.exit(exc.exit_code)
         except typer.Abort:
             if not standalone_mode:

@@ -460,6 +460,11 @@ FILE_CASES = [
         ("duplicate key 'ttft_ms'",),
         text=b"name: x\nworkloads:\n  - slo: {ttft_ms: 1, ttft_ms: 2}\n",
     ),
+    Case(
+        "duplicate-key-with-newline",
+        ("line 3", "duplicate key 'a\\nb'", "first at line 2"),
+        text=b'name: x\n"a\\nb": 1\n"a\\nb": 2\n',
+    ),
     Case("anchor-bomb", ("expands to more than 1,000,000 values",), text=_BOMB),
     Case("deep-nesting", ("nesting deeper than 32",), text=b"name: x\nw: " + b"[" * 200 + b"]" * 200 + b"\n"),
     Case("recursive-alias", ("recursive alias",), text=b"name: x\nw: &a [1, *a]\n"),
