@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner.catalog.schema import Id
 from planner.errors import ScenarioError, suggest_id
 from planner.limits import DEFAULT_DRAFT_TOKENS, MAX_DRAFT_TOKENS, MAX_TOKENS
 
@@ -42,7 +43,7 @@ class PrefixCache(_Strict):
 class Speculative(_Strict):
     """Speculative decoding with a smaller draft model of the same tokenizer on the same GPUs."""
 
-    draft_model: str = Field(description="Draft model id (catalogs/models.yaml), smaller than the target.")
+    draft_model: Id = Field(description="Draft model id (catalogs/models.yaml), smaller than the target.")
     acceptance_frac: Annotated[float, Field(ge=0, le=1)] = Field(
         description="Per-position acceptance a of a drafted token, 0..1 (card 3: E[N] = 1 + a + … + a^k)."
     )

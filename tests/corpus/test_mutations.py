@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ from hypothesis import strategies as st
 
 from planner.catalog import Catalog
 from planner.errors import InputError
-from planner.scenario import load_scenario
+from planner.scenario import load_scenario, parse_scenario, validate_against_catalog
+from planner.training.scenario import parse_training_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/scenario.yaml"))
@@ -118,6 +120,41 @@ def test_misspelled_key_gets_did_you_mean(
     message = _load_or_refuse(path, catalog)
     assert message is not None, f"{typo!r} accepted in place of {loc[-1]!r}"
     assert "did you mean" in message, message  # the closest id may be another (rtx_090 → rtx_5090)
+
+
+NEWLINE_EXAMPLES = [*EXAMPLES, *sorted((ROOT / "examples").glob("*/training.yaml"))]
+
+
+def _newline_variants(document: Any) -> Iterator[tuple[str, Any]]:
+    """(what changed, the document) for every location of ``document``: its value replaced by a text holding a
+    newline, and (a mapping key) the key renamed to hold one."""
+    for loc in _leaves(document):
+        changed = copy.deepcopy(document)
+        _set(changed, loc, "chat\nbot")
+        yield f"{loc} value", changed
+        if isinstance(loc[-1], str):
+            changed = copy.deepcopy(document)
+            holder = changed
+            for part in loc[:-1]:
+                holder = holder[part]
+            holder[f"x\n{loc[-1]}"] = holder.pop(loc[-1])
+            yield f"{loc} key", changed
+
+
+@pytest.mark.parametrize("example", NEWLINE_EXAMPLES, ids=[f"{p.parent.name}/{p.name}" for p in NEWLINE_EXAMPLES])
+def test_a_newline_at_any_location_is_refused_on_one_line(example: Path, catalog: Catalog) -> None:
+    """Every key and value of every example, in turn, holding a newline: refused (or loaded) with one line
+    naming the file. The hypothesis test above meets that case in about 1 run in 35; 318 of these 785 scenario
+    variants gave two lines when names and keys were echoed as written."""
+    document = yaml.safe_load(example.read_text(encoding="utf-8"))
+    for what, changed in _newline_variants(document):
+        try:
+            if example.name == "training.yaml":
+                parse_training_scenario(changed, catalog, path=str(example))
+            else:
+                validate_against_catalog(parse_scenario(changed, path=str(example), catalog=catalog), catalog, str(example))
+        except InputError as exc:
+            assert "\n" not in str(exc) and str(example) in str(exc), (what, str(exc))
 
 
 @pytest.mark.parametrize(
