@@ -34,7 +34,7 @@ class CalibrationFamily(Sourced):
     def _check(self) -> CalibrationFamily:
         for name, value in self.parameters.items():
             if name not in CALIBRATION_RANGES:
-                raise ValueError(f"unknown parameter '{name}'{did_you_mean(name, CALIBRATION_RANGES)}")
+                raise ValueError(f"unknown parameter {name!r}{did_you_mean(name, CALIBRATION_RANGES)}")
             lo, hi = CALIBRATION_RANGES[name]
             if not lo <= value <= hi:
                 raise ValueError(f"parameter {name} must be in [{lo:g}, {hi:g}] (got {value!r})")

@@ -584,6 +584,16 @@ CATALOG_CASES = [
         ("calibration[0]", "did you mean step_overhead_ms"),
         catalog=("calibration.yaml", _calibration("step_overhead", 1.0)),
     ),
+    Case(  # a key holding a newline was echoed as written: two lines
+        "cat-calibration-typo-newline",
+        ("calibration[0]", "unknown parameter 'step\\noverhead_ms'"),
+        catalog=("calibration.yaml", _calibration("step\noverhead_ms", 1.0)),
+    ),
+    Case(  # the field path quotes it escaped too
+        "cat-accelerator-key-newline",
+        ("accelerators[0].'memory\\ngb': unknown field",),
+        catalog=("accelerators.yaml", _first("accelerators", "memory\ngb", 80)),
+    ),
     Case(
         "cat-calibration-string",
         ("calibration[0].parameters.decode_mbu_scale",),
