@@ -15,12 +15,14 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import re
 import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel
 
 from planner.catalog.loader import Catalog
@@ -65,7 +67,10 @@ def _scalar(text: str) -> Any:
             return kind(text)
         except ValueError:
             pass
-    value = yaml_value(text) if text.strip() else ""
+    try:
+        value = yaml_value(text) if text.strip() else ""
+    except yaml.YAMLError:  # '@x', '*ref', '{': not a YAML scalar; the scenario check judges the text as written
+        return text
     return value if isinstance(value, str | int | float | bool) or value is None else text
 
 
@@ -104,6 +109,12 @@ def parse_axis(option: str) -> Axis:
             f"--vary {path}={','.join(given)}"
         )
     texts = [v for v in pieces if v.strip()]
+    if any(t.strip().startswith("[") or t.strip().endswith("]") for t in texts if t.replace(" ", "") != "[]"):
+        bare = ",".join(t.strip().strip("[]").strip() for t in texts)  # '=[4,8]' split into '[4' and '8]'
+        raise InputError(
+            f"--vary {option!r}: the values are listed without brackets — write --vary {path}={bare} "
+            "(a+b is one list value, [] the empty list)"
+        )
     parsed = tuple(parse_value(v) for v in texts)
     if not parsed or any(v == [] and t.replace(" ", "") != "[]" for t, v in zip(texts, parsed, strict=True)):
         raise InputError(
@@ -190,6 +201,15 @@ def _check_path(path: str, data: dict[str, Any], catalog_sites: Sequence[str] = 
     while i < len(parts):
         part = parts[i]
         where = ".".join(parts[:i]) or "the scenario"
+        numbered = re.fullmatch(r"(\w+)\[(\d+)\]", part)
+        if i == 0 and numbered and numbered.group(1) in NAMED_LISTS:
+            records = [r for r in data.get(numbered.group(1)) or [] if isinstance(r, dict) and "name" in r]
+            k = int(numbered.group(2))
+            name = str(records[min(k, len(records) - 1)]["name"]) if records else "NAME"
+            raise InputError(
+                f"--vary {path}: a {numbered.group(1)} entry is addressed by its name, not its position — write "
+                f"{'.'.join([numbered.group(1), name, *parts[1:]])}"
+            )
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise InputError(f"--vary {path}: {where} is a value, it has no field '{part}'")
         if part not in model.model_fields:

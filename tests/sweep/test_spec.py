@@ -92,8 +92,16 @@ def test_a_catalog_site_the_scenario_does_not_override_gets_an_override_record(c
         ("workloads.chat.models=llama_70b", "unknown model 'llama_70b'"),
         ("economics.rent_price_scale", "expected PATH=V1,V2"),
         ("sites.mars_1.rtt_ms=5", "no site named 'mars_1' — valid values: ap_northeast, "),
+        # an internal error (YAML ParserError, exit 4) where '[4' and '8]' were read as YAML
+        ("workloads.chat.requests_per_s=[4, 8]", "the values are listed without brackets — write --vary "
+         "workloads.chat.requests_per_s=4,8 (a+b is one list value, [] the empty list)"),
+        ("workloads.chat.requests_per_s=@4", "requests_per_s: expected a number (got '@4')"),  # ScannerError, exit 4
+        ("workloads.chat.requests_per_s=*x", "requests_per_s: expected a number (got '*x')"),  # ComposerError, exit 4
+        # was "the scenario has no field 'workloads[0]' — did you mean workloads?"
+        ("workloads[0].slo.ttft_ms=100", "a workloads entry is addressed by its name, not its position — write "
+         "workloads.chat.slo.ttft_ms"),
     ],
-)
+)  # fmt: skip
 def test_bad_paths_and_values_fail_before_any_solve(catalog: Catalog, vary: str, message: str) -> None:
     with pytest.raises(InputError) as info:
         chat_sweep(catalog, [vary])
