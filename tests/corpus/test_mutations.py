@@ -8,8 +8,8 @@ of the code. Every run draws fresh examples, as many as before.
 
 A FlakyStrategyDefinition ("the second run stopped drawing earlier") from these tests can also hide a real
 failure: hypothesis's final replay of the failing example stopped before the test drew, and its check of that
-replay replaced the test's own AssertionError. So it was in 5 of 170 runs of this file: a text with a newline at a
-workload entry was echoed into the `- name:` advice, a two-line refusal (test_qa_inputs_careless
+replay replaced the test's own AssertionError. So it was in 5 of 180 loaded runs of this file: a text with a
+newline at a workload entry was echoed into the `- name:` advice, a two-line refusal (test_qa_inputs_careless
 test_text_holding_a_newline_is_quoted_escaped). Catch the test's exception in its body to see it."""
 
 from __future__ import annotations
