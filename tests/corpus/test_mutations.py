@@ -122,32 +122,37 @@ def test_misspelled_key_gets_did_you_mean(
     assert "did you mean" in message, message  # the closest id may be another (rtx_090 → rtx_5090)
 
 
-NEWLINE_EXAMPLES = [*EXAMPLES, *sorted((ROOT / "examples").glob("*/training.yaml"))]
+SWEPT_EXAMPLES = [*EXAMPLES, *sorted((ROOT / "examples").glob("*/training.yaml"))]
+SWEPT_JUNK = (math.nan, math.inf, -math.inf, -1, 0, 0.5, 1e308, 10**20, "", "chat\nbot", "8k", None, True, [], {},
+              [None], {"name": 1})  # fmt: skip
+"""The values every location of every example takes in turn (the hypothesis test above samples 40 per example)."""
 
 
-def _newline_variants(document: Any) -> Iterator[tuple[str, Any]]:
-    """(what changed, the document) for every location of ``document``: its value replaced by a text holding a
-    newline, and (a mapping key) the key renamed to hold one."""
+def _swept_variants(document: Any) -> Iterator[tuple[str, Any]]:
+    """(what changed, the document) for every location of ``document``: its value replaced by each of
+    :data:`SWEPT_JUNK`, and (a mapping key) the key renamed to hold a newline."""
     for loc in _leaves(document):
-        changed = copy.deepcopy(document)
-        _set(changed, loc, "chat\nbot")
-        yield f"{loc} value", changed
+        for value in SWEPT_JUNK:
+            changed = copy.deepcopy(document)
+            _set(changed, loc, copy.deepcopy(value))
+            yield f"{loc} = {value!r}", changed
         if isinstance(loc[-1], str):
             changed = copy.deepcopy(document)
             holder = changed
             for part in loc[:-1]:
                 holder = holder[part]
             holder[f"x\n{loc[-1]}"] = holder.pop(loc[-1])
-            yield f"{loc} key", changed
+            yield f"{loc} key with a newline", changed
 
 
-@pytest.mark.parametrize("example", NEWLINE_EXAMPLES, ids=[f"{p.parent.name}/{p.name}" for p in NEWLINE_EXAMPLES])
-def test_a_newline_at_any_location_is_refused_on_one_line(example: Path, catalog: Catalog) -> None:
-    """Every key and value of every example, in turn, holding a newline: refused (or loaded) with one line
-    naming the file. The hypothesis test above meets that case in about 1 run in 35; 318 of these 785 scenario
-    variants gave two lines when names and keys were echoed as written."""
+@pytest.mark.parametrize("example", SWEPT_EXAMPLES, ids=[f"{p.parent.name}/{p.name}" for p in SWEPT_EXAMPLES])
+def test_every_location_with_junk_loads_or_is_refused_on_one_line(example: Path, catalog: Catalog) -> None:
+    """Every key and value of every example, in turn (about 13,000 variants, 2 s): the document loads, or is
+    refused with one ScenarioError line naming the file — never another exception. A text holding a newline
+    at a workload entry or in a key is the case the hypothesis test met in 1 run of about 36; 318 of the 785
+    newline variants of the scenarios gave two lines when names and keys were echoed as written."""
     document = yaml.safe_load(example.read_text(encoding="utf-8"))
-    for what, changed in _newline_variants(document):
+    for what, changed in _swept_variants(document):
         try:
             if example.name == "training.yaml":
                 parse_training_scenario(changed, catalog, path=str(example))
