@@ -74,11 +74,16 @@ def _scalar(text: str) -> Any:
     return value if isinstance(value, str | int | float | bool) or value is None else text
 
 
+def _empty_list(text: str) -> bool:
+    """Whether a value is written as the empty list ``[]`` (spaces allowed: ``[ ]``)."""
+    return text.replace(" ", "") == "[]"
+
+
 def parse_value(text: str) -> Any:
     """``"8"`` → 8, ``"0.5"`` → 0.5, ``"h100_sxm"`` → 'h100_sxm', ``"a+b"`` → ['a', 'b'], ``"[]"`` → []
     (an empty list, e.g. ``hardware.gpu_share_fracs=[]``: whole GPUs only)."""
     text = text.strip()
-    if text.replace(" ", "") == "[]":
+    if _empty_list(text):
         return []
     if "+" in text and not _is_number(text):
         return [_scalar(part) for part in text.split("+") if part.strip()]
@@ -109,14 +114,14 @@ def parse_axis(option: str) -> Axis:
             f"--vary {path}={','.join(given)}"
         )
     texts = [v for v in pieces if v.strip()]
-    if any(t.strip().startswith("[") or t.strip().endswith("]") for t in texts if t.replace(" ", "") != "[]"):
+    if any(t.strip().startswith("[") or t.strip().endswith("]") for t in texts if not _empty_list(t)):
         bare = ",".join(t.strip().strip("[]").strip() for t in texts)  # '=[4,8]' split into '[4' and '8]'
         raise InputError(
             f"--vary {option!r}: the values are listed without brackets — write --vary {path}={bare} "
             "(a+b is one list value, [] the empty list)"
         )
     parsed = tuple(parse_value(v) for v in texts)
-    if not parsed or any(v == [] and t.replace(" ", "") != "[]" for t, v in zip(texts, parsed, strict=True)):
+    if not parsed or any(v == [] and not _empty_list(t) for t, v in zip(texts, parsed, strict=True)):
         raise InputError(
             f"--vary {option!r}: no value given — write PATH=V1,V2,... with at least one value, "
             "e.g. --vary economics.rent_price_scale=0.5,1,2"
