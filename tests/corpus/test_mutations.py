@@ -59,10 +59,21 @@ def _leaves(data: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def _set(data: Any, loc: tuple[Any, ...], value: Any) -> None:
+def _holder(data: Any, loc: tuple[Any, ...]) -> Any:
+    """The mapping or list that holds location ``loc`` of ``data``."""
     for part in loc[:-1]:
         data = data[part]
-    data[loc[-1]] = value
+    return data
+
+
+def _set(data: Any, loc: tuple[Any, ...], value: Any) -> None:
+    _holder(data, loc)[loc[-1]] = value
+
+
+def _rename(data: Any, loc: tuple[Any, ...], key: str) -> None:
+    """The mapping key at ``loc`` renamed ``key`` (its value kept)."""
+    holder = _holder(data, loc)
+    holder[key] = holder.pop(loc[-1])
 
 
 def _load_or_refuse(path: Path, catalog: Catalog) -> str | None:
@@ -111,10 +122,7 @@ def test_misspelled_key_gets_did_you_mean(
 ) -> None:
     loc, typo = data.draw(st.sampled_from(_typos(example)), label="key and typo")
     mutated = yaml.safe_load(example.read_text(encoding="utf-8"))
-    holder = mutated
-    for part in loc[:-1]:
-        holder = holder[part]
-    holder[typo] = holder.pop(loc[-1])
+    _rename(mutated, loc, typo)
     path = tmp_path / "typo.yaml"
     path.write_text(yaml.safe_dump(mutated, sort_keys=False), encoding="utf-8")
     message = _load_or_refuse(path, catalog)
@@ -123,7 +131,7 @@ def test_misspelled_key_gets_did_you_mean(
 
 
 SWEPT_EXAMPLES = [*EXAMPLES, *sorted((ROOT / "examples").glob("*/training.yaml"))]
-SWEPT_JUNK = (math.nan, math.inf, -math.inf, -1, 0, 0.5, 1e308, 10**20, "", "chat\nbot", "8k", None, True, [], {},
+SWEPT_JUNK: tuple[Any, ...] = (math.nan, math.inf, -math.inf, -1, 0, 0.5, 1e308, 10**20, "", "chat\nbot", "8k", None, True, [], {},
               [None], {"name": 1})  # fmt: skip
 """The values every location of every example takes in turn (the hypothesis test above samples 40 per example)."""
 
@@ -138,10 +146,7 @@ def _swept_variants(document: Any) -> Iterator[tuple[str, Any]]:
             yield f"{loc} = {value!r}", changed
         if isinstance(loc[-1], str):
             changed = copy.deepcopy(document)
-            holder = changed
-            for part in loc[:-1]:
-                holder = holder[part]
-            holder[f"x\n{loc[-1]}"] = holder.pop(loc[-1])
+            _rename(changed, loc, f"x\n{loc[-1]}")
             yield f"{loc} key with a newline", changed
 
 
